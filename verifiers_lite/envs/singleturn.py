@@ -1,0 +1,24 @@
+"""SingleTurnEnv: one model answer per prompt."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers_lite.clients.base import ModelClient
+from verifiers_lite.dataset import RolloutInput
+from verifiers_lite.envs.environment import Environment
+from verifiers_lite.state import State
+
+
+class SingleTurnEnv(Environment):
+    """Question in, one answer out, scored by the rubric. Stop reason ``stop`` or ``length``."""
+
+    async def rollout(
+        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+    ) -> State:
+        state = self.init_state(input, client, model, sampling_args)
+        response = await self.get_model_response(client, model, state["prompt"], state, sampling_args)
+        state["completion"].append(response.message)
+        state["turns"] = 1
+        state["stop_reason"] = "length" if response.finish_reason == "length" else "stop"
+        return state

@@ -1,0 +1,61 @@
+"""ToolEnv: the model calls plain Python functions as tools over several turns."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable
+from typing import Any
+
+from verifiers_lite.envs.multiturn import MultiTurnEnv
+from verifiers_lite.messages import Messages
+from verifiers_lite.state import State
+from verifiers_lite.tools import call_tool, function_to_schema
+
+
+class ToolEnv(MultiTurnEnv):
+    """Tools are sync or async Python functions; their JSON schemas come from signature and
+    docstring. Unknown tools, bad arguments, exceptions and timeouts are answered to the model
+    as tool messages, never raised. The rollout ends (``stop``) when the model answers without
+    calling a tool."""
+
+    def __init__(self, tools: list[Callable[..., Any]] | None = None, *args: Any,
+                 tool_timeout: float = 30.0, **kwargs: Any) -> None:
+        self.tools: dict[str, Callable[..., Any]] = {}
+        for fn in tools or []:
+            if not callable(fn):
+                raise TypeError(f"tool {fn!r} is not callable")
+            self.tools[fn.__name__] = fn
+        kwargs.setdefault("tool_defs", [function_to_schema(fn) for fn in self.tools.values()])
+        super().__init__(*args, **kwargs)
+        self.tool_timeout = tool_timeout
+
+    async def is_completed(self, messages: Messages, state: State) -> bool:
+        last = messages[-1]
+        if last.get("role") == "assistant" and not last.get("tool_calls"):
+            state["stop_reason"] = "stop"
+            return True
+        return False
+
+    async def env_response(self, messages: Messages, state: State) -> Messages:
+        calls = messages[-1].get("tool_calls") or []
+        return list(await asyncio.gather(*(self._answer(call, i) for i, call in enumerate(calls))))
+
+    async def _answer(self, call: dict[str, Any], index: int) -> dict[str, Any]:
+        call_id = call.get("id") or f"call_{index}"
+        function = call.get("function") or {}
+        name = function.get("name")
+        fn = self.tools.get(name) if isinstance(name, str) else None
+        if fn is None:
+            content = f"Error (unknown_tool): no tool named {name!r}; available: {sorted(self.tools)}"
+        else:
+            args: Any = function.get("arguments")
+            if isinstance(args, str) and args.strip():
+                try:
+                    args = json.loads(args)
+                except json.JSONDecodeError as exc:
+                    args = None
+                    content = f"Error (bad_arguments) calling tool {name!r}: arguments are not valid JSON: {exc}"
+            if args is not None or not function.get("arguments"):
+                content = await call_tool(fn, args, self.tool_timeout, name=name)
+        return {"role": "tool", "tool_call_id": call_id, "content": content}

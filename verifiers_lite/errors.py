@@ -1,0 +1,68 @@
+"""Error categories recorded on failed rollouts, and the exceptions that carry them."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+# Closed set: every failed rollout row carries exactly one of these in ``error["category"]``.
+ERROR_CATEGORIES = (
+    "model_http_error",  # the endpoint answered 4xx/5xx (after retries where retryable)
+    "model_rate_limited",  # 429 that outlived the retry budget
+    "model_timeout",  # no answer within the per-request timeout
+    "model_connection",  # connection refused / reset / dropped
+    "model_bad_response",  # the endpoint answered something that is not a chat completion
+    "env_error",  # the environment's own code raised (rollout, env_response, setup)
+    "rubric_error",  # a reward function raised
+    "cancelled",  # the run was interrupted
+    "remote_error",  # a remote rollout server reported a failure
+)
+
+
+class VerifiersError(Exception):
+    """Base class of the library's own exceptions."""
+
+
+class ModelAPIError(VerifiersError):
+    """A model request failed; ``category`` is one of :data:`ERROR_CATEGORIES`."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        category: str = "model_http_error",
+        status: int | None = None,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        endpoint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.category = category
+        self.status = status
+        self.retryable = retryable
+        self.retry_after = retry_after
+        self.endpoint = endpoint
+
+
+class RewardFunctionError(VerifiersError):
+    """A reward function raised; the rollout is recorded with category ``rubric_error``."""
+
+
+class ResumeMismatchError(VerifiersError, ValueError):
+    """``results_path`` holds a run of another env/model/rollouts_per_example."""
+
+
+def categorize(exc: BaseException) -> dict[str, Any]:
+    """Turn any exception into the ``{"category", "message"}`` record stored on a row."""
+    if isinstance(exc, ModelAPIError):
+        category = exc.category
+    elif isinstance(exc, RewardFunctionError):
+        category = "rubric_error"
+    elif isinstance(exc, asyncio.CancelledError):
+        category = "cancelled"
+    elif isinstance(exc, TimeoutError):
+        category = "model_timeout"
+    else:
+        category = getattr(exc, "category", None) or "env_error"
+    message = str(exc) or type(exc).__name__
+    return {"category": category, "message": f"{type(exc).__name__}: {message}"[:2000]}

@@ -1,0 +1,120 @@
+"""GenerateOutputs: the rows of a run plus its metadata, with DataFrame export."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+TIMING_COLUMNS = ("generation_ms", "scoring_ms", "total_ms")
+USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
+
+
+def mean_and_stderr(values: list[float]) -> tuple[float, float]:
+    """Mean and standard error of the mean (0 for fewer than two values)."""
+    n = len(values)
+    if n == 0:
+        return float("nan"), float("nan")
+    mean = sum(values) / n
+    if n < 2:
+        return mean, 0.0
+    var = sum((v - mean) ** 2 for v in values) / (n - 1)
+    return mean, math.sqrt(var / n)
+
+
+def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """Mean reward ± stderr, per-metric means, error counts by category, token totals."""
+    rewards = [float(r.get("reward") or 0.0) for r in rows]
+    mean, stderr = mean_and_stderr(rewards)
+    metric_values: dict[str, list[float]] = {}
+    for r in rows:
+        for k, v in (r.get("metrics") or {}).items():
+            if v is not None:
+                metric_values.setdefault(k, []).append(float(v))
+    errors = Counter((r.get("error") or {}).get("category") for r in rows if r.get("error"))
+    usage = [r.get("usage") or {} for r in rows]
+    return {
+        "num_rollouts": len(rows),
+        "reward_mean": mean,
+        "reward_stderr": stderr,
+        "metrics_mean": {k: sum(v) / len(v) for k, v in metric_values.items()},
+        "errors": dict(errors),
+        "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
+        "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage),
+    }
+
+
+@dataclass
+class GenerateOutputs:
+    """Everything a run produced: one row per rollout and the run's metadata."""
+
+    rows: list[dict[str, Any]]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    @property
+    def rewards(self) -> list[float]:
+        return [float(r.get("reward") or 0.0) for r in self.rows]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return summarize_rows(self.rows)
+
+    def to_pandas(self) -> pd.DataFrame:
+        """One row per rollout; each metric, timing and token count as its own column."""
+        import pandas as pd
+
+        return pd.DataFrame([flatten_row(r) for r in self.rows], columns=_columns(self.rows) or None)
+
+    @property
+    def df(self) -> pd.DataFrame:
+        return self.to_pandas()
+
+    def __repr__(self) -> str:
+        s = self.summary
+        env, model = self.metadata.get("env_id"), self.metadata.get("model")
+        errors = ", ".join(f"{k}={v}" for k, v in s["errors"].items()) or "none"
+        return (
+            f"GenerateOutputs(env={env!r}, model={model!r}, rollouts={s['num_rollouts']}, "
+            f"reward={s['reward_mean']:.3f}±{s['reward_stderr']:.3f}, errors: {errors})"
+        )
+
+
+_BASE_COLUMNS = (
+    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
+    "reward", "advantage", "turns", "stop_reason", "error", "error_category",
+)
+
+
+def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
+    """A row as flat DataFrame columns (metrics, timing and usage expanded)."""
+    out = {k: row.get(k) for k in _BASE_COLUMNS if k not in ("error", "error_category")}
+    err = row.get("error")
+    out["error"] = err.get("message") if isinstance(err, dict) else err
+    out["error_category"] = err.get("category") if isinstance(err, dict) else None
+    out["info"] = row.get("info")
+    for name, value in (row.get("metrics") or {}).items():
+        out[name if name not in out else f"metric_{name}"] = value
+    timing = row.get("timing") or {}
+    for k in TIMING_COLUMNS:
+        out[k] = timing.get(k)
+    usage = row.get("usage") or {}
+    for k in USAGE_COLUMNS:
+        out[k] = usage.get(k)
+    return out
+
+
+def _columns(rows: list[dict[str, Any]]) -> list[str]:
+    if not rows:
+        return list(_BASE_COLUMNS) + ["info", *TIMING_COLUMNS, *USAGE_COLUMNS]
+    seen: dict[str, None] = {}
+    for r in rows[:1000]:
+        for k in flatten_row(r):
+            seen.setdefault(k, None)
+    return list(seen)

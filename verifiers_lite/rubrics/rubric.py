@@ -1,0 +1,160 @@
+"""Rubric: weighted reward functions -> reward, per-function metrics, group advantages."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from verifiers_lite.errors import RewardFunctionError, categorize
+from verifiers_lite.parsers.parser import Parser
+
+RewardFunc = Callable[..., Any]
+ROLLOUT_ARGS = ("prompt", "completion", "answer", "state", "info", "task", "example_id")
+
+
+def group_reward(func: RewardFunc) -> RewardFunc:
+    """Mark ``func`` as group-level: it is called once per group with *lists* (one item per
+    rollout) under the usual argument names, and returns a list of floats."""
+    func.__vf_group_reward__ = True  # type: ignore[attr-defined]
+    return func
+
+
+def is_group_reward(func: RewardFunc) -> bool:
+    return bool(getattr(func, "__vf_group_reward__", False))
+
+
+def _accepted_kwargs(func: RewardFunc, available: dict[str, Any]) -> dict[str, Any]:
+    params = inspect.signature(func).parameters
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return available
+    return {k: v for k, v in available.items() if k in params}
+
+
+async def _call(func: RewardFunc, kwargs: dict[str, Any]) -> Any:
+    result = func(**kwargs)
+    if inspect.isawaitable(result):
+        result = await result
+    return result
+
+
+def _as_float(value: Any, name: str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError) as exc:
+        raise RewardFunctionError(f"reward function {name!r} returned {value!r}, not a number") from exc
+
+
+class Rubric:
+    """A set of reward functions with weights.
+
+    Reward functions may be sync or async and take any subset of ``prompt, completion, answer,
+    state, info, task, example_id, parser`` by name. Every function's value is kept as a metric;
+    the reward is their weighted sum. A function that raises marks the rollout with a
+    ``rubric_error`` (its metric is None, the reward 0) instead of silently scoring 0.
+    """
+
+    def __init__(
+        self,
+        funcs: Sequence[RewardFunc] | None = None,
+        weights: Sequence[float] | None = None,
+        parser: Parser | None = None,
+    ) -> None:
+        funcs = list(funcs or [])
+        weights = list(weights) if weights is not None else [1.0] * len(funcs)
+        if len(weights) != len(funcs):
+            raise ValueError(f"Rubric got {len(funcs)} reward functions but {len(weights)} weights")
+        for f in funcs:
+            if not callable(f):
+                raise TypeError(f"reward function {f!r} is not callable")
+        self.funcs: list[RewardFunc] = funcs
+        self.weights: list[float] = [float(w) for w in weights]
+        self.parser = parser or Parser()
+
+    def add_reward_func(self, func: RewardFunc, weight: float = 1.0) -> None:
+        self.funcs.append(func)
+        self.weights.append(float(weight))
+
+    @property
+    def func_names(self) -> list[str]:
+        return [getattr(f, "__name__", f"reward_{i}") for i, f in enumerate(self.funcs)]
+
+    @property
+    def has_group_rewards(self) -> bool:
+        return any(is_group_reward(f) for f in self.funcs)
+
+    def _available(self, state: dict[str, Any]) -> dict[str, Any]:
+        args = {k: state.get(k) for k in ROLLOUT_ARGS if k != "state"}
+        args["state"] = state
+        args["parser"] = self.parser
+        return args
+
+    async def score_rollout(self, state: dict[str, Any]) -> None:
+        """Score one rollout alone (group-level functions see a group of one)."""
+        await self.score_group([state])
+
+    async def score_group(self, states: list[dict[str, Any]]) -> None:
+        """Score a group: sets reward, metrics and advantage (reward - group mean) on each state."""
+        names = self.func_names
+        values: list[dict[str, float | None]] = [{} for _ in states]
+        for func, name in zip(self.funcs, names, strict=True):
+            if is_group_reward(func):
+                await self._score_group_func(func, name, states, values)
+            else:
+                results = await asyncio.gather(
+                    *(self._score_one(func, name, s) for s in states), return_exceptions=False
+                )
+                for v, r in zip(values, results, strict=True):
+                    v[name] = r
+        for state, metrics in zip(states, values, strict=True):
+            state["metrics"] = {**state.get("metrics", {}), **metrics}
+            if state.get("error") is not None or any(v is None for v in metrics.values()):
+                state["reward"] = 0.0
+            else:
+                state["reward"] = float(sum(w * metrics[n] for w, n in zip(self.weights, names, strict=True)))  # type: ignore[operator]
+        self.compute_advantages(states)
+
+    @staticmethod
+    def compute_advantages(states: list[dict[str, Any]]) -> None:
+        mean = sum(s["reward"] for s in states) / len(states) if states else 0.0
+        for s in states:
+            s["advantage"] = s["reward"] - mean
+
+    async def _score_one(self, func: RewardFunc, name: str, state: dict[str, Any]) -> float | None:
+        try:
+            return _as_float(await _call(func, _accepted_kwargs(func, self._available(state))), name)
+        except Exception as exc:
+            _record_rubric_error(state, name, exc)
+            return None
+
+    async def _score_group_func(
+        self, func: RewardFunc, name: str, states: list[dict[str, Any]], values: list[dict[str, float | None]]
+    ) -> None:
+        available = [self._available(s) for s in states]
+        lists = {k: [a[k] for a in available] for k in available[0]} if available else {}
+        lists["parser"] = self.parser
+        try:
+            result = await _call(func, _accepted_kwargs(func, lists))
+            result = list(result)
+            if len(result) != len(states):
+                raise RewardFunctionError(
+                    f"group reward function {name!r} returned {len(result)} values for {len(states)} rollouts"
+                )
+            for v, r in zip(values, result, strict=True):
+                v[name] = _as_float(r, name)
+        except Exception as exc:
+            for s, v in zip(states, values, strict=True):
+                _record_rubric_error(s, name, exc)
+                v[name] = None
+
+    async def cleanup(self, state: dict[str, Any]) -> None:
+        """Hook run after scoring (release per-rollout resources). Default: nothing."""
+
+
+def _record_rubric_error(state: dict[str, Any], name: str, exc: BaseException) -> None:
+    if state.get("error") is None:
+        err = categorize(exc)
+        err["category"] = "rubric_error"
+        err["message"] = f"reward function {name!r} raised {err['message']}"
+        state["error"] = err

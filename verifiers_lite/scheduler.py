@@ -1,0 +1,252 @@
+"""generate(): run a whole dataset — grouping, bounded concurrency, live progress, resume, saving."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import time
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from verifiers_lite.clients.resolve import as_model_clients
+from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
+from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
+from verifiers_lite.progress import CallbackSet, FunctionCallbacks, RunStats, default_progress
+from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
+from verifiers_lite.results.store import ResultsStore
+
+if TYPE_CHECKING:
+    from verifiers_lite.envs.environment import Environment
+
+
+@dataclass(slots=True)
+class WorkUnit:
+    """One scheduling unit: a whole group (grouped mode) or one rollout (independent mode)."""
+
+    example_id: Any
+    inputs: list[RolloutInput]
+    indices: list[int]
+
+
+def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
+    """Validate inputs; rows with ``question`` get a prompt built from the env's system prompt."""
+    rows = resolve_rows(inputs, "inputs")
+    out = []
+    for i, row in enumerate(rows):
+        row = dict(row)
+        if row.get("prompt") is None:
+            if not isinstance(row.get("question"), str):
+                raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
+            row["prompt"] = build_prompt(row["question"], env.system_prompt, env.few_shot)
+        eid = row.setdefault("example_id", i)
+        if isinstance(eid, bool) or not isinstance(eid, int):
+            raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
+        out.append(row)
+    return out
+
+
+def plan_units(
+    inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool
+) -> tuple[list[WorkUnit], int]:
+    """Group inputs by example_id (rollout index = position in its group); skip finished ones.
+
+    Returns the units to run and the group size (rollouts_per_example)."""
+    groups: dict[Any, list[RolloutInput]] = defaultdict(list)
+    for inp in inputs:
+        groups[inp["example_id"]].append(inp)
+    per_example = max((len(g) for g in groups.values()), default=0)
+    units: list[WorkUnit] = []
+    for eid, group in groups.items():
+        missing = [i for i in range(len(group)) if (eid, i) not in done]
+        if not missing:
+            continue
+        if independent:
+            units.extend(WorkUnit(eid, [group[i]], [i]) for i in missing)
+        else:
+            units.append(WorkUnit(eid, group, list(range(len(group)))))
+    return units, per_example
+
+
+def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
+    cbs: list[Any] = []
+    if progress is True:
+        cbs.append(default_progress())
+    elif progress not in (False, None):
+        cbs.append(progress)  # a display object supplied by the caller
+    if callbacks:
+        cbs.extend(callbacks if isinstance(callbacks, (list, tuple)) else [callbacks])
+    if on_start or on_progress or on_log:
+        cbs.append(FunctionCallbacks(on_start, on_progress, on_log))
+    return CallbackSet(cbs)
+
+
+async def generate(
+    env: Environment,
+    inputs: Any,
+    client: Any,
+    model: str,
+    *,
+    sampling_args: dict[str, Any] | None = None,
+    max_concurrent: int | None = None,
+    independent_scoring: bool = False,
+    results_path: str | None = None,
+    rollouts_per_example: int | None = None,
+    callbacks: Any = None,
+    on_start: Any = None,
+    on_progress: Any = None,
+    on_log: Any = None,
+    progress: Any = True,
+    fsync: bool = True,
+) -> GenerateOutputs:
+    """Run ``inputs`` against ``model``.
+
+    Grouped by default: all rollouts of one example_id go to one ``run_group`` on one endpoint
+    (group advantages, prefix-cache reuse). ``max_concurrent`` bounds model requests in flight
+    across the run. With ``results_path`` each finished group is appended crash-safely and a
+    rerun resumes, running only what is missing. A failed rollout is a row with ``error``;
+    nothing raises out of here but bad arguments and interruption.
+    """
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model must be a non-empty string, got {model!r}")
+    limit = max_concurrent if max_concurrent is not None else env.max_concurrent
+    if limit is not None and limit < 1:
+        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
+    prepared = prepare_inputs(env, inputs)
+    clients = as_model_clients(client)
+    events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
+
+    groups_sizes: dict[Any, int] = defaultdict(int)
+    for inp in prepared:
+        groups_sizes[inp["example_id"]] += 1
+    per_example = rollouts_per_example or max(groups_sizes.values(), default=1)
+    metadata: dict[str, Any] = {
+        "env_id": env.env_id,
+        "env_args": env.env_args,
+        "model": model,
+        "rollouts_per_example": per_example,
+        "num_examples": len(groups_sizes),
+        "num_rollouts": len(prepared),
+        "sampling_args": {**env.sampling_args, **(sampling_args or {})},
+        "independent_scoring": independent_scoring,
+        "max_concurrent": limit,
+        "library_version": _version(),
+        "start_time": time.time(),
+    }
+
+    store = ResultsStore(results_path, fsync=fsync) if results_path else None
+    finished: list[dict[str, Any]] = []
+    if store is not None:
+        finished = _usable_rows(store.open(metadata), groups_sizes, independent_scoring)
+        store.rewrite(finished)
+    done_keys = {(r["example_id"], r["rollout_index"]) for r in finished}
+    units, _ = plan_units(prepared, done_keys, independent_scoring)
+
+    stats = RunStats(total=len(prepared))
+    stats.add(finished, resumed=True)
+    semaphore = asyncio.Semaphore(limit) if limit else None
+
+    def report_failing(s: EndpointStats, exc: BaseException) -> None:
+        events.on_log(f"endpoint {s.name} keeps failing ({s.streak} errors in a row; last: {exc})")
+
+    router = EndpointRouter(clients, semaphore, report_failing)
+    rows: list[dict[str, Any]] = list(finished)
+    events.on_start(stats)
+    queue: asyncio.Queue[WorkUnit] = asyncio.Queue()
+    for u in units:
+        queue.put_nowait(u)
+    group_size = max(1, max((len(u.inputs) for u in units), default=1))
+    # Enough units in flight to keep `limit` requests busy, but not one task per unit
+    # (100k rollouts must not mean 100k coroutines in memory).
+    n_workers = min(len(units), max(1, math.ceil((limit or len(prepared) or 1) / group_size) + 1))
+
+    async def worker() -> None:
+        while True:
+            try:
+                unit = queue.get_nowait()
+            except asyncio.QueueEmpty:
+                return
+            endpoint = router.pick()
+            try:
+                if independent_scoring:
+                    out = [await env.run_rollout(unit.inputs[0], endpoint, model, sampling_args,
+                                                 rollout_index=unit.indices[0])]
+                else:
+                    out = await env.run_group(unit.inputs, endpoint, model, sampling_args)
+            except Exception as exc:  # a framework-level failure still must not take the run down
+                out = _failed_rows(env, unit, model, sampling_args, exc)
+            for r in out:
+                r["endpoint"] = endpoint.stats.name
+            if store is not None:
+                store.append_group(out)
+            rows.extend(out)
+            stats.add(out)
+            events.on_progress(stats, out)
+
+    status = "completed"
+    try:
+        if n_workers:
+            tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
+            try:
+                await asyncio.gather(*tasks)
+            except BaseException:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+                raise
+    except BaseException:
+        status = "interrupted"
+        raise
+    finally:
+        rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
+        metadata.update(
+            end_time=time.time(), status=status, endpoints=router.summary(),
+            **{k: v for k, v in summarize_rows(rows).items()},
+        )
+        if store is not None:
+            store.write_metadata(metadata)
+            store.close()
+        events.on_end(stats)
+    return GenerateOutputs(rows=rows, metadata=metadata)
+
+
+def _usable_rows(rows: list[dict[str, Any]], sizes: dict[Any, int], independent: bool) -> list[dict[str, Any]]:
+    """Finished rows still wanted: known examples, index < group size, no duplicates; in grouped
+    mode only whole groups (a partial group is rerun whole so its advantages stay right)."""
+    seen: set[tuple[Any, int]] = set()
+    by_example: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        eid, idx = r.get("example_id"), r.get("rollout_index", 0)
+        if eid not in sizes or not isinstance(idx, int) or idx >= sizes[eid] or (eid, idx) in seen:
+            continue
+        seen.add((eid, idx))
+        by_example[eid].append(r)
+    keep: list[dict[str, Any]] = []
+    for eid, group in by_example.items():
+        if independent or len(group) == sizes[eid]:
+            keep.extend(group)
+    return keep
+
+
+def _failed_rows(
+    env: Environment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
+) -> list[dict[str, Any]]:
+    from verifiers_lite.errors import categorize
+    from verifiers_lite.state import new_state, state_to_row
+
+    rows = []
+    for inp, idx in zip(unit.inputs, unit.indices, strict=True):
+        state = new_state(inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx)
+        state.update(error=categorize(exc), stop_reason="error", reward=0.0, advantage=0.0)
+        rows.append(state_to_row(state))
+    return rows
+
+
+def _sort_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, (int, float)) else (1, str(value))
+
+
+def _version() -> str:
+    from verifiers_lite import __version__
+
+    return __version__

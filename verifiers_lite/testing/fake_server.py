@@ -1,0 +1,305 @@
+"""A deterministic fake OpenAI-compatible chat server for tests and benchmarks (loopback only).
+
+Raw ASGI under uvicorn, so the server itself is cheap next to the client being measured.
+Behaviour is chosen by the request's ``model``:
+
+- ``fake-arith`` (default): finds ``A op B`` in the last user message and answers
+  ``\\boxed{result}``, right or wrong by a hash of the request (temperature 0: of the messages
+  only, so a rerun or a remote run gets the same answers; otherwise a counter varies it);
+- ``fake-echo``: repeats the last user message;
+- ``fake-tool``: first calls the ``calculator`` tool on the expression, then answers with the
+  tool's result in ``\\boxed{}``;
+- ``fake-guess``: plays the guess-the-number game by bisection on "higher"/"lower" feedback;
+- ``fake-length``: answers with ``finish_reason="length"``.
+
+Control endpoints: ``POST /_control/config`` ({latency_ms, faults: [...], correct_rate}),
+``POST /_control/reset``, ``GET /_control/stats``. A fault is one of ``{"status": 500}``,
+``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
+applied to the next requests in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import hashlib
+import json
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections import Counter
+from typing import Any
+
+_EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
+_NUM = re.compile(r"-?\d+")
+
+
+class FakeChatServer:
+    """The ASGI app; state is per process."""
+
+    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5) -> None:
+        self.latency = latency_ms / 1000
+        self.correct_rate = correct_rate
+        self.faults: list[dict[str, Any]] = []
+        self.reset()
+
+    def reset(self) -> None:
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.counter = 0
+        self.by_status: Counter[int] = Counter()
+        self.faults = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":
+            while True:
+                msg = await receive()
+                if msg["type"] == "lifespan.startup":
+                    await send({"type": "lifespan.startup.complete"})
+                elif msg["type"] == "lifespan.shutdown":
+                    await send({"type": "lifespan.shutdown.complete"})
+                    return
+        body = b""
+        while True:
+            msg = await receive()
+            body += msg.get("body", b"")
+            if not msg.get("more_body"):
+                break
+        path, method = scope["path"], scope["method"]
+        if path.endswith("/chat/completions") and method == "POST":
+            await self._chat(body, send)
+        elif path == "/_control/config" and method == "POST":
+            cfg = json.loads(body or b"{}")
+            if "latency_ms" in cfg:
+                self.latency = float(cfg["latency_ms"]) / 1000
+            if "correct_rate" in cfg:
+                self.correct_rate = float(cfg["correct_rate"])
+            if "faults" in cfg:
+                self.faults = list(cfg["faults"])
+            await _json(send, 200, {"ok": True})
+        elif path == "/_control/reset" and method == "POST":
+            self.reset()
+            await _json(send, 200, {"ok": True})
+        elif path == "/_control/stats":
+            await _json(send, 200, {
+                "requests": self.requests, "in_flight": self.in_flight,
+                "max_in_flight": self.max_in_flight, "by_status": dict(self.by_status),
+                "faults_left": len(self.faults),
+            })
+        elif path in ("/health", "/v1/models"):
+            await _json(send, 200, {"status": "ok", "data": [{"id": "fake-arith"}]})
+        else:
+            await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
+
+    async def _chat(self, body: bytes, send: Any) -> None:
+        self.requests += 1
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        status = 200
+        try:
+            fault = self.faults.pop(0) if self.faults else None
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            if fault:
+                if "stall" in fault:
+                    await asyncio.sleep(float(fault["stall"]))
+                if fault.get("drop"):
+                    status = 0
+                    await send({"type": "http.response.start", "status": 200,
+                                "headers": [(b"content-type", b"application/json"), (b"content-length", b"1000")]})
+                    await send({"type": "http.response.body", "body": b'{"choi', "more_body": True})
+                    raise ConnectionAbortedError("fault injection: dropped connection")
+                if "status" in fault:
+                    status = int(fault["status"])
+                    headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+                    await _json(send, status, {"error": {"message": fault.get("message", f"injected {status}")}}, headers)
+                    return
+            try:
+                req = json.loads(body)
+                messages = req["messages"]
+                model = str(req.get("model", "fake-arith"))
+            except (ValueError, KeyError, TypeError):
+                status = 400
+                await _json(send, 400, {"error": {"message": "body must be JSON with 'messages'"}})
+                return
+            message, finish = self._answer(model, messages, req)
+            prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
+            completion_tokens = len(str(message.get("content") or "").split()) + 1
+            await _json(send, 200, {
+                "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
+                "model": model,
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                          "total_tokens": prompt_tokens + completion_tokens},
+            })
+        finally:
+            self.in_flight -= 1
+            self.by_status[status] += 1
+
+    def _correct(self, messages: list[dict[str, Any]], req: dict[str, Any]) -> bool:
+        key = json.dumps(messages, sort_keys=True)
+        if req.get("temperature", 1.0) != 0:
+            self.counter += 1
+            key += f"#{self.counter}"
+        if req.get("seed") is not None:
+            key += f"@{req['seed']}"
+        h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
+        return h < self.correct_rate
+
+    def _answer(self, model: str, messages: list[dict[str, Any]], req: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        last_user = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
+        if model == "fake-echo":
+            return {"role": "assistant", "content": last_user}, "stop"
+        if model == "fake-length":
+            return {"role": "assistant", "content": "I was going to say something very lo"}, "length"
+        if model == "fake-tool":
+            return self._tool_answer(messages, last_user), "stop"
+        if model == "fake-guess":
+            return {"role": "assistant", "content": _bisect_guess(messages)}, "stop"
+        match = _EXPR.search(last_user)
+        if match is None:
+            return {"role": "assistant", "content": "I do not know."}, "stop"
+        value = _apply(match)
+        if not self._correct(messages, req):
+            value += 1 + int(hashlib.md5(last_user.encode()).hexdigest()[:2], 16) % 3
+        return {"role": "assistant", "content": f"Let me compute. The answer is \\boxed{{{value}}}."}, "stop"
+
+    def _tool_answer(self, messages: list[dict[str, Any]], last_user: str) -> dict[str, Any]:
+        if messages and messages[-1].get("role") == "tool":
+            result = str(messages[-1].get("content") or "")
+            return {"role": "assistant", "content": f"The calculator says \\boxed{{{result}}}."}
+        match = _EXPR.search(last_user)
+        expression = match.group(0) if match else "1 + 1"
+        n = sum(1 for m in messages if m.get("role") == "assistant")
+        return {"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{n}", "type": "function",
+            "function": {"name": "calculator", "arguments": json.dumps({"expression": expression})},
+        }]}
+
+
+def _apply(match: re.Match[str]) -> int:
+    a, op, b = int(match.group(1)), match.group(2), int(match.group(3))
+    return a + b if op == "+" else a - b if op == "-" else a * b
+
+
+def _bisect_guess(messages: list[dict[str, Any]]) -> str:
+    lo, hi = 1, 100
+    m = re.search(r"between (\d+) and (\d+)", json.dumps(messages))
+    if m:
+        lo, hi = int(m.group(1)), int(m.group(2))
+    guess = None
+    for msg in messages:
+        text = str(msg.get("content") or "")
+        if msg.get("role") == "assistant":
+            nums = _NUM.findall(text)
+            guess = int(nums[-1]) if nums else guess
+        elif msg.get("role") == "user" and guess is not None:
+            low = text.lower()
+            if "higher" in low:
+                lo = guess + 1
+            elif "lower" in low:
+                hi = guess - 1
+    return f"My guess is {(lo + hi) // 2}"
+
+
+async def _json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+    data = json.dumps(payload).encode()
+    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
+    await send({"type": "http.response.start", "status": status, "headers": hdrs})
+    await send({"type": "http.response.body", "body": data})
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class FakeServerProcess:
+    """Runs the fake server in a child process; a context manager that always stops it."""
+
+    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5, port: int | None = None) -> None:
+        self.port = port or free_port()
+        self.latency_ms = latency_ms
+        self.correct_rate = correct_rate
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.url}/v1"
+
+    def start(self, timeout: float = 20.0) -> FakeServerProcess:
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "verifiers_lite.testing.fake_server", "--port", str(self.port),
+             "--latency-ms", str(self.latency_ms), "--correct-rate", str(self.correct_rate)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        )
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
+                raise RuntimeError(f"fake server exited with {self.proc.returncode}: {err[-2000:]}")
+            try:
+                urllib.request.urlopen(f"{self.url}/health", timeout=1).read()
+                return self
+            except OSError:
+                time.sleep(0.05)
+        self.stop()
+        raise TimeoutError(f"fake server on port {self.port} not healthy within {timeout}s")
+
+    def control(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
+        data = json.dumps(payload).encode() if payload is not None else None
+        req = urllib.request.Request(f"{self.url}/_control/{path}", data=data, method="POST" if data is not None else "GET")
+        return json.loads(urllib.request.urlopen(req, timeout=5).read())
+
+    def configure(self, **cfg: Any) -> None:
+        self.control("config", cfg)
+
+    def reset(self) -> None:
+        self.control("reset", {})
+
+    def stats(self) -> dict[str, Any]:
+        return self.control("stats")
+
+    def stop(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        if self.proc is not None and self.proc.stderr:
+            self.proc.stderr.close()
+
+    def __enter__(self) -> FakeServerProcess:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description="fake OpenAI-compatible chat server (loopback only)")
+    parser.add_argument("--port", type=int, default=8011)
+    parser.add_argument("--latency-ms", type=float, default=0.0)
+    parser.add_argument("--correct-rate", type=float, default=0.5)
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    uvicorn.run(FakeChatServer(args.latency_ms, args.correct_rate), host="127.0.0.1", port=args.port,
+                log_level="warning", access_log=False, backlog=4096, timeout_keep_alive=60)
+
+
+if __name__ == "__main__":
+    main()
