@@ -1,0 +1,66 @@
+"""Token-level multi-turn rollout engine (seed 002).
+
+Names are imported lazily so ``import verifiers_lite.rollout`` stays cheap and never pulls in
+vllm, torch, ray or llama_cpp.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_EXPORTS: dict[str, str] = {
+    "Template": "template",
+    "hermes_tool_prompt": "template",
+    "SamplingParams": "sampling",
+    "SampleResult": "sampling",
+    "Sampler": "sampling",
+    "ToolManager": "tool_manager",
+    "HermesToolParser": "tool_manager",
+    "ParsedToolCall": "tool_manager",
+    "MultiTurnRollout": "multi_turn",
+    "IGNORE_INDEX": "multi_turn",
+    "APIMultiTurnRollout": "api_multi_turn",
+    "OpenAIChatAPI": "api_multi_turn",
+    "STOP_REASONS": "trajectory",
+    "is_truncated": "trajectory",
+    "write_trace": "traces",
+    "LlamaCppSampler": "samplers.llama_cpp",
+    "load_llama": "samplers.llama_cpp",
+    "VLLMSampler": "samplers.vllm",
+    "TokenClient": "token_client",
+    "build_training_batch": "training",
+    "remote_rollout": "ray_actor",
+    "smollm2_gguf_path": "models",
+    "smollm2_hf_checkpoint": "models",
+}
+
+__all__ = sorted(_EXPORTS)
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api_multi_turn import APIMultiTurnRollout, OpenAIChatAPI
+    from .models import smollm2_gguf_path, smollm2_hf_checkpoint
+    from .multi_turn import IGNORE_INDEX, MultiTurnRollout
+    from .ray_actor import remote_rollout
+    from .samplers.llama_cpp import LlamaCppSampler, load_llama
+    from .samplers.vllm import VLLMSampler
+    from .sampling import SampleResult, Sampler, SamplingParams
+    from .template import Template, hermes_tool_prompt
+    from .token_client import TokenClient
+    from .tool_manager import HermesToolParser, ParsedToolCall, ToolManager
+    from .traces import write_trace
+    from .training import build_training_batch
+    from .trajectory import STOP_REASONS, is_truncated
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

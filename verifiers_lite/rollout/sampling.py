@@ -1,0 +1,103 @@
+"""Sampling parameters, the ``Sampler`` protocol and one sample's result."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+__all__ = ["FinishReason", "SampleResult", "Sampler", "SamplingParams", "params_list"]
+
+FinishReason = Literal["stop", "length"]
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingParams:
+    """How to sample one completion.
+
+    ``logprobs``: ``None`` returns no logprobs; ``k >= 0`` asks the backend for the top-``k``
+    alternatives, but results always carry the logprob of the *sampled* token, whatever ``k``.
+    ``seed`` makes sampling reproducible per request, so a prompt's result does not depend on
+    which other prompts share its batch. ``stop`` strings end a sample after the token that
+    completes them (that token is kept: ids are never cut). ``stop_token_ids`` are added to the
+    template's end-of-turn ids.
+    """
+
+    temperature: float = 1.0
+    top_p: float = 1.0
+    top_k: int = -1
+    max_tokens: int = 256
+    stop: tuple[str, ...] = ()
+    stop_token_ids: tuple[int, ...] = ()
+    logprobs: int | None = None
+    seed: int | None = None
+    repetition_penalty: float = 1.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # Accept lists for convenience but store tuples so params stay hashable-ish and immutable.
+        if isinstance(self.stop, str):
+            object.__setattr__(self, "stop", (self.stop,))
+        object.__setattr__(self, "stop", tuple(self.stop or ()))
+        object.__setattr__(self, "stop_token_ids", tuple(self.stop_token_ids or ()))
+        if self.max_tokens < 1:
+            raise ValueError(f"max_tokens must be >= 1, got {self.max_tokens}")
+
+    def replace(self, **changes: Any) -> SamplingParams:
+        """A copy with some fields changed."""
+        return dataclasses.replace(self, **changes)
+
+    def to_openai(self) -> dict[str, Any]:
+        """Keyword arguments for an OpenAI-compatible ``chat.completions.create``."""
+        out: dict[str, Any] = {
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+        }
+        if self.stop:
+            out["stop"] = list(self.stop)
+        if self.seed is not None:
+            out["seed"] = self.seed
+        if self.logprobs is not None:
+            out["logprobs"] = True
+            if self.logprobs > 0:
+                out["top_logprobs"] = self.logprobs
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class SampleResult:
+    """One sampled completion: token ids exactly as sampled, why it ended, their logprobs."""
+
+    token_ids: list[int]
+    finish_reason: FinishReason
+    logprobs: list[float] | None = None
+    text: str | None = None
+
+
+@runtime_checkable
+class Sampler(Protocol):
+    """Samples a batch of token prompts in one call.
+
+    ``params`` is one :class:`SamplingParams` for all prompts or one per prompt (a rollout
+    shrinks ``max_tokens`` per trajectory to its remaining token budget). Returns one
+    :class:`SampleResult` per prompt, in order.
+    """
+
+    def sample(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams | Sequence[SamplingParams]
+    ) -> list[SampleResult]: ...
+
+
+def params_list(
+    params: SamplingParams | Sequence[SamplingParams], n: int
+) -> list[SamplingParams]:
+    """Normalise ``params`` to one entry per prompt."""
+    if isinstance(params, SamplingParams):
+        return [params] * n
+    params = list(params)
+    if len(params) != n:
+        raise ValueError(f"got {len(params)} SamplingParams for {n} prompts")
+    return params
