@@ -1,0 +1,100 @@
+"""Helpers: real uvicorn server processes on 127.0.0.1, a fault-injecting proxy, a fake clock."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+HERE = Path(__file__).parent
+REPO = HERE.parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@dataclass
+class ServerProc:
+    """A scripted rollout server running in a subprocess."""
+
+    url: str
+    proc: subprocess.Popen[bytes]
+    events_path: Path
+    log_path: Path
+    headers: dict[str, str] = field(default_factory=dict)
+
+    def events(self) -> list[dict[str, Any]]:
+        if not self.events_path.exists():
+            return []
+        return [json.loads(line) for line in self.events_path.read_text().splitlines() if line]
+
+    def log(self) -> str:
+        return self.log_path.read_text() if self.log_path.exists() else ""
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(10)
+
+
+def start_server(tmp: Path, *, api_key: str | None = None, **opts: Any) -> ServerProc:
+    """Start ``scripted.py`` under uvicorn and wait for /health."""
+    port = free_port()
+    tmp.mkdir(parents=True, exist_ok=True)
+    events, log = tmp / f"events-{port}.jsonl", tmp / f"server-{port}.log"
+    args = [sys.executable, str(HERE / "srv_scripted.py"), "--port", str(port), "--events", str(events)]
+    if api_key:
+        args += ["--api-key", api_key]
+    for key, value in opts.items():
+        args += [f"--{key.replace('_', '-')}", str(value)]
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{HERE}"}
+    proc = subprocess.Popen(args, stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    url = f"http://127.0.0.1:{port}"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited: {log.read_text()}")
+        try:
+            if httpx.get(url + "/health", headers=headers, timeout=1).status_code == 200:
+                return ServerProc(url, proc, events, log, headers)
+        except httpx.TransportError:
+            pass
+        time.sleep(0.05)
+    proc.kill()
+    raise RuntimeError("server did not start")
+
+
+class FakeClock:
+    """Time advances only when the client sleeps; every sleep is recorded."""
+
+    def __init__(self) -> None:
+        self.t = 1000.0
+        self.sleeps: list[float] = []
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        import asyncio
+
+        self.sleeps.append(round(seconds, 6))
+        self.t += seconds
+        await asyncio.sleep(0)
+
+
+def script(**kw: Any) -> dict[str, Any]:
+    """Request metadata carrying a ScriptedBackend script."""
+    return {"script": kw}

@@ -1,0 +1,45 @@
+"""Rollout server (FastAPI + uvicorn) and ``RolloutClient`` (httpx).
+
+Names are imported lazily so ``import verifiers_lite.server`` needs neither fastapi nor uvicorn;
+the server pieces fail with a hint to ``pip install 'verifiers_lite[server]'``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+_EXPORTS: dict[str, str] = {
+    "create_rollout_server": "app",
+    "run_rollout_server": "runner",
+    "RolloutBackend": "backend",
+    "RolloutContext": "backend",
+    "LocalBackend": "backends.local",
+    "RolloutClient": "client",
+    "RolloutHandle": "handle",
+    "RolloutStatus": "types",
+    "RolloutRequest": "types",
+    "RolloutAccepted": "types",
+    "RolloutResultResponse": "types",
+    "RolloutSample": "types",
+    "ErrorCategory": "types",
+    "ShutdownTimeouts": "lifecycle",
+    "RolloutAdmissionTimeoutError": "errors",
+    "RolloutProtocolError": "errors",
+    "RolloutFailure": "errors",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'verifiers_lite.server' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

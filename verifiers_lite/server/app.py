@@ -1,0 +1,181 @@
+"""``create_rollout_server``: the FastAPI app in front of a :class:`RolloutBackend`."""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import logging
+import math
+import os
+import signal
+import threading
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+from .auth import BearerAuthMiddleware, check_api_key
+from .backend import RolloutBackend
+from .errors import missing_server_dependency
+from .lifecycle import Lifecycle, ShutdownTimeouts
+from .registry import DuplicateRolloutError, RegistryClosedError
+from .service import BackendFullError, RolloutService
+from .types import (
+    DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
+    DEFAULT_RESULT_RETENTION_SEC,
+    DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
+    LEASE_HEADER,
+    CancelRequest,
+    CancelResponse,
+    RolloutAccepted,
+    RolloutRequest,
+    RolloutResultResponse,
+    RolloutStatus,
+)
+
+try:
+    from fastapi import FastAPI, Header, Request
+    from fastapi.exceptions import RequestValidationError
+    from fastapi.responses import JSONResponse
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise missing_server_dependency(exc) from exc
+
+log = logging.getLogger(__name__)
+
+#: New in every server process, so a client can tell that the server restarted.
+PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+_RETRY_LATER = {"Retry-After": "1"}
+
+
+def _positive(name: str, value: float) -> float:
+    if not math.isfinite(value) or value <= 0:
+        raise ValueError(f"{name} must be finite and positive, got {value!r}")
+    return float(value)
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def create_rollout_server(
+    backend: RolloutBackend,
+    api_key: str | None = None,
+    result_wait_timeout_sec: float = DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
+    polling_lease_timeout_sec: float = DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
+    result_retention_sec: float = DEFAULT_RESULT_RETENTION_SEC,
+    *,
+    shutdown_timeouts: ShutdownTimeouts | None = None,
+) -> Any:
+    """Build the rollout server ASGI app; run it with uvicorn (see :func:`run_rollout_server`)."""
+    api_key = check_api_key(api_key)
+    wait_sec = _positive("result_wait_timeout_sec", result_wait_timeout_sec)
+    lease_sec = _positive("polling_lease_timeout_sec", polling_lease_timeout_sec)
+    retention_sec = _positive("result_retention_sec", result_retention_sec)
+    if wait_sec >= lease_sec:
+        raise ValueError("result_wait_timeout_sec must be shorter than polling_lease_timeout_sec")
+    service = RolloutService(
+        backend, polling_lease_timeout_sec=lease_sec, result_retention_sec=retention_sec
+    )
+    lifecycle = Lifecycle(service, shutdown_timeouts or ShutdownTimeouts())
+    instance_id = uuid.uuid4().hex
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if not getattr(app.state, "managed_shutdown", False):
+            _chain_signal_wakeup(service)
+        yield
+        await lifecycle.shutdown()
+
+    app = FastAPI(title="verifiers_lite rollout server", lifespan=lifespan)
+    app.state.rollout_service = service
+    app.state.rollout_lifecycle = lifecycle
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        # Echoing the input back can fail (NaN/inf are not JSON): report location and reason only.
+        errors = [
+            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            for e in exc.errors()
+        ]
+        return JSONResponse({"detail": errors}, status_code=422)
+
+    @app.exception_handler(Exception)
+    async def _never_500(request: Request, exc: Exception) -> JSONResponse:
+        # A bug or a race with shutdown must stay retryable for the client, never a bare 500.
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return _error(503, f"temporarily unavailable: {type(exc).__name__}", _RETRY_LATER)
+
+    @app.post("/rollout", status_code=202, response_model=RolloutAccepted)
+    async def submit(body: RolloutRequest) -> Any:
+        try:
+            record = service.admit(body)
+        except DuplicateRolloutError:
+            return _error(409, f"rollout_id {body.rollout_id!r} is live or still retained")
+        except BackendFullError as exc:
+            retry = f"{exc.retry_after_sec:.3f}".rstrip("0").rstrip(".")
+            return _error(429, "backend is full", {"Retry-After": retry})
+        except RegistryClosedError:
+            return _error(503, "server is shutting down", _RETRY_LATER)
+        return RolloutAccepted(
+            rollout_id=record.rollout_id,
+            polling_lease_token=record.lease_token,
+            result_wait_timeout_sec=wait_sec,
+            polling_lease_timeout_sec=lease_sec,
+        )
+
+    @app.get("/rollout/{rollout_id}/result", response_model=RolloutResultResponse)
+    async def result(
+        rollout_id: str,
+        lease: str = Header(alias=LEASE_HEADER),
+        seen: RolloutStatus | None = None,
+    ) -> Any:
+        record = service.registry.get(rollout_id)
+        if record is None:
+            return _error(404, f"unknown rollout_id {rollout_id!r}")
+        if not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
+            return _error(403, "polling lease token does not match this rollout")
+        service.registry.renew(record)
+        try:
+            await service.registry.wait_change(record, seen, wait_sec)
+        except RegistryClosedError:
+            return _error(503, "server is shutting down; retry", _RETRY_LATER)
+        service.registry.renew(record)
+        return record.snapshot()
+
+    @app.post("/rollout/cancel", response_model=CancelResponse)
+    async def cancel(body: CancelRequest) -> Any:
+        if body.ids is not None:
+            dispositions = await service.cancel_ids(body.ids)
+        else:
+            dispositions = await service.cancel_matching(body.prefix)
+        return CancelResponse(dispositions=dispositions)
+
+    @app.get("/health")
+    async def health() -> dict[str, Any]:
+        payload = dict(backend.health())
+        payload.update(
+            instance_id=instance_id, process_id=PROCESS_ID, lifecycle=service.lifecycle()
+        )
+        return payload
+
+    if api_key is not None:
+        # User middleware runs before routing: 401 comes before any 404 or 422.
+        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
+    return app
+
+
+def _chain_signal_wakeup(service: RolloutService) -> None:
+    """Under plain uvicorn, wake idle long polls at SIGTERM instead of holding exit up to 30 s."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        previous = signal.getsignal(sig)
+
+        def handler(signum: int, frame: Any, previous: Any = previous) -> None:
+            service.accepting = False
+            loop.call_soon_threadsafe(service.registry.close)
+            if callable(previous):
+                previous(signum, frame)
+
+        signal.signal(sig, handler)

@@ -1,0 +1,1 @@
+"""Execution backends for the rollout server."""

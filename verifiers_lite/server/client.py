@@ -1,0 +1,368 @@
+"""``RolloutClient``: submit rollouts to a rollout server and poll their results."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import uuid
+from typing import Any
+
+from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError, missing_server_dependency
+from .handle import RolloutHandle
+from .retry import (
+    CANCEL_TIMEOUT_SEC,
+    GATEWAY_RETRY_DELAYS,
+    GATEWAY_STATUSES,
+    NETWORK_RETRY_DELAYS,
+    WAIT_IDLE_RETRY_STATUSES,
+    Clock,
+    SystemClock,
+    parse_retry_after,
+)
+from .types import LEASE_HEADER, RolloutAccepted, RolloutResultResponse
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise missing_server_dependency(exc) from exc
+
+# Failures of one result GET that are retried on the network schedule; connect, write and
+# pool timeouts are not in this list and fail at once.
+_NETWORK_ERRORS = (httpx.RemoteProtocolError, httpx.NetworkError, httpx.ReadTimeout)
+_FATAL_TIMEOUTS = (httpx.ConnectTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
+
+
+def _finite_positive(name: str, value: float | None) -> None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise ValueError(f"{name} must be finite and positive, got {value!r}")
+
+
+def _detail(resp: httpx.Response) -> str:
+    try:
+        return str(resp.json().get("detail", resp.text))[:500]
+    except Exception:
+        return resp.text[:500]
+
+
+class RolloutClient:
+    """Client of a rollout server (``create_rollout_server``).
+
+    ``admission_timeout_sec`` bounds the whole admission (requests and 429 waits), not the
+    rollout. ``api_key`` authenticates to the rollout server (``llm_api_key`` of a request is
+    for the model endpoint). Redirects are never followed, so the key never leaves ``url``.
+    ``clock`` lets tests replace time and sleeping.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        http_client: httpx.AsyncClient | None = None,
+        admission_timeout_sec: float | None = None,
+        api_key: str | None = None,
+        *,
+        clock: Clock | None = None,
+        request_grace_sec: float = 10.0,
+    ) -> None:
+        if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
+            raise ValueError("api_key must be a non-empty string (or None)")
+        _finite_positive("admission_timeout_sec", admission_timeout_sec)
+        self.url = url.rstrip("/")
+        self.admission_timeout_sec = admission_timeout_sec
+        self.clock: Clock = clock or SystemClock()
+        self._grace = request_grace_sec
+        self._owns_http = http_client is None
+        # Every pending result is one long poll, so the pool must not cap or time out on them.
+        self._http = http_client or httpx.AsyncClient(
+            limits=httpx.Limits(max_connections=None, max_keepalive_connections=512),
+            timeout=httpx.Timeout(60.0, connect=10.0, pool=None),
+            follow_redirects=False,
+        )
+        self._auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+
+    async def __aenter__(self) -> RolloutClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the HTTP client if this RolloutClient created it."""
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def _send(
+        self, method: str, path: str, *, timeout: Any = httpx.USE_CLIENT_DEFAULT, **kwargs: Any
+    ) -> httpx.Response:
+        headers = {**self._auth, **kwargs.pop("headers", {})}
+        return await self._http.request(
+            method, self.url + path, headers=headers, timeout=timeout, follow_redirects=False,
+            **kwargs,
+        )
+
+    # -- admission ---------------------------------------------------------------------------
+
+    async def run_rollout_async(
+        self,
+        initial_messages: list[dict[str, Any]],
+        chat_completions_url: str,
+        rollout_id: str,
+        llm_api_key: str | None = None,
+        label: str | None = None,
+        grade: bool = True,
+        metadata: dict[str, Any] | None = None,
+        agent_timeout_sec: float | None = None,
+        grader_timeout_sec: float | None = None,
+    ) -> RolloutHandle:
+        """Submit one rollout; return a polling :class:`RolloutHandle` once admitted."""
+        body: dict[str, Any] = {
+            "initial_messages": initial_messages,
+            "rollout_id": rollout_id,
+            "chat_completions_url": chat_completions_url,
+            "grade": grade,
+        }
+        optional = {
+            "llm_api_key": llm_api_key,
+            "label": label,
+            "metadata": metadata,
+            "agent_timeout_sec": agent_timeout_sec,
+            "grader_timeout_sec": grader_timeout_sec,
+        }
+        body.update({k: v for k, v in optional.items() if v is not None})
+        accepted, sent_at = await self._admit(body, rollout_id)
+        lease_deadline = sent_at + accepted.polling_lease_timeout_sec
+        return RolloutHandle(accepted, lambda h: self._poll(h, lease_deadline))
+
+    async def run_rollout(self, *args: Any, **kwargs: Any) -> RolloutResultResponse:
+        """Submit one rollout and wait for its terminal :class:`RolloutResultResponse`."""
+        return await (await self.run_rollout_async(*args, **kwargs))
+
+    async def _admit(self, body: dict[str, Any], rollout_id: str) -> tuple[RolloutAccepted, float]:
+        clock = self.clock
+        deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
+        while True:
+            sent_at = clock.now()
+            remaining = None if deadline is None else deadline - sent_at
+            try:
+                if remaining is None:
+                    resp = await self._send("POST", "/rollout", json=body)
+                else:
+                    resp = await asyncio.wait_for(
+                        self._send("POST", "/rollout", json=body, timeout=remaining), remaining
+                    )
+            except (TimeoutError, httpx.TimeoutException) as exc:
+                if deadline is None:
+                    raise
+                raise RolloutAdmissionTimeoutError(
+                    f"admission of {rollout_id!r} hit admission_timeout_sec during a request; "
+                    "the server may have admitted it (it is not cancelled automatically)",
+                    rollout_id=rollout_id,
+                    may_have_been_admitted=True,
+                ) from exc
+            if resp.status_code == 202:
+                try:
+                    return RolloutAccepted.model_validate(resp.json()), sent_at
+                except Exception as exc:
+                    raise RolloutProtocolError(
+                        f"invalid admission response: {exc}", status_code=202
+                    ) from exc
+            if resp.status_code != 429:
+                raise RolloutProtocolError(
+                    f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {_detail(resp)}",
+                    status_code=resp.status_code,
+                )
+            wait = parse_retry_after(resp.headers.get("Retry-After"))
+            if deadline is not None and clock.now() + wait >= deadline:
+                raise RolloutAdmissionTimeoutError(
+                    f"admission of {rollout_id!r} still refused (HTTP 429) at admission_timeout_sec",
+                    rollout_id=rollout_id,
+                    may_have_been_admitted=False,
+                )
+            await clock.sleep(wait)
+
+    # -- result polling ----------------------------------------------------------------------
+
+    async def _poll(self, handle: RolloutHandle, lease_deadline: float) -> RolloutResultResponse:
+        accepted, clock = handle.accepted, self.clock
+        lease_sec = accepted.polling_lease_timeout_sec
+        full_request = accepted.result_wait_timeout_sec + self._grace
+        timeout = httpx.Timeout(full_request, connect=min(10.0, full_request), pool=None)
+        path = f"/rollout/{handle.rollout_id}/result"
+        headers = {LEASE_HEADER: accepted.polling_lease_token}
+        seen: str | None = None
+        while True:
+            net_tries = gateway_tries = 0
+            while True:
+                sent_at = clock.now()
+                try:
+                    resp = await self._send(
+                        "GET", path, headers=headers, timeout=timeout,
+                        params={"seen": seen} if seen else None,
+                    )
+                except _FATAL_TIMEOUTS:
+                    raise
+                except _NETWORK_ERRORS:
+                    if net_tries >= len(NETWORK_RETRY_DELAYS):
+                        raise
+                    delay = NETWORK_RETRY_DELAYS[net_tries]
+                    net_tries += 1
+                    if clock.now() + delay + full_request > lease_deadline:
+                        raise  # a retry could not finish before the lease runs out
+                    await clock.sleep(delay)
+                    continue
+                if resp.status_code in GATEWAY_STATUSES:
+                    gateway_tries += 1
+                    fits = gateway_tries <= len(GATEWAY_RETRY_DELAYS)
+                    delay = GATEWAY_RETRY_DELAYS[gateway_tries - 1] if fits else 0.0
+                    if not fits or clock.now() + delay + full_request > lease_deadline:
+                        raise RolloutProtocolError(
+                            f"result poll of {handle.rollout_id!r} kept failing: "
+                            f"HTTP {resp.status_code} after {gateway_tries - 1} retries",
+                            status_code=resp.status_code,
+                        )
+                    await clock.sleep(delay)
+                    continue
+                break
+            if resp.status_code != 200:
+                raise RolloutProtocolError(
+                    f"result poll of {handle.rollout_id!r}: HTTP {resp.status_code}: {_detail(resp)}",
+                    status_code=resp.status_code,
+                )
+            try:
+                result = RolloutResultResponse.model_validate(resp.json())
+            except Exception as exc:
+                raise RolloutProtocolError(f"invalid result response: {exc}", status_code=200) from exc
+            lease_deadline = sent_at + lease_sec  # only a successful poll confirms the lease
+            handle._observe(result)
+            if result.terminal:
+                return result
+            seen = result.status.value
+
+    # -- cancel, health, idle ----------------------------------------------------------------
+
+    async def cancel_rollout(self, rollout_id: str) -> str:
+        """Ask the server to cancel one rollout (bounded to 5 s); returns its disposition."""
+        try:
+            async with asyncio.timeout(CANCEL_TIMEOUT_SEC):
+                resp = await self._send(
+                    "POST", "/rollout/cancel", json={"ids": [rollout_id]}, timeout=CANCEL_TIMEOUT_SEC
+                )
+        except httpx.TimeoutException as exc:
+            raise TimeoutError(f"cancel of {rollout_id!r} timed out") from exc
+        if resp.status_code != 200:
+            raise RolloutProtocolError(
+                f"cancel of {rollout_id!r}: HTTP {resp.status_code}: {_detail(resp)}",
+                status_code=resp.status_code,
+            )
+        return str(resp.json()["dispositions"].get(rollout_id, "not_found"))
+
+    async def health(self) -> dict[str, Any]:
+        """The server's ``GET /health`` payload."""
+        resp = await self._send("GET", "/health", timeout=10.0)
+        if resp.status_code != 200:
+            raise RolloutProtocolError(
+                f"health: HTTP {resp.status_code}: {_detail(resp)}", status_code=resp.status_code
+            )
+        return dict(resp.json())
+
+    async def wait_idle(
+        self, timeout_sec: float = 120, poll_interval_sec: float = 1, process_id: str | None = None
+    ) -> dict[str, Any]:
+        """Poll ``/health`` until no rollout is active; does not stop new admissions."""
+        _finite_positive("timeout_sec", timeout_sec)
+        _finite_positive("poll_interval_sec", poll_interval_sec)
+        clock = self.clock
+        deadline = clock.now() + timeout_sec
+        expected = process_id
+        while True:
+            payload: dict[str, Any] | None = None
+            try:
+                resp = await self._send(
+                    "GET", "/health", timeout=max(0.05, min(10.0, deadline - clock.now()))
+                )
+                if resp.status_code == 200:
+                    payload = dict(resp.json())
+                elif resp.status_code not in WAIT_IDLE_RETRY_STATUSES:
+                    raise RolloutProtocolError(
+                        f"health: HTTP {resp.status_code}", status_code=resp.status_code
+                    )
+            except httpx.TransportError:
+                payload = None
+            if payload is not None:
+                lifecycle = payload.get("lifecycle")
+                if not isinstance(lifecycle, dict) or "active_rollouts" not in lifecycle:
+                    raise RolloutProtocolError("server reports no lifecycle metadata", status_code=200)
+                pid = payload.get("process_id")
+                if expected is not None and pid != expected:
+                    raise RolloutProtocolError(
+                        f"server process changed ({expected} -> {pid}): it restarted", status_code=200
+                    )
+                expected = pid
+                if lifecycle["active_rollouts"] == 0:
+                    return payload
+            remaining = deadline - clock.now()
+            if remaining <= 0:
+                raise TimeoutError(f"server not idle after {timeout_sec}s")
+            await clock.sleep(min(poll_interval_sec, remaining))
+
+    # -- environment link --------------------------------------------------------------------
+
+    async def forward_rollout(
+        self,
+        input: dict[str, Any],
+        *,
+        chat_completions_url: str,
+        llm_api_key: str | None,
+        model: str,
+        sampling_args: dict[str, Any] | None,
+        score: bool = True,
+    ) -> dict[str, Any]:
+        """Run one Environment rollout on the server; return its output row dict."""
+        metadata = {
+            "model": model,
+            "sampling_args": sampling_args,
+            "example_id": input.get("example_id"),
+            "info": input.get("info") or {},
+            "task": input.get("task"),
+        }
+        answer = input.get("answer")
+        result = await self.run_rollout(
+            initial_messages=list(input["prompt"]),
+            chat_completions_url=chat_completions_url,
+            rollout_id=uuid.uuid4().hex,
+            llm_api_key=llm_api_key,
+            label=None if answer is None else str(answer),
+            grade=score,
+            metadata=metadata,
+        )
+        if result.sample is not None:
+            return result.sample.model_dump()
+        return failure_row(input, result)
+
+
+def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[str, Any]:
+    """An output row for a rollout that produced no sample (reward 0, error filled in)."""
+    return {
+        "example_id": input.get("example_id"),
+        "rollout_index": input.get("rollout_index", 0),
+        "trajectory_id": None,
+        "task": input.get("task"),
+        "prompt": input.get("prompt"),
+        "completion": [],
+        "answer": input.get("answer"),
+        "info": input.get("info") or {},
+        "reward": 0.0,
+        "metrics": {},
+        "advantage": None,
+        "turns": 0,
+        "stop_reason": "error",
+        "error": {
+            "category": (
+                result.err_category.value
+                if result.err_category
+                else ("cancelled" if result.status.value == "cancelled" else "internal_error")
+            ),
+            "message": result.err_message or result.status.value,
+        },
+        "timing": {},
+        "usage": {},
+    }

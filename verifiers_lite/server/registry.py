@@ -1,0 +1,172 @@
+"""Rollout records: status, polling lease, long-poll wake-ups and result retention."""
+
+from __future__ import annotations
+
+import asyncio
+import secrets
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from .backend import RolloutContext
+from .types import RolloutResultResponse, RolloutStatus
+
+
+class DuplicateRolloutError(KeyError):
+    """The rollout_id is live or its result is still retained."""
+
+
+class RegistryClosedError(RuntimeError):
+    """The server is shutting down; clients should retry elsewhere or later."""
+
+
+@dataclass(eq=False)
+class RolloutRecord:
+    """Server-side state of one admitted rollout."""
+
+    rollout_id: str
+    lease_token: str
+    lease_deadline: float
+    ctx: RolloutContext
+    status: RolloutStatus = RolloutStatus.QUEUED
+    result: RolloutResultResponse | None = None
+    task: asyncio.Task[None] | None = None
+    active: bool = True  # until execution, persistence and result are all final
+    finished_at: float | None = None
+    cancel_disposition: str | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def snapshot(self) -> RolloutResultResponse:
+        """What a result poll returns now."""
+        return self.result or RolloutResultResponse(rollout_id=self.rollout_id, status=self.status)
+
+
+class RolloutRegistry:
+    """All rollouts the server knows about; the single owner of their state."""
+
+    def __init__(
+        self,
+        *,
+        polling_lease_timeout_sec: float,
+        result_retention_sec: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.polling_lease_timeout_sec = polling_lease_timeout_sec
+        self.result_retention_sec = result_retention_sec
+        self.clock = clock
+        self._records: dict[str, RolloutRecord] = {}
+        self.active_count = 0
+        self.closed = False
+        self._closed_event = asyncio.Event()
+        self._idle = asyncio.Event()
+        self._idle.set()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __iter__(self) -> Iterator[RolloutRecord]:
+        return iter(list(self._records.values()))
+
+    def get(self, rollout_id: str) -> RolloutRecord | None:
+        return self._records.get(rollout_id)
+
+    def add(self, rollout_id: str) -> RolloutRecord:
+        """Register a new rollout with a fresh polling lease."""
+        if self.closed:
+            raise RegistryClosedError("server is shutting down")
+        if rollout_id in self._records:
+            raise DuplicateRolloutError(rollout_id)
+        record = RolloutRecord(
+            rollout_id=rollout_id,
+            lease_token=secrets.token_urlsafe(24),
+            lease_deadline=self.clock() + self.polling_lease_timeout_sec,
+            ctx=RolloutContext(rollout_id, lambda s: None),
+        )
+        record.ctx = RolloutContext(rollout_id, lambda s, r=record: self.set_status(r, s))
+        self._records[rollout_id] = record
+        self.active_count += 1
+        self._idle.clear()
+        return record
+
+    def renew(self, record: RolloutRecord) -> None:
+        record.lease_deadline = self.clock() + self.polling_lease_timeout_sec
+
+    def _notify(self, record: RolloutRecord) -> None:
+        # One event per change: waiters hold the old event, new waiters get a fresh one.
+        event, record.changed = record.changed, asyncio.Event()
+        event.set()
+
+    def set_status(self, record: RolloutRecord, status: RolloutStatus) -> None:
+        """Move a live rollout to a new non-terminal stage (ignored once terminal)."""
+        if record.result is not None or status == record.status:
+            return
+        record.status = status
+        self._notify(record)
+
+    def finish(self, record: RolloutRecord, result: RolloutResultResponse) -> bool:
+        """Publish the terminal result; the first one wins. Returns whether it was published."""
+        if record.result is not None:
+            return False
+        record.result = result
+        record.status = result.status
+        self._notify(record)
+        return True
+
+    def mark_inactive(self, record: RolloutRecord) -> None:
+        """Execution and persistence are over; retention starts."""
+        if not record.active:
+            return
+        record.active = False
+        record.finished_at = self.clock()
+        self.active_count -= 1
+        if self.active_count == 0:
+            self._idle.set()
+
+    async def wait_idle(self, timeout: float | None) -> bool:
+        """Wait until no rollout is active; False on timeout."""
+        try:
+            await asyncio.wait_for(self._idle.wait(), timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    async def wait_change(
+        self, record: RolloutRecord, seen: RolloutStatus | None, timeout: float
+    ) -> None:
+        """Long-poll: return at once if terminal or already changed from ``seen``."""
+        if record.result is not None or (seen is not None and record.status != seen):
+            return
+        if self.closed:
+            raise RegistryClosedError("server is shutting down")
+        change = asyncio.ensure_future(record.changed.wait())
+        closed = asyncio.ensure_future(self._closed_event.wait())
+        try:
+            await asyncio.wait({change, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            change.cancel()
+            closed.cancel()
+        if record.result is None and self.closed:
+            raise RegistryClosedError("server is shutting down")
+
+    def expired_leases(self) -> list[RolloutRecord]:
+        now = self.clock()
+        return [r for r in self._records.values() if r.result is None and r.lease_deadline < now]
+
+    def purge(self) -> int:
+        """Drop finished rollouts whose retention has passed; returns how many."""
+        now = self.clock()
+        stale = [
+            rid
+            for rid, r in self._records.items()
+            if r.finished_at is not None
+            and r.result is not None
+            and now - r.finished_at >= self.result_retention_sec
+        ]
+        for rid in stale:
+            del self._records[rid]
+        return len(stale)
+
+    def close(self) -> None:
+        """Stop admitting and wake every pending long poll (they answer a retryable 503)."""
+        self.closed = True
+        self._closed_event.set()

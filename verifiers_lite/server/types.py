@@ -1,0 +1,150 @@
+"""Wire types of the rollout server (pydantic models shared by server and client)."""
+
+from __future__ import annotations
+
+import math
+from enum import StrEnum
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+LEASE_HEADER = "X-Osmosis-Rollout-Lease"
+DEFAULT_RESULT_WAIT_TIMEOUT_SEC = 30.0
+DEFAULT_POLLING_LEASE_TIMEOUT_SEC = 120.0
+DEFAULT_RESULT_RETENTION_SEC = 900.0
+
+
+class RolloutStatus(StrEnum):
+    """Lifecycle of one rollout: queued -> running -> grading -> success | failure | cancelled."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    GRADING = "grading"
+    SUCCESS = "success"
+    FAILURE = "failure"
+    CANCELLED = "cancelled"
+
+    @property
+    def terminal(self) -> bool:
+        return self in (RolloutStatus.SUCCESS, RolloutStatus.FAILURE, RolloutStatus.CANCELLED)
+
+    @property
+    def rank(self) -> int:
+        """Order of stages; every terminal status ranks above grading."""
+        return {"queued": 0, "running": 1, "grading": 2}.get(self.value, 3)
+
+
+class ErrorCategory(StrEnum):
+    """Why a rollout failed."""
+
+    TIMEOUT = "timeout"
+    LEASE_EXPIRED = "lease_expired"
+    VALIDATION_ERROR = "validation_error"
+    HTTP_ERROR = "http_error"
+    AGENT_ERROR = "agent_error"
+    INTERNAL_ERROR = "internal_error"
+
+
+CancelDisposition = Literal["cancelled_queued", "cancelled_running", "not_found"]
+
+
+def _check_timeout(value: float | None) -> float | None:
+    if value is not None and (not math.isfinite(value) or value <= 0):
+        raise ValueError("timeouts must be finite and positive")
+    return value
+
+
+class RolloutRequest(BaseModel):
+    """Body of ``POST /rollout``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    initial_messages: list[dict[str, Any]]
+    rollout_id: str = Field(min_length=1, max_length=256)
+    chat_completions_url: str = Field(min_length=1)
+    llm_api_key: str | None = None
+    label: str | None = None
+    metadata: dict[str, Any] | None = None
+    grade: bool = True
+    agent_timeout_sec: float | None = None
+    grader_timeout_sec: float | None = None
+
+    @field_validator("rollout_id")
+    @classmethod
+    def _one_path_segment(cls, value: str) -> str:
+        # The id is used in URLs and artifact file names: one plain segment, nothing else.
+        if value in (".", "..") or any(c in value for c in "/\\?#%") or not value.isprintable():
+            raise ValueError("rollout_id must be a single URL path segment")
+        if value != value.strip():
+            raise ValueError("rollout_id must not start or end with whitespace")
+        return value
+
+    @field_validator("llm_api_key")
+    @classmethod
+    def _non_empty_key(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():
+            raise ValueError("llm_api_key must be omitted or non-empty")
+        return value
+
+    @field_validator("agent_timeout_sec", "grader_timeout_sec")
+    @classmethod
+    def _finite(cls, value: float | None) -> float | None:
+        return _check_timeout(value)
+
+
+class RolloutAccepted(BaseModel):
+    """202 answer of ``POST /rollout``."""
+
+    rollout_id: str
+    status: RolloutStatus = RolloutStatus.QUEUED
+    polling_lease_token: str
+    result_wait_timeout_sec: float
+    polling_lease_timeout_sec: float
+
+
+class RolloutSample(BaseModel):
+    """The output row of a finished rollout (extra keys kept as they are)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    reward: float | None = None
+    metrics: dict[str, Any] = Field(default_factory=dict)
+    completion: Any = None
+    error: dict[str, Any] | None = None
+
+
+class RolloutResultResponse(BaseModel):
+    """Answer of ``GET /rollout/{id}/result``: the latest status, and the result once terminal."""
+
+    rollout_id: str
+    status: RolloutStatus
+    sample: RolloutSample | None = None
+    err_message: str | None = None
+    err_category: ErrorCategory | None = None
+
+    @property
+    def terminal(self) -> bool:
+        return self.status.terminal
+
+
+class CancelRequest(BaseModel):
+    """Body of ``POST /rollout/cancel``: exactly one of ids, prefix, all."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    ids: list[str] | None = None
+    prefix: str | None = Field(default=None, min_length=1)
+    all: bool | None = None
+
+    @model_validator(mode="after")
+    def _exactly_one(self) -> CancelRequest:
+        chosen = [self.ids is not None, self.prefix is not None, bool(self.all)]
+        if sum(chosen) != 1 or self.all is False:
+            raise ValueError("give exactly one of ids, prefix or all=true")
+        return self
+
+
+class CancelResponse(BaseModel):
+    """Per-id dispositions of a cancel request."""
+
+    dispositions: dict[str, CancelDisposition]
