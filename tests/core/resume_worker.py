@@ -1,0 +1,13 @@
+"""Child process for the resume tests: runs a generate with results_path until done or killed."""
+
+import sys
+
+import verifiers_lite as vf
+from tests.core.helpers import make_env
+
+if __name__ == "__main__":
+    base_url, results_path, independent = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+    env = make_env(12)
+    out = env.evaluate_sync(vf.ChatClient(base_url), "fake-arith", rollouts_per_example=3, max_concurrent=4,
+                            results_path=results_path, independent_scoring=independent, progress=False)
+    print(len(out))
