@@ -119,6 +119,7 @@ def main() -> None:
     p.add_argument("--cleanup", type=float, default=120)
     p.add_argument("--final", type=float, default=10)
     p.add_argument("--events")
+    p.add_argument("--plain", type=int, default=0, help="run under plain uvicorn.run")
     a = p.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(name)s %(message)s")
     backend = ScriptedBackend(
@@ -135,7 +136,12 @@ def main() -> None:
         result_retention_sec=a.retention,
         shutdown_timeouts=ShutdownTimeouts(a.drain, a.cleanup, a.final),
     )
-    run_rollout_server(app, host="127.0.0.1", port=a.port)
+    if a.plain:
+        import uvicorn
+
+        uvicorn.run(app, host="127.0.0.1", port=a.port, log_level="warning")
+    else:
+        run_rollout_server(app, host="127.0.0.1", port=a.port)
 
 
 if __name__ == "__main__":

@@ -188,7 +188,8 @@ class RolloutClient:
         timeout = httpx.Timeout(full_request, connect=min(10.0, full_request), pool=None)
         path = f"/rollout/{handle.rollout_id}/result"
         headers = {LEASE_HEADER: accepted.polling_lease_token}
-        seen: str | None = None
+        # The admission answer is the first observation: wait only for changes from it.
+        seen: str | None = accepted.status.value
         while True:
             net_tries = gateway_tries = 0
             while True:
