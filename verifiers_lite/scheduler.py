@@ -3,30 +3,19 @@
 from __future__ import annotations
 
 import asyncio
-import math
 import time
 from collections import defaultdict
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.clients.resolve import as_model_clients
-from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
 from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
+from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
+from verifiers_lite.executors.local import LocalExecutor
 from verifiers_lite.progress import CallbackSet, FunctionCallbacks, RunStats, default_progress
 from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
 from verifiers_lite.results.store import ResultsStore
 
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
-
-
-@dataclass(slots=True)
-class WorkUnit:
-    """One scheduling unit: a whole group (grouped mode) or one rollout (independent mode)."""
-
-    example_id: Any
-    inputs: list[RolloutInput]
-    indices: list[int]
 
 
 def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
@@ -98,6 +87,7 @@ async def generate(
     on_log: Any = None,
     progress: Any = True,
     fsync: bool = True,
+    executor: Executor | None = None,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model``.
 
@@ -105,7 +95,8 @@ async def generate(
     (group advantages, prefix-cache reuse). ``max_concurrent`` bounds model requests in flight
     across the run. With ``results_path`` each finished group is appended crash-safely and a
     rerun resumes, running only what is missing. A failed rollout is a row with ``error``;
-    nothing raises out of here but bad arguments and interruption.
+    nothing raises out of here but bad arguments and interruption. ``executor`` chooses where
+    units run (default :class:`LocalExecutor`; :class:`RayExecutor` spreads them over Ray actors).
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -113,7 +104,7 @@ async def generate(
     if limit is not None and limit < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {limit}")
     prepared = prepare_inputs(env, inputs)
-    clients = as_model_clients(client)
+    executor = executor or LocalExecutor()
     events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
 
     groups_sizes: dict[Any, int] = defaultdict(int)
@@ -134,31 +125,28 @@ async def generate(
         "start_time": time.time(),
     }
 
+    ctx = RunContext(env, client, model, sampling_args, limit, independent_scoring, events.on_log)
+    slots = await executor.start(ctx, 1 if independent_scoring else per_example)
     store = ResultsStore(results_path, fsync=fsync) if results_path else None
     finished: list[dict[str, Any]] = []
-    if store is not None:
-        finished = _usable_rows(store.open(metadata), groups_sizes, independent_scoring)
-        store.rewrite(finished)
+    try:
+        if store is not None:
+            finished = _usable_rows(store.open(metadata), groups_sizes, independent_scoring)
+            store.rewrite(finished)
+    except BaseException:
+        await executor.close()
+        raise
     done_keys = {(r["example_id"], r["rollout_index"]) for r in finished}
     units, _ = plan_units(prepared, done_keys, independent_scoring)
 
     stats = RunStats(total=len(prepared))
     stats.add(finished, resumed=True)
-    semaphore = asyncio.Semaphore(limit) if limit else None
-
-    def report_failing(s: EndpointStats, exc: BaseException) -> None:
-        events.on_log(f"endpoint {s.name} keeps failing ({s.streak} errors in a row; last: {exc})")
-
-    router = EndpointRouter(clients, semaphore, report_failing)
     rows: list[dict[str, Any]] = list(finished)
     events.on_start(stats)
     queue: asyncio.Queue[WorkUnit] = asyncio.Queue()
     for u in units:
         queue.put_nowait(u)
-    group_size = max(1, max((len(u.inputs) for u in units), default=1))
-    # Enough units in flight to keep `limit` requests busy, but not one task per unit
-    # (100k rollouts must not mean 100k coroutines in memory).
-    n_workers = min(len(units), max(1, math.ceil((limit or len(prepared) or 1) / group_size) + 1))
+    n_workers = min(len(units), slots)
 
     async def worker() -> None:
         while True:
@@ -166,17 +154,12 @@ async def generate(
                 unit = queue.get_nowait()
             except asyncio.QueueEmpty:
                 return
-            endpoint = router.pick()
             try:
-                if independent_scoring:
-                    out = [await env.run_rollout(unit.inputs[0], endpoint, model, sampling_args,
-                                                 rollout_index=unit.indices[0])]
-                else:
-                    out = await env.run_group(unit.inputs, endpoint, model, sampling_args)
+                out = await executor.run(unit)
+            except asyncio.CancelledError:
+                raise
             except Exception as exc:  # a framework-level failure still must not take the run down
                 out = _failed_rows(env, unit, model, sampling_args, exc)
-            for r in out:
-                r["endpoint"] = endpoint.stats.name
             if store is not None:
                 store.append_group(out)
             rows.extend(out)
@@ -200,12 +183,13 @@ async def generate(
     finally:
         rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
         metadata.update(
-            end_time=time.time(), status=status, endpoints=router.summary(),
+            end_time=time.time(), status=status, **executor.summary(),
             **{k: v for k, v in summarize_rows(rows).items()},
         )
         if store is not None:
             store.write_metadata(metadata)
             store.close()
+        await executor.close()
         events.on_end(stats)
     return GenerateOutputs(rows=rows, metadata=metadata)
 

@@ -1,0 +1,41 @@
+"""Executors run scheduling units (whole groups or single rollouts); the scheduler owns the rest."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+if TYPE_CHECKING:
+    from verifiers_lite.envs.environment import Environment
+
+
+@dataclass(slots=True)
+class WorkUnit:
+    """One scheduling unit: a whole group (grouped mode) or one rollout (independent mode)."""
+
+    example_id: Any
+    inputs: list[dict[str, Any]]
+    indices: list[int]
+
+
+@dataclass(slots=True)
+class RunContext:
+    """What an executor needs to know about the run it serves."""
+
+    env: Environment
+    client: Any
+    model: str
+    sampling_args: dict[str, Any] | None
+    max_concurrent: int | None
+    independent: bool
+    on_log: Callable[[str], None]
+
+
+class Executor(Protocol):
+    """Runs units for the scheduler. ``slots`` is how many units it wants in flight at once."""
+
+    async def start(self, ctx: RunContext, group_size: int) -> int: ...
+    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]: ...
+    def summary(self) -> dict[str, Any]: ...
+    async def close(self) -> None: ...

@@ -1,0 +1,52 @@
+"""In-process executor: asyncio tasks in this process, one shared request semaphore."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from verifiers_lite.clients.resolve import as_model_clients
+from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
+from verifiers_lite.executors.base import RunContext, WorkUnit
+
+
+class LocalExecutor:
+    """Runs units with ``env.run_group`` / ``env.run_rollout`` on this event loop.
+
+    Each unit is routed to one endpoint for all of its rollouts (group-sticky), endpoints get
+    groups evenly, and one semaphore bounds the model requests in flight across all endpoints.
+    """
+
+    def __init__(self) -> None:
+        self.ctx: RunContext | None = None
+        self.router: EndpointRouter | None = None
+
+    async def start(self, ctx: RunContext, group_size: int) -> int:
+        self.ctx = ctx
+        semaphore = asyncio.Semaphore(ctx.max_concurrent) if ctx.max_concurrent else None
+
+        def report_failing(s: EndpointStats, exc: BaseException) -> None:
+            ctx.on_log(f"endpoint {s.name} keeps failing ({s.streak} errors in a row; last: {exc})")
+
+        self.router = EndpointRouter(as_model_clients(ctx.client), semaphore, report_failing)
+        # Enough units in flight to keep max_concurrent requests busy, without one task per unit.
+        return max(1, math.ceil((ctx.max_concurrent or 1024) / max(1, group_size)) + 1)
+
+    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
+        assert self.ctx is not None and self.router is not None, "start() first"
+        ctx, endpoint = self.ctx, self.router.pick()
+        if ctx.independent:
+            rows = [await ctx.env.run_rollout(unit.inputs[0], endpoint, ctx.model, ctx.sampling_args,
+                                              rollout_index=unit.indices[0])]
+        else:
+            rows = await ctx.env.run_group(unit.inputs, endpoint, ctx.model, ctx.sampling_args)
+        for r in rows:
+            r["endpoint"] = endpoint.stats.name
+        return rows
+
+    def summary(self) -> dict[str, Any]:
+        return {"executor": "local", "endpoints": self.router.summary() if self.router else []}
+
+    async def close(self) -> None:
+        return None
