@@ -37,6 +37,11 @@ _LAZY: dict[str, str] = {
     "RunStats": "verifiers_lite.progress",
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
+    "load_results": "verifiers_lite.results.export",
+    "plot_rewards": "verifiers_lite.notebook.plots",
+    "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
+    "plot_pass_at_k": "verifiers_lite.notebook.plots",
+    "plot_advantages": "verifiers_lite.notebook.plots",
     # errors
     "ModelAPIError": "verifiers_lite.errors",
     "ResumeMismatchError": "verifiers_lite.errors",
@@ -75,6 +80,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.registry import list_environments, load_environment
+    from verifiers_lite.notebook.plots import (
+        plot_advantages, plot_pass_at_k, plot_reward_vs_turns, plot_rewards,
+    )
+    from verifiers_lite.results.export import load_results
     from verifiers_lite.results.outputs import GenerateOutputs
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
     from verifiers_lite.sync import run_sync

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -75,6 +77,29 @@ class GenerateOutputs:
     @property
     def df(self) -> pd.DataFrame:
         return self.to_pandas()
+
+    def _repr_html_(self) -> str:
+        from verifiers_lite.results.html import results_html
+
+        return results_html(self)
+
+    def to_hf_dataset(self) -> Any:
+        """A ``datasets.Dataset``, one row per rollout (messages as JSON text)."""
+        from verifiers_lite.results.export import to_hf_dataset
+
+        return to_hf_dataset(self)
+
+    def to_parquet(self, path: str | os.PathLike[str]) -> Path:
+        """Write Parquet (messages as JSON text, run metadata in the schema)."""
+        from verifiers_lite.results.export import to_parquet
+
+        return to_parquet(self, path)
+
+    def save(self, path: str | os.PathLike[str]) -> Path:
+        """Save to a directory; ``vf.load_results(path)`` reads it back."""
+        from verifiers_lite.results.export import save_results
+
+        return save_results(self, path)
 
     def __repr__(self) -> str:
         s = self.summary

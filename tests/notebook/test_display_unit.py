@@ -1,0 +1,109 @@
+import asyncio
+import sys
+import threading
+import time
+
+import pytest
+
+from verifiers_lite.notebook import detect, display
+from verifiers_lite.notebook.display import NotebookProgress, notebook_progress
+from verifiers_lite.progress import RunStats, TqdmProgress, default_progress
+
+
+def _shell(name: str, kernel: bool = True):
+    cls = type(name, (), {})
+    obj = cls()
+    obj.config = {"IPKernelApp": {}} if kernel else {}
+    return obj
+
+
+def test_scripts_get_no_widget(monkeypatch):
+    monkeypatch.delenv("VF_PROGRESS", raising=False)
+    assert detect.in_jupyter_kernel() is False
+    assert notebook_progress() is None
+    assert isinstance(default_progress(), TqdmProgress)
+
+
+@pytest.mark.parametrize(("name", "kernel", "qt", "expected"), [
+    ("TerminalInteractiveShell", False, False, False),  # plain IPython
+    ("InProcessInteractiveShell", True, False, False),  # in-process qtconsole
+    ("ZMQInteractiveShell", True, True, False),  # qtconsole's own kernel
+    ("ZMQInteractiveShell", False, False, False),  # a ZMQ shell outside IPKernelApp
+    ("ZMQInteractiveShell", True, False, True),  # Lab, Notebook, VS Code, nbclient
+])
+def test_detection(monkeypatch, name, kernel, qt, expected):
+    import IPython
+
+    monkeypatch.setattr(IPython, "get_ipython", lambda: _shell(name, kernel))
+    monkeypatch.setattr(detect, "_parent_is_qtconsole", lambda: qt)
+    assert detect.in_jupyter_kernel() is expected
+
+
+def test_override_and_missing_ipywidgets_hint(monkeypatch, capsys):
+    monkeypatch.setenv("VF_PROGRESS", "none")
+    assert isinstance(notebook_progress(), display.SilentProgress)
+    monkeypatch.setenv("VF_PROGRESS", "text")
+    assert notebook_progress() is None
+    monkeypatch.setenv("VF_PROGRESS", "widget")
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # as if not installed
+    monkeypatch.setattr(display, "_hint_shown", False)
+    assert notebook_progress() is None
+    assert notebook_progress() is None
+    err = capsys.readouterr().err
+    assert err.count("pip install 'verifiers_lite[notebook]'") == 1 and err.count("\n") == 1
+
+
+def _rows(n, reward=1.0, error=None):
+    return [{"reward": reward, "error": error} for _ in range(n)]
+
+
+def test_widget_figures_and_final_state():
+    p = NotebookProgress("eval", show=False, min_interval=0)
+    stats = RunStats(total=6)
+    p.on_start(stats)
+    assert p.bar.value == 0 and p.count.value == "0/6" and "mean reward —" in p.figures.value
+    for reward in (1.0, 0.0, 1.0):
+        stats.add(_rows(1, reward))
+        p.on_progress(stats, [])
+    assert p.bar.value == 3 and "mean reward 0.667 ± 0.333" in p.figures.value
+    assert "reward histogram (n=3)" in p.hist.value
+    stats.add(_rows(2) + _rows(1, 0.0, {"category": "timeout", "message": "x"}))
+    p.on_progress(stats, [])
+    p.on_end(stats)
+    assert p.bar.value == 6 and p.bar.bar_style == "warning" and "timeout 1" in p.figures.value
+    assert "ETA" not in p.figures.value and "rollouts/s" in p.figures.value
+
+
+@pytest.mark.parametrize(("done", "errors", "style"), [(4, 0, "success"), (2, 0, "danger"), (4, 4, "danger")])
+def test_final_bar_style(done, errors, style):
+    p = NotebookProgress(show=False)
+    stats = RunStats(total=4)
+    p.on_start(stats)
+    stats.add(_rows(done - errors) + _rows(errors, 0.0, {"category": "model_api", "message": ""}))
+    p.on_end(stats)
+    assert p.bar.bar_style == style
+
+
+def test_updates_from_a_background_loop_thread_are_throttled_and_none_is_lost():
+    """The uvloop path: callbacks fire on the loop's thread, 200 groups in ~1 s."""
+    p = NotebookProgress(show=False, min_interval=0.25)
+    stats = RunStats(total=200)
+    p.on_start(stats)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+
+    async def run():
+        for _ in range(200):
+            stats.add(_rows(1))
+            p.on_progress(stats, [])
+            await asyncio.sleep(0.005)
+
+    t0 = time.monotonic()
+    asyncio.run_coroutine_threadsafe(run(), loop).result(30)
+    elapsed = time.monotonic() - t0
+    time.sleep(0.4)  # the flush timer draws the last pending change
+    assert p.bar.value == 200
+    assert 2 <= p.renders <= 2 + elapsed / 0.25 + 2
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(5)

@@ -1,0 +1,66 @@
+import json
+
+import pyarrow.parquet as pq
+
+import verifiers_lite as vf
+from verifiers_lite.results.export import arrow_records
+
+from .sample_rows import tool_rows
+
+
+def outputs() -> vf.GenerateOutputs:
+    return vf.GenerateOutputs(rows=tool_rows(), metadata={"env_id": "calc", "model": "m", "rollouts_per_example": 2,
+                                                          "num_examples": 2, "sampling_args": {"temperature": 0.7}})
+
+
+def test_save_load_round_trip_keeps_messages_as_plain_json(tmp_path):
+    out = outputs()
+    out.save(tmp_path / "run")
+    back = vf.load_results(tmp_path / "run")
+    assert back.rows == json.loads(json.dumps(out.rows))
+    assert back.metadata == out.metadata
+    assert back.rows[0]["completion"][0]["tool_calls"][0]["function"]["name"] == "calculator"
+
+
+def test_load_results_reads_a_results_path_directory(fake_server, tmp_path):
+    from tests.core.helpers import make_env
+
+    out = make_env(3).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
+                                    results_path=str(tmp_path / "r"), progress=False)
+    back = vf.load_results(tmp_path / "r")
+    assert len(back) == 6 and back.metadata["model"] == "fake-arith"
+    assert sorted(r["trajectory_id"] for r in back.rows) == sorted(r["trajectory_id"] for r in out.rows)
+
+
+def test_parquet_and_hf_dataset_accept_tool_calls_and_nested_info(tmp_path):
+    out = outputs()
+    path = out.to_parquet(tmp_path / "r.parquet")
+    table = pq.read_table(path)
+    assert table.num_rows == 4
+    assert json.loads(table.column("completion")[0].as_py())[0]["tool_calls"][0]["id"] == "c00"
+    back = vf.load_results(path)
+    assert back.metadata["model"] == "m" and back.rows[1]["prompt"][1]["content"] == "2+2 #0"
+    ds = out.to_hf_dataset()
+    assert len(ds) == 4 and "correct" in ds.column_names
+    assert json.loads(ds[3]["info"])["extra"]["x"][1] == {"y": 2}
+    assert json.loads(ds.info.description)["env_id"] == "calc"
+
+
+def test_arrow_records_give_one_type_per_column():
+    recs = arrow_records([{"example_id": 0, "reward": 1, "metrics": {"m": "x"}}, {"example_id": 1, "reward": 0.5, "metrics": {"m": 2}}])
+    assert [r["m"] for r in recs] == ['"x"', "2"]  # mixed str/number column becomes JSON text
+    assert [r["reward"] for r in recs] == [1, 0.5]
+
+
+def test_repr_html_is_self_contained_and_complete():
+    h = outputs()._repr_html_()
+    assert "<script" not in h and "<style" not in h and "style=" in h
+    for text in ("calc", "mean reward", "0.500", "correct", "model_api", "First 4 of 4 rows", "HTTP 500 &lt;boom&gt;"):
+        assert text in h, text
+    assert "[tool calls: 1]" not in h  # the last assistant message with content is shown
+    assert "rollouts=4" in repr(outputs())
+
+
+def test_repr_html_of_empty_outputs():
+    h = vf.GenerateOutputs(rows=[], metadata={})._repr_html_()
+    assert "no rows" in h

@@ -1,0 +1,1 @@
+"""Notebook layer: live progress widget, reward plots. Needs the ``notebook`` extra."""

@@ -1,0 +1,169 @@
+"""Live ipywidgets progress for Jupyter: bar, done/total, mean reward ± stderr, errors,
+rollouts/s, elapsed/ETA and a reward histogram that fills in as groups finish.
+
+Updates may arrive from any thread (the scheduler's loop runs on a background thread under
+uvloop); they are throttled to a few per second and a pending change is flushed by a timer so
+the display never lags more than one interval behind. At the end the widget output is replaced
+by a static HTML frame, so the saved notebook reads well anywhere (GitHub, nbconvert, no JS).
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from typing import Any
+
+from verifiers_lite.notebook.detect import in_jupyter_kernel, progress_override
+from verifiers_lite.notebook.summary_html import final_frame_html, histogram_html, stats_line
+from verifiers_lite.progress import RunStats
+
+MIN_INTERVAL = 0.25  # seconds between redraws: at most ~4 updates per second
+_hint_shown = False
+
+
+class SilentProgress:
+    """``VF_PROGRESS=none``: no display at all."""
+
+    def on_start(self, stats: RunStats) -> None: ...
+    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None: ...
+    def on_log(self, message: str) -> None: ...
+    def on_end(self, stats: RunStats) -> None: ...
+
+
+def notebook_progress(desc: str = "rollouts") -> Any:
+    """A live widget display when running in a Jupyter kernel, else None (the caller uses tqdm).
+
+    Without ipywidgets it returns None after a one-line hint, so progress falls back to text.
+    """
+    mode = progress_override()
+    if mode == "none":
+        return SilentProgress()
+    if mode == "text" or (mode is None and not in_jupyter_kernel()):
+        return None
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        _hint_once()
+        return None
+    return NotebookProgress(desc)
+
+
+def _hint_once() -> None:
+    global _hint_shown
+    if not _hint_shown:
+        _hint_shown = True
+        print("verifiers_lite: text progress (for the live widget: pip install 'verifiers_lite[notebook]')",
+              file=sys.stderr)
+
+
+class NotebookProgress:
+    """The widget display; one instance per run. Implements the ProgressCallback protocol."""
+
+    def __init__(self, desc: str = "rollouts", min_interval: float = MIN_INTERVAL,
+                 show: bool = True) -> None:
+        self.desc = desc
+        self.min_interval = min_interval
+        self.show = show  # False in unit tests: build and update widgets without displaying
+        self.renders = 0
+        self.final_style: str | None = None
+        self._lock = threading.Lock()
+        self._last = 0.0
+        self._timer: threading.Timer | None = None
+        self._stats: RunStats | None = None
+        self._handle: Any = None
+        self._logs: list[str] = []
+
+    # -- callbacks ------------------------------------------------------------------------
+    def on_start(self, stats: RunStats) -> None:
+        import ipywidgets as w
+
+        self._stats = stats
+        self.bar = w.IntProgress(min=0, max=max(stats.total, 1), value=stats.done, bar_style="info",
+                                 layout=w.Layout(width="45%"))
+        self.count = w.HTML()
+        self.figures = w.HTML()
+        self.hist = w.HTML()
+        self.log = w.HTML()
+        header = w.HBox([w.HTML(f"<b>{_esc(self.desc)}</b>"), self.bar, self.count],
+                        layout=w.Layout(align_items="center"))
+        self.box = w.VBox([header, self.figures, self.hist, self.log])
+        self._render(stats)
+        if self.show:
+            from IPython.display import display
+
+            self._handle = display(self.box, display_id=True)
+
+    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
+        with self._lock:
+            self._stats = stats
+            wait = self.min_interval - (time.monotonic() - self._last)
+            if wait <= 0:
+                self._render(stats)
+            elif self._timer is None:  # flush later so the last change is never lost
+                self._timer = threading.Timer(wait, self._flush)
+                self._timer.daemon = True
+                self._timer.start()
+
+    def on_log(self, message: str) -> None:
+        with self._lock:
+            self._logs = (self._logs + [message])[-3:]
+            if hasattr(self, "log"):
+                self.log.value = "".join(f'<div style="color:#b26a00;font-size:11px">{_esc(m)}</div>'
+                                         for m in self._logs)
+
+    def on_end(self, stats: RunStats) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            if not hasattr(self, "bar"):
+                return
+            if stats.done < stats.total or (stats.done and stats.error_count == stats.done):
+                style = "danger"  # interrupted, or nothing succeeded
+            elif stats.error_count:
+                style = "warning"
+            else:
+                style = "success"
+            self.final_style = style
+            self._render(stats, final=True)
+            self.bar.bar_style = style
+            if self._handle is not None:
+                self._handle.update(_FinalFrame(final_frame_html(self.desc, stats, style), self.text()))
+
+    # -- drawing --------------------------------------------------------------------------
+    def _flush(self) -> None:
+        with self._lock:
+            self._timer = None
+            if self._stats is not None and self.final_style is None:
+                self._render(self._stats)
+
+    def _render(self, stats: RunStats, final: bool = False) -> None:
+        self._last = time.monotonic()
+        self.renders += 1
+        self.bar.max = max(stats.total, 1)
+        self.bar.value = stats.done
+        self.count.value = f"{stats.done}/{stats.total}"
+        self.figures.value = f'<span style="font-size:12px">{_esc(stats_line(stats, final))}</span>'
+        self.hist.value = histogram_html(stats.recent_rewards)
+
+    def text(self) -> str:
+        """The current figures as one plain line (also the saved notebook's text/plain)."""
+        s = self._stats
+        return f"{self.desc}: {s.done}/{s.total} · {stats_line(s, final=True)}" if s else self.desc
+
+
+class _FinalFrame:
+    """What the display handle is updated to at the end: static HTML plus a text fallback."""
+
+    def __init__(self, html: str, text: str) -> None:
+        self.html, self.text = html, text
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": self.html, "text/plain": self.text}
+
+
+def _esc(text: str) -> str:
+    import html
+
+    return html.escape(text)

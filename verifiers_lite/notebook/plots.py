@@ -1,0 +1,165 @@
+"""Reward plots for one run or several compared: distributions, reward vs turns, pass@k,
+advantages. Each takes results (``GenerateOutputs``), a DataFrame, or a list/dict of either,
+draws on ``ax`` (or a new figure) and returns the Axes; headless (Agg) outside a display.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+from verifiers_lite.notebook._deps import pyplot, require
+from verifiers_lite.results.metrics import pass_at_k_curve
+
+if TYPE_CHECKING:
+    import pandas as pd
+    from matplotlib.axes import Axes
+
+FIGSIZE = (7.0, 3.6)  # readable at notebook width without scrolling
+
+
+def runs_frame(data: Any) -> pd.DataFrame:
+    """One DataFrame for one or many runs, with ``env``, ``model``, ``temperature`` and a
+    ``run`` label naming what differs between runs (model, env or temperature)."""
+    pd = require("pandas")
+    items = list(data.items()) if isinstance(data, dict) else [(None, d) for d in _as_list(data)]
+    frames, metas = [], []
+    for name, item in items:
+        df, meta = _one_frame(item)
+        frames.append(df)
+        metas.append((name, meta))
+    varying = [k for k in ("env", "model", "temperature") if len({str(m.get(k)) for _, m in metas}) > 1]
+    for i, (df, (name, meta)) in enumerate(zip(frames, metas, strict=True)):
+        for k in ("env", "model", "temperature"):
+            if k not in df.columns:
+                df[k] = meta.get(k)
+        label = name or ", ".join(f"{k}={meta.get(k)}" if k == "temperature" else str(meta.get(k)) for k in varying)
+        df["run"] = label or (f"run {i + 1}" if len(frames) > 1 else str(meta.get("model") or "run"))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["reward", "run"])
+
+
+def _as_list(data: Any) -> list[Any]:
+    return list(data) if isinstance(data, (list, tuple)) else [data]
+
+
+def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
+    pd = require("pandas")
+    if isinstance(item, pd.DataFrame):
+        first = item.iloc[0] if len(item) else {}
+        meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
+        return item.copy(), meta
+    if hasattr(item, "rows") and hasattr(item, "metadata"):
+        md = item.metadata
+        temp = (md.get("sampling_args") or {}).get("temperature")
+        return item.to_pandas(), {"env": md.get("env_id"), "model": md.get("model"), "temperature": temp}
+    raise TypeError(f"expected GenerateOutputs or a DataFrame, got {type(item).__name__}")
+
+
+def _groups(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
+    key = by or ("run" if "run" in df.columns and df["run"].nunique() > 1 else None)
+    if key is None:
+        return [("", df)]
+    if key not in df.columns:
+        raise KeyError(f"no column {key!r} to group by; columns: {list(df.columns)}")
+    return [(str(k), g) for k, g in df.groupby(key, sort=True, dropna=False)]
+
+
+def _axes(ax: Axes | None) -> Axes:
+    if ax is not None:
+        return ax
+    _, ax = pyplot().subplots(figsize=FIGSIZE, layout="constrained")
+    return ax
+
+
+def _label(name: str, values: Any) -> str:
+    n = len(values)
+    mean = float(values.mean()) if n else math.nan
+    prefix = f"{name}  " if name else ""
+    return f"{prefix}(n={n}, mean={mean:.3f})"
+
+
+def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes | None = None,
+                 bins: int = 20) -> Axes:
+    """Reward distribution as a histogram (``kind="hist"``) or ECDF, one series per run or per
+    value of column ``by``. Few distinct rewards (e.g. 0/1) are drawn as grouped bars."""
+    if kind not in ("hist", "ecdf"):
+        raise ValueError(f"kind must be 'hist' or 'ecdf', got {kind!r}")
+    df = runs_frame(data)
+    ax = _axes(ax)
+    groups = [(name, g["reward"].astype(float).dropna()) for name, g in _groups(df, by)]
+    if kind == "ecdf":
+        for name, r in groups:
+            xs = sorted(r)
+            ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=_label(name, r))
+        ax.set_ylabel("fraction of rollouts ≤ reward")
+        ax.set_ylim(0, 1.02)
+    else:
+        distinct = sorted(set().union(*[set(r) for _, r in groups])) if groups else []
+        if 0 < len(distinct) <= 12:
+            width = 0.8 / max(1, len(groups))
+            for i, (name, r) in enumerate(groups):
+                fracs = [float((r == v).mean()) if len(r) else 0.0 for v in distinct]
+                xs = [j + (i - (len(groups) - 1) / 2) * width for j in range(len(distinct))]
+                ax.bar(xs, fracs, width=width, label=_label(name, r))
+            ax.set_xticks(range(len(distinct)), [f"{v:g}" for v in distinct])
+        else:
+            for name, r in groups:
+                weights = [1 / len(r)] * len(r) if len(r) else None
+                ax.hist(r, bins=bins, weights=weights, alpha=0.5, histtype="stepfilled",
+                        edgecolor="black", linewidth=0.6, label=_label(name, r))
+        ax.set_ylabel("fraction of rollouts")
+    ax.set_xlabel("reward")
+    ax.set_title("Reward distribution" + (f" by {by}" if by else ""))
+    ax.legend(fontsize="small", frameon=False)
+    return ax
+
+
+def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = None) -> Axes:
+    """Mean reward (± stderr) against the number of turns a rollout took."""
+    df = runs_frame(data)
+    ax = _axes(ax)
+    for name, g in _groups(df, by):
+        stats = g.groupby("turns")["reward"].agg(["mean", "sem", "count"]).reset_index()
+        ax.errorbar(stats["turns"], stats["mean"], yerr=stats["sem"].fillna(0), marker="o", capsize=3,
+                    label=_label(name, g["reward"]))
+    ax.set_xlabel("turns")
+    ax.set_ylabel("mean reward")
+    ax.set_title("Reward vs turns")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize="small", frameon=False)
+    return ax
+
+
+def plot_pass_at_k(data: Any, by: str | None = None, threshold: float = 1.0, ax: Axes | None = None) -> Axes:
+    """pass@k for k = 1 .. group size (unbiased estimator over each example's rollouts)."""
+    df = runs_frame(data)
+    ax = _axes(ax)
+    for name, g in _groups(df, by):
+        curve = pass_at_k_curve(g[["example_id", "reward"]].to_dict("records"), threshold)
+        ax.plot(list(curve), list(curve.values()), marker="o", label=name or f"threshold {threshold:g}")
+    ax.set_xlabel("k (samples per example)")
+    ax.set_ylabel("pass@k")
+    ax.set_ylim(0, 1.05)
+    ax.set_title(f"pass@k (reward ≥ {threshold:g})")
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize="small", frameon=False)
+    return ax
+
+
+def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bins: int = 21) -> Axes:
+    """Distribution of group advantages (reward − group mean); zero-advantage groups carry no
+    training signal, so their share is given in the legend."""
+    df = runs_frame(data)
+    ax = _axes(ax)
+    for name, g in _groups(df, by):
+        adv = g["advantage"].astype(float).dropna()
+        zero = float((adv.abs() < 1e-9).mean()) if len(adv) else math.nan
+        weights = [1 / len(adv)] * len(adv) if len(adv) else None
+        ax.hist(adv, bins=bins, weights=weights, alpha=0.5, histtype="stepfilled", edgecolor="black",
+                linewidth=0.6, label=f"{name + '  ' if name else ''}(n={len(adv)}, zero={zero:.0%})")
+    ax.axvline(0, color="gray", linewidth=0.8, linestyle="--")
+    ax.set_xlabel("advantage (reward − group mean)")
+    ax.set_ylabel("fraction of rollouts")
+    ax.set_title("Advantage distribution")
+    ax.legend(fontsize="small", frameon=False)
+    return ax

@@ -1,0 +1,125 @@
+"""Export a run: Arrow-safe records, Hugging Face datasets, Parquet, and save/load round-trips.
+
+Messages (tool calls, nested ``info``) vary in shape from row to row, which Arrow's type
+inference rejects (ArrowInvalid); those columns travel as JSON strings instead, so they come
+back as plain JSON whatever a rollout put in them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from numbers import Number
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from verifiers_lite.results.outputs import flatten_row
+from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
+
+if TYPE_CHECKING:
+    import datasets
+
+    from verifiers_lite.results.outputs import GenerateOutputs
+
+JSON_COLUMNS = ("prompt", "completion", "info")  # always JSON strings, even when all rows agree
+PARQUET_METADATA_KEY = b"verifiers_lite"
+
+
+def _dumps(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def arrow_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Flat rows with one Arrow type per column: nested or mixed-type values become JSON text."""
+    flat = [flatten_row(r) for r in rows]
+    columns: dict[str, None] = {}
+    for r in flat:
+        columns.update(dict.fromkeys(r))
+    for col in columns:
+        values = [r.get(col) for r in flat]
+        kinds = {_kind(v) for v in values if v is not None}
+        if col in JSON_COLUMNS or "nested" in kinds or len(kinds) > 1:
+            for r in flat:
+                v = r.get(col)
+                r[col] = None if v is None and col not in JSON_COLUMNS else _dumps(v)
+        else:
+            for r in flat:
+                r.setdefault(col, None)
+    return flat
+
+
+def _kind(value: Any) -> str:
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, Number):
+        return "number"
+    if isinstance(value, str):
+        return "str"
+    return "nested"
+
+
+def to_hf_dataset(outputs: GenerateOutputs) -> datasets.Dataset:
+    """A ``datasets.Dataset`` with one row per rollout; run metadata in ``info.description``."""
+    import datasets
+
+    ds = datasets.Dataset.from_list(arrow_records(outputs.rows))
+    ds.info.description = _dumps(outputs.metadata)
+    return ds
+
+
+def to_parquet(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
+    """Write the rows as Parquet (messages as JSON text); run metadata in the schema metadata."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    table = pa.Table.from_pylist(arrow_records(outputs.rows))
+    meta = dict(table.schema.metadata or {})
+    meta[PARQUET_METADATA_KEY] = _dumps(outputs.metadata).encode()
+    table = table.replace_schema_metadata(meta)
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    pq.write_table(table, path)
+    return path
+
+
+def save_results(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
+    """Write ``results.jsonl`` + ``metadata.json`` (the layout ``results_path`` runs use)."""
+    directory = Path(path)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".{RESULTS_FILE}.tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        for row in outputs.rows:
+            f.write(_dumps(row) + "\n")
+    os.replace(tmp, directory / RESULTS_FILE)
+    write_json_atomic(directory / METADATA_FILE, outputs.metadata)
+    return directory
+
+
+def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
+    """Load a saved run: a directory from ``save()`` or ``results_path``, or a Parquet file."""
+    from verifiers_lite.results.outputs import GenerateOutputs
+
+    p = Path(path)
+    if p.is_file() and p.suffix == ".parquet":
+        return _load_parquet(p)
+    if not (p / RESULTS_FILE).exists():
+        raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
+    meta_file = p / METADATA_FILE
+    metadata = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
+    return GenerateOutputs(rows=read_rows(p / RESULTS_FILE), metadata=metadata)
+
+
+def _load_parquet(path: Path) -> GenerateOutputs:
+    """Rows from Parquet come back flat (one column per metric), with messages decoded."""
+    import pyarrow.parquet as pq
+
+    from verifiers_lite.results.outputs import GenerateOutputs
+
+    table = pq.read_table(path)
+    raw = (table.schema.metadata or {}).get(PARQUET_METADATA_KEY)
+    rows = table.to_pylist()
+    for r in rows:
+        for col in JSON_COLUMNS:
+            if isinstance(r.get(col), str):
+                r[col] = json.loads(r[col])
+    return GenerateOutputs(rows=rows, metadata=json.loads(raw) if raw else {})

@@ -1,0 +1,112 @@
+"""Self-contained HTML for ``GenerateOutputs`` in a notebook: inline CSS, no JavaScript."""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from verifiers_lite.results.outputs import GenerateOutputs
+
+MAX_ROWS = 8
+MAX_TEXT = 120
+
+# Style attributes, not a <style> block: JupyterLab's sanitiser strips <style> from untrusted
+# (reopened) notebooks but keeps inline styles.
+_BOX = 'style="font-family:sans-serif;font-size:13px;max-width:100%"'
+_H = 'style="margin:6px 0 2px;font-size:13px"'
+_TABLE = 'style="border-collapse:collapse;margin:2px 0 8px"'
+_CELL = "border:1px solid #ddd;padding:2px 6px;text-align:left;vertical-align:top"
+_TD = f'style="{_CELL}"'
+_TH = f'style="{_CELL};background:#f3f3f3"'
+_NUM = 'style="font-variant-numeric:tabular-nums"'
+_ERR = 'style="color:#c62828"'
+_MUTED = 'style="color:#777"'
+
+
+def _e(value: Any) -> str:
+    return html.escape(str(value))
+
+
+def _short(text: Any, limit: int = MAX_TEXT) -> str:
+    s = "" if text is None else str(text)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def _num(value: Any, digits: int = 3) -> str:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "—" if isinstance(value, float) and math.isnan(value) else f"{value:.{digits}f}"
+    return "—" if value is None else _e(value)
+
+
+def _last_content(messages: Any, role: str | None = None) -> str:
+    if isinstance(messages, str):
+        return messages
+    for m in reversed(messages or []):
+        if isinstance(m, dict) and (role is None or m.get("role") == role):
+            if m.get("content"):
+                return str(m["content"])
+            if m.get("tool_calls"):
+                return f"[tool calls: {len(m['tool_calls'])}]"
+    return ""
+
+
+def _kv_table(pairs: list[tuple[str, str]]) -> str:
+    body = "".join(f"<tr><th {_TH}>{_e(k)}</th><td {_TD}>{v}</td></tr>" for k, v in pairs)
+    return f"<table {_TABLE}>{body}</table>"
+
+
+def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
+    """Summary (env, model, counts, reward ± stderr, metrics, errors) and the first rows."""
+    s, meta = outputs.summary, outputs.metadata
+    n_ex = meta.get("num_examples", len({r.get("example_id") for r in outputs.rows}))
+    per = meta.get("rollouts_per_example", "?")
+    duration = ""
+    if isinstance(meta.get("end_time"), (int, float)) and isinstance(meta.get("start_time"), (int, float)):
+        duration = f"{meta['end_time'] - meta['start_time']:.1f}s"
+    facts = [
+        ("env", _e(meta.get("env_id", "—"))),
+        ("model", _e(meta.get("model", "—"))),
+        ("rollouts", f"{s['num_rollouts']} ({_e(n_ex)} examples × {_e(per)})"),
+        ("mean reward", f"<b>{_num(s['reward_mean'])}</b> ± {_num(s['reward_stderr'])}"),
+    ]
+    if meta.get("status"):
+        facts.append(("status", _e(meta["status"])))
+    if duration:
+        facts.append(("duration", duration))
+    if s["completion_tokens"]:
+        facts.append(("tokens", f"{s['prompt_tokens']} prompt / {s['completion_tokens']} completion"))
+    parts = [f'<div class="vf-results" {_BOX}><h4 {_H}>GenerateOutputs</h4>', _kv_table(facts)]
+    if s["metrics_mean"]:
+        parts.append(f"<h4 {_H}>Metrics (mean)</h4>")
+        parts.append(_kv_table([(k, f'<span {_NUM}>{_num(v)}</span>') for k, v in s["metrics_mean"].items()]))
+    if s["errors"]:
+        parts.append(f"<h4 {_H}>Errors by category</h4>")
+        parts.append(_kv_table([(str(k), f'<span {_ERR}>{v}</span>') for k, v in sorted(s["errors"].items(), key=lambda kv: -kv[1])]))
+    else:
+        parts.append(f'<div {_MUTED}>no errors</div>')
+    parts.append(_rows_table(outputs.rows, max_rows))
+    return "".join(parts) + "</div>"
+
+
+def _rows_table(rows: list[dict[str, Any]], max_rows: int) -> str:
+    if not rows:
+        return f'<div {_MUTED}>no rows</div>'
+    head = ["example", "#", "reward", "adv.", "turns", "stop", "question", "completion", "answer", "error"]
+    out = [f"<h4 {_H}>First {min(max_rows, len(rows))} of {len(rows)} rows</h4><table {_TABLE}><tr>"]
+    out.append("".join(f"<th {_TH}>{h}</th>" for h in head) + "</tr>")
+    for r in rows[:max_rows]:
+        err = r.get("error") or {}
+        err_text = f"{err.get('category', '')}: {err.get('message', '')}" if isinstance(err, dict) and err else (err or "")
+        cells = [
+            _e(r.get("example_id")), _e(r.get("rollout_index", "")),
+            f'<span {_NUM}>{_num(r.get("reward"))}</span>', f'<span {_NUM}>{_num(r.get("advantage"))}</span>',
+            _e(r.get("turns", "")), _e(r.get("stop_reason") or ""),
+            _e(_short(_last_content(r.get("prompt"), "user"))),
+            _e(_short(_last_content(r.get("completion"), "assistant"))),
+            _e(_short(r.get("answer"), 40)),
+            f'<span {_ERR}>{_e(_short(err_text, 80))}</span>',
+        ]
+        out.append("<tr>" + "".join(f"<td {_TD}>{c}</td>" for c in cells) + "</tr>")
+    return "".join(out) + "</table>"
