@@ -114,15 +114,19 @@ class RolloutService:
         error = public.get("error")
         if status is RolloutStatus.SUCCESS and isinstance(error, dict) and error:
             # The rollout ran but the agent failed: keep the row, report the failure.
-            category = error.get("category")
-            if category not in ErrorCategory.__members__.values():
+            raw = str(error.get("category") or "")
+            if raw in ErrorCategory.__members__.values():
+                category = ErrorCategory(raw)
+            elif "timeout" in raw:
+                category = ErrorCategory.TIMEOUT  # e.g. the environment's model_timeout
+            else:
                 category = ErrorCategory.AGENT_ERROR
             return RolloutResultResponse(
                 rollout_id=record.rollout_id,
                 status=RolloutStatus.FAILURE,
                 sample=sample,
-                err_category=ErrorCategory(category),
-                err_message=str(error.get("message", "")),
+                err_category=category,
+                err_message=f"{raw}: {error.get('message', '')}" if raw else str(error.get("message", "")),
             )
         return RolloutResultResponse(rollout_id=record.rollout_id, status=status, sample=sample)
 

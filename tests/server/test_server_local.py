@@ -1,0 +1,157 @@
+"""LocalBackend end to end: an Environment behind the server against the fake model."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from srv_helpers import REPO, free_port
+
+from verifiers_lite.clients import ChatClient
+from verifiers_lite.registry import load_environment
+from verifiers_lite.server import LocalBackend, RolloutClient
+from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
+from verifiers_lite.server.service import RolloutService
+from verifiers_lite.server.types import RolloutRequest
+from verifiers_lite.testing.fake_server import FakeServerProcess
+
+MODEL = "fake-arith"
+SAMPLING = {"temperature": 0}
+
+
+@pytest.fixture(scope="module")
+def fake() -> Iterator[FakeServerProcess]:
+    with FakeServerProcess() as f:
+        yield f
+
+
+@pytest.fixture(scope="module")
+def served(fake: FakeServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """``python -m verifiers_lite.server.cli arithmetic`` (what ``vf-lite serve`` runs)."""
+    port = free_port()
+    log = tmp_path_factory.mktemp("serve") / "serve.log"
+    env = {**os.environ, "ROLLOUT_KEY": "k3y", "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "verifiers_lite.server.cli", "arithmetic", "--port", str(port),
+         "--api-key-env", "ROLLOUT_KEY", "--max-concurrent", "8", "--env-args", '{"num_examples": 20}'],
+        stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO,
+    )
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            if httpx.get(url + "/health", headers={"Authorization": "Bearer k3y"}).status_code == 200:
+                break
+        except httpx.TransportError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(log.read_text())
+        time.sleep(0.1)
+    yield url
+    proc.terminate()
+    proc.wait(30)
+
+
+async def test_forwarded_rollouts_equal_in_process(fake: FakeServerProcess, served: str) -> None:
+    local_env = load_environment("arithmetic", num_examples=20)
+    inputs = local_env.get_eval_inputs(8, 1, False, 0)
+    client = ChatClient(fake.base_url)
+    local = [await local_env.run_rollout(i, client, MODEL, SAMPLING) for i in inputs]
+    remote_env = load_environment("arithmetic", num_examples=20)
+    async with RolloutClient(served, api_key="k3y") as rc:
+        remote_env.env_client = rc
+        remote = list(await asyncio.gather(
+            *(remote_env.run_rollout(i, client, MODEL, SAMPLING) for i in inputs)))
+        health = await rc.health()
+    await client.aclose()
+    keys = ["example_id", "prompt", "completion", "answer", "reward", "metrics", "task", "info", "error"]
+    for a, b in zip(local, remote, strict=True):
+        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
+    assert 0 < sum(r["reward"] for r in remote) < len(remote)  # real, varied rewards
+    assert health["backend"] == "local" and health["environment"] == "SingleTurnEnv"
+
+
+async def test_forwarded_group_scoring(fake: FakeServerProcess, served: str) -> None:
+    env = load_environment("arithmetic", num_examples=20)
+    inputs = env.get_eval_inputs(1, 3, False, 0)
+    async with RolloutClient(served, api_key="k3y") as rc:
+        env.env_client = rc
+        rows = await env.run_group(inputs, ChatClient(fake.base_url), MODEL, {"temperature": 0.7})
+    assert len(rows) == 3
+    assert abs(sum(r["advantage"] for r in rows)) < 1e-9
+
+
+async def test_failed_model_call_becomes_failure_with_row(served: str) -> None:
+    async with RolloutClient(served, api_key="k3y") as rc:
+        row = await rc.forward_rollout(
+            {"prompt": [{"role": "user", "content": "What is 1 + 1?"}], "answer": "2",
+             "example_id": 3, "info": {}, "task": "arithmetic"},
+            chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model=MODEL,
+            sampling_args=None,
+        )
+    assert row["reward"] == 0 and row["error"]["category"]
+    assert row["example_id"] == 3
+
+
+def _backend_and_service(env: Any, **kw: Any) -> tuple[LocalBackend, RolloutService]:
+    backend = LocalBackend(env, **kw)
+    return backend, RolloutService(backend, polling_lease_timeout_sec=60, result_retention_sec=60)
+
+
+async def test_grading_needs_a_grader_and_a_label_or_metadata(fake: FakeServerProcess) -> None:
+    import verifiers_lite as vf
+
+    bare = vf.SingleTurnEnv(dataset=[{"question": "1+1", "answer": "2"}])
+    _, service = _backend_and_service(bare, model=MODEL)
+    req = dict(initial_messages=[{"role": "user", "content": "1 + 1"}], chat_completions_url=fake.base_url)
+    no_grader = service.admit(RolloutRequest(rollout_id="g1", label="2", **req))
+    await no_grader.task
+    assert no_grader.result.err_category == "validation_error"
+    assert "no grader" in no_grader.result.err_message
+    ungraded = service.admit(RolloutRequest(rollout_id="g2", grade=False, **req))
+    await ungraded.task
+    assert ungraded.result.status == "success"
+    env = load_environment("arithmetic", num_examples=5)
+    _, service = _backend_and_service(env, model=MODEL)
+    no_label = service.admit(RolloutRequest(rollout_id="g3", **req))
+    await no_label.task
+    assert "neither a label nor metadata" in no_label.result.err_message
+
+
+async def test_artifacts_persisted_before_inactive_and_cancel(fake: FakeServerProcess, tmp_path: Path) -> None:
+    env = load_environment("arithmetic", num_examples=5)
+    backend, service = _backend_and_service(env, model=MODEL, artifacts_dir=tmp_path, max_concurrent=1)
+    req = dict(initial_messages=[{"role": "user", "content": "2 + 2"}], chat_completions_url=fake.base_url)
+    rec = service.admit(RolloutRequest(rollout_id="art", label="4", **req))
+    queued = service.admit(RolloutRequest(rollout_id="q", label="4", **req))
+    assert await service.request_cancel(queued) == "cancelled_queued"
+    await rec.task
+    assert not rec.active
+    saved = json.loads((tmp_path / "art.json").read_text())
+    assert saved["reward"] == rec.result.sample.reward
+    await asyncio.sleep(0)
+    assert queued.result.status == "cancelled"
+    fake.configure(latency_ms=5000)
+    try:
+        slow = service.admit(RolloutRequest(rollout_id="slow", label="4", **req))
+        await asyncio.sleep(0.3)
+        assert await service.request_cancel(slow) == "cancelled_running"
+        await asyncio.wait_for(slow.task, 3)
+        assert slow.result.status == "cancelled"
+        timed = service.admit(RolloutRequest(rollout_id="t", label="4", agent_timeout_sec=0.3, **req))
+        await asyncio.wait_for(timed.task, 3)
+        assert timed.result.err_category == "timeout"
+    finally:
+        fake.configure(latency_ms=0)
+    lifecycle = Lifecycle(service, ShutdownTimeouts(0.1, 0.1, 0.1))
+    await lifecycle.shutdown()
+    assert backend._clients == {}

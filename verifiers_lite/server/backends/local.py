@@ -1,0 +1,155 @@
+"""``LocalBackend``: run an Environment's rollouts and grading inside the server process."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..backend import RolloutContext
+from ..errors import RolloutFailure
+from ..types import ErrorCategory, RolloutRequest
+
+
+class LocalBackend:
+    """Runs ``env.run_rollout`` in-process, at most ``max_concurrent`` at a time.
+
+    Admission takes up to ``max_concurrent + max_queued`` rollouts (queued ones wait for a slot;
+    ``max_queued`` defaults to ``max_concurrent``), then answers 429 with ``retry_after_sec``.
+    The request's ``metadata`` carries ``model`` (else ``model`` given here), ``sampling_args``,
+    ``example_id``, ``info`` and ``task``; ``label`` is the answer. With ``artifacts_dir`` each
+    finished row, trajectory included, is written to ``<artifacts_dir>/<rollout_id>.json``
+    before the rollout stops counting as active.
+    """
+
+    def __init__(
+        self,
+        env: Any,
+        max_concurrent: int = 32,
+        artifacts_dir: str | Path | None = None,
+        *,
+        max_queued: int | None = None,
+        model: str | None = None,
+        retry_after_sec: float = 0.25,
+    ) -> None:
+        if max_concurrent < 1:
+            raise ValueError("max_concurrent must be at least 1")
+        if getattr(env, "env_client", None) is not None:
+            raise ValueError("LocalBackend needs an environment without env_client (it would forward)")
+        if not math.isfinite(retry_after_sec) or retry_after_sec <= 0:
+            raise ValueError("retry_after_sec must be finite and positive")
+        self.env = env
+        self.max_concurrent = max_concurrent
+        self.max_admitted: int | None = max_concurrent + (
+            max_concurrent if max_queued is None else max_queued
+        )
+        self.retry_after_sec = retry_after_sec
+        self.model = model
+        self.artifacts_dir = Path(artifacts_dir) if artifacts_dir is not None else None
+        if self.artifacts_dir is not None:
+            self.artifacts_dir.mkdir(parents=True, exist_ok=True)
+        self._sem = asyncio.Semaphore(max_concurrent)
+        self._clients: dict[tuple[str, str | None], Any] = {}
+        self._running: dict[str, asyncio.Task[Any]] = {}
+        self.completed = 0
+
+    def _client(self, url: str, api_key: str | None) -> Any:
+        # One client per endpoint: its connection pool is reused across rollouts.
+        from verifiers_lite.clients import ChatClient
+
+        key = (url, api_key)
+        if key not in self._clients:
+            self._clients[key] = ChatClient(base_url=url, api_key=api_key)
+        return self._clients[key]
+
+    def _check_grading(self, request: RolloutRequest) -> None:
+        rubric = getattr(self.env, "rubric", None)
+        if not getattr(rubric, "funcs", None):
+            raise RolloutFailure(
+                ErrorCategory.VALIDATION_ERROR,
+                f"grading requested but {type(self.env).__name__} has no grader (its rubric has "
+                "no reward functions); send grade=false",
+            )
+        if request.label is None and not request.metadata:
+            raise RolloutFailure(
+                ErrorCategory.VALIDATION_ERROR,
+                "grading requested but the request has neither a label nor metadata",
+            )
+
+    async def execute(self, request: RolloutRequest, ctx: RolloutContext) -> dict[str, Any]:
+        """Queue for a slot, run the rollout, grade it, persist artifacts; return the row."""
+        if request.grade:
+            self._check_grading(request)
+        meta = dict(request.metadata or {})
+        model = meta.get("model") or self.model
+        if not model:
+            raise RolloutFailure(ErrorCategory.VALIDATION_ERROR, "metadata.model is required")
+        rollout_input = {
+            "prompt": request.initial_messages,
+            "answer": request.label if request.label is not None else "",
+            "info": meta.get("info") or {},
+            "task": meta.get("task") or "default",
+            "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
+        }
+        async with self._sem:
+            ctx.set_status("running")
+            client = self._client(request.chat_completions_url, request.llm_api_key)
+            task = asyncio.ensure_future(
+                self.env.run_rollout(rollout_input, client, model, meta.get("sampling_args"), score=False)
+            )
+            self._running[request.rollout_id] = task
+            try:
+                row = await asyncio.wait_for(task, request.agent_timeout_sec)
+            except TimeoutError as exc:
+                raise RolloutFailure(
+                    ErrorCategory.TIMEOUT, f"agent did not finish within {request.agent_timeout_sec}s"
+                ) from exc
+            finally:
+                self._running.pop(request.rollout_id, None)
+            if ctx.cancel_requested.is_set():
+                raise asyncio.CancelledError()
+            if request.grade and not row.get("error"):
+                ctx.set_status("grading")
+                row = await self._grade(row, request.grader_timeout_sec)
+            if self.artifacts_dir is not None:
+                await asyncio.to_thread(self._persist, request.rollout_id, row)
+        self.completed += 1
+        return row
+
+    async def _grade(self, row: dict[str, Any], timeout: float | None) -> dict[str, Any]:
+        from verifiers_lite.state import state_to_row
+
+        state = dict(row)
+        try:
+            await asyncio.wait_for(self.env.rubric.score_rollout(state), timeout)
+        except TimeoutError as exc:
+            raise RolloutFailure(ErrorCategory.TIMEOUT, f"grader did not finish within {timeout}s") from exc
+        return state_to_row(state)
+
+    def _persist(self, rollout_id: str, row: dict[str, Any]) -> None:
+        assert self.artifacts_dir is not None
+        path = self.artifacts_dir / f"{rollout_id}.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(row, default=str))
+        tmp.replace(path)  # atomic: a reader never sees half a file
+
+    async def cancel(self, rollout_id: str) -> None:
+        task = self._running.get(rollout_id)
+        if task is not None:
+            task.cancel()
+
+    def health(self) -> dict[str, Any]:
+        return {
+            "backend": "local",
+            "environment": type(self.env).__name__,
+            "max_concurrent": self.max_concurrent,
+            "running": len(self._running),
+            "completed": self.completed,
+        }
+
+    async def shutdown(self) -> None:
+        clients, self._clients = list(self._clients.values()), {}
+        for client in clients:
+            await client.aclose()
