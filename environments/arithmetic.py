@@ -1,0 +1,92 @@
+"""arithmetic: one-step integer arithmetic, single turn.
+
+Measures whether a model computes ``a op b`` correctly. The data are generated offline by a
+seeded generator (same seed, same questions). The defaults (one-digit additions, two worked
+examples as few-shot turns) are sized so that the embedded SmolLM2-135M gets roughly half to
+three quarters right: real, varied rewards. The answer is the number the model states after
+``=``/``is`` (or in ``\\boxed{}``), else its last number.
+
+Reward: ``correct`` (1/0). Metric (weight 0): ``answered`` (a number could be read at all).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import verifiers_lite as vf
+
+from ._common import NumberParser, answered, exact_number_reward
+
+SYSTEM_PROMPT = "Solve the arithmetic problem. Reply with the equation and its result."
+OPERATIONS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+
+
+def few_shot(operations: str) -> list[dict[str, str]]:
+    """Two worked examples, in the format the parser reads."""
+    shots = []
+    for a, op, b in [(2, operations[0], 3), (7, operations[-1], 1)]:
+        shots += [
+            {"role": "user", "content": f"What is {a} {op} {b}?"},
+            {"role": "assistant", "content": f"{a} {op} {b} = {OPERATIONS[op](a, b)}"},
+        ]
+    return shots
+
+
+def make_rows(num_examples: int, seed: int, digits: int, operations: str) -> list[dict[str, Any]]:
+    """Deterministic questions for ``seed``."""
+    rng = random.Random(seed)
+    hi = 10**digits - 1
+    rows = []
+    for i in range(num_examples):
+        a, b, op = rng.randint(0, hi), rng.randint(0, hi), rng.choice(operations)
+        rows.append({
+            "example_id": i, "question": f"What is {a} {op} {b}?",
+            "answer": str(OPERATIONS[op](a, b)), "info": {"a": a, "b": b, "op": op},
+            "task": "arithmetic",
+        })
+    return rows
+
+
+def correct(completion: Any, answer: str, parser: vf.Parser) -> float:
+    """1.0 when the stated result equals the true one."""
+    return exact_number_reward(completion, answer, parser)
+
+
+def load_environment(
+    num_examples: int = 100,
+    seed: int = 0,
+    digits: int = 1,
+    operations: str = "+",
+    use_few_shot: bool = True,
+    system_prompt: str = SYSTEM_PROMPT,
+    max_tokens: int = 16,
+) -> vf.SingleTurnEnv:
+    """Build the arithmetic environment.
+
+    Args:
+        num_examples: questions generated.
+        seed: generator seed (same seed, same questions).
+        digits: operand size (1: 0..9, 2: 0..99, ...).
+        operations: which of ``+ - *`` to draw from, e.g. ``"+-"``.
+        use_few_shot: prepend two worked examples (small models need them to answer briefly).
+        system_prompt: the system message.
+        max_tokens: default completion budget (short answers are all this task needs).
+    """
+    if num_examples < 1:
+        raise ValueError(f"num_examples must be >= 1, got {num_examples}")
+    if digits < 1:
+        raise ValueError(f"digits must be >= 1, got {digits}")
+    bad = set(operations) - set(OPERATIONS)
+    if not operations or bad:
+        raise ValueError(f"operations must be made of {sorted(OPERATIONS)}, got {operations!r}")
+    parser = NumberParser()
+    rubric = vf.Rubric([correct, answered], weights=[1.0, 0.0], parser=parser)
+    return vf.SingleTurnEnv(
+        dataset=lambda: make_rows(num_examples, seed, digits, operations),
+        system_prompt=system_prompt,
+        few_shot=few_shot(operations) if use_few_shot else None,
+        parser=parser,
+        rubric=rubric,
+        sampling_args={"max_tokens": max_tokens},
+    )

@@ -1,0 +1,112 @@
+"""Bundled environments end to end against the fake server (always run, no model needed)."""
+
+from __future__ import annotations
+
+import pytest
+
+import verifiers_lite as vf
+from environments._common import parse_number
+from environments.calculator import calculator, safe_eval
+
+BUNDLED = ["arithmetic", "calculator", "guess_number", "reasoning_gym"]
+
+
+def test_all_bundled_environments_are_listed():
+    assert set(BUNDLED) <= set(vf.list_environments())
+    assert "_common" not in vf.list_environments()
+
+
+@pytest.mark.parametrize("env_id", BUNDLED)
+def test_data_is_deterministic_per_seed(env_id):
+    a = vf.load_environment(env_id, num_examples=5, seed=3).get_eval_dataset()
+    b = vf.load_environment(env_id, num_examples=5, seed=3).get_eval_dataset()
+    c = vf.load_environment(env_id, num_examples=5, seed=4).get_eval_dataset()
+    assert len(a) == 5 and a == b
+    assert [r["answer"] for r in a] != [r["answer"] for r in c] or [r["prompt"] for r in a] != [r["prompt"] for r in c]
+
+
+@pytest.mark.parametrize("env_id", BUNDLED)
+def test_environment_has_a_docstring_saying_what_it_measures(env_id):
+    import importlib
+
+    doc = importlib.import_module(f"environments.{env_id}").__doc__ or ""
+    assert "Measures" in doc and "seed" in doc
+
+
+def test_arithmetic_against_fake_model(fake_server):
+    env = vf.load_environment("arithmetic", num_examples=12)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False)
+    df = out.to_pandas()
+    assert len(df) == 24 and df["error"].isna().all()
+    assert set(df["reward"]) <= {0.0, 1.0} and 0 < df["reward"].mean() < 1
+    assert (df["answered"] == 1.0).all()
+    # one-digit additions by default, with two few-shot turns before the question
+    prompt = out.rows[0]["prompt"]
+    assert prompt[0]["role"] == "system" and len(prompt) == 6
+    assert out.rows[0]["info"]["op"] == "+" and 0 <= out.rows[0]["info"]["a"] <= 9
+
+
+def test_arithmetic_options_are_checked():
+    with pytest.raises(ValueError, match="operations"):
+        vf.load_environment("arithmetic", operations="/")
+    env = vf.load_environment("arithmetic", num_examples=30, digits=2, operations="+-*", seed=1)
+    ops = {r["info"]["op"] for r in env.get_eval_dataset()}
+    assert ops == {"+", "-", "*"}
+
+
+def test_calculator_tool_env_against_fake_model(fake_server):
+    env = vf.load_environment("calculator", num_examples=6)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
+    df = out.to_pandas()
+    assert df["error"].isna().all()
+    assert (df["reward"] == 1.0).all()  # the fake model always asks the tool, then reports it
+    assert (df["used_calculator"] == 1.0).all() and (df["turns"] == 2).all()
+    tool_msgs = [m for m in out.rows[0]["completion"] if m["role"] == "tool"]
+    assert tool_msgs and tool_msgs[0]["content"] == out.rows[0]["answer"]
+
+
+def test_calculator_never_evaluates_code():
+    assert safe_eval("(12 + 7) * 3") == 57
+    assert calculator("2 ^ 10") == "1024"
+    assert calculator("7 / 2") == "3.5"
+    assert calculator("1 / 0") == "Error: division by zero"
+    for evil in ["__import__('os').system('true')", "(1).__class__", "x + 1", "9 ** 9 ** 9", "[1] * 3"]:
+        assert calculator(evil).startswith("Error"), evil
+
+
+def test_guess_number_against_fake_bisecting_model(fake_server):
+    env = vf.load_environment("guess_number", num_examples=8, high=20, max_turns=6)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-guess", progress=False)
+    df = out.to_pandas()
+    assert df["error"].isna().all()
+    assert (df["solved"] == 1.0).all()  # bisection finds 1..20 within 5 guesses
+    assert (df["stop_reason"] == "env_done").all()
+    assert ((df["reward"] > 0.5) & (df["reward"] <= 1.0)).all()
+    # fewer turns, more reward
+    assert df.sort_values("guesses")["reward"].is_monotonic_decreasing
+    feedback = [m["content"] for m in out.rows[0]["completion"] if m["role"] == "user"]
+    assert all(f in ("Higher.", "Lower.") for f in feedback)
+
+
+def test_guess_number_unsolved_scores_zero(fake_server):
+    env = vf.load_environment("guess_number", num_examples=3, high=100, max_turns=2)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-echo", progress=False)
+    df = out.to_pandas()
+    assert (df["stop_reason"] == "max_turns").all() and (df["reward"] == 0.0).all()
+
+
+def test_reasoning_gym_uses_its_own_scorer(fake_server):
+    env = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=6, min_terms=2, max_terms=2)
+    rows = env.get_eval_dataset()
+    assert rows[0]["info"]["rg_task"] == "chain_sum"
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
+    df = out.to_pandas()
+    assert df["error"].isna().all() and df["reward"].between(0, 1).all()
+    # the fake model answers \boxed{a op b} right about half the time: the scorer must tell
+    expected = [1.0 if parse_number(r["completion"][-1]["content"]) == r["answer"] else 0.0 for r in out.rows]
+    assert list(df["rg_score"]) == expected
+
+
+def test_reasoning_gym_unknown_task_is_a_clear_error():
+    with pytest.raises(ValueError, match="no_such_task"):
+        vf.load_environment("reasoning_gym", task="no_such_task")

