@@ -9,5 +9,5 @@ if [ ! -x .venv/bin/python ]; then
   .venv/bin/python -m pip install -q --upgrade pip
 fi
 # llama-cpp-python compiles from source (~6-10 min on 2 cores) the first time; pip caches the wheel.
-.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server]"
+.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server,ray]"
 echo "setup: .venv ready ($(.venv/bin/python --version))"

@@ -32,6 +32,9 @@ _LAZY: dict[str, str] = {
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
     "RetryPolicy": "verifiers_lite.clients.retry",
+    # execution
+    "LocalExecutor": "verifiers_lite.executors.local",
+    "RayExecutor": "verifiers_lite.executors.ray",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
     "RunStats": "verifiers_lite.progress",
@@ -73,6 +76,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.envs.multiturn import MultiTurnEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
+    from verifiers_lite.executors.local import LocalExecutor
+    from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.parsers.boxed import extract_boxed_answer
     from verifiers_lite.parsers.parser import Parser

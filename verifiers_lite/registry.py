@@ -30,6 +30,18 @@ def list_environments() -> list[str]:
     )
 
 
+def is_registered(env_id: str) -> bool:
+    """Whether ``env_id`` names a bundled or installed environment module (nothing is built)."""
+    name = env_id.replace("-", "_")
+    for candidate in (f"{BUNDLED_PACKAGE}.{name}", name):
+        try:
+            if importlib.util.find_spec(candidate) is not None:
+                return True
+        except (ImportError, ValueError):
+            continue
+    return False
+
+
 def load_environment(env_id: str, **kwargs: Any) -> Any:
     """Build environment ``env_id`` with ``kwargs``.
 

@@ -1,0 +1,166 @@
+"""RayExecutor: spread groups over Ray actors, each owning an Environment and its endpoints.
+
+Results come back to the driver as each group finishes, so the driver's results store, resume,
+progress and callbacks work unchanged. A worker that dies mid-run has its unfinished groups
+re-run on the surviving workers: groups stay whole, nothing is lost or duplicated.
+
+    ray.init(num_cpus=2)              # a local cluster; or ray.init(address="auto") on a cluster
+    env.evaluate_sync(client, model, executor=vf.RayExecutor(num_workers=2))
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from typing import Any
+
+from verifiers_lite.executors.base import RunContext, WorkUnit
+
+RAY_HINT = "RayExecutor needs Ray: pip install 'verifiers_lite[ray]'"
+
+
+def _import_ray() -> Any:
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError(RAY_HINT) from exc
+    return ray
+
+
+def endpoint_specs(client: Any) -> list[tuple[str, str | None]]:
+    """(base_url, api_key) of each endpoint: what a remote worker needs to rebuild its clients."""
+    items = client if isinstance(client, (list, tuple)) else [client]
+    specs = []
+    for c in items:
+        if isinstance(c, str):
+            specs.append((c, None))
+            continue
+        base_url = str(getattr(c, "base_url", "") or "")
+        if not base_url:
+            raise TypeError(f"RayExecutor needs clients with a base_url to rebuild them on workers; got {c!r}")
+        specs.append((base_url.rstrip("/"), getattr(c, "api_key", None)))
+    return specs
+
+
+class _EnvWorker:
+    """The actor body: an Environment + a LocalExecutor over this worker's share of endpoints."""
+
+    def __init__(self, env_spec: dict[str, Any], endpoints: list[tuple[str, str | None]], model: str,
+                 sampling_args: dict[str, Any] | None, max_concurrent: int, independent: bool) -> None:
+        from verifiers_lite.clients.http import ChatClient
+
+        if "env" in env_spec:
+            self.env = env_spec["env"]
+        else:
+            from verifiers_lite.registry import load_environment
+
+            self.env = load_environment(env_spec["env_id"], **env_spec["env_args"])
+        self.clients = [ChatClient(url, key) for url, key in endpoints]
+        self.args = (model, sampling_args, max_concurrent, independent)
+        self.executor: Any = None
+
+    async def run_unit(self, example_id: Any, inputs: list[dict[str, Any]], indices: list[int]) -> list[dict[str, Any]]:
+        from verifiers_lite.executors.local import LocalExecutor
+
+        if self.executor is None:
+            model, sampling_args, limit, independent = self.args
+            self.executor = LocalExecutor()
+            ctx = RunContext(self.env, self.clients, model, sampling_args, limit, independent, print)
+            await self.executor.start(ctx, len(inputs))
+        return await self.executor.run(WorkUnit(example_id, inputs, indices))
+
+    def pid(self) -> int:
+        import os
+
+        return os.getpid()
+
+
+class RayExecutor:
+    """Runs units on ``num_workers`` Ray actors.
+
+    The environment is rebuilt on each worker from its env id and args when it is a registered
+    environment (``vf.load_environment``), else shipped pickled. Endpoints are split between
+    workers (each group sticks to one endpoint of its worker); ``max_concurrent`` is split too.
+    """
+
+    def __init__(self, num_workers: int = 2, *, address: str | None = None,
+                 init_kwargs: dict[str, Any] | None = None, actor_options: dict[str, Any] | None = None) -> None:
+        if num_workers < 1:
+            raise ValueError(f"num_workers must be >= 1, got {num_workers}")
+        self.num_workers = num_workers
+        self.address = address
+        self.init_kwargs = dict(init_kwargs or {})
+        self.actor_options = {"num_cpus": 0, **(actor_options or {})}
+        self.workers: list[Any] = []
+        self.alive: list[bool] = []
+        self.in_flight: list[int] = []
+        self.units_done: list[int] = []
+        self.lost_units = 0
+        self.ctx: RunContext | None = None
+
+    async def start(self, ctx: RunContext, group_size: int) -> int:
+        ray = _import_ray()
+        if not ray.is_initialized():
+            ray.init(address=self.address, **{"log_to_driver": False, "include_dashboard": False, **self.init_kwargs})
+        self.ctx = ctx
+        endpoints = endpoint_specs(ctx.client)
+        spec = _env_spec(ctx.env)
+        per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
+        actor_cls = ray.remote(_EnvWorker)
+        self.workers = []
+        for i in range(self.num_workers):
+            share = endpoints[i::self.num_workers] or [endpoints[i % len(endpoints)]]
+            self.workers.append(actor_cls.options(**self.actor_options).remote(
+                spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent))
+        self.alive = [True] * self.num_workers
+        self.in_flight = [0] * self.num_workers
+        self.units_done = [0] * self.num_workers
+        return self.num_workers * (math.ceil(per_worker / max(1, group_size)) + 1)
+
+    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
+        ray = _import_ray()
+        while True:
+            candidates = [i for i, ok in enumerate(self.alive) if ok]
+            if not candidates:
+                raise RuntimeError("all Ray workers died; the remaining groups were not run")
+            i = min(candidates, key=lambda k: self.in_flight[k])
+            self.in_flight[i] += 1
+            try:
+                rows = await self.workers[i].run_unit.remote(unit.example_id, unit.inputs, unit.indices)
+            except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as exc:
+                if self.alive[i] and self.ctx is not None:
+                    self.ctx.on_log(f"Ray worker {i} died ({type(exc).__name__}); re-running its groups elsewhere")
+                self.alive[i] = False
+                self.lost_units += 1
+                continue
+            finally:
+                self.in_flight[i] -= 1
+            self.units_done[i] += 1
+            for r in rows:
+                r["worker"] = i
+            return rows
+
+    def summary(self) -> dict[str, Any]:
+        return {"executor": "ray", "workers": [
+            {"worker": i, "alive": a, "units": n} for i, (a, n) in enumerate(zip(self.alive, self.units_done, strict=True))
+        ], "rerun_units": self.lost_units}
+
+    async def close(self) -> None:
+        if not self.workers:
+            return
+        ray = _import_ray()
+        for w in self.workers:
+            try:
+                ray.kill(w)
+            except Exception:
+                pass
+        self.workers = []
+        await asyncio.sleep(0)
+
+
+def _env_spec(env: Any) -> dict[str, Any]:
+    from verifiers_lite.registry import is_registered
+
+    if env.env_id and is_registered(env.env_id):
+        return {"env_id": env.env_id, "env_args": env.env_args}
+    return {"env": env}  # e.g. a notebook-defined env: ship it (Ray pickles with cloudpickle)
