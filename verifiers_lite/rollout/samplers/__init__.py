@@ -1,0 +1,1 @@
+"""Sampler implementations; each imports its backend only when constructed."""

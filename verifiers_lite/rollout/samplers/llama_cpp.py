@@ -1,0 +1,112 @@
+"""``LlamaCppSampler``: token-level sampling from an in-process ``llama_cpp.Llama``."""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Sequence
+from typing import Any
+
+from ..sampling import SampleResult, SamplingParams, params_list
+
+__all__ = ["LlamaCppSampler", "load_llama"]
+
+_EXTRA = "pip install 'verifiers_lite[local]'  (llama-cpp-python)"
+
+
+def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
+    """A ``llama_cpp.Llama`` over ``model_path`` (default: the embedded SmolLM2 GGUF)."""
+    try:
+        import llama_cpp
+    except ImportError as e:
+        raise ImportError(f"LlamaCppSampler needs llama-cpp-python: {_EXTRA}") from e
+    if model_path is None:
+        from ..models import smollm2_gguf_path
+
+        model_path = smollm2_gguf_path()
+    opts: dict[str, Any] = {"n_ctx": 2048, "n_threads": min(os.cpu_count() or 1, 4), "verbose": False}
+    opts.update(kwargs)
+    return llama_cpp.Llama(model_path=str(model_path), **opts)
+
+
+class LlamaCppSampler:
+    """Samples token prompts one after another on a ``llama_cpp.Llama`` (it has no batching).
+
+    Returned ids are exactly the sampled ids, the stop token included; logprobs are the raw
+    model log-softmax of the sampled token. With a ``seed`` each prompt is sampled from a freshly
+    seeded sampler, so its result does not depend on the batch it came in. llama.cpp's prefix
+    cache is reused between prompts sharing a prefix (multi-turn prompts always do).
+    """
+
+    def __init__(self, llama: Any = None, model_path: str | os.PathLike[str] | None = None, **llama_kwargs: Any) -> None:
+        self._model_path = model_path
+        self._llama_kwargs = llama_kwargs
+        self.llama = llama if llama is not None else load_llama(model_path, **llama_kwargs)
+        # A Llama object holds one KV cache: concurrent sample() calls would corrupt it.
+        self._lock = threading.Lock()
+
+    def __reduce__(self) -> Any:
+        # Pickle (e.g. into a Ray actor) as "load the same model there".
+        path = str(self._model_path or self.llama.model_path)
+        return (_rebuild, (path, self._llama_kwargs))
+
+    def sample(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams | Sequence[SamplingParams]
+    ) -> list[SampleResult]:
+        plist = params_list(params, len(prompts))
+        with self._lock:
+            return [self._one(list(p), sp) for p, sp in zip(prompts, plist)]
+
+    def _one(self, prompt: list[int], p: SamplingParams) -> SampleResult:
+        llm = self.llama
+        if len(prompt) + 1 > llm.n_ctx():
+            raise ValueError(f"prompt of {len(prompt)} tokens does not fit n_ctx={llm.n_ctx()}")
+        max_tokens = min(p.max_tokens, llm.n_ctx() - len(prompt))
+        stop_ids = set(p.stop_token_ids)
+        stop_ids.add(llm.token_eos())
+        if p.seed is not None:
+            llm.set_seed(p.seed)
+        out: list[int] = []
+        logprobs: list[float] | None = [] if p.logprobs is not None else None
+        finish = "length"
+        gen = llm.generate(
+            prompt,
+            top_k=p.top_k if p.top_k > 0 else 0,
+            top_p=p.top_p,
+            temp=p.temperature,
+            repeat_penalty=p.repetition_penalty,
+            reset=True,
+        )
+        text = b""
+        for tok in gen:
+            if logprobs is not None:
+                # The row that produced ``tok`` is the last evaluated position's logits.
+                logprobs.append(_logprob(llm.scores[llm.n_tokens - 1], tok))
+            out.append(tok)
+            if tok in stop_ids:
+                finish = "stop"
+                break
+            if p.stop:
+                text += llm.detokenize([tok], special=True)
+                decoded = text.decode("utf-8", errors="ignore")
+                if any(s in decoded for s in p.stop):
+                    finish = "stop"
+                    break
+            if len(out) >= max_tokens:
+                break
+        gen.close()
+        return SampleResult(out, finish, logprobs)  # type: ignore[arg-type]
+
+
+def _rebuild(model_path: str, llama_kwargs: dict[str, Any]) -> LlamaCppSampler:
+    return LlamaCppSampler(None, model_path, **llama_kwargs)
+
+
+def _logprob(row: Any, tok: int) -> float:
+    """log softmax(row)[tok], computed stably."""
+    import numpy as np
+
+    row = np.asarray(row, dtype=np.float64)
+    m = float(row.max())
+    return float(row[tok] - m - math.log(float(np.exp(row - m).sum())))
