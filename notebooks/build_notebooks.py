@@ -1,0 +1,213 @@
+"""Regenerate the example notebooks (unexecuted): ``python notebooks/build_notebooks.py``.
+
+Kept as code so the three notebooks share one parameters cell and stay reviewable in diffs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+
+HERE = Path(__file__).parent
+
+PARAMS = '''# Parameters (papermill-style; CI sets VF_NOTEBOOK_SMALL=1 to keep the run tiny).
+import os
+
+SMALL = os.environ.get("VF_NOTEBOOK_SMALL", "0") == "1"
+# "local": the embedded SmolLM2-135M (llama.cpp on 127.0.0.1, needs the [local] extra);
+# "fake": the deterministic test server shipped with the library (no model at all).
+BACKEND = os.environ.get("VF_NOTEBOOK_MODEL", "local")'''
+
+MODEL = '''import verifiers_lite as vf
+
+if BACKEND == "fake":
+    from verifiers_lite.testing.fake_server import FakeServerProcess
+
+    server = FakeServerProcess(latency_ms=60).start()
+    client, model = vf.ChatClient(server.base_url), "fake-arith"
+else:
+    # One server for the life of the kernel: later cells (and re-runs) reuse it.
+    from verifiers_lite.clients.local_model import local_model_client
+
+    client, model = local_model_client()
+model'''
+
+CLEANUP = '''if BACKEND == "fake":
+    server.stop()'''
+
+
+def code(src: str, tags: list[str] | None = None) -> nbformat.NotebookNode:
+    cell = new_code_cell(src)
+    if tags:
+        cell.metadata["tags"] = tags
+    return cell
+
+
+def quickstart() -> nbformat.NotebookNode:
+    return new_notebook(cells=[
+        new_markdown_cell("# Quickstart\n\nEvaluate a small model on one-digit arithmetic, watch the run live, "
+                          "then study the results as a DataFrame and a plot. No GPU, no API key, no network."),
+        code(PARAMS + '\nNUM_EXAMPLES = 6 if SMALL else 40\nROLLOUTS = 2 if SMALL else 4\n'
+             'MAX_CONCURRENT = 2 if SMALL else 8', ["parameters"]),
+        new_markdown_cell("## A model\n\nThe embedded model is served on 127.0.0.1 through the OpenAI-compatible API, "
+                          "like any vLLM or hosted endpoint."),
+        code(MODEL),
+        new_markdown_cell("## An environment\n\n`arithmetic` is bundled: seeded questions, a parser and a rubric."),
+        code('env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nenv'),
+        new_markdown_cell("## Evaluate\n\nThe progress display updates live: done/total, mean reward ± stderr, "
+                          "errors, rollouts/s, ETA and the reward histogram."),
+        code('results = env.evaluate_sync(client, model, num_examples=NUM_EXAMPLES, rollouts_per_example=ROLLOUTS,\n'
+             '                            max_concurrent=MAX_CONCURRENT, sampling_args={"temperature": 0.7})\n'
+             'results'),
+        new_markdown_cell("## As a DataFrame"),
+        code('df = results.to_pandas()\ndf[["example_id", "rollout_index", "answer", "reward", "turns", "stop_reason"]].head()'),
+        code('df.groupby("example_id")["reward"].mean().describe()'),
+        new_markdown_cell("## Plots"),
+        code('vf.plot_rewards(results);'),
+        code('vf.plot_pass_at_k(results);'),
+        new_markdown_cell("## Save and load\n\n`save` writes `results.jsonl` + `metadata.json`; "
+                          "`to_parquet` / `to_hf_dataset` export for other tools."),
+        code('path = results.save("outputs/quickstart")\nloaded = vf.load_results(path)\n'
+             'assert len(loaded) == len(results)\nloaded'),
+        code(CLEANUP),
+    ])
+
+
+CHAIN_ENV = '''import re
+
+from verifiers_lite.state import State
+
+
+class ChainSumEnv(vf.MultiTurnEnv):
+    """Keep a running total: each turn asks for the next sum, starting from the true total.
+
+    The environment says whether the last answer was right (and what the total really is),
+    then asks the next step; the game ends after the last increment.
+    """
+
+    async def setup_state(self, state: State) -> None:
+        state["total"] = state["info"]["start"]
+        state["step"] = 0
+        state["step_correct"] = []
+
+    async def is_completed(self, messages, state) -> bool:
+        # Score the model's latest answer, then stop once every increment was asked.
+        inc = state["info"]["increments"][state["step"]]
+        state["total"] += inc
+        state["step_correct"].append(read_number(messages[-1]["content"]) == state["total"])
+        state["step"] += 1
+        return state["step"] == len(state["info"]["increments"])
+
+    async def env_response(self, messages, state):
+        verdict = "Correct." if state["step_correct"][-1] else f"Not quite: it is {state['total']}."
+        nxt = state["info"]["increments"][state["step"]]
+        return [{"role": "user", "content": f"{verdict} What is {state['total']} + {nxt}?"}]
+
+
+def read_number(text: str | None) -> int | None:
+    """The boxed answer if any, else the last integer in the reply."""
+    boxed = vf.extract_boxed_answer(text or "")
+    found = re.findall(r"-?\\d+", boxed if boxed else (text or ""))
+    return int(found[-1]) if found else None'''
+
+CHAIN_RUBRIC = '''def step_accuracy(state) -> float:
+    """Share of the steps answered right."""
+    steps = state.get("step_correct") or []
+    return sum(steps) / len(steps) if steps else 0.0
+
+
+def all_correct(state) -> float:
+    """1.0 when every step was right."""
+    steps = state.get("step_correct") or []
+    return float(bool(steps) and all(steps))
+
+
+rubric = vf.Rubric([step_accuracy, all_correct], weights=[1.0, 0.5])'''
+
+CHAIN_DATA = '''import random
+
+
+def chain_rows(n: int, seed: int = 0) -> list[dict]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        start = rng.randint(1, 9)
+        increments = [rng.randint(1, 9) for _ in range(rng.randint(2, 4))]  # 2-4 turns
+        rows.append({
+            "example_id": i,
+            "question": f"Let's keep a running total. What is {start} + {increments[0]}?",
+            "answer": str(start + sum(increments)),
+            "info": {"start": start, "increments": increments},
+        })
+    return rows
+
+
+env = ChainSumEnv(
+    dataset=chain_rows(NUM_EXAMPLES),
+    system_prompt="Answer each question with the number only.",
+    few_shot=[{"role": "user", "content": "What is 2 + 3?"}, {"role": "assistant", "content": "5"}],
+    rubric=rubric,
+    max_turns=6,
+    sampling_args={"max_tokens": 24},
+)
+env'''
+
+
+def custom_env() -> nbformat.NotebookNode:
+    return new_notebook(cells=[
+        new_markdown_cell("# A custom multi-turn environment\n\nWrite a new task by subclassing `vf.MultiTurnEnv`: "
+                          "the environment replies to each model turn until the game is over, and a rubric scores "
+                          "the whole conversation."),
+        code(PARAMS + '\nNUM_EXAMPLES = 4 if SMALL else 30\nROLLOUTS = 2 if SMALL else 4', ["parameters"]),
+        code(MODEL),
+        new_markdown_cell("## The task: a running total\n\n`setup_state` prepares the per-rollout state, "
+                          "`is_completed` checks the latest answer and decides when to stop, `env_response` "
+                          "writes the environment's next message."),
+        code(CHAIN_ENV),
+        new_markdown_cell("## Its rubric\n\nReward functions take any of `prompt`, `completion`, `answer`, `state`, "
+                          "`info` by name; every function's value is kept as a metric."),
+        code(CHAIN_RUBRIC),
+        code(CHAIN_DATA),
+        code('results = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS, max_concurrent=4)\nresults'),
+        code('df = results.to_pandas()\ndf[["example_id", "turns", "stop_reason", "step_accuracy", "all_correct", "reward"]].head(8)'),
+        code('longest = max(results.rows, key=lambda r: r["turns"])  # one conversation, in full\n'
+             'for m in longest["prompt"][-1:] + longest["completion"]:\n    print(f"{m[\'role\']:>9}: {m[\'content\']}")'),
+        code('vf.plot_reward_vs_turns(results);'),
+        code('vf.plot_advantages(results);'),
+        code(CLEANUP),
+    ])
+
+
+def distributions() -> nbformat.NotebookNode:
+    return new_notebook(cells=[
+        new_markdown_cell("# Reward distributions: two temperatures compared\n\nThe same environment sampled "
+                          "at a low and a high temperature; the plots put the runs side by side."),
+        code(PARAMS + '\nNUM_EXAMPLES = 4 if SMALL else 40\nROLLOUTS = 3 if SMALL else 8\n'
+             'TEMPERATURES = [0.2, 1.2]', ["parameters"]),
+        code(MODEL),
+        code('env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nruns = {}\n'
+             'for t in TEMPERATURES:\n'
+             '    runs[f"T={t}"] = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS,\n'
+             '                                       sampling_args={"temperature": t}, max_concurrent=4)\n'
+             'runs'),
+        code('import pandas as pd\n\npd.DataFrame({name: r.summary for name, r in runs.items()}).T[\n'
+             '    ["num_rollouts", "reward_mean", "reward_stderr"]]'),
+        code('vf.plot_rewards(runs);'),
+        code('vf.plot_rewards(runs, kind="ecdf");'),
+        code('vf.plot_pass_at_k(runs);'),
+        code('vf.plot_advantages(runs);'),
+        new_markdown_cell("Any column can split a plot: here the DataFrame of both runs, by `temperature`."),
+        code('from verifiers_lite.notebook.plots import runs_frame\n\nboth = runs_frame(runs)\n'
+             'vf.plot_rewards(both, by="temperature");'),
+        code(CLEANUP),
+    ])
+
+
+if __name__ == "__main__":
+    for name, nb in [("01_quickstart", quickstart()), ("02_custom_multiturn_env", custom_env()),
+                     ("03_reward_distributions", distributions())]:
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        nbformat.write(nb, HERE / f"{name}.ipynb")
+        print("wrote", name)
