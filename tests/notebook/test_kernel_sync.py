@@ -1,0 +1,91 @@
+"""evaluate_sync in a real Jupyter kernel: twice in one cell, on a background loop thread
+(as under uvloop) with the widget still live, interrupted by a kernel interrupt and resumed."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from .kernel_session import KernelSession
+
+pytestmark = pytest.mark.slow
+
+SETUP = """
+import json, threading
+import verifiers_lite as vf
+client = vf.ChatClient({url!r})
+rows = [{{"question": f"What is {{i}} + {{i % 7}}?", "answer": str(i + i % 7)}} for i in range(40)]
+def correct(completion, answer):
+    return float(vf.extract_boxed_answer(completion[-1]["content"] or "") == answer)
+env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([correct]))
+"""
+
+
+@pytest.fixture
+def kernel(jupyter_kernel, tmp_path):
+    # The fake server lives in the test process: a kernel interrupt signals the kernel's whole
+    # process group, which would also stop a server the kernel had started.
+    session = KernelSession(str(tmp_path))
+    yield session
+    session.close()
+
+
+def test_twice_in_one_cell_with_live_widget(kernel, fake_server):
+    fake_server.configure(latency_ms=40)
+    kernel.run(SETUP.format(url=fake_server.base_url))
+    out = kernel.run(
+        "a = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
+        "b = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
+        "print(len(a), len(b), a.summary['errors'], b.summary['errors'])"
+    )
+    assert out["stdout"].split() == ["12", "12", "{}", "{}"]
+    assert sum("vf-progress" in h for h in out["html"]) == 2  # two final frames, one per run
+
+
+def test_background_loop_thread_updates_the_widget_while_the_cell_runs(kernel, fake_server):
+    """The uvloop path (a loop nest-asyncio cannot patch): work and callbacks on another thread."""
+    fake_server.configure(latency_ms=100)
+    kernel.run(SETUP.format(url=fake_server.base_url))
+    out = kernel.run(
+        "import verifiers_lite.sync as vsync\n"
+        "vsync._patchable = lambda loop: False  # what a uvloop loop answers\n"
+        "threads = set()\n"
+        "res = env.evaluate_sync(client, 'fake-arith', num_examples=8, rollouts_per_example=2, max_concurrent=2,\n"
+        "                        on_progress=lambda stats, rows: threads.add(threading.current_thread().name))\n"
+        "print(len(res), sorted(threads), threading.current_thread().name)"
+    )
+    n, loop_thread, cell_thread = out["stdout"].split()
+    assert n == "16" and loop_thread == "['verifiers-lite-loop']" and cell_thread == "MainThread"
+    values = [u["value"] for u in out["updates"] if isinstance(u.get("value"), int)]
+    assert len(out["updates"]) >= 8 and any(0 < v < 16 for v in values), values
+    assert values[-1] == 16
+
+
+def test_interrupt_then_resume_with_results_path(kernel, fake_server, tmp_path):
+    fake_server.configure(latency_ms=150)
+    kernel.run(SETUP.format(url=fake_server.base_url))
+    results = tmp_path / "run"
+    call = (f"out = env.evaluate_sync(client, 'fake-arith', num_examples=20, rollouts_per_example=2, "
+            f"max_concurrent=2, results_path={str(results)!r}, progress=False)")
+    msg_id = kernel.send(call)
+    lines = results / "results.jsonl"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and (not lines.exists() or len(lines.read_text().splitlines()) < 6):
+        time.sleep(0.05)
+    kernel.interrupt()
+    first = kernel.collect(msg_id)
+    assert first["error"] == "KeyboardInterrupt"
+    partial = len(lines.read_text().splitlines())
+    assert 6 <= partial < 40
+
+    # The kernel is still usable, and the rerun only runs what is missing.
+    fake_server.reset()
+    n, status = kernel.run(call + "\nprint(len(out), out.metadata['status'])")["stdout"].split()
+    assert (n, status) == ("40", "completed")
+    assert fake_server.stats()["requests"] == 40 - partial  # only the missing groups ran
+    rows = [json.loads(x) for x in lines.read_text().splitlines()]
+    keys = [(r["example_id"], r["rollout_index"]) for r in rows]
+    assert len(keys) == len(set(keys)) == 40
