@@ -1,9 +1,10 @@
 """arithmetic: one-step integer arithmetic, single turn.
 
 Measures whether a model computes ``a op b`` correctly. The data are generated offline by a
-seeded generator (same seed, same questions). The defaults (one-digit additions, two worked
-examples as few-shot turns) are sized so that the embedded SmolLM2-135M gets roughly half to
-three quarters right: real, varied rewards. The answer is the number the model states after
+seeded generator (same seed, same questions). The defaults (one-digit operands, ``+ - *``, two
+worked examples as few-shot turns) are sized so that the embedded SmolLM2-135M gets roughly half
+right (measured: ~0.58; one-digit additions alone ~0.95, two-digit additions ~0.17): real,
+varied rewards. The answer is the number the model states after
 ``=``/``is`` (or in ``\\boxed{}``), else its last number.
 
 Reward: ``correct`` (1/0). Metric (weight 0): ``answered`` (a number could be read at all).
@@ -57,7 +58,7 @@ def load_environment(
     num_examples: int = 100,
     seed: int = 0,
     digits: int = 1,
-    operations: str = "+",
+    operations: str = "+-*",
     use_few_shot: bool = True,
     system_prompt: str = SYSTEM_PROMPT,
     max_tokens: int = 16,

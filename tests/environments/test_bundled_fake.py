@@ -40,10 +40,10 @@ def test_arithmetic_against_fake_model(fake_server):
     assert len(df) == 24 and df["error"].isna().all()
     assert set(df["reward"]) <= {0.0, 1.0} and 0 < df["reward"].mean() < 1
     assert (df["answered"] == 1.0).all()
-    # one-digit additions by default, with two few-shot turns before the question
+    # one-digit operands by default, with two few-shot turns before the question
     prompt = out.rows[0]["prompt"]
     assert prompt[0]["role"] == "system" and len(prompt) == 6
-    assert out.rows[0]["info"]["op"] == "+" and 0 <= out.rows[0]["info"]["a"] <= 9
+    assert out.rows[0]["info"]["op"] in "+-*" and 0 <= out.rows[0]["info"]["a"] <= 9
 
 
 def test_arithmetic_options_are_checked():

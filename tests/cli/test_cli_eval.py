@@ -1,0 +1,142 @@
+"""``vf-lite`` end to end in a subprocess: exit codes, the summary, files written, bad arguments."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from verifiers_lite.cli import main
+
+
+def vf_lite(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    return subprocess.run([sys.executable, "-m", "verifiers_lite.cli", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+
+
+def _run_dir(root: Path) -> Path:
+    runs = [p for p in root.glob("*/*") if (p / "metadata.json").exists()]
+    assert len(runs) == 1, runs
+    return runs[0]
+
+
+def test_eval_against_fake_server_prints_summary_and_writes_files(fake_server, tmp_path):
+    r = vf_lite("eval", "arithmetic", "-b", fake_server.base_url, "-m", "fake-arith", "-n", "6", "-r", "3",
+                "-c", "4", "-T", "0.7", "-t", "20", "-s", str(tmp_path / "out"), "--seed", "5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    for needle in ("reward", "± ", "pass@1", "pass@3", "errors", "none", "tokens", "wall time", "results", "plot"):
+        assert needle in out, (needle, out)
+    assert "  correct" in out and "  answered" in out
+    assert "rollouts" in r.stderr and "18/18" in r.stderr  # the tqdm progress bar
+    run = _run_dir(tmp_path / "out")
+    assert run.parent.name == "arithmetic--fake-arith"
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 18
+    meta = json.loads((run / "metadata.json").read_text())
+    assert meta["env_args"] == {"seed": 5} and meta["sampling_args"] == {"max_tokens": 20, "temperature": 0.7}
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["num_rollouts"] == 18 and set(summary["pass_at_k"]) == {"1", "2", "3"}
+    png = run / "reward_hist.png"
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and str(png) in out
+    assert fake_server.stats()["max_in_flight"] <= 4
+
+
+def test_eval_discovers_model_and_resumes(fake_server, tmp_path):
+    root = tmp_path / "out"
+    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-n", "3", "-r", "1", "-q",
+                "-a", '{"high": 10}', "-s", str(root), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    run = _run_dir(root)
+    assert run.parent.name == "guess_number--fake-arith"  # the fake server lists fake-arith first
+    before = fake_server.stats()["requests"]
+    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-q", "--resume", str(run), "-s", str(root), cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert fake_server.stats()["requests"] == before  # all done: nothing rerun
+    assert "3 (3 examples x 1)" in r.stdout
+
+
+def test_eval_with_two_endpoints_spreads_groups(fake_server, tmp_path):
+    from verifiers_lite.testing.fake_server import FakeServerProcess
+
+    with FakeServerProcess() as other:
+        r = vf_lite("eval", "arithmetic", "-b", fake_server.base_url, "-b", other.base_url, "-m", "fake-arith",
+                    "-n", "6", "-r", "2", "-q", "-s", str(tmp_path / "out"), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert fake_server.stats()["requests"] == 6 and other.stats()["requests"] == 6
+
+
+def test_all_rollouts_failing_exits_non_zero(tmp_path):
+    from verifiers_lite.testing.fake_server import free_port
+
+    r = vf_lite("eval", "arithmetic", "-b", f"http://127.0.0.1:{free_port()}/v1", "-m", "x", "-n", "2", "-r", "1",
+                "-q", "--timeout", "5", "-s", str(tmp_path / "out"), cwd=tmp_path)
+    assert r.returncode == 1
+    assert "all 2 rollouts failed" in r.stderr and "model_connection" in r.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["eval", "no_such_env"], "unknown environment 'no_such_env'; available: arithmetic, calculator"),
+        (["eval", "arithmetic", "-a", "{not json"], "--env-args is not valid JSON"),
+        (["eval", "arithmetic", "-a", "[1, 2]"], "--env-args must be a JSON object"),
+        (["eval", "arithmetic", "-a", '{"bogus": 1}'], "does not take ['bogus']"),
+        (["eval", "arithmetic", "-n", "0"], "--num-examples must be >= 1"),
+        (["eval", "arithmetic", "-r", "0"], "--rollouts-per-example must be >= 1"),
+        (["eval", "arithmetic", "-c", "0"], "--max-concurrent must be >= 1"),
+        (["eval", "arithmetic", "-b", "localhost:8000"], "--base-url must be an http(s) URL"),
+        (["eval", "arithmetic", "--resume", "/nonexistent/run"], "holds no run"),
+    ],
+)
+def test_bad_arguments_exit_non_zero_with_a_clear_message(args, message, tmp_path, capsys):
+    code = main([*args, "-s", str(tmp_path)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_argparse_errors_and_list(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["eval", "arithmetic", "-n", "three"])
+    assert info.value.code == 2 and "invalid int value" in capsys.readouterr().err
+    assert main(["list"]) == 0
+    listed = capsys.readouterr().out.split()
+    assert {"arithmetic", "calculator", "guess_number", "reasoning_gym"} <= set(listed)
+    assert main([]) == 2
+
+
+def test_serve_delegates_to_the_server_cli(capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["serve", "--help"])
+    assert info.value.code == 0
+    assert "usage" in capsys.readouterr().out.lower()
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_eval_against_the_embedded_model(tmp_path):
+    pytest.importorskip("llama_cpp")
+    r = vf_lite("eval", "arithmetic", "-n", "3", "-r", "2", "-s", str(tmp_path / "out"), cwd=tmp_path, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert "SmolLM2-135M-Instruct" in r.stdout and "pass@2" in r.stdout
+    run = _run_dir(tmp_path / "out")
+    assert (run / "reward_hist.png").exists() and len((run / "results.jsonl").read_text().splitlines()) == 6
+    # the embedded server was stopped with the CLI
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_llama_server_of(int(p), run)]
+
+
+def _is_llama_server_of(pid: int, run: Path) -> bool:
+    meta = json.loads((run / "metadata.json").read_text())
+    port = str(meta["endpoints"][0]["name"]).rsplit(":", 1)[1].split("/")[0]
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            args = f.read().split(b"\0")
+    except OSError:
+        return False
+    return b"llama_cpp.server" in args and port.encode() in args

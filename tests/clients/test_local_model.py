@@ -1,0 +1,120 @@
+"""The embedded model's server manager: start, health, clean stop (no orphans), clear errors."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import os
+import signal
+import urllib.request
+
+import pytest
+
+from verifiers_lite.clients import local_model as lm
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie still answers kill(0); read its state
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def test_missing_extra_names_the_install_command(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    with pytest.raises(ImportError, match=r"pip install 'verifiers_lite\[local\]'"):
+        lm.LocalModel()
+    with pytest.raises(ImportError, match=r"verifiers_lite\[local\]"), lm.local_model():
+        pass
+
+
+def test_missing_gguf_is_a_clear_error(tmp_path):
+    pytest.importorskip("llama_cpp")
+    with pytest.raises(FileNotFoundError, match="nope.gguf"):
+        lm.LocalModel(tmp_path / "nope.gguf")
+
+
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_bad_model_fails_fast_with_the_server_output(tmp_path):
+    pytest.importorskip("llama_cpp")
+    bogus = tmp_path / "bogus.gguf"
+    bogus.write_bytes(b"this is not a gguf file")
+    with pytest.raises(lm.LocalModelError) as info, lm.local_model(bogus, startup_timeout=60):
+        pass
+    msg = str(info.value)
+    assert "exited with code" in msg and "server output" in msg and "bogus.gguf" in msg
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_context_manager_serves_then_leaves_no_process():
+    pytest.importorskip("llama_cpp")
+    with lm.local_model(n_ctx=512) as (client, model):
+        assert model == lm.DEFAULT_MODEL_NAME
+        port = int(client.base_url.rsplit(":", 1)[1].split("/")[0])
+        reply = asyncio.run(client.chat(model, [{"role": "user", "content": "Say hi."}], {"max_tokens": 4}))
+        assert reply.content.strip()
+        pids = _server_pids(port)
+        assert pids
+    assert not any(_alive(p) for p in pids)
+    with pytest.raises(OSError):
+        urllib.request.urlopen(f"http://127.0.0.1:{port}/v1/models", timeout=2)
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_server_is_stopped_after_an_exception_in_the_block():
+    pytest.importorskip("llama_cpp")
+    server = lm.LocalModel(n_ctx=512)
+    with pytest.raises(RuntimeError, match="boom"), server:
+        pid = server.proc.pid
+        assert _alive(pid)
+        raise RuntimeError("boom")
+    assert not _alive(pid) and not server.running
+    # the whole process group is gone too
+    with pytest.raises(ProcessLookupError):
+        os.killpg(pid, 0)
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_shared_server_is_reused_and_stoppable():
+    pytest.importorskip("llama_cpp")
+    try:
+        c1, m1 = lm.local_model_client(n_ctx=512)
+        c2, m2 = lm.local_model_client()
+        assert c1.base_url == c2.base_url and m1 == m2
+        pid = lm._shared.proc.pid
+    finally:
+        lm.stop_shared_local_model()
+    assert not _alive(pid)
+
+
+def _server_pids(port: int) -> list[int]:
+    """PIDs of processes whose command line names ``--port <port>`` (our child only)."""
+    pids = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                args = f.read().split(b"\0")
+        except OSError:
+            continue
+        if b"llama_cpp.server" in args and str(port).encode() in args:
+            pids.append(int(entry))
+    return pids
+
+
+def test_signal_group_ignores_missing_processes():
+    lm._signal_group(2**22 + 12345, signal.SIGTERM)  # no such group: must not raise

@@ -1,0 +1,314 @@
+"""``vf-lite``: evaluate a bundled or installed environment from the shell (``vf-lite eval``),
+list environments (``vf-lite list``) and serve rollouts (``vf-lite serve``)."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+DEFAULT_SAVE_DIR = "outputs/evals"
+DEFAULT_NUM_EXAMPLES = 10
+DEFAULT_ROLLOUTS = 4
+DEFAULT_CONCURRENCY = 32
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+
+
+class CLIError(Exception):
+    """A user mistake: printed as ``error: ...`` and exit code 2 (no traceback)."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,list,serve}")
+    ev = sub.add_parser(
+        "eval", help="evaluate an environment against a model",
+        description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
+                    "SmolLM2-135M (llama.cpp, 127.0.0.1) is started and stopped for you.",
+    )
+    ev.add_argument("env_id", metavar="ENV_ID", help="bundled environment id (see `vf-lite list`) or an installed module")
+    ev.add_argument("-m", "--model", help="model name (default: the embedded model; with -b, the server's first model)")
+    ev.add_argument("-b", "--base-url", action="append", default=None, metavar="URL",
+                    help="OpenAI-compatible base URL, e.g. http://host:8000/v1; repeat for many endpoints "
+                         "(each example's rollouts stay on one endpoint)")
+    ev.add_argument("-k", "--api-key-var", default="OPENAI_API_KEY", metavar="VAR",
+                    help="environment variable holding the API key (default: OPENAI_API_KEY)")
+    ev.add_argument("-n", "--num-examples", type=int, default=None,
+                    help=f"examples to evaluate, -1 for all (default: {DEFAULT_NUM_EXAMPLES})")
+    ev.add_argument("-r", "--rollouts-per-example", type=int, default=None,
+                    help=f"rollouts per example (default: {DEFAULT_ROLLOUTS})")
+    ev.add_argument("-c", "--max-concurrent", type=int, default=DEFAULT_CONCURRENCY,
+                    help=f"model requests in flight (default: {DEFAULT_CONCURRENCY})")
+    ev.add_argument("-t", "--max-tokens", type=int, default=None, help="max completion tokens per turn (default: the env's)")
+    ev.add_argument("-T", "--temperature", type=float, default=None, help="sampling temperature (default: the server's)")
+    ev.add_argument("-a", "--env-args", default=None, metavar="JSON",
+                    help='environment arguments as a JSON object, e.g. \'{"digits": 2}\'')
+    ev.add_argument("-s", "--save-dir", default=DEFAULT_SAVE_DIR,
+                    help=f"root directory of results (default: {DEFAULT_SAVE_DIR})")
+    ev.add_argument("--resume", nargs="?", const="latest", default=None, metavar="RUN_DIR",
+                    help="continue an interrupted run: RUN_DIR, or the latest run of this env and model")
+    ev.add_argument("--seed", type=int, default=None,
+                    help="data seed, passed to the environment's load_environment(seed=...)")
+    ev.add_argument("--gguf", default=None, metavar="PATH", help="serve this GGUF instead of the embedded model")
+    ev.add_argument("--n-ctx", type=int, default=2048, help="context size of the embedded server (default: 2048)")
+    ev.add_argument("--threads", type=int, default=None, help="threads of the embedded server (default: all cores)")
+    ev.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default: 300)")
+    ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
+    ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    sub.add_parser("list", help="list the bundled environments")
+    sv = sub.add_parser("serve", help="run a rollout server (see `vf-lite serve --help`)", add_help=False)
+    sv.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``vf-lite`` script; returns the process exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["serve"]:
+        return _serve(argv[1:])  # the server parses its own options
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    try:
+        if args.command == "list":
+            return _list()
+        return run_eval(args)
+    except CLIError as exc:
+        print(f"vf-lite: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nvf-lite: interrupted", file=sys.stderr)
+        return 130
+
+
+def _list() -> int:
+    import verifiers_lite as vf
+
+    for env_id in vf.list_environments():
+        print(env_id)
+    return 0
+
+
+def _serve(argv: list[str]) -> int:
+    try:
+        from verifiers_lite.server.cli import serve_main
+    except ImportError as exc:
+        print(f"vf-lite: error: the rollout server is not available ({exc}); "
+              "install it with: pip install 'verifiers_lite[server]'", file=sys.stderr)
+        return 2
+    return int(serve_main(argv) or 0)
+
+
+# -- eval ---------------------------------------------------------------------------------------
+
+
+def parse_env_args(text: str | None) -> dict[str, Any]:
+    """``-a`` JSON -> dict, with a clear error for anything else."""
+    if text is None:
+        return {}
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise CLIError(f"--env-args is not valid JSON ({exc.msg} at char {exc.pos}): {text!r}") from exc
+    if not isinstance(value, dict):
+        raise CLIError(f"--env-args must be a JSON object like '{{\"seed\": 1}}', got {type(value).__name__}")
+    return value
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    if args.num_examples is not None and (args.num_examples == 0 or args.num_examples < -1):
+        raise CLIError(f"--num-examples must be >= 1 (or -1 for all), got {args.num_examples}")
+    if args.rollouts_per_example is not None and args.rollouts_per_example < 1:
+        raise CLIError(f"--rollouts-per-example must be >= 1, got {args.rollouts_per_example}")
+    if args.max_concurrent < 1:
+        raise CLIError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
+    if args.max_tokens is not None and args.max_tokens < 1:
+        raise CLIError(f"--max-tokens must be >= 1, got {args.max_tokens}")
+    if args.temperature is not None and args.temperature < 0:
+        raise CLIError(f"--temperature must be >= 0, got {args.temperature}")
+    if args.timeout <= 0:
+        raise CLIError(f"--timeout must be positive, got {args.timeout}")
+    for url in args.base_url or []:
+        if not url.startswith(("http://", "https://")):
+            raise CLIError(f"--base-url must be an http(s) URL, got {url!r}")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_")[:80] or "model"
+
+
+def _find_latest_run(root: Path, env_id: str, model: str | None) -> Path:
+    pattern = f"{_slug(env_id)}--{_slug(model)}" if model else f"{_slug(env_id)}--*"
+    runs = sorted(p for d in root.glob(pattern) for p in d.iterdir() if (p / "metadata.json").exists())
+    if not runs:
+        raise CLIError(f"--resume: no earlier run of {env_id!r} under {root}/ to resume")
+    return max(runs, key=lambda p: p.name)
+
+
+def _load_env(env_id: str, env_args: dict[str, Any]) -> Any:
+    import verifiers_lite as vf
+
+    try:
+        return vf.load_environment(env_id, **env_args)
+    except ValueError as exc:
+        raise CLIError(str(exc)) from exc
+    except TypeError as exc:
+        raise CLIError(f"bad --env-args for {env_id!r}: {exc}") from exc
+
+
+def _accepts(env_id: str, name: str) -> bool:
+    import importlib
+    import inspect
+
+    for module_name in (f"environments.{env_id.replace('-', '_')}", env_id.replace("-", "_")):
+        try:
+            loader = importlib.import_module(module_name).load_environment
+        except (ImportError, AttributeError):
+            continue
+        params = inspect.signature(loader).parameters
+        return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
+    return False
+
+
+def _discover_model(base_url: str, api_key: str | None) -> str:
+    """The first model a server lists at ``GET /models`` (vLLM and llama.cpp serve one)."""
+    req = urllib.request.Request(base_url.rstrip("/") + "/models")
+    if api_key:
+        req.add_header("Authorization", f"Bearer {api_key}")
+    try:
+        with urllib.request.urlopen(req, timeout=10) as resp:
+            data = json.loads(resp.read()).get("data") or []
+        return str(data[0]["id"])
+    except Exception as exc:
+        raise CLIError(f"no --model given and {base_url}/models did not name one ({exc}); pass -m MODEL") from exc
+
+
+@contextlib.contextmanager
+def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tuple[Any, str, str]]:
+    """Yield (client or clients, model name, description of where the model runs)."""
+    from verifiers_lite.clients.http import ChatClient
+
+    api_key = os.environ.get(args.api_key_var) or None
+    urls = list(args.base_url or [])
+    if not urls and args.model is None and saved_model is not None and args.gguf is None:
+        args.model = saved_model if saved_model != _embedded_name() else None
+    if not urls and args.model not in (None, _embedded_name()) and args.gguf is None:
+        urls = [OPENAI_BASE_URL]  # a model name alone means a hosted API, as in vf-eval
+    if urls:
+        model = args.model or _discover_model(urls[0], api_key)
+        clients = [ChatClient(u, api_key, timeout=args.timeout) for u in urls]
+        where = ", ".join(urls)
+        yield (clients if len(clients) > 1 else clients[0]), model, where
+        return
+    from verifiers_lite.clients.local_model import LocalModel, LocalModelError
+
+    try:
+        server = LocalModel(args.gguf, n_ctx=args.n_ctx, n_threads=args.threads, request_timeout=args.timeout)
+    except (ImportError, FileNotFoundError, ValueError) as exc:
+        raise CLIError(f"cannot start the embedded model: {exc}") from exc
+    print(f"vf-lite: starting {server.model_name} (llama.cpp server, {server.model_path.name}) "
+          f"on 127.0.0.1:{server.port} ...", file=sys.stderr)
+    try:
+        server.start()
+    except LocalModelError as exc:
+        raise CLIError(str(exc)) from exc
+    try:
+        yield server.client(), server.model_name, f"embedded llama.cpp server at {server.base_url}"
+    finally:
+        server.stop()
+
+
+def _embedded_name() -> str:
+    from verifiers_lite.clients.local_model import DEFAULT_MODEL_NAME
+
+    return DEFAULT_MODEL_NAME
+
+
+def run_eval(args: argparse.Namespace) -> int:
+    """``vf-lite eval``: run, print the summary table, write results and the reward plot."""
+    from verifiers_lite.cli_report import format_table, run_summary, save_reward_histogram
+    from verifiers_lite.progress import TqdmProgress
+
+    _check_numbers(args)
+    env_args = parse_env_args(args.env_args)
+    root = Path(args.save_dir)
+    saved: dict[str, Any] = {}
+    run_dir: Path | None = None
+    if args.resume is not None:
+        run_dir = _find_latest_run(root, args.env_id, args.model) if args.resume == "latest" else Path(args.resume)
+        meta_file = run_dir / "metadata.json"
+        if not meta_file.exists():
+            raise CLIError(f"--resume: {run_dir} holds no run (no metadata.json)")
+        saved = json.loads(meta_file.read_text())
+        if args.env_args is None:
+            env_args = dict(saved.get("env_args") or {})
+    if args.seed is not None and "seed" not in env_args:
+        if not _accepts(args.env_id, "seed"):
+            raise CLIError(f"--seed: environment {args.env_id!r} takes no seed argument")
+        env_args["seed"] = args.seed
+    env = _load_env(args.env_id, env_args)
+    num_examples = args.num_examples or saved.get("num_examples") or DEFAULT_NUM_EXAMPLES
+    rollouts = args.rollouts_per_example or saved.get("rollouts_per_example") or DEFAULT_ROLLOUTS
+    sampling_args: dict[str, Any] = dict(saved.get("sampling_args") or {}) if saved else {}
+    if args.max_tokens is not None:
+        sampling_args["max_tokens"] = args.max_tokens
+    if args.temperature is not None:
+        sampling_args["temperature"] = args.temperature
+
+    with _endpoints(args, saved.get("model")) as (client, model, where):
+        if run_dir is None:
+            run_dir = root / f"{_slug(args.env_id)}--{_slug(model)}" / time.strftime("%Y%m%d-%H%M%S")
+            while run_dir.exists():  # two runs in one second
+                run_dir = run_dir.with_name(run_dir.name + "-1")
+        run_dir.mkdir(parents=True, exist_ok=True)
+        print(f"vf-lite: {args.env_id} x {model} ({where}): {num_examples} examples x {rollouts} rollouts "
+              f"-> {run_dir}", file=sys.stderr)
+        t0 = time.perf_counter()
+        try:
+            out = env.evaluate_sync(
+                client, model, num_examples=num_examples, rollouts_per_example=rollouts,
+                max_concurrent=args.max_concurrent, sampling_args=sampling_args or None,
+                results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id),
+            )
+        except KeyboardInterrupt:
+            print(f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"
+                  f"  vf-lite eval {args.env_id} --resume {run_dir}", file=sys.stderr)
+            return 130
+        except ValueError as exc:  # e.g. a resume directory of another run
+            raise CLIError(str(exc)) from exc
+        wall = time.perf_counter() - t0
+
+    summary = run_summary(out.rows, rollouts, wall)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    plot_path: str | None = None
+    if not args.no_plot:
+        try:
+            plot_path = str(save_reward_histogram(
+                out.rewards, run_dir / "reward_hist.png",
+                title=f"{args.env_id} · {model} · reward {summary['reward_mean']:.3f} ± {summary['reward_stderr']:.3f}",
+            ))
+        except ImportError as exc:
+            print(f"vf-lite: no plot: {exc}", file=sys.stderr)
+    header = f"vf-lite eval {args.env_id} · model {model}"
+    print(format_table(summary, header, {"results": str(run_dir), "plot": plot_path}))
+    sys.stdout.flush()
+    failed = sum(summary["errors"].values())
+    if out.rows and failed == len(out.rows):
+        first = next(r["error"] for r in out.rows if r.get("error"))
+        print(f"vf-lite: error: all {failed} rollouts failed; first error: {first.get('message')}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,101 @@
+"""What ``vf-lite eval`` prints and writes after a run: the summary table and a reward histogram."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from verifiers_lite.results.metrics import pass_at_k
+from verifiers_lite.results.outputs import summarize_rows
+
+
+def pass_at_k_ks(rollouts_per_example: int) -> list[int]:
+    """The k shown: every k up to 8, beyond that powers of two and the group size itself."""
+    if rollouts_per_example <= 8:
+        return list(range(1, rollouts_per_example + 1))
+    ks = [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k < rollouts_per_example]
+    return [*ks, rollouts_per_example]
+
+
+def run_summary(rows: list[dict[str, Any]], rollouts_per_example: int, wall_s: float) -> dict[str, Any]:
+    """Everything the table shows, as JSON-friendly data (also saved as summary.json)."""
+    s = summarize_rows(rows)
+    n = max(1, len(rows))
+    out: dict[str, Any] = {
+        **s,
+        "num_examples": len({r.get("example_id") for r in rows}),
+        "rollouts_per_example": rollouts_per_example,
+        "wall_time_s": wall_s,
+        "rollouts_per_s": len(rows) / wall_s if wall_s > 0 else None,
+        "prompt_tokens_per_rollout": s["prompt_tokens"] / n,
+        "completion_tokens_per_rollout": s["completion_tokens"] / n,
+        "pass_at_k": {},
+    }
+    if rollouts_per_example > 1:
+        out["pass_at_k"] = {k: pass_at_k(rows, k) for k in pass_at_k_ks(rollouts_per_example)}
+    return out
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "n/a"
+    return f"{x:.{digits}f}"
+
+
+def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | None]) -> str:
+    """The plain-text summary table printed at the end of a run."""
+    lines = [header, "-" * min(100, max(40, len(header)))]
+
+    def row(label: str, value: str) -> None:
+        lines.append(f"{label:<22}{value}")
+
+    row("rollouts", f"{summary['num_rollouts']} ({summary['num_examples']} examples x "
+                    f"{summary['rollouts_per_example']})")
+    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr)")
+    for name, value in summary["metrics_mean"].items():
+        row(f"  {name}", _fmt(value))
+    for k, value in summary["pass_at_k"].items():
+        row(f"pass@{k}", _fmt(value))
+    errors = summary["errors"]
+    row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
+    row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
+                  f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)")
+    rate = summary.get("rollouts_per_s")
+    row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else ""))
+    for label, path in paths.items():
+        if path:
+            row(label, path)
+    return "\n".join(lines)
+
+
+def save_reward_histogram(rewards: list[float], path: str | Path, title: str = "") -> Path:
+    """A histogram of rewards as a PNG (matplotlib, Agg backend: no display needed).
+
+    Raises ImportError naming the extra when matplotlib is missing.
+    """
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg", force=False)
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise ImportError("the reward plot needs matplotlib: pip install 'verifiers_lite[plot]'") from exc
+    path = Path(path)
+    lo = min([0.0, *rewards])
+    hi = max([1.0, *rewards])
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=100)
+    try:
+        ax.hist(rewards, bins=20, range=(lo, hi), color="#4c72b0", edgecolor="white")
+        if rewards:
+            mean = sum(rewards) / len(rewards)
+            ax.axvline(mean, color="#c44e52", linestyle="--", label=f"mean {mean:.3f}")
+            ax.legend()
+        ax.set_xlabel("reward")
+        ax.set_ylabel("rollouts")
+        ax.set_title(title or f"reward distribution ({len(rewards)} rollouts)", fontsize=10)
+        fig.tight_layout()
+        fig.savefig(path)
+    finally:
+        plt.close(fig)
+    return path
