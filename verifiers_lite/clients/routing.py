@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -10,6 +11,9 @@ from typing import Any
 from verifiers_lite.clients.base import ChatResponse, Message, ModelClient
 
 FAILING_STREAK = 5  # consecutive failed requests before an endpoint is reported as failing
+# A failing endpoint gets no new groups while another is healthy, except one probe group after
+# this many seconds without a new failure (so a restarted server is taken back).
+FAILING_PROBE_S = 30.0
 
 
 @dataclass(slots=True)
@@ -24,6 +28,11 @@ class EndpointStats:
     groups: int = 0
     streak: int = 0
     reported: bool = False
+    last_failure: float = 0.0
+
+    @property
+    def failing(self) -> bool:
+        return self.streak >= FAILING_STREAK
 
 
 class LimitedClient:
@@ -70,6 +79,7 @@ class LimitedClient:
         except Exception as exc:
             s.failures += 1
             s.streak += 1
+            s.last_failure = time.monotonic()
             if s.streak >= FAILING_STREAK and not s.reported and self.on_failing is not None:
                 s.reported = True
                 self.on_failing(s, exc)
@@ -82,7 +92,8 @@ class LimitedClient:
 
 
 class EndpointRouter:
-    """Assigns each group to the endpoint with the fewest groups assigned so far (even spread)."""
+    """Assigns each group to the endpoint with the fewest groups assigned so far (even spread),
+    passing over endpoints that keep failing while a healthy one is left (failover)."""
 
     def __init__(
         self,
@@ -96,7 +107,12 @@ class EndpointRouter:
         ]
 
     def pick(self) -> LimitedClient:
-        chosen = min(self.endpoints, key=lambda e: e.stats.groups)
+        now = time.monotonic()
+        usable = [
+            e for e in self.endpoints
+            if not e.stats.failing or now - e.stats.last_failure > FAILING_PROBE_S
+        ]
+        chosen = min(usable or self.endpoints, key=lambda e: e.stats.groups)
         chosen.stats.groups += 1
         return chosen
 
