@@ -54,6 +54,8 @@ def run_rollout_server(
     app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **kwargs: Any
 ) -> None:
     """Serve ``app`` (from :func:`create_rollout_server`) until SIGTERM/SIGINT, then drain."""
+    kwargs.setdefault("timeout_keep_alive", 30)  # long-poll clients reuse their connections
+    kwargs.setdefault("backlog", 4096)  # a thousand pollers may connect at once
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=None, **kwargs
     )
