@@ -29,7 +29,7 @@ def normalize_messages(messages: Any, where: str = "prompt") -> Messages:
         role = msg.get("role")
         if role is None:
             raise ValueError(f"{where}: message {i} is missing 'role'")
-        if role not in ROLES:
+        if not isinstance(role, str) or role not in ROLES:
             raise ValueError(f"{where}: message {i} has unknown role {role!r} (expected one of {sorted(ROLES)})")
         content = msg.get("content")
         if content is None and not (role == "assistant" and msg.get("tool_calls")):

@@ -41,21 +41,22 @@ class ToolEnv(MultiTurnEnv):
         calls = messages[-1].get("tool_calls") or []
         return list(await asyncio.gather(*(self._answer(call, i) for i, call in enumerate(calls))))
 
-    async def _answer(self, call: dict[str, Any], index: int) -> dict[str, Any]:
-        call_id = call.get("id") or f"call_{index}"
-        function = call.get("function") or {}
+    async def _answer(self, call: Any, index: int) -> dict[str, Any]:
+        """One tool message per call, whatever the model wrote (malformed calls included)."""
+        call = call if isinstance(call, dict) else {}
+        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else f"call_{index}"
+        function = call.get("function") if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
         fn = self.tools.get(name) if isinstance(name, str) else None
         if fn is None:
             content = f"Error (unknown_tool): no tool named {name!r}; available: {sorted(self.tools)}"
-        else:
-            args: Any = function.get("arguments")
-            if isinstance(args, str) and args.strip():
-                try:
-                    args = json.loads(args)
-                except json.JSONDecodeError as exc:
-                    args = None
-                    content = f"Error (bad_arguments) calling tool {name!r}: arguments are not valid JSON: {exc}"
-            if args is not None or not function.get("arguments"):
-                content = await call_tool(fn, args, self.tool_timeout, name=name)
+            return {"role": "tool", "tool_call_id": call_id, "content": content}
+        args: Any = function.get("arguments")
+        if isinstance(args, str) and args.strip():
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError as exc:
+                content = f"Error (bad_arguments) calling tool {name!r}: arguments are not valid JSON: {exc}"
+                return {"role": "tool", "tool_call_id": call_id, "content": content}
+        content = await call_tool(fn, args, self.tool_timeout, name=name)
         return {"role": "tool", "tool_call_id": call_id, "content": content}
