@@ -94,7 +94,16 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
         if stripped.endswith(":") and header in {"args", "arguments", "parameters", "params"}:
             section, current = "args", None
             continue
-        if stripped.endswith(":") and header in {"returns", "return", "raises", "yields", "examples", "example", "note", "notes"}:
+        if stripped.endswith(":") and header in {
+            "returns",
+            "return",
+            "raises",
+            "yields",
+            "examples",
+            "example",
+            "note",
+            "notes",
+        }:
             section, current = "other", None
             continue
         if section is None:
@@ -193,21 +202,20 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         except json.JSONDecodeError as e:
             raise ToolCallError("bad_arguments", tool, f"arguments are not valid JSON: {e}") from e
     if not isinstance(args, dict):
-        raise ToolCallError("bad_arguments", tool, f"arguments must be a JSON object, got {type(args).__name__}")
+        raise ToolCallError(
+            "bad_arguments", tool, f"arguments must be a JSON object, got {type(args).__name__}"
+        )
     try:
         inspect.signature(fn).bind(**args)
     except TypeError as e:
         raise ToolCallError("bad_arguments", tool, str(e)) from e
-    if inspect.iscoroutinefunction(fn):
-        coro = fn(**args)
-    else:
-        coro = asyncio.to_thread(fn, **args)
+    coro = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
     try:
         result = await asyncio.wait_for(coro, timeout)
         if inspect.isawaitable(result):  # a sync wrapper returning a coroutine
             result = await asyncio.wait_for(result, timeout)
         return result
-    except asyncio.TimeoutError as e:
+    except TimeoutError as e:
         raise ToolCallError("timeout", tool, f"timed out after {timeout} s") from e
     except ToolCallError:
         raise

@@ -13,7 +13,9 @@ from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, T
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ParseResult
 
 # Text a user or a tool might send: unicode, whitespace, template-looking markup.
-_piece = st.sampled_from(list("ab xyz019\n\t{}\"'<>|/_-é漢🙂") + ["<tool_call>", "<|im_end", "\n\n", "  ", "Hello"])
+_piece = st.sampled_from(
+    list("ab xyz019\n\t{}\"'<>|/_-é漢🙂") + ["<tool_call>", "<|im_end", "\n\n", "  ", "Hello"]
+)
 _text = st.lists(_piece, max_size=12).map("".join)
 
 
@@ -53,7 +55,9 @@ def bridge_property(template: Template) -> None:
         new = [{"role": "tool", "tool_call_id": "c0", "content": tool}]
         bridge = template.bridge_ids(history, new, sampled)
         full = [*history, {"role": "assistant", "content": answer}, *new]
-        assert template.decode(prompt + sampled + bridge) == template.render(full, add_generation_prompt=True)
+        assert template.decode(prompt + sampled + bridge) == template.render(
+            full, add_generation_prompt=True
+        )
         closing = template.bridge_ids(history, [], sampled, add_generation_prompt=False)
         assert template.decode(prompt + sampled + closing) == template.render(full[:2])
 
@@ -64,7 +68,9 @@ def sampler_contract(sampler: Any, template: Template) -> None:
     """Ids verbatim with the stop token kept, logprobs per sampled token, seeds batch-independent."""
     a = template.encode_messages([{"role": "user", "content": "What is 2+3?"}])
     b = template.encode_messages([{"role": "user", "content": "Name a colour."}])
-    p = SamplingParams(temperature=0.8, max_tokens=24, seed=7, logprobs=2, stop_token_ids=template.stop_token_ids)
+    p = SamplingParams(
+        temperature=0.8, max_tokens=24, seed=7, logprobs=2, stop_token_ids=template.stop_token_ids
+    )
     ra, rb = sampler.sample([a, b], p)
     (ra2,) = sampler.sample([a], p)
     assert ra.token_ids == ra2.token_ids  # same seed, different batch, same result
@@ -93,9 +99,12 @@ def rollout_properties(sampler: Any, template: Template, examples: int = 4) -> N
         counting = CountingSampler(sampler)
         tm = ToolManager([note], parser=EveryTurnParser())  # type: ignore[arg-type]
         rollout = MultiTurnRollout(
-            counting, template, tm,
+            counting,
+            template,
+            tm,
             SamplingParams(temperature=0.7, max_tokens=12, seed=3, logprobs=logprobs),
-            max_turns=max_turns, max_trajectory_tokens=cap,
+            max_turns=max_turns,
+            max_trajectory_tokens=cap,
         )
         inp = [{"messages": [{"role": "user", "content": u}]} for u in users]
         before = copy.deepcopy(inp)
@@ -105,8 +114,12 @@ def rollout_properties(sampler: Any, template: Template, examples: int = 4) -> N
         for t in out:
             ids = t["input_ids"]
             # Active trajectories are sampled in order; find this one's prompt in each call.
-            prompts = [next((p for p in c if ids[: len(p)] == p), []) for c in counting.calls[: t["turns"]]]
-            check_trajectory(t, template, sampler_prompts=prompts, tools=tm.schemas, cap=cap, max_turns=max_turns)
+            prompts = [
+                next((p for p in c if ids[: len(p)] == p), []) for c in counting.calls[: t["turns"]]
+            ]
+            check_trajectory(
+                t, template, sampler_prompts=prompts, tools=tm.schemas, cap=cap, max_turns=max_turns
+            )
             if t["logprobs"] is None:
                 assert logprobs is None
 
@@ -121,8 +134,11 @@ def tool_use_with_real_model(sampler: Any, template: Template) -> None:
         return a + b
 
     rollout = MultiTurnRollout(
-        sampler, template, ToolManager([add]),
-        SamplingParams(temperature=0.0, max_tokens=48, seed=0, logprobs=0), max_turns=2,
+        sampler,
+        template,
+        ToolManager([add]),
+        SamplingParams(temperature=0.0, max_tokens=48, seed=0, logprobs=0),
+        max_turns=2,
     )
     msgs = [
         {"role": "system", "content": "Use the add tool for arithmetic."},

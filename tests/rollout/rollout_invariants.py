@@ -24,7 +24,7 @@ def check_trajectory(
     if cap is not None:
         assert len(ids) <= cap
     # Labels equal ids on sampled tokens, -100 elsewhere; the prompt is never trainable.
-    assert all(lab == IGNORE_INDEX or lab == i for i, lab in zip(ids, labels))
+    assert all(lab in (IGNORE_INDEX, i) for i, lab in zip(ids, labels, strict=True))
     assert all(lab == IGNORE_INDEX for lab in labels[: t["prompt_length"]])
     n_train = sum(lab != IGNORE_INDEX for lab in labels)
     if t["logprobs"] is not None:

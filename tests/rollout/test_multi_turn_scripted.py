@@ -8,12 +8,11 @@ import re
 import time
 
 import pytest
+from rollout_invariants import check_trajectory
 
 from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, ToolManager
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.rollout.trajectory import STOP_REASONS, is_truncated
-
-from rollout_invariants import check_trajectory
 
 
 def add(a: int, b: int) -> int:
@@ -33,7 +32,7 @@ def sleepy() -> str:
 
 
 def call(name: str, **args: object) -> str:
-    return f'<tool_call>\n{json.dumps({"name": name, "arguments": args})}\n</tool_call>'
+    return f"<tool_call>\n{json.dumps({'name': name, 'arguments': args})}\n</tool_call>"
 
 
 def tool_turns(prompt: str) -> int:
@@ -44,9 +43,13 @@ def make(respond, *, max_turns=6, cap=None, logprobs=0, tools=(add, fail, sleepy
     template = toy_template()
     sampler = ScriptedSampler(template, respond)
     rollout = MultiTurnRollout(
-        sampler, template, ToolManager(list(tools), timeout=0.2),
+        sampler,
+        template,
+        ToolManager(list(tools), timeout=0.2),
         SamplingParams(max_tokens=kw.pop("max_tokens", 200), logprobs=logprobs),
-        max_turns=max_turns, max_trajectory_tokens=cap, **kw,
+        max_turns=max_turns,
+        max_trajectory_tokens=cap,
+        **kw,
     )
     return rollout, sampler, template
 
@@ -73,21 +76,37 @@ def test_tool_use_round_trip_and_invariants() -> None:
         assert t["stop_reason"] == "stop" and t["turns"] == 2 and not t["truncated"]
         assert t["messages"][-1]["content"] == "The answer is 5"
         tool_msg = t["messages"][2]
-        assert tool_msg == {"role": "tool", "tool_call_id": "call_1_0", "name": "add", "content": "5"}
+        assert tool_msg == {
+            "role": "tool",
+            "tool_call_id": "call_1_0",
+            "name": "add",
+            "content": "5",
+        }
         assert t["id"] in ("What is 2+3?", "again")
-        check_trajectory(t, template, sampler_prompts=[c[out.index(t)] for c in sampler.calls], tools=rollout.tool_manager.schemas)
+        check_trajectory(
+            t,
+            template,
+            sampler_prompts=[c[out.index(t)] for c in sampler.calls],
+            tools=rollout.tool_manager.schemas,
+        )
     # The separator after <|im_end|> that the model never samples is in the bridge.
     ids = out[0]["input_ids"]
     end = ids.index(2, out[0]["prompt_length"])
-    assert template.decode(ids[end:end + 3]) == "<|im_end|>\n<|im_start|>"
+    assert template.decode(ids[end : end + 3]) == "<|im_end|>\n<|im_start|>"
     assert out[0]["labels"][end + 1] == IGNORE_INDEX
 
 
 def test_errors_become_tool_messages() -> None:
     def respond(prompt: str) -> str:
         if tool_turns(prompt) == 0:
-            return (call("nope") + call("add", a=1) + call("fail") + call("sleepy")
-                    + "<tool_call>{not json</tool_call>" + call("add", a=1, b=1))
+            return (
+                call("nope")
+                + call("add", a=1)
+                + call("fail")
+                + call("sleepy")
+                + "<tool_call>{not json</tool_call>"
+                + call("add", a=1, b=1)
+            )
         return "done"
 
     rollout, sampler, template = make(respond, max_tokens=1000)
@@ -96,7 +115,12 @@ def test_errors_become_tool_messages() -> None:
     answers = t["messages"][2:8]
     assert [a["tool_call_id"] for a in answers] == [c["id"] for c in calls]
     assert [e["error"] for e in t["tool_errors"]] == [
-        "unknown_tool", "bad_arguments", "exception", "timeout", "parse_error"]
+        "unknown_tool",
+        "bad_arguments",
+        "exception",
+        "timeout",
+        "parse_error",
+    ]
     assert "kaput" in answers[2]["content"] and "timed out" in answers[3]["content"]
     assert calls[4]["function"]["name"] == "invalid_tool_call"
     assert answers[5]["content"] == "2"
@@ -124,10 +148,18 @@ def test_length_stop_is_truncated_and_not_dispatched() -> None:
 
 @pytest.mark.parametrize("cap", [60, 933, 1000, 1061, 1100, 1279, 1300, 5000])
 def test_max_trajectory_tokens_is_a_real_cap(cap: int) -> None:
-    rollout, sampler, template = make(lambda p: "x" * 30 + call("add", a=1, b=2), cap=cap, max_tokens=120)
+    rollout, sampler, template = make(
+        lambda p: "x" * 30 + call("add", a=1, b=2), cap=cap, max_tokens=120
+    )
     t = rollout([convo()])[0]
     assert len(t["input_ids"]) <= cap
-    check_trajectory(t, template, sampler_prompts=[c[0] for c in sampler.calls], tools=rollout.tool_manager.schemas, cap=cap)
+    check_trajectory(
+        t,
+        template,
+        sampler_prompts=[c[0] for c in sampler.calls],
+        tools=rollout.tool_manager.schemas,
+        cap=cap,
+    )
     if t["stop_reason"] == "length":
         assert t["truncated"]
 
@@ -156,14 +188,20 @@ def test_bare_message_lists_and_per_trajectory_tool_managers() -> None:
     template = toy_template()
     sampler = ScriptedSampler(template, adder)
     rollout = MultiTurnRollout(sampler, template, sampling_params=SamplingParams(max_tokens=200))
-    out = rollout([[{"role": "user", "content": "q"}], convo()], tool_manager=[None, ToolManager([add])])
+    out = rollout(
+        [[{"role": "user", "content": "q"}], convo()], tool_manager=[None, ToolManager([add])]
+    )
     assert out[0]["stop_reason"] == "stop" and out[0]["turns"] == 1  # no tools: the call is text
     assert out[1]["turns"] == 2
 
 
 def test_traces_written_with_ok_fail_prefix_and_unique_names(tmp_path) -> None:
-    rollout, _, _ = make(adder, trace_dir=tmp_path, success_callback=lambda t: "5" in t["messages"][-1]["content"],
-                         trace_callback=lambda t: t["id"] != "skip")
+    rollout, _, _ = make(
+        adder,
+        trace_dir=tmp_path,
+        success_callback=lambda t: "5" in t["messages"][-1]["content"],
+        trace_callback=lambda t: t["id"] != "skip",
+    )
     rollout([convo(), convo(), convo("skip")])
     rollout([convo()])
     names = sorted(p.name for p in tmp_path.iterdir())
@@ -172,8 +210,12 @@ def test_traces_written_with_ok_fail_prefix_and_unique_names(tmp_path) -> None:
     data = json.loads((tmp_path / names[0]).read_text())
     assert data["stop_reason"] == "stop" and data["input_ids"]
 
-    rollout2, _, _ = make(lambda p: "hi", trace_dir=tmp_path / "f", success_callback=lambda t: False,
-                          trace_callback=lambda t: {"only": t["stop_reason"]})
+    rollout2, _, _ = make(
+        lambda p: "hi",
+        trace_dir=tmp_path / "f",
+        success_callback=lambda t: False,
+        trace_callback=lambda t: {"only": t["stop_reason"]},
+    )
     rollout2([convo()])
     (f,) = list((tmp_path / "f").iterdir())
     assert f.name.startswith("fail-") and json.loads(f.read_text()) == {"only": "stop"}

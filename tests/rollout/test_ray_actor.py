@@ -11,7 +11,8 @@ from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, ToolManager
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 
 pytestmark = pytest.mark.skipif(
-    importlib.util.find_spec("ray") is None, reason="ray not importable: pip install 'verifiers_lite[ray]'"
+    importlib.util.find_spec("ray") is None,
+    reason="ray not importable: pip install 'verifiers_lite[ray]'",
 )
 
 
@@ -28,8 +29,13 @@ def respond(prompt: str) -> str:
 
 def make_rollout() -> MultiTurnRollout:
     template = toy_template()
-    return MultiTurnRollout(ScriptedSampler(template, respond), template, ToolManager([add]),
-                            SamplingParams(max_tokens=300, logprobs=0), max_turns=3)
+    return MultiTurnRollout(
+        ScriptedSampler(template, respond),
+        template,
+        ToolManager([add]),
+        SamplingParams(max_tokens=300, logprobs=0),
+        max_turns=3,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -54,8 +60,13 @@ def test_actor_gives_same_results_as_in_process(ray_cluster) -> None:
     trajs = [{"messages": [{"role": "user", "content": f"q{i}"}], "i": i} for i in range(4)]
     local = make_rollout()(trajs)
     template = toy_template()
-    actor = MultiTurnRollout.remote(ScriptedSampler(template, respond), template, ToolManager([add]),
-                                    SamplingParams(max_tokens=300, logprobs=0), max_turns=3)
+    actor = MultiTurnRollout.remote(
+        ScriptedSampler(template, respond),
+        template,
+        ToolManager([add]),
+        SamplingParams(max_tokens=300, logprobs=0),
+        max_turns=3,
+    )
     remote = ray.get(actor.__call__.remote(trajs))
     assert json.dumps(remote, sort_keys=True) == json.dumps(local, sort_keys=True)
     factory_actor = remote_rollout(make_rollout)

@@ -8,7 +8,13 @@ import json
 import pytest
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
-from verifiers_lite.rollout import IGNORE_INDEX, SamplingParams, TokenClient, ToolManager, build_training_batch
+from verifiers_lite.rollout import (
+    IGNORE_INDEX,
+    SamplingParams,
+    TokenClient,
+    ToolManager,
+    build_training_batch,
+)
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.rollout.token_client import sampling_params_from_args
 from verifiers_lite.rollout.training import merge_turns
@@ -25,19 +31,23 @@ def respond(prompt: str) -> str:
     return "It is 5."
 
 
-async def run_conversation(client: TokenClient, tm: ToolManager, q: str) -> tuple[list[dict], list[ChatResponse]]:
+async def run_conversation(
+    client: TokenClient, tm: ToolManager, q: str
+) -> tuple[list[dict], list[ChatResponse]]:
     """What a ToolEnv does: chat, run tools, chat again."""
     messages = [{"role": "user", "content": q}]
     responses = []
     for _ in range(3):
-        r = await client.chat("m", messages, {"temperature": 0.5, "max_tokens": 200}, tools=tm.schemas)
+        r = await client.chat(
+            "m", messages, {"temperature": 0.5, "max_tokens": 200}, tools=tm.schemas
+        )
         responses.append(r)
         messages.append(r.message)
         if not r.tool_calls:
             break
         calls = tm.parse(r.content).calls
         assert [c["id"] for c in r.tool_calls] != []
-        for call, oc in zip(calls, r.tool_calls):
+        for call, oc in zip(calls, r.tool_calls, strict=True):
             call.id = oc["id"]
             msg = await tm.call_async(call)
             messages.append({**msg, "env_bookkeeping": 1})  # envs may add keys: still matched
@@ -52,13 +62,20 @@ async def test_token_client_keeps_ids_verbatim_across_turns() -> None:
     tm = ToolManager([add])
     messages, rs = await run_conversation(client, tm, "2+3?")
     assert [r.finish_reason for r in rs] == ["tool_calls", "stop"]
-    assert rs[0].tool_calls[0]["function"] == {"name": "add", "arguments": json.dumps({"a": 2, "b": 3})}
+    assert rs[0].tool_calls[0]["function"] == {
+        "name": "add",
+        "arguments": json.dumps({"a": 2, "b": 3}),
+    }
     assert rs[0].tool_calls[0]["id"].startswith("call_")
     # Turn 2's prompt extends turn 1's prompt + sampled ids; the bridge holds the separator.
     first = rs[0].prompt_ids + rs[0].completion_ids
     assert rs[1].prompt_ids[: len(first)] == first
-    assert template.decode(rs[1].prompt_ids) == template.render(messages[:-1], tm.schemas, add_generation_prompt=True)
-    assert rs[0].completion_logprobs is not None and len(rs[0].completion_logprobs) == len(rs[0].completion_ids)
+    assert template.decode(rs[1].prompt_ids) == template.render(
+        messages[:-1], tm.schemas, add_generation_prompt=True
+    )
+    assert rs[0].completion_logprobs is not None and len(rs[0].completion_logprobs) == len(
+        rs[0].completion_ids
+    )
     assert rs[1].usage.prompt_tokens == len(rs[1].prompt_ids)
 
     merged = merge_turns([(r.prompt_ids, r.completion_ids, r.completion_logprobs) for r in rs])
@@ -66,9 +83,11 @@ async def test_token_client_keeps_ids_verbatim_across_turns() -> None:
     batch = build_training_batch([row])
     ids, labels, lps = batch["input_ids"][0], batch["labels"][0], batch["logprobs"][0]
     assert ids == rs[1].prompt_ids + rs[1].completion_ids
-    trainable = [i for i, lab in zip(ids, labels) if lab != IGNORE_INDEX]
+    trainable = [i for i, lab in zip(ids, labels, strict=True) if lab != IGNORE_INDEX]
     assert trainable == rs[0].completion_ids + rs[1].completion_ids
-    assert [lp for lp, lab in zip(lps, labels) if lab != IGNORE_INDEX] == rs[0].completion_logprobs + rs[1].completion_logprobs
+    assert [lp for lp, lab in zip(lps, labels, strict=True) if lab != IGNORE_INDEX] == rs[
+        0
+    ].completion_logprobs + rs[1].completion_logprobs
     assert batch["advantages"] == [0.5]
 
 
@@ -100,15 +119,23 @@ async def test_unknown_conversation_is_rendered_fresh_and_errors_propagate() -> 
 
 def test_sampling_params_from_openai_args() -> None:
     base = SamplingParams(logprobs=0)
-    p = sampling_params_from_args(base, {"max_completion_tokens": 9, "stop": "\n", "logprobs": True, "top_logprobs": 3, "seed": 1})
+    p = sampling_params_from_args(
+        base,
+        {"max_completion_tokens": 9, "stop": "\n", "logprobs": True, "top_logprobs": 3, "seed": 1},
+    )
     assert (p.max_tokens, p.stop, p.logprobs, p.seed) == (9, ("\n",), 3, 1)
     assert sampling_params_from_args(base, {"logprobs": False}).logprobs is None
 
 
 def test_build_training_batch_rows_and_trajectories() -> None:
     rows = [
-        {"prompt_ids": [1, 2], "completion_ids": [3, 4, 5], "completion_mask": [1, 0, 1],
-         "completion_logprobs": [-0.1, 0.0, -0.3], "advantage": -1.0},
+        {
+            "prompt_ids": [1, 2],
+            "completion_ids": [3, 4, 5],
+            "completion_mask": [1, 0, 1],
+            "completion_logprobs": [-0.1, 0.0, -0.3],
+            "advantage": -1.0,
+        },
         {"input_ids": [7, 8, 9, 10], "labels": [-100, 8, -100, 10], "logprobs": [-0.2, -0.4]},
     ]
     b = build_training_batch(rows)
@@ -117,6 +144,10 @@ def test_build_training_batch_rows_and_trajectories() -> None:
     assert b["logprobs"] == [[0.0, 0.0, -0.1, 0.0, -0.3], [0.0, -0.2, 0.0, -0.4]]
     assert b["advantages"] == [-1.0, 0.0]
     p = build_training_batch(rows, pad_to_longest=True, pad_token_id=0)
-    assert p["input_ids"][1] == [7, 8, 9, 10, 0] and p["labels"][1][-1] == -100 and p["attention_mask"][1] == [1, 1, 1, 1, 0]
+    assert (
+        p["input_ids"][1] == [7, 8, 9, 10, 0]
+        and p["labels"][1][-1] == -100
+        and p["attention_mask"][1] == [1, 1, 1, 1, 0]
+    )
     with pytest.raises(ValueError):
         merge_turns([([1], [2], None), ([9, 9], [3], None)])

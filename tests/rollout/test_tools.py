@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import enum
 import time
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 
@@ -17,7 +17,7 @@ class Unit(enum.Enum):
     F = "fahrenheit"
 
 
-def weather(city: str, days: int = 1, unit: Unit = Unit.C, detail: Optional[bool] = None) -> str:
+def weather(city: str, days: int = 1, unit: Unit = Unit.C, detail: bool | None = None) -> str:
     """Get the weather forecast for a city.
 
     More detail that should not reach the model.

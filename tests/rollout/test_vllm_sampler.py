@@ -30,8 +30,12 @@ def vllm_setup() -> Any:
     # float32: in bfloat16, CPU kernels give batch-size-dependent logits, so a seeded sample
     # could change with its batch's composition.
     sampler = VLLMSampler(
-        model=path, dtype="float32", max_model_len=1024, enforce_eager=True,
-        gpu_memory_utilization=0.15, seed=0,
+        model=path,
+        dtype="float32",
+        max_model_len=1024,
+        enforce_eager=True,
+        gpu_memory_utilization=0.15,
+        seed=0,
     )
     print(f"vLLM SmolLM2 ready in {time.perf_counter() - t0:.1f} s")
     yield sampler, template

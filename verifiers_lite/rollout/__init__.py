@@ -4,6 +4,7 @@ Names are imported lazily so ``import verifiers_lite.rollout`` stays cheap and n
 vllm, torch, ray or llama_cpp.
 """
 
+# ruff: noqa: F401  (the TYPE_CHECKING imports are there for type checkers)
 from __future__ import annotations
 
 import importlib
@@ -44,7 +45,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .ray_actor import remote_rollout
     from .samplers.llama_cpp import LlamaCppSampler, load_llama
     from .samplers.vllm import VLLMSampler
-    from .sampling import SampleResult, Sampler, SamplingParams
+    from .sampling import Sampler, SampleResult, SamplingParams
     from .template import Template, hermes_tool_prompt
     from .token_client import TokenClient
     from .tool_manager import HermesToolParser, ParsedToolCall, ToolManager

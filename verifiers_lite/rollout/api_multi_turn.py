@@ -49,8 +49,12 @@ class OpenAIChatAPI:
         if client is None:
             from openai import OpenAI
 
-            client = OpenAI(base_url=base_url, api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
-                            timeout=timeout, max_retries=max_retries)
+            client = OpenAI(
+                base_url=base_url,
+                api_key=api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY",
+                timeout=timeout,
+                max_retries=max_retries,
+            )
         self.client = client
         self.model = model
 
@@ -114,12 +118,18 @@ class APIMultiTurnRollout:
         tm = tool_manager if tool_manager is not None else self.tool_manager
         if isinstance(tm, (list, tuple)):
             if len(tm) != len(trajectories):
-                raise ValueError(f"got {len(tm)} tool managers for {len(trajectories)} trajectories")
+                raise ValueError(
+                    f"got {len(tm)} tool managers for {len(trajectories)} trajectories"
+                )
             managers = list(tm)
         else:
             managers = [tm] * len(trajectories)
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="api-rollout") as pool:
-            results = list(pool.map(self._run_one, [as_trajectory(t) for t in trajectories], managers))
+        with ThreadPoolExecutor(
+            max_workers=self.concurrency, thread_name_prefix="api-rollout"
+        ) as pool:
+            results = list(
+                pool.map(self._run_one, [as_trajectory(t) for t in trajectories], managers)
+            )
         if self.trace_dir is not None:
             for i, r in enumerate(results):
                 write_trace(self.trace_dir, r, i, self.trace_callback, self.success_callback)
@@ -134,7 +144,9 @@ class APIMultiTurnRollout:
         stop_reason = "stop"
         while True:
             try:
-                msg, finish = self.api.chat(_clean(messages), tools or None, params, self.extra_body)
+                msg, finish = self.api.chat(
+                    _clean(messages), tools or None, params, self.extra_body
+                )
             except Exception as e:  # one trajectory's failure must not end the others
                 stop_reason, error = "api_error", f"{type(e).__name__}: {e}"
                 break
@@ -161,8 +173,14 @@ class APIMultiTurnRollout:
             if turns >= self.max_turns:
                 stop_reason = "max_turns"
                 break
-        out.update(messages=messages, turns=turns, stop_reason=stop_reason,
-                   truncated=is_truncated(stop_reason), tool_errors=errors, error=error)
+        out.update(
+            messages=messages,
+            turns=turns,
+            stop_reason=stop_reason,
+            truncated=is_truncated(stop_reason),
+            tool_errors=errors,
+            error=error,
+        )
         return out
 
     @staticmethod
@@ -170,8 +188,11 @@ class APIMultiTurnRollout:
         native = msg.get("tool_calls") or []
         if native:
             return [
-                ParsedToolCall(c.get("id") or f"call_{turn}_{i}", c["function"]["name"],
-                               c["function"].get("arguments") or "{}")
+                ParsedToolCall(
+                    c.get("id") or f"call_{turn}_{i}",
+                    c["function"]["name"],
+                    c["function"].get("arguments") or "{}",
+                )
                 for i, c in enumerate(native)
             ]
         if tm is None:

@@ -25,14 +25,23 @@ __all__ = ["IGNORE_INDEX", "MultiTurnRollout", "split_tool_errors"]
 IGNORE_INDEX = -100
 
 
-def split_tool_errors(tool_msgs: list[dict[str, Any]], turn: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def split_tool_errors(
+    tool_msgs: list[dict[str, Any]], turn: int
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Tool messages without the ToolManager's ``error`` key, and that key as records."""
     clean, errors = [], []
     for m in tool_msgs:
         m = dict(m)
         err = m.pop("error", None)
         if err:
-            errors.append({"turn": turn, "tool_call_id": m["tool_call_id"], "name": m.get("name"), "error": err})
+            errors.append(
+                {
+                    "turn": turn,
+                    "tool_call_id": m["tool_call_id"],
+                    "name": m.get("name"),
+                    "error": err,
+                }
+            )
         clean.append(m)
     return clean, errors
 
@@ -105,16 +114,25 @@ class MultiTurnRollout:
     ) -> list[Trajectory]:
         params = sampling_params or self.sampling_params
         # The template's end-of-turn ids always stop a sample, whatever the caller passed.
-        params = params.replace(stop_token_ids=tuple(dict.fromkeys((*params.stop_token_ids, *self.template.stop_token_ids))))
+        params = params.replace(
+            stop_token_ids=tuple(
+                dict.fromkeys((*params.stop_token_ids, *self.template.stop_token_ids))
+            )
+        )
         managers = self._managers(tool_manager, len(trajectories))
-        runs = [self._start(i, as_trajectory(t), managers[i], params) for i, t in enumerate(trajectories)]
+        runs = [
+            self._start(i, as_trajectory(t), managers[i], params)
+            for i, t in enumerate(trajectories)
+        ]
         active = [r for r in runs if "stop_reason" not in r.out]
         while active:
             active = self._turn(active, params)
         results = [r.out for r in runs]
         if self.trace_dir is not None:
             for r in runs:
-                write_trace(self.trace_dir, r.out, r.index, self.trace_callback, self.success_callback)
+                write_trace(
+                    self.trace_dir, r.out, r.index, self.trace_callback, self.success_callback
+                )
         return results
 
     # -- one trajectory -------------------------------------------------------------------
@@ -126,13 +144,23 @@ class MultiTurnRollout:
             return list(tm)
         return [tm] * n
 
-    def _start(self, index: int, traj: Trajectory, tm: ToolManager | None, params: SamplingParams) -> _Run:
+    def _start(
+        self, index: int, traj: Trajectory, tm: ToolManager | None, params: SamplingParams
+    ) -> _Run:
         out = copy.deepcopy(traj)
         messages = out["messages"]
         tools = tm.schemas if tm is not None else out.get("tools")
         ids = self.template.encode_messages(messages, tools, add_generation_prompt=True)
-        run = _Run(index, out, messages, tools or None, tm, ids, [IGNORE_INDEX] * len(ids),
-                   [] if params.logprobs is not None else None)
+        run = _Run(
+            index,
+            out,
+            messages,
+            tools or None,
+            tm,
+            ids,
+            [IGNORE_INDEX] * len(ids),
+            [] if params.logprobs is not None else None,
+        )
         out["prompt_length"] = len(ids)
         cap = self.max_trajectory_tokens
         if cap is not None and len(ids) >= cap:
@@ -161,14 +189,16 @@ class MultiTurnRollout:
     def _turn(self, active: list[_Run], params: SamplingParams) -> list[_Run]:
         cap = self.max_trajectory_tokens
         per_prompt = [
-            params if cap is None else params.replace(max_tokens=min(params.max_tokens, cap - len(r.ids)))
+            params
+            if cap is None
+            else params.replace(max_tokens=min(params.max_tokens, cap - len(r.ids)))
             for r in active
         ]
         results = self.sampler.sample([list(r.ids) for r in active], per_prompt)
         if len(results) != len(active):
             raise RuntimeError(f"sampler returned {len(results)} results for {len(active)} prompts")
         to_dispatch: list[_Run] = []
-        for run, res in zip(active, results):
+        for run, res in zip(active, results, strict=True):
             run.turns += 1
             sampled = list(res.token_ids)
             run.last_sampled = sampled
@@ -178,7 +208,9 @@ class MultiTurnRollout:
                 if res.logprobs is None or len(res.logprobs) != len(sampled):
                     raise RuntimeError("sampler returned no per-token logprobs although asked")
                 run.logprobs.extend(res.logprobs)
-            body = sampled[:-1] if sampled and sampled[-1] in self.template.stop_token_ids else sampled
+            body = (
+                sampled[:-1] if sampled and sampled[-1] in self.template.stop_token_ids else sampled
+            )
             text = self.template.decode(body)
             msg: dict[str, Any] = {"role": "assistant", "content": text}
             history = list(run.messages)
@@ -186,7 +218,11 @@ class MultiTurnRollout:
             if res.finish_reason == "length":
                 self._finish(run, "length")  # a cut message's tool calls are not run
                 continue
-            calls = run.tool_manager.parse(text, id_prefix=f"call_{run.turns}_").calls if run.tool_manager else []
+            calls = (
+                run.tool_manager.parse(text, id_prefix=f"call_{run.turns}_").calls
+                if run.tool_manager
+                else []
+            )
             if not calls:
                 self._close(run, history)
                 self._finish(run, "stop")
@@ -198,7 +234,7 @@ class MultiTurnRollout:
             return []
         answers = run_sync(self._dispatch(to_dispatch))
         still: list[_Run] = []
-        for run, tool_msgs in zip(to_dispatch, answers):
+        for run, tool_msgs in zip(to_dispatch, answers, strict=True):
             tool_msgs, errors = split_tool_errors(tool_msgs, run.turns)
             last_turn = run.turns >= self.max_turns
             history = run.messages[:-1]
@@ -221,7 +257,9 @@ class MultiTurnRollout:
 
     def _close(self, run: _Run, history: list[dict[str, Any]]) -> None:
         """Append the end-of-turn tokens the model did not sample, so ids render the chat."""
-        tail = self.template.bridge_ids(history, [], run.last_sampled, run.tools, add_generation_prompt=False)
+        tail = self.template.bridge_ids(
+            history, [], run.last_sampled, run.tools, add_generation_prompt=False
+        )
         if tail and self._fits(run, len(tail)):
             run.ids.extend(tail)
             run.labels.extend([IGNORE_INDEX] * len(tail))
@@ -229,4 +267,8 @@ class MultiTurnRollout:
     @staticmethod
     async def _dispatch(runs: list[_Run]) -> list[list[dict[str, Any]]]:
         # All trajectories' tools run concurrently in one event loop.
-        return list(await asyncio.gather(*(r.tool_manager.dispatch_async(r.pending) for r in runs if r.tool_manager)))
+        return list(
+            await asyncio.gather(
+                *(r.tool_manager.dispatch_async(r.pending) for r in runs if r.tool_manager)
+            )
+        )

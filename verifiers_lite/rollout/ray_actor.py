@@ -17,7 +17,9 @@ def _ray() -> Any:
     try:
         import ray
     except ImportError as e:
-        raise ImportError("running rollouts as Ray actors needs ray: pip install 'verifiers_lite[ray]'") from e
+        raise ImportError(
+            "running rollouts as Ray actors needs ray: pip install 'verifiers_lite[ray]'"
+        ) from e
     return ray
 
 

@@ -91,9 +91,7 @@ class Sampler(Protocol):
     ) -> list[SampleResult]: ...
 
 
-def params_list(
-    params: SamplingParams | Sequence[SamplingParams], n: int
-) -> list[SamplingParams]:
+def params_list(params: SamplingParams | Sequence[SamplingParams], n: int) -> list[SamplingParams]:
     """Normalise ``params`` to one entry per prompt."""
     if isinstance(params, SamplingParams):
         return [params] * n

@@ -71,7 +71,11 @@ class Template:
         bos = llama.token_bos()
 
         def token_text(tid: int) -> str:
-            return llama.detokenize([tid], special=True).decode("utf-8", errors="replace") if tid >= 0 else ""
+            return (
+                llama.detokenize([tid], special=True).decode("utf-8", errors="replace")
+                if tid >= 0
+                else ""
+            )
 
         def encode(text: str) -> list[int]:
             return list(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
@@ -96,12 +100,18 @@ class Template:
             return list(tokenizer.encode(text, add_special_tokens=False))
 
         def decode(ids: Sequence[int]) -> str:
-            return tokenizer.decode(list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False)
+            return tokenizer.decode(
+                list(ids), skip_special_tokens=False, clean_up_tokenization_spaces=False
+            )
 
         stops = {tokenizer.eos_token_id} if tokenizer.eos_token_id is not None else set()
         return cls(
-            chat_template, encode, decode, sorted(stops),
-            tokenizer.bos_token or "", tokenizer.eos_token or "",
+            chat_template,
+            encode,
+            decode,
+            sorted(stops),
+            tokenizer.bos_token or "",
+            tokenizer.eos_token or "",
         )
 
     @classmethod
@@ -110,7 +120,9 @@ class Template:
         try:
             from transformers import AutoTokenizer
         except ImportError as e:  # pragma: no cover - depends on the environment
-            raise ImportError("Template.from_pretrained needs transformers: pip install transformers") from e
+            raise ImportError(
+                "Template.from_pretrained needs transformers: pip install transformers"
+            ) from e
         return cls.from_hf(AutoTokenizer.from_pretrained(path))
 
     # -- rendering ------------------------------------------------------------------------
@@ -124,12 +136,16 @@ class Template:
         env = ImmutableSandboxedEnvironment(
             trim_blocks=True, lstrip_blocks=True, extensions=["jinja2.ext.loopcontrols"]
         )
-        env.filters["tojson"] = lambda x, indent=None, **kw: json.dumps(x, ensure_ascii=False, indent=indent)
+        env.filters["tojson"] = lambda x, indent=None, **kw: json.dumps(
+            x, ensure_ascii=False, indent=indent
+        )
         env.globals["raise_exception"] = raise_exception
         env.globals["strftime_now"] = lambda fmt: datetime.now().strftime(fmt)
         return env.from_string(self.chat_template)
 
-    def _prepare(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None) -> list[Message]:
+    def _prepare(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
+    ) -> list[Message]:
         out: list[Message] = []
         for m in messages:
             m = dict(m)
@@ -137,7 +153,11 @@ class Template:
                 m["content"] = ""
             # Our assistant turns keep the sampled text verbatim, tool-call markup included;
             # rendering their structured tool_calls too would duplicate the calls.
-            if m.get("role") == "assistant" and m.get("tool_calls") and "<tool_call>" in m["content"]:
+            if (
+                m.get("role") == "assistant"
+                and m.get("tool_calls")
+                and "<tool_call>" in m["content"]
+            ):
                 m.pop("tool_calls")
             out.append(m)
         if tools and not self.supports_tools:
@@ -194,6 +214,11 @@ class Template:
         if text.count(_SENTINEL) != 1:
             raise ValueError("chat template does not render assistant content verbatim")
         tail_ids = self.encode(text.split(_SENTINEL, 1)[1])
-        if sampled_ids and tail_ids and sampled_ids[-1] == tail_ids[0] and sampled_ids[-1] in self.stop_token_ids:
+        if (
+            sampled_ids
+            and tail_ids
+            and sampled_ids[-1] == tail_ids[0]
+            and sampled_ids[-1] in self.stop_token_ids
+        ):
             tail_ids = tail_ids[1:]
         return tail_ids

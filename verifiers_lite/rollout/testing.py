@@ -51,7 +51,9 @@ class ScriptedSampler:
     are kept in ``calls`` so tests can check what the rollout sent.
     """
 
-    def __init__(self, template: Template, respond: Callable[[str], str | tuple[str, bool]]) -> None:
+    def __init__(
+        self, template: Template, respond: Callable[[str], str | tuple[str, bool]]
+    ) -> None:
         self.template = template
         self.respond = respond
         self.calls: list[list[list[int]]] = []
@@ -62,7 +64,7 @@ class ScriptedSampler:
         plist = params_list(params, len(prompts))
         self.calls.append([list(p) for p in prompts])
         out = []
-        for prompt, p in zip(prompts, plist):
+        for prompt, p in zip(prompts, plist, strict=True):
             answer = self.respond(self.template.decode(prompt))
             text, eot = answer if isinstance(answer, tuple) else (answer, True)
             ids = self.template.encode(text) + ([self.template.stop_token_ids[0]] if eot else [])

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clients.base import ChatResponse, Message, Usage
-from .sampling import SampleResult, Sampler, SamplingParams
+from .sampling import Sampler, SampleResult, SamplingParams
 from .template import Template
 from .tool_manager import HermesToolParser
 
@@ -85,13 +85,19 @@ class TokenClient:
         self.sample_calls = 0  # how many batched sampler calls were made
 
     # -- prompt ids -----------------------------------------------------------------------
-    def prompt_ids(self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None) -> list[int]:
+    def prompt_ids(
+        self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None = None
+    ) -> list[int]:
         """Ids for the next turn: a known conversation's ids + bridge, else a fresh render."""
         keys = [_key(m) for m in messages]
         best: _Conversation | None = None
         for conv in self._convs.values():
             n = len(conv.messages)
-            if n <= len(messages) and (best is None or n > len(best.messages)) and keys[:n] == [_key(m) for m in conv.messages]:
+            if (
+                n <= len(messages)
+                and (best is None or n > len(best.messages))
+                and keys[:n] == [_key(m) for m in conv.messages]
+            ):
                 best = conv
         if best is None:
             return self.template.encode_messages(messages, tools, add_generation_prompt=True)
@@ -128,7 +134,7 @@ class TokenClient:
                     if not fut.done():
                         fut.set_exception(e)
                 continue
-            for (_, _, fut), res in zip(batch, results):
+            for (_, _, fut), res in zip(batch, results, strict=True):
                 if not fut.done():
                     fut.set_result(res)
 
@@ -142,7 +148,11 @@ class TokenClient:
     ) -> ChatResponse:
         """Sample one assistant turn; tool calls parsed into OpenAI ``tool_calls`` with ids."""
         params = sampling_params_from_args(self.sampling_params, sampling_args)
-        params = params.replace(stop_token_ids=tuple(dict.fromkeys((*params.stop_token_ids, *self.template.stop_token_ids))))
+        params = params.replace(
+            stop_token_ids=tuple(
+                dict.fromkeys((*params.stop_token_ids, *self.template.stop_token_ids))
+            )
+        )
         prompt = self.prompt_ids(messages, tools)
         res = await self._sample(prompt, params)
         sampled = list(res.token_ids)
@@ -155,7 +165,9 @@ class TokenClient:
             if calls:
                 message["tool_calls"] = [c.to_openai() for c in calls]
                 finish = "tool_calls"  # type: ignore[assignment]
-        self._remember([*copy.deepcopy(messages), copy.deepcopy(message)], prompt + sampled, sampled)
+        self._remember(
+            [*copy.deepcopy(messages), copy.deepcopy(message)], prompt + sampled, sampled
+        )
         return ChatResponse(
             message=message,
             finish_reason=finish,

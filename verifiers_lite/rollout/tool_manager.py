@@ -78,11 +78,18 @@ class HermesToolParser:
                     args = json.loads(args)
                 if not isinstance(args, dict):
                     raise ValueError("arguments must be a JSON object")
-                result.calls.append(ParsedToolCall(call_id, obj["name"], json.dumps(args, ensure_ascii=False)))
+                result.calls.append(
+                    ParsedToolCall(call_id, obj["name"], json.dumps(args, ensure_ascii=False))
+                )
             except (ValueError, json.JSONDecodeError) as e:
                 nm = self._name.search(body)
                 result.calls.append(
-                    ParsedToolCall(call_id, nm.group(1) if nm else "invalid_tool_call", body, f"parse_error: {e}")
+                    ParsedToolCall(
+                        call_id,
+                        nm.group(1) if nm else "invalid_tool_call",
+                        body,
+                        f"parse_error: {e}",
+                    )
                 )
         return result
 
@@ -162,16 +169,27 @@ class ToolManager:
         elif call.name not in self._fns:
             error = "unknown_tool"
             content = tool_error_message(
-                ToolCallError("unknown_tool", call.name, f"no such tool; available: {', '.join(self._fns)}")
+                ToolCallError(
+                    "unknown_tool", call.name, f"no such tool; available: {', '.join(self._fns)}"
+                )
             )
         else:
             try:
                 content = await call_tool(
-                    self._fns[call.name], call.arguments, self.timeout, raise_errors=True, name=call.name
+                    self._fns[call.name],
+                    call.arguments,
+                    self.timeout,
+                    raise_errors=True,
+                    name=call.name,
                 )
             except ToolCallError as err:
                 error, content = err.kind, tool_error_message(err)
-        msg: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+        msg: dict[str, Any] = {
+            "role": "tool",
+            "tool_call_id": call.id,
+            "name": call.name,
+            "content": content,
+        }
         if error:
             msg["error"] = error
         return msg
@@ -184,7 +202,9 @@ class ToolManager:
         """Sync twin of :meth:`dispatch_async`."""
         return run_sync(self.dispatch_async(calls))
 
-    def dispatch_many(self, batches: Sequence[Sequence[ParsedToolCall]]) -> list[list[dict[str, Any]]]:
+    def dispatch_many(
+        self, batches: Sequence[Sequence[ParsedToolCall]]
+    ) -> list[list[dict[str, Any]]]:
         """Dispatch several trajectories' calls concurrently in one event loop."""
 
         async def go() -> list[list[dict[str, Any]]]:

@@ -37,7 +37,11 @@ def write_trace(
             return None
         if isinstance(decision, dict):
             data = decision
-    ok = success_callback(trajectory) if success_callback else trajectory.get("stop_reason") == "stop"
+    ok = (
+        success_callback(trajectory)
+        if success_callback
+        else trajectory.get("stop_reason") == "stop"
+    )
     directory = Path(trace_dir)
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"{'ok' if ok else 'fail'}-{index:05d}-{uuid.uuid4().hex[:12]}.json"

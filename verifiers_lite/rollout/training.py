@@ -10,7 +10,9 @@ from .multi_turn import IGNORE_INDEX
 __all__ = ["build_training_batch", "merge_turns"]
 
 
-def merge_turns(turns: Sequence[tuple[Sequence[int], Sequence[int], Sequence[float] | None]]) -> dict[str, Any]:
+def merge_turns(
+    turns: Sequence[tuple[Sequence[int], Sequence[int], Sequence[float] | None]],
+) -> dict[str, Any]:
     """Join a multi-turn conversation's ``(prompt_ids, completion_ids, logprobs)`` per turn.
 
     Each turn's prompt must extend the previous prompt + completion (``TokenClient`` guarantees
@@ -19,7 +21,12 @@ def merge_turns(turns: Sequence[tuple[Sequence[int], Sequence[int], Sequence[flo
     ``completion_logprobs`` (0.0 on bridge tokens; None if any turn lacks logprobs).
     """
     if not turns:
-        return {"prompt_ids": [], "completion_ids": [], "completion_mask": [], "completion_logprobs": None}
+        return {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "completion_mask": [],
+            "completion_logprobs": None,
+        }
     prompt0 = list(turns[0][0])
     seq = list(prompt0)
     ids: list[int] = []
@@ -28,8 +35,10 @@ def merge_turns(turns: Sequence[tuple[Sequence[int], Sequence[int], Sequence[flo
     for prompt, completion, logprobs in turns:
         prompt = list(prompt)
         if prompt[: len(seq)] != seq:
-            raise ValueError("a turn's prompt does not extend the previous turn's ids (re-tokenised?)")
-        bridge = prompt[len(seq):]
+            raise ValueError(
+                "a turn's prompt does not extend the previous turn's ids (re-tokenised?)"
+            )
+        bridge = prompt[len(seq) :]
         ids += bridge + list(completion)
         mask += [0] * len(bridge) + [1] * len(completion)
         if logprobs is None or lps is None or len(logprobs) != len(completion):
@@ -37,7 +46,12 @@ def merge_turns(turns: Sequence[tuple[Sequence[int], Sequence[int], Sequence[flo
         else:
             lps += [0.0] * len(bridge) + [float(x) for x in logprobs]
         seq = prompt + list(completion)
-    return {"prompt_ids": prompt0, "completion_ids": ids, "completion_mask": mask, "completion_logprobs": lps}
+    return {
+        "prompt_ids": prompt0,
+        "completion_ids": ids,
+        "completion_mask": mask,
+        "completion_logprobs": lps,
+    }
 
 
 def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]:
@@ -48,9 +62,17 @@ def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]
         if len(mask) != len(comp):
             raise ValueError("completion_mask and completion_ids differ in length")
         lps = row.get("completion_logprobs")
-        comp_lps = [float(x) for x in lps] if lps is not None and len(lps) == len(comp) else [0.0] * len(comp)
-        labels = [IGNORE_INDEX] * len(prompt) + [t if m else IGNORE_INDEX for t, m in zip(comp, mask)]
-        logprobs = [0.0] * len(prompt) + [lp if m else 0.0 for lp, m in zip(comp_lps, mask)]
+        comp_lps = (
+            [float(x) for x in lps]
+            if lps is not None and len(lps) == len(comp)
+            else [0.0] * len(comp)
+        )
+        labels = [IGNORE_INDEX] * len(prompt) + [
+            t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)
+        ]
+        logprobs = [0.0] * len(prompt) + [
+            lp if m else 0.0 for lp, m in zip(comp_lps, mask, strict=True)
+        ]
         return prompt + comp, labels, logprobs
     if "input_ids" in row and "labels" in row:
         # A MultiTurnRollout trajectory: logprobs are listed for trainable tokens only.
@@ -72,7 +94,13 @@ def build_training_batch(
     ``completion_logprobs``, ``advantage``) or ``MultiTurnRollout`` trajectories. Lists are
     ragged unless ``pad_to_longest`` (right padding: ``pad_token_id``, label -100, mask 0).
     """
-    batch: dict[str, Any] = {"input_ids": [], "labels": [], "logprobs": [], "advantages": [], "attention_mask": []}
+    batch: dict[str, Any] = {
+        "input_ids": [],
+        "labels": [],
+        "logprobs": [],
+        "advantages": [],
+        "attention_mask": [],
+    }
     for row in rows:
         ids, labels, lps = _row_tokens(row)
         batch["input_ids"].append(ids)
@@ -82,6 +110,11 @@ def build_training_batch(
         batch["advantages"].append(float(row.get("advantage") or 0.0))
     if pad_to_longest and rows:
         width = max(len(x) for x in batch["input_ids"])
-        for key, fill in (("input_ids", pad_token_id), ("labels", IGNORE_INDEX), ("logprobs", 0.0), ("attention_mask", 0)):
+        for key, fill in (
+            ("input_ids", pad_token_id),
+            ("labels", IGNORE_INDEX),
+            ("logprobs", 0.0),
+            ("attention_mask", 0),
+        ):
             batch[key] = [x + [fill] * (width - len(x)) for x in batch[key]]
     return batch

@@ -25,7 +25,11 @@ def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) 
         from ..models import smollm2_gguf_path
 
         model_path = smollm2_gguf_path()
-    opts: dict[str, Any] = {"n_ctx": 2048, "n_threads": min(os.cpu_count() or 1, 4), "verbose": False}
+    opts: dict[str, Any] = {
+        "n_ctx": 2048,
+        "n_threads": min(os.cpu_count() or 1, 4),
+        "verbose": False,
+    }
     opts.update(kwargs)
     return llama_cpp.Llama(model_path=str(model_path), **opts)
 
@@ -39,7 +43,12 @@ class LlamaCppSampler:
     cache is reused between prompts sharing a prefix (multi-turn prompts always do).
     """
 
-    def __init__(self, llama: Any = None, model_path: str | os.PathLike[str] | None = None, **llama_kwargs: Any) -> None:
+    def __init__(
+        self,
+        llama: Any = None,
+        model_path: str | os.PathLike[str] | None = None,
+        **llama_kwargs: Any,
+    ) -> None:
         self._model_path = model_path
         self._llama_kwargs = llama_kwargs
         self.llama = llama if llama is not None else load_llama(model_path, **llama_kwargs)
@@ -56,7 +65,7 @@ class LlamaCppSampler:
     ) -> list[SampleResult]:
         plist = params_list(params, len(prompts))
         with self._lock:
-            return [self._one(list(p), sp) for p, sp in zip(prompts, plist)]
+            return [self._one(list(p), sp) for p, sp in zip(prompts, plist, strict=True)]
 
     def _one(self, prompt: list[int], p: SamplingParams) -> SampleResult:
         llm = self.llama

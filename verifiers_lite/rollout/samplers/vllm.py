@@ -63,12 +63,15 @@ class VLLMSampler:
         inputs = [{"prompt_token_ids": list(p)} for p in prompts]
         outputs = self.llm.generate(inputs, [self._params(p) for p in plist], use_tqdm=False)
         results = []
-        for out, p in zip(outputs, plist):
+        for out, p in zip(outputs, plist, strict=True):
             comp = out.outputs[0]
             ids = list(comp.token_ids)
             logprobs = None
             if p.logprobs is not None:
-                logprobs = [float(step[tok].logprob) for step, tok in zip(comp.logprobs or [], ids)]
+                logprobs = [
+                    float(step[tok].logprob)
+                    for step, tok in zip(comp.logprobs or [], ids, strict=True)
+                ]
             finish = "length" if comp.finish_reason == "length" else "stop"
             results.append(SampleResult(ids, finish, logprobs, comp.text))  # type: ignore[arg-type]
         return results
