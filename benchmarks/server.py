@@ -3,6 +3,8 @@
 1. rollouts/s of ``env.generate`` in-process vs the same call forwarded through a rollout
    server (``vf-lite serve`` in a subprocess, LocalBackend) on the same fake model; target
    ratio >= 0.8.
+   Also printed: CPU ms per rollout of the driver and of the server process, which is what
+   bounds the ratio on a small machine (every process competes for the same cores).
 2. p50/p99 result latency with N concurrent long polls: N rollouts in flight at once against a
    fake model with fixed latency L; latency = (admission -> result received) - L.
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -56,6 +59,15 @@ def start_rollout_server(max_concurrent: int, num_examples: int, max_queued: int
     raise RuntimeError("rollout server did not start")
 
 
+def cpu_sec(pid: int | None = None) -> float:
+    """User + system CPU seconds of this process, or of ``pid`` (Linux /proc)."""
+    if pid is None:
+        r = resource.getrusage(resource.RUSAGE_SELF)
+        return r.ru_utime + r.ru_stime
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.terminate()
     proc.wait(60)
@@ -67,23 +79,29 @@ async def throughput(fake: FakeServerProcess, n: int, concurrency: int) -> dict[
     client = ChatClient(fake.base_url)
     kw: dict[str, Any] = dict(max_concurrent=concurrency, progress=False, independent_scoring=True)
     await env.generate(inputs[:32], client, MODEL, **kw)  # warm-up
-    t = time.perf_counter()
+    c0, t = cpu_sec(), time.perf_counter()
     local = await env.generate(inputs, client, MODEL, **kw)
     local_s = time.perf_counter() - t
+    local_cpu = cpu_sec() - c0
     proc, url = start_rollout_server(concurrency, n, concurrency)
     try:
         remote_env = load_environment("arithmetic", num_examples=n)
         async with RolloutClient(url) as rc:
             remote_env.env_client = rc
             await remote_env.generate(inputs[:32], client, MODEL, **kw)
-            t = time.perf_counter()
+            c0, s0, t = cpu_sec(), cpu_sec(proc.pid), time.perf_counter()
             remote = await remote_env.generate(inputs, client, MODEL, **kw)
             remote_s = time.perf_counter() - t
+            remote_cpu, server_cpu = cpu_sec() - c0, cpu_sec(proc.pid) - s0
     finally:
         stop(proc)
         await client.aclose()
     assert len(local.rows if hasattr(local, "rows") else local) == len(remote.rows if hasattr(remote, "rows") else remote)
-    return {"in_process_rps": n / local_s, "server_rps": n / remote_s, "ratio": local_s / remote_s}
+    return {
+        "in_process_rps": n / local_s, "server_rps": n / remote_s, "ratio": local_s / remote_s,
+        "local_cpu_ms": 1000 * local_cpu / n, "driver_cpu_ms": 1000 * remote_cpu / n,
+        "server_cpu_ms": 1000 * server_cpu / n,
+    }
 
 
 async def poll_latency(fake: FakeServerProcess, n: int, latency_ms: float) -> dict[str, float]:
@@ -124,6 +142,8 @@ async def main() -> None:
         print(f"throughput ({a.rollouts} rollouts, {a.concurrency} concurrent, model {a.latency_ms} ms): "
               f"in-process {tp['in_process_rps']:.0f}/s, server {tp['server_rps']:.0f}/s, "
               f"ratio {tp['ratio']:.2f} (target >= 0.8)")
+        print(f"CPU ms per rollout: in-process {tp['local_cpu_ms']:.2f}; through the server: driver "
+              f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f}")
         lp = await poll_latency(fake, a.polls, a.poll_latency_ms)
         print(f"result latency with {lp['polls']} concurrent long polls: "
               f"p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms (beyond the model's {a.poll_latency_ms:.0f} ms)")

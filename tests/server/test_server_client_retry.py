@@ -75,8 +75,13 @@ async def test_network_then_gateway_schedules_are_independent(proxy: FaultProxy,
 async def test_schedules_reset_after_a_successful_poll(proxy: FaultProxy, fake_clock: FakeClock) -> None:
     proxy.faults.extend(["drop", "drop", "pass", "drop", "drop"])
     async with RolloutClient(proxy.url, clock=fake_clock) as client:
-        # The first successful poll wakes at grading; the next ones see the drops afresh.
-        result = await run(client, metadata=script(run_sec=0.3, grade_sec=0.3))
+        # A handle observes every stage (run_rollout polls once, for the terminal result only):
+        # the first successful poll wakes at grading; the next ones see the drops afresh.
+        handle = await client.run_rollout_async(
+            initial_messages=MSGS, chat_completions_url=URL, rollout_id=uuid.uuid4().hex,
+            label="42", metadata=script(run_sec=0.3, grade_sec=0.3),
+        )
+        result = await handle
     assert result.status == "success"
     assert fake_clock.sleeps == [0.1, 0.5, 0.1, 0.5]
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hmac
 import logging
 import math
 import os
@@ -19,22 +18,21 @@ from .backend import RolloutBackend
 from .errors import missing_server_dependency
 from .lifecycle import Lifecycle, ShutdownTimeouts
 from .registry import DuplicateRolloutError, RegistryClosedError
+from .result_route import make_result_endpoint
 from .service import BackendFullError, RolloutService
 from .types import (
     DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
     DEFAULT_RESULT_RETENTION_SEC,
     DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
-    LEASE_HEADER,
     CancelRequest,
     CancelResponse,
     RolloutAccepted,
     RolloutRequest,
-    RolloutResultResponse,
     RolloutStatus,
 )
 
 try:
-    from fastapi import FastAPI, Header, Request
+    from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
 except ImportError as exc:  # pragma: no cover - depends on the environment
@@ -116,31 +114,20 @@ def create_rollout_server(
             return _error(429, "backend is full", {"Retry-After": retry})
         except RegistryClosedError:
             return _error(503, "server is shutting down", _RETRY_LATER)
-        return RolloutAccepted(
-            rollout_id=record.rollout_id,
-            polling_lease_token=record.lease_token,
-            result_wait_timeout_sec=wait_sec,
-            polling_lease_timeout_sec=lease_sec,
-        )
+        # A Response skips FastAPI's re-validation of the response model (documented above).
+        accepted = {
+            "rollout_id": record.rollout_id,
+            "status": RolloutStatus.QUEUED.value,
+            "polling_lease_token": record.lease_token,
+            "result_wait_timeout_sec": wait_sec,
+            "polling_lease_timeout_sec": lease_sec,
+        }
+        return JSONResponse(accepted, status_code=202)
 
-    @app.get("/rollout/{rollout_id}/result", response_model=RolloutResultResponse)
-    async def result(
-        rollout_id: str,
-        lease: str = Header(alias=LEASE_HEADER),
-        seen: RolloutStatus | None = None,
-    ) -> Any:
-        record = service.registry.get(rollout_id)
-        if record is None:
-            return _error(404, f"unknown rollout_id {rollout_id!r}")
-        if not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
-            return _error(403, "polling lease token does not match this rollout")
-        service.registry.renew(record)
-        try:
-            await service.registry.wait_change(record, seen, wait_sec)
-        except RegistryClosedError:
-            return _error(503, "server is shutting down; retry", _RETRY_LATER)
-        service.registry.renew(record)
-        return record.snapshot()
+    # A plain Starlette route (see result_route): polls are the bulk of the server's requests.
+    app.router.add_route(
+        "/rollout/{rollout_id}/result", make_result_endpoint(service, wait_sec), methods=["GET"]
+    )
 
     @app.post("/rollout/cancel", response_model=CancelResponse)
     async def cancel(body: CancelRequest) -> Any:

@@ -5,31 +5,26 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError, missing_server_dependency
 from .handle import RolloutHandle
+from .polling import detail, poll_result
 from .retry import (
     CANCEL_TIMEOUT_SEC,
-    GATEWAY_RETRY_DELAYS,
-    GATEWAY_STATUSES,
-    NETWORK_RETRY_DELAYS,
     WAIT_IDLE_RETRY_STATUSES,
     Clock,
     SystemClock,
     parse_retry_after,
 )
-from .types import LEASE_HEADER, RolloutAccepted, RolloutResultResponse
+from .types import RolloutAccepted, RolloutResultResponse
 
 try:
     import httpx
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
-# Failures of one result GET that are retried on the network schedule; connect, write and
-# pool timeouts are not in this list and fail at once.
-_NETWORK_ERRORS = (httpx.RemoteProtocolError, httpx.NetworkError, httpx.ReadTimeout)
-_FATAL_TIMEOUTS = (httpx.ConnectTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
 _SHARDS = 16
 
 
@@ -51,13 +46,6 @@ _SSL_CONTEXT: Any = None
 def _finite_positive(name: str, value: float | None) -> None:
     if value is not None and (not math.isfinite(value) or value <= 0):
         raise ValueError(f"{name} must be finite and positive, got {value!r}")
-
-
-def _detail(resp: httpx.Response) -> str:
-    try:
-        return str(resp.json().get("detail", resp.text))[:500]
-    except Exception:
-        return resp.text[:500]
 
 
 class RolloutClient:
@@ -148,28 +136,30 @@ class RolloutClient:
         agent_timeout_sec: float | None = None,
         grader_timeout_sec: float | None = None,
     ) -> RolloutHandle:
-        """Submit one rollout; return a polling :class:`RolloutHandle` once admitted."""
-        body: dict[str, Any] = {
-            "initial_messages": initial_messages,
-            "rollout_id": rollout_id,
-            "chat_completions_url": chat_completions_url,
-            "grade": grade,
-        }
-        optional = {
-            "llm_api_key": llm_api_key,
-            "label": label,
-            "metadata": metadata,
-            "agent_timeout_sec": agent_timeout_sec,
-            "grader_timeout_sec": grader_timeout_sec,
-        }
-        body.update({k: v for k, v in optional.items() if v is not None})
+        """Submit one rollout; return a polling :class:`RolloutHandle` once admitted.
+
+        The handle observes every stage (queued, running, grading) with one long poll each.
+        """
+        body = _request_body(
+            initial_messages, chat_completions_url, rollout_id, llm_api_key, label, grade,
+            metadata, agent_timeout_sec, grader_timeout_sec,
+        )
         accepted, sent_at = await self._admit(body, rollout_id)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
         return RolloutHandle(accepted, lambda h: self._poll(h, lease_deadline))
 
     async def run_rollout(self, *args: Any, **kwargs: Any) -> RolloutResultResponse:
-        """Submit one rollout and wait for its terminal :class:`RolloutResultResponse`."""
-        return await (await self.run_rollout_async(*args, **kwargs))
+        """Submit one rollout and wait for its terminal :class:`RolloutResultResponse`.
+
+        Nobody can wait for intermediate stages here, so it polls with ``wait=terminal``: one
+        result request per rollout (plus one per ``result_wait_timeout_sec`` it runs).
+        """
+        return _validated(await self._run_raw(_request_body(*args, **kwargs)))
+
+    async def _run_raw(self, body: dict[str, Any]) -> dict[str, Any]:
+        accepted, sent_at = await self._admit(body, body["rollout_id"])
+        lease_deadline = sent_at + accepted.polling_lease_timeout_sec
+        return await self._poll_raw(accepted, lease_deadline, True)
 
     async def _admit(self, body: dict[str, Any], rollout_id: str) -> tuple[RolloutAccepted, float]:
         clock = self.clock
@@ -205,7 +195,7 @@ class RolloutClient:
                     ) from exc
             if resp.status_code != 429:
                 raise RolloutProtocolError(
-                    f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {_detail(resp)}",
+                    f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {detail(resp)}",
                     status_code=resp.status_code,
                 )
             wait = parse_retry_after(resp.headers.get("Retry-After"))
@@ -217,64 +207,26 @@ class RolloutClient:
                 )
             await clock.sleep(wait)
 
-    # -- result polling ----------------------------------------------------------------------
+    # -- result polling (the loop itself lives in polling.py) ---------------------------------
+
+    def _poll_raw(
+        self,
+        accepted: RolloutAccepted,
+        lease_deadline: float,
+        terminal_only: bool,
+        observe: Callable[[dict[str, Any]], None] | None = None,
+    ) -> Awaitable[dict[str, Any]]:
+        return poll_result(
+            self._send, self.clock, accepted, lease_deadline, self._grace,
+            terminal_only=terminal_only, observe=observe,
+        )
 
     async def _poll(self, handle: RolloutHandle, lease_deadline: float) -> RolloutResultResponse:
-        accepted, clock = handle.accepted, self.clock
-        lease_sec = accepted.polling_lease_timeout_sec
-        full_request = accepted.result_wait_timeout_sec + self._grace
-        timeout = httpx.Timeout(full_request, connect=min(10.0, full_request), pool=None)
-        path = f"/rollout/{handle.rollout_id}/result"
-        headers = {LEASE_HEADER: accepted.polling_lease_token}
-        # The admission answer is the first observation: wait only for changes from it.
-        seen: str | None = accepted.status.value
-        while True:
-            net_tries = gateway_tries = 0
-            while True:
-                sent_at = clock.now()
-                try:
-                    resp = await self._send(
-                        "GET", path, headers=headers, timeout=timeout, shard_key=handle.rollout_id,
-                        params={"seen": seen} if seen else None,
-                    )
-                except _FATAL_TIMEOUTS:
-                    raise
-                except _NETWORK_ERRORS:
-                    if net_tries >= len(NETWORK_RETRY_DELAYS):
-                        raise
-                    delay = NETWORK_RETRY_DELAYS[net_tries]
-                    net_tries += 1
-                    if clock.now() + delay + full_request > lease_deadline:
-                        raise  # a retry could not finish before the lease runs out
-                    await clock.sleep(delay)
-                    continue
-                if resp.status_code in GATEWAY_STATUSES:
-                    gateway_tries += 1
-                    fits = gateway_tries <= len(GATEWAY_RETRY_DELAYS)
-                    delay = GATEWAY_RETRY_DELAYS[gateway_tries - 1] if fits else 0.0
-                    if not fits or clock.now() + delay + full_request > lease_deadline:
-                        raise RolloutProtocolError(
-                            f"result poll of {handle.rollout_id!r} kept failing: "
-                            f"HTTP {resp.status_code} after {gateway_tries - 1} retries",
-                            status_code=resp.status_code,
-                        )
-                    await clock.sleep(delay)
-                    continue
-                break
-            if resp.status_code != 200:
-                raise RolloutProtocolError(
-                    f"result poll of {handle.rollout_id!r}: HTTP {resp.status_code}: {_detail(resp)}",
-                    status_code=resp.status_code,
-                )
-            try:
-                result = RolloutResultResponse.model_validate(resp.json())
-            except Exception as exc:
-                raise RolloutProtocolError(f"invalid result response: {exc}", status_code=200) from exc
-            lease_deadline = sent_at + lease_sec  # only a successful poll confirms the lease
-            handle._observe(result)
-            if result.terminal:
-                return result
-            seen = result.status.value
+        def observe(data: dict[str, Any]) -> None:
+            handle._observe(_validated(data))
+
+        data = await self._poll_raw(handle.accepted, lease_deadline, False, observe)
+        return handle.latest_result or _validated(data)
 
     # -- cancel, health, idle ----------------------------------------------------------------
 
@@ -289,7 +241,7 @@ class RolloutClient:
             raise TimeoutError(f"cancel of {rollout_id!r} timed out") from exc
         if resp.status_code != 200:
             raise RolloutProtocolError(
-                f"cancel of {rollout_id!r}: HTTP {resp.status_code}: {_detail(resp)}",
+                f"cancel of {rollout_id!r}: HTTP {resp.status_code}: {detail(resp)}",
                 status_code=resp.status_code,
             )
         return str(resp.json()["dispositions"].get(rollout_id, "not_found"))
@@ -299,7 +251,7 @@ class RolloutClient:
         resp = await self._send("GET", "/health", timeout=10.0)
         if resp.status_code != 200:
             raise RolloutProtocolError(
-                f"health: HTTP {resp.status_code}: {_detail(resp)}", status_code=resp.status_code
+                f"health: HTTP {resp.status_code}: {detail(resp)}", status_code=resp.status_code
             )
         return dict(resp.json())
 
@@ -364,7 +316,7 @@ class RolloutClient:
             "task": input.get("task"),
         }
         answer = input.get("answer")
-        result = await self.run_rollout(
+        data = await self._run_raw(_request_body(
             initial_messages=list(input["prompt"]),
             chat_completions_url=chat_completions_url,
             rollout_id=uuid.uuid4().hex,
@@ -372,10 +324,46 @@ class RolloutClient:
             label=None if answer is None else str(answer),
             grade=score,
             metadata=metadata,
-        )
-        if result.sample is not None:
-            return result.sample.model_dump()
-        return failure_row(input, result)
+        ))
+        sample = data.get("sample")
+        if isinstance(sample, dict):
+            return sample  # the server serialised a RolloutSample: no second validation here
+        return failure_row(input, _validated(data))
+
+
+def _validated(data: dict[str, Any]) -> RolloutResultResponse:
+    try:
+        return RolloutResultResponse.model_validate(data)
+    except Exception as exc:
+        raise RolloutProtocolError(f"invalid result response: {exc}", status_code=200) from exc
+
+
+def _request_body(
+    initial_messages: list[dict[str, Any]],
+    chat_completions_url: str,
+    rollout_id: str,
+    llm_api_key: str | None = None,
+    label: str | None = None,
+    grade: bool = True,
+    metadata: dict[str, Any] | None = None,
+    agent_timeout_sec: float | None = None,
+    grader_timeout_sec: float | None = None,
+) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "initial_messages": initial_messages,
+        "rollout_id": rollout_id,
+        "chat_completions_url": chat_completions_url,
+        "grade": grade,
+    }
+    optional = {
+        "llm_api_key": llm_api_key,
+        "label": label,
+        "metadata": metadata,
+        "agent_timeout_sec": agent_timeout_sec,
+        "grader_timeout_sec": grader_timeout_sec,
+    }
+    body.update({k: v for k, v in optional.items() if v is not None})
+    return body
 
 
 def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[str, Any]:

@@ -35,6 +35,8 @@ class RolloutRecord:
     finished_at: float | None = None
     cancel_disposition: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    result_json: bytes | None = None  # the terminal result, serialised once for every poll
 
     def snapshot(self) -> RolloutResultResponse:
         """What a result poll returns now."""
@@ -109,6 +111,8 @@ class RolloutRegistry:
             return False
         record.result = result
         record.status = result.status
+        record.result_json = result.model_dump_json().encode()
+        record.finished.set()
         self._notify(record)
         return True
 
@@ -144,6 +148,22 @@ class RolloutRegistry:
             await asyncio.wait({change, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
         finally:
             change.cancel()
+            closed.cancel()
+        if record.result is None and self.closed:
+            raise RegistryClosedError("server is shutting down")
+
+    async def wait_terminal(self, record: RolloutRecord, timeout: float) -> None:
+        """Long-poll for the terminal result only (intermediate stages do not wake it)."""
+        if record.result is not None:
+            return
+        if self.closed:
+            raise RegistryClosedError("server is shutting down")
+        done = asyncio.ensure_future(record.finished.wait())
+        closed = asyncio.ensure_future(self._closed_event.wait())
+        try:
+            await asyncio.wait({done, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            done.cancel()
             closed.cancel()
         if record.result is None and self.closed:
             raise RegistryClosedError("server is shutting down")

@@ -1,0 +1,114 @@
+"""The result long-poll loop of :class:`RolloutClient`, with its retry schedules and lease bound."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from .errors import RolloutProtocolError, missing_server_dependency
+from .retry import GATEWAY_RETRY_DELAYS, GATEWAY_STATUSES, NETWORK_RETRY_DELAYS, Clock
+from .types import LEASE_HEADER, RolloutAccepted, RolloutStatus
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise missing_server_dependency(exc) from exc
+
+# Failures of one result GET that are retried on the network schedule; connect, write and
+# pool timeouts are not in this list and fail at once.
+NETWORK_ERRORS = (httpx.RemoteProtocolError, httpx.NetworkError, httpx.ReadTimeout)
+FATAL_TIMEOUTS = (httpx.ConnectTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
+_STATUSES = frozenset(s.value for s in RolloutStatus)
+_TERMINAL = frozenset(s.value for s in RolloutStatus if s.terminal)
+
+Send = Callable[..., Awaitable[httpx.Response]]
+
+
+def detail(resp: httpx.Response) -> str:
+    """The server's error detail (or body), shortened for an exception message."""
+    try:
+        return str(resp.json().get("detail", resp.text))[:500]
+    except Exception:
+        return resp.text[:500]
+
+
+def _checked(resp: httpx.Response) -> dict[str, Any]:
+    # A structural check only: a full pydantic validation per poll is left to those who need it.
+    try:
+        data = resp.json()
+    except ValueError as exc:
+        raise RolloutProtocolError(f"invalid result response: {exc}", status_code=200) from exc
+    if not isinstance(data, dict) or data.get("status") not in _STATUSES:
+        raise RolloutProtocolError(f"invalid result response: {str(data)[:200]}", status_code=200)
+    return data
+
+
+async def poll_result(
+    send: Send,
+    clock: Clock,
+    accepted: RolloutAccepted,
+    lease_deadline: float,
+    grace_sec: float,
+    *,
+    terminal_only: bool,
+    observe: Callable[[dict[str, Any]], None] | None = None,
+) -> dict[str, Any]:
+    """Poll until the rollout is terminal; return the terminal result as a JSON dict.
+
+    ``terminal_only`` asks the server to answer only at the end (``wait=terminal``), so a
+    rollout costs one poll unless it outlives ``result_wait_timeout_sec``; otherwise every
+    stage change is observed (``observe`` sees each answer).
+    """
+    rollout_id = accepted.rollout_id
+    lease_sec = accepted.polling_lease_timeout_sec
+    full_request = accepted.result_wait_timeout_sec + grace_sec
+    timeout = httpx.Timeout(full_request, connect=min(10.0, full_request), pool=None)
+    path = f"/rollout/{rollout_id}/result"
+    headers = {LEASE_HEADER: accepted.polling_lease_token}
+    # The admission answer is the first observation: wait only for changes from it.
+    seen: str = accepted.status.value
+    while True:
+        params = {"wait": "terminal"} if terminal_only else {"seen": seen}
+        net_tries = gateway_tries = 0
+        while True:
+            sent_at = clock.now()
+            try:
+                resp = await send(
+                    "GET", path, headers=headers, timeout=timeout, shard_key=rollout_id, params=params
+                )
+            except FATAL_TIMEOUTS:
+                raise
+            except NETWORK_ERRORS:
+                if net_tries >= len(NETWORK_RETRY_DELAYS):
+                    raise
+                delay = NETWORK_RETRY_DELAYS[net_tries]
+                net_tries += 1
+                if clock.now() + delay + full_request > lease_deadline:
+                    raise  # a retry could not finish before the lease runs out
+                await clock.sleep(delay)
+                continue
+            if resp.status_code in GATEWAY_STATUSES:
+                gateway_tries += 1
+                fits = gateway_tries <= len(GATEWAY_RETRY_DELAYS)
+                delay = GATEWAY_RETRY_DELAYS[gateway_tries - 1] if fits else 0.0
+                if not fits or clock.now() + delay + full_request > lease_deadline:
+                    raise RolloutProtocolError(
+                        f"result poll of {rollout_id!r} kept failing: "
+                        f"HTTP {resp.status_code} after {gateway_tries - 1} retries",
+                        status_code=resp.status_code,
+                    )
+                await clock.sleep(delay)
+                continue
+            break
+        if resp.status_code != 200:
+            raise RolloutProtocolError(
+                f"result poll of {rollout_id!r}: HTTP {resp.status_code}: {detail(resp)}",
+                status_code=resp.status_code,
+            )
+        data = _checked(resp)
+        lease_deadline = sent_at + lease_sec  # only a successful poll confirms the lease
+        if observe is not None:
+            observe(data)
+        if data["status"] in _TERMINAL:
+            return data
+        seen = data["status"]

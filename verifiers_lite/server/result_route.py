@@ -1,0 +1,83 @@
+"""``GET /rollout/{id}/result`` as a plain Starlette endpoint: the server's hottest route.
+
+It is served without FastAPI's dependency solving and response-model validation (each a
+pydantic round trip per poll); the terminal result is serialised once, when it is published.
+Query ``seen=<status>`` waits for a change from that status (the default contract);
+``wait=terminal`` waits for the terminal result only, so one poll per rollout suffices.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from .registry import RegistryClosedError
+from .service import RolloutService
+from .types import LEASE_HEADER, RolloutStatus
+
+_STATUSES = frozenset(s.value for s in RolloutStatus)
+_WAIT_MODES = frozenset({"change", "terminal"})
+_RETRY_LATER = {"Retry-After": "1"}
+
+
+def _invalid(loc: list[str], msg: str, kind: str) -> JSONResponse:
+    # Same shape as the app's RequestValidationError answer.
+    return JSONResponse({"detail": [{"loc": loc, "msg": msg, "type": kind}]}, status_code=422)
+
+
+def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def make_result_endpoint(
+    service: RolloutService, wait_sec: float
+) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint bound to ``service``; every poll renews the lease, before and after waiting."""
+    registry = service.registry
+
+    async def result(request: Request) -> Response:
+        lease = request.headers.get(LEASE_HEADER)
+        if lease is None:
+            return _invalid(["header", LEASE_HEADER], "Field required", "missing")
+        query = request.query_params
+        seen = query.get("seen")
+        if seen is not None and seen not in _STATUSES:
+            return _invalid(["query", "seen"], f"must be one of {sorted(_STATUSES)}", "enum")
+        mode = query.get("wait", "change")
+        if mode not in _WAIT_MODES:
+            return _invalid(["query", "wait"], "must be 'change' or 'terminal'", "enum")
+        record = registry.get(request.path_params["rollout_id"])
+        if record is None:
+            return _error(404, f"unknown rollout_id {request.path_params['rollout_id']!r}")
+        if not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
+            return _error(403, "polling lease token does not match this rollout")
+        registry.renew(record)
+        try:
+            if mode == "terminal":
+                await registry.wait_terminal(record, wait_sec)
+            else:
+                await registry.wait_change(record, RolloutStatus(seen) if seen else None, wait_sec)
+        except RegistryClosedError:
+            return _error(503, "server is shutting down; retry", _RETRY_LATER)
+        registry.renew(record)
+        if record.result_json is not None:
+            return Response(record.result_json, media_type="application/json")
+        return Response(_pending(record.rollout_id, record.status.value), media_type="application/json")
+
+    return result
+
+
+def _pending(rollout_id: str, status: str) -> bytes:
+    body: dict[str, Any] = {
+        "rollout_id": rollout_id,
+        "status": status,
+        "sample": None,
+        "err_message": None,
+        "err_category": None,
+    }
+    return json.dumps(body).encode()
