@@ -95,6 +95,20 @@ class GenerateOutputs:
 
         return to_parquet(self, path)
 
+    def to_training_batch(self, pad_to_longest: bool = False, pad_token_id: int = 0) -> dict[str, Any]:
+        """GRPO-ready ``input_ids``, ``labels`` (-100 off the sampled tokens), ``logprobs``,
+        ``advantages`` and ``attention_mask`` from rows recorded by a token-level client
+        (``vf.rollout.TokenClient``); rows without token ids raise ValueError."""
+        from verifiers_lite.rollout.training import build_training_batch
+
+        missing = [i for i, r in enumerate(self.rows) if "completion_ids" not in r]
+        if missing:
+            raise ValueError(
+                f"rows {missing[:5]} carry no token ids: run with a token-level client "
+                "(verifiers_lite.rollout.TokenClient) to export a training batch"
+            )
+        return build_training_batch(self.rows, pad_to_longest=pad_to_longest, pad_token_id=pad_token_id)
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
         from verifiers_lite.results.export import save_results
