@@ -1,0 +1,135 @@
+"""Bad-input sweep (hypothesis) over a real uvicorn process: always a clear 4xx, never a 5xx."""
+
+from __future__ import annotations
+
+import json
+import math
+import uuid
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from srv_helpers import ServerProc
+
+from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
+
+SWEEP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+VALID: dict[str, Any] = {
+    "initial_messages": [{"role": "user", "content": "6*7?"}],
+    "chat_completions_url": "http://127.0.0.1:9/v1",
+    "label": "42",
+}
+
+json_scalars = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
+json_values = st.recursive(
+    json_scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+not_a_str = json_values.filter(lambda v: not isinstance(v, str))
+bad_ids = not_a_str | st.sampled_from(
+    ["", ".", "..", "a/b", "a\\b", "a?b", "a#b", "a%2Fb", " a", "a ", "a\nb", "\x00", "x" * 257]
+)
+bad_timeouts = st.sampled_from(
+    [math.nan, math.inf, -math.inf, 0, -1, -1e-9, "soon", [], {}, "1e999"]
+)
+# Values a bool field refuses even in pydantic's lax mode.
+bad_bools = st.sampled_from(["maybe", 2, -1, 3.5, [], {}, "tru"])
+
+# One invalid change to an otherwise valid admission body.
+bad_rollout_changes = st.one_of(
+    st.sampled_from(["initial_messages", "chat_completions_url", "rollout_id"]).map(lambda k: ("drop", k)),
+    bad_ids.map(lambda v: ("set", "rollout_id", v)),
+    (not_a_str | st.just("")).map(lambda v: ("set", "chat_completions_url", v)),
+    json_values.filter(lambda v: not isinstance(v, list)).map(lambda v: ("set", "initial_messages", v)),
+    st.lists(json_scalars, min_size=1, max_size=3).map(lambda v: ("set", "initial_messages", v)),
+    bad_timeouts.map(lambda v: ("set", "agent_timeout_sec", v)),
+    bad_timeouts.map(lambda v: ("set", "grader_timeout_sec", v)),
+    st.sampled_from(["", "  ", "\t"]).map(lambda v: ("set", "llm_api_key", v)),
+    (not_a_str.filter(lambda v: v is not None and not isinstance(v, dict))).map(lambda v: ("set", "metadata", v)),
+    bad_bools.map(lambda v: ("set", "grade", v)),
+    st.text(min_size=1, max_size=10).filter(lambda k: k not in RolloutRequest.model_fields).map(
+        lambda k: ("set", k, 1)
+    ),
+)
+
+
+@pytest.fixture(scope="module")
+def http(server: ServerProc) -> Iterator[httpx.Client]:
+    with httpx.Client(base_url=server.url, timeout=10) as client:
+        yield client
+
+
+def check_4xx(resp: httpx.Response) -> None:
+    assert 400 <= resp.status_code < 500, (resp.status_code, resp.text[:300])
+    assert "Traceback" not in resp.text and "File \"" not in resp.text
+    assert "detail" in resp.json()  # a clear, machine-readable reason
+
+
+def post_raw(http: httpx.Client, path: str, payload: Any, content_type: str = "application/json") -> httpx.Response:
+    # json.dumps writes NaN/Infinity (which httpx's json= refuses) as a sloppy client would.
+    return http.post(path, content=json.dumps(payload), headers={"content-type": content_type})
+
+
+@SWEEP
+@given(change=bad_rollout_changes)
+def test_malformed_rollout_bodies_are_4xx(http: httpx.Client, change: tuple[Any, ...]) -> None:
+    body = {**VALID, "rollout_id": uuid.uuid4().hex}
+    if change[0] == "drop":
+        body.pop(change[1])
+    else:
+        body[change[1]] = change[2]
+    check_4xx(post_raw(http, "/rollout", body))
+
+
+raw_bodies = st.one_of(
+    st.binary(max_size=64).filter(lambda b: not b.strip().startswith(b"{")),
+    st.sampled_from([b"", b"{", b"{}", b"null", b"[]", b"42", b'"x"', b"{'a': 1}", b"\xff\xfe",
+                     b'{"rollout_id": 1e99999}', b'{"grade": ' + b"9" * 5000 + b"}"]),
+    json_values.filter(lambda v: not isinstance(v, dict)).map(lambda v: json.dumps(v).encode()),
+)
+content_types = st.sampled_from(
+    ["application/json", "text/plain", "application/x-www-form-urlencoded", "multipart/form-data", ""]
+)
+
+
+@SWEEP
+@given(raw=raw_bodies, ctype=content_types, path=st.sampled_from(["/rollout", "/rollout/cancel"]))
+def test_non_json_and_wrong_content_types_are_4xx(http: httpx.Client, raw: bytes, ctype: str, path: str) -> None:
+    check_4xx(http.post(path, content=raw, headers={"content-type": ctype} if ctype else {}))
+
+
+@SWEEP
+@given(body=st.sampled_from([{"ids": None}, {"prefix": ""}, {"all": False}, {}]).flatmap(
+    lambda base: st.one_of(
+        st.just(base),
+        not_a_str.filter(lambda v: not isinstance(v, list) and v is not None).map(lambda v: {"ids": v}),
+        st.lists(not_a_str.filter(lambda v: v is not None), min_size=1, max_size=3).map(lambda v: {"ids": v}),
+        bad_bools.map(lambda v: {"all": v}),
+        st.just({"ids": ["a"], "prefix": "a"}),
+        st.just({"prefix": "a", "all": True}),
+        st.text(min_size=1, max_size=8).filter(lambda k: k not in ("ids", "prefix", "all")).map(
+            lambda k: {"ids": ["a"], k: 1}
+        ),
+    )
+))
+def test_malformed_cancel_bodies_are_4xx(http: httpx.Client, body: dict[str, Any]) -> None:
+    check_4xx(post_raw(http, "/rollout/cancel", body))
+
+
+@SWEEP
+@given(
+    rollout_id=st.text(max_size=40),
+    lease=st.none() | st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    params=st.dictionaries(st.sampled_from(["seen", "wait", "x"]), st.text(max_size=12), max_size=2),
+)
+def test_odd_result_polls_are_4xx(
+    http: httpx.Client, rollout_id: str, lease: str | None, params: dict[str, str]
+) -> None:
+    headers = {} if lease is None else {LEASE_HEADER: lease}
+    resp = http.get(f"/rollout/{quote(rollout_id, safe='')}/result", headers=headers, params=params)
+    check_4xx(resp)
