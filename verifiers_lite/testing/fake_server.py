@@ -243,6 +243,7 @@ class FakeServerProcess:
             [sys.executable, "-m", "verifiers_lite.testing.fake_server", "--port", str(self.port),
              "--latency-ms", str(self.latency_ms), "--correct-rate", str(self.correct_rate)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            start_new_session=True,  # a Ctrl-C / kernel interrupt of the caller must not kill it
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
