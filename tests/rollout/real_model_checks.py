@@ -146,3 +146,27 @@ def tool_use_with_real_model(sampler: Any, template: Template) -> None:
     ]
     (t,) = rollout([{"messages": msgs}])
     check_trajectory(t, template, tools=rollout.tool_manager.schemas, max_turns=2)
+
+
+def batch_independence(sampler: Any, template: Template) -> None:
+    """A trajectory's result does not depend on which others share its batches."""
+    tm = ToolManager([note], parser=EveryTurnParser())  # type: ignore[arg-type]
+    rollout = MultiTurnRollout(
+        sampler,
+        template,
+        tm,
+        SamplingParams(temperature=0.9, max_tokens=10, seed=11, logprobs=0),
+        max_turns=2,
+    )
+    convs = [[{"role": "user", "content": q}] for q in ("Hi!", "Count to five.", "What is 7*6?")]
+    together = rollout(convs)
+    alone = [rollout([c])[0] for c in convs]
+    for a, b in zip(together, alone, strict=True):
+        assert a["input_ids"] == b["input_ids"] and a["labels"] == b["labels"]
+        assert a["logprobs"] == pytest_approx(b["logprobs"])
+
+
+def pytest_approx(values: list[float]) -> Any:
+    import pytest
+
+    return pytest.approx(values, abs=1e-4)

@@ -30,3 +30,19 @@ def test_rollout_properties(llama_sampler, llama_template) -> None:
 
 def test_tool_use_with_real_model(llama_sampler, llama_template) -> None:
     checks.tool_use_with_real_model(llama_sampler, llama_template)
+
+
+def test_batch_independence(llama_sampler, llama_template) -> None:
+    checks.batch_independence(llama_sampler, llama_template)
+
+
+def test_sampler_pickles_as_a_model_reload(llama_sampler, llama_template) -> None:
+    import pickle
+
+    from verifiers_lite.rollout import SamplingParams
+
+    clone = pickle.loads(pickle.dumps(llama_sampler))
+    assert clone.llama is not llama_sampler.llama
+    prompt = llama_template.encode_messages([{"role": "user", "content": "Say hi."}])
+    p = SamplingParams(temperature=0.0, max_tokens=6)
+    assert clone.sample([prompt], p)[0].token_ids == llama_sampler.sample([prompt], p)[0].token_ids

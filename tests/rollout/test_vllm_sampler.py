@@ -64,3 +64,7 @@ def test_rollout_properties(vllm_setup) -> None:
 
 def test_tool_use_with_real_model(vllm_setup) -> None:
     checks.tool_use_with_real_model(*vllm_setup)
+
+
+def test_batch_independence(vllm_setup) -> None:
+    checks.batch_independence(*vllm_setup)
