@@ -124,7 +124,8 @@ def test_malformed_cancel_bodies_are_4xx(http: httpx.Client, body: dict[str, Any
 @SWEEP
 @given(
     rollout_id=st.text(max_size=40),
-    lease=st.none() | st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40),
+    # Printable ASCII without edge spaces: the HTTP client itself refuses other header values.
+    lease=st.none() | st.text(st.characters(min_codepoint=32, max_codepoint=126), max_size=40).map(str.strip),
     params=st.dictionaries(st.sampled_from(["seen", "wait", "x"]), st.text(max_size=12), max_size=2),
 )
 def test_odd_result_polls_are_4xx(
