@@ -118,3 +118,32 @@ def _server_pids(port: int) -> list[int]:
 
 def test_signal_group_ignores_missing_processes():
     lm._signal_group(2**22 + 12345, signal.SIGTERM)  # no such group: must not raise
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_server_dies_with_a_killed_parent(tmp_path):
+    """Even a SIGKILLed parent (no finally, no atexit) leaves no orphan server."""
+    pytest.importorskip("llama_cpp")
+    import subprocess
+    import sys
+    import time
+
+    script = (
+        "import sys, time\n"
+        "from verifiers_lite.clients.local_model import LocalModel\n"
+        "m = LocalModel(n_ctx=512).start()\n"
+        "print(m.proc.pid, flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True)
+    try:
+        pid = int(parent.stdout.readline())
+        assert _alive(pid)
+    finally:
+        parent.kill()
+        parent.wait()
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid)

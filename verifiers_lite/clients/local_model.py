@@ -115,10 +115,10 @@ class LocalModel:
         """Start the server and wait until it answers; raise :class:`LocalModelError` otherwise."""
         if self.proc is not None and self.proc.poll() is None:
             return self
-        self._log = tempfile.TemporaryFile(prefix="vf-lite-llama-")
+        self._log = tempfile.TemporaryFile(prefix="vf-lite-llama-")  # noqa: SIM115 - lives as long as the server
         self.proc = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
-            start_new_session=True,  # own process group: killpg reaches every descendant
+            preexec_fn=_child_setup(threading.current_thread() is threading.main_thread()),
         )
         try:
             self._wait_healthy()
@@ -193,6 +193,25 @@ class LocalModel:
     def __repr__(self) -> str:
         state = "running" if self.running else "stopped"
         return f"LocalModel({self.model_name!r}, {self.base_url}, {state})"
+
+
+def _child_setup(die_with_parent: bool) -> Any:
+    """Run in the child before exec: its own process group (so killpg reaches every descendant
+    and a terminal's Ctrl-C reaches only us, who then stop it), and on Linux a SIGTERM when
+    the parent dies, even by SIGKILL. Only when started from the main thread: the signal
+    follows the *thread* that forked, and a worker thread may end long before the process."""
+
+    def setup() -> None:
+        os.setsid()
+        if die_with_parent and sys.platform.startswith("linux"):
+            try:
+                import ctypes
+
+                ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+            except Exception:
+                pass
+
+    return setup
 
 
 def _signal_group(pgid: int, sig: int) -> None:
