@@ -16,7 +16,7 @@ def llama() -> Any:
         pytest.skip("llama_cpp not importable: pip install 'verifiers_lite[local]'")
     from verifiers_lite.rollout.samplers.llama_cpp import load_llama
 
-    return load_llama(n_ctx=1024, n_threads=2, logits_all=False)
+    return load_llama(n_ctx=1024, n_threads=1)
 
 
 @pytest.fixture(scope="session")

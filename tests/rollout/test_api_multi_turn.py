@@ -184,7 +184,7 @@ def test_real_llama_cpp_server() -> None:
             "--n_ctx",
             "1024",
             "--n_threads",
-            "2",
+            "1",
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
