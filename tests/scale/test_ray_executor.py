@@ -87,3 +87,18 @@ def test_resume_across_executors(ray_cluster, fake_server, tmp_path, first):
                                progress=False, executor=executors[second]())
     assert sorted((r["example_id"], r["rollout_index"]) for r in out.rows) == [(e, i) for e in range(N) for i in range(R)]
     assert fake_server.stats()["requests"] == (N - N // 2) * R  # ...and the second only the rest
+
+
+def test_workers_are_reused_across_runs_with_the_same_configuration(ray_cluster, fake_server):
+    executor = vf.RayExecutor(num_workers=2)
+    client, env = vf.ChatClient(fake_server.base_url), _env()
+    env.evaluate_sync(client, "fake-arith", num_examples=4, progress=False, executor=executor)
+    pids = ray.get([w.pid.remote() for w in executor.workers])
+    out = env.evaluate_sync(client, "fake-arith", num_examples=4, progress=False, executor=executor)
+    assert ray.get([w.pid.remote() for w in executor.workers]) == pids  # no new actors
+    assert len(out) == 4
+    env.evaluate_sync(client, "fake-arith", num_examples=4, progress=False, executor=executor,
+                      sampling_args={"temperature": 0.5})  # another configuration: fresh workers
+    assert ray.get([w.pid.remote() for w in executor.workers]) != pids
+    executor.shutdown()
+    assert executor.workers == []

@@ -84,7 +84,8 @@ class RayExecutor:
     """
 
     def __init__(self, num_workers: int = 2, *, address: str | None = None,
-                 init_kwargs: dict[str, Any] | None = None, actor_options: dict[str, Any] | None = None) -> None:
+                 init_kwargs: dict[str, Any] | None = None, actor_options: dict[str, Any] | None = None,
+                 keep_alive: bool = True) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         self.num_workers = num_workers
@@ -97,6 +98,10 @@ class RayExecutor:
         self.units_done: list[int] = []
         self.lost_units = 0
         self.ctx: RunContext | None = None
+        # Workers outlive one generate() when the next run has the same configuration, so a
+        # training loop calling generate each step does not pay actor start-up every step.
+        self.keep_alive = keep_alive
+        self._config: Any = None
 
     async def start(self, ctx: RunContext, group_size: int) -> int:
         ray = _import_ray()
@@ -106,15 +111,20 @@ class RayExecutor:
         endpoints = endpoint_specs(ctx.client)
         spec = _env_spec(ctx.env)
         per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
-        actor_cls = ray.remote(_EnvWorker)
-        self.workers = []
-        for i in range(self.num_workers):
-            share = endpoints[i::self.num_workers] or [endpoints[i % len(endpoints)]]
-            self.workers.append(actor_cls.options(**self.actor_options).remote(
-                spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent))
-        self.alive = [True] * self.num_workers
+        config = (repr(spec.get("env_id")), repr(spec.get("env_args")), id(spec.get("env")), endpoints,
+                  ctx.model, repr(ctx.sampling_args), per_worker, ctx.independent)
+        if not (self.workers and config == self._config and all(self.alive)):
+            self.shutdown()
+            actor_cls = ray.remote(_EnvWorker)
+            for i in range(self.num_workers):
+                share = endpoints[i::self.num_workers] or [endpoints[i % len(endpoints)]]
+                self.workers.append(actor_cls.options(**self.actor_options).remote(
+                    spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent))
+            self.alive = [True] * self.num_workers
+            self._config = config
         self.in_flight = [0] * self.num_workers
         self.units_done = [0] * self.num_workers
+        self.lost_units = 0
         return self.num_workers * (math.ceil(per_worker / max(1, group_size)) + 1)
 
     async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
@@ -146,6 +156,13 @@ class RayExecutor:
         ], "rerun_units": self.lost_units}
 
     async def close(self) -> None:
+        """End of a run: workers stay up for the next run unless ``keep_alive=False``."""
+        if not self.keep_alive:
+            self.shutdown()
+        await asyncio.sleep(0)
+
+    def shutdown(self) -> None:
+        """Kill the workers now (they are also gone with ``ray.shutdown()``)."""
         if not self.workers:
             return
         ray = _import_ray()
@@ -155,7 +172,8 @@ class RayExecutor:
             except Exception:
                 pass
         self.workers = []
-        await asyncio.sleep(0)
+        self.alive = []
+        self._config = None
 
 
 def _env_spec(env: Any) -> dict[str, Any]:
