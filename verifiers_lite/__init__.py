@@ -73,25 +73,28 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.base import ChatResponse, ModelClient
     from verifiers_lite.clients.http import ChatClient
-    from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
+    from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
+    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
-    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
+    from verifiers_lite.notebook.plots import (
+        plot_advantages,
+        plot_pass_at_k,
+        plot_reward_vs_turns,
+        plot_rewards,
+    )
     from verifiers_lite.parsers.boxed import extract_boxed_answer
     from verifiers_lite.parsers.parser import Parser
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.registry import list_environments, load_environment
-    from verifiers_lite.notebook.plots import (
-        plot_advantages, plot_pass_at_k, plot_reward_vs_turns, plot_rewards,
-    )
     from verifiers_lite.results.export import load_results
     from verifiers_lite.results.outputs import GenerateOutputs
     from verifiers_lite.rubrics.rubric import Rubric, group_reward

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
@@ -72,10 +73,8 @@ def _run_nested(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -
 
 def _cancel_and_drain(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
     task.cancel()
-    try:
+    with contextlib.suppress(BaseException):
         loop.run_until_complete(asyncio.wait([task], timeout=10))
-    except BaseException:
-        pass
 
 
 def _thread_loop_get() -> asyncio.AbstractEventLoop:
@@ -96,10 +95,8 @@ def _run_in_thread_loop(coro: Coroutine[Any, Any, T]) -> T:
         return future.result()
     except KeyboardInterrupt:
         future.cancel()
-        try:
+        with contextlib.suppress(BaseException):
             future.result(timeout=10)
-        except BaseException:
-            pass
         raise
     except concurrent.futures.CancelledError as exc:
         raise asyncio.CancelledError() from exc

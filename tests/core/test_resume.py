@@ -60,7 +60,7 @@ def _groups(rows):
 @pytest.mark.parametrize("independent", [False, True])
 @pytest.mark.parametrize("kill_after_lines", [1, 7, 20])
 def test_sigkill_midway_then_resume_gives_exactly_the_expected_rows(fake_server, tmp_path, independent, kill_after_lines):
-    fake_server.configure(latency_ms=20)
+    fake_server.configure(latency_ms=50)  # slow enough that a loaded machine still kills mid-run
     results = tmp_path / "run"
     _run_until_killed(fake_server.base_url, results, independent, kill_after_lines)
     on_disk = read_rows(results / "results.jsonl")

@@ -115,7 +115,7 @@ class ChatClient:
                     raise _status_error(resp.status, text, resp.headers.get("Retry-After"), url)
         except ModelAPIError:
             raise
-        except (TimeoutError, asyncio.TimeoutError) as exc:
+        except TimeoutError as exc:
             raise ModelAPIError(
                 f"no answer from {url} within {self.timeout:g}s",
                 category="model_timeout", retryable=True, endpoint=self.base_url,

@@ -11,6 +11,7 @@ re-run on the surviving workers: groups stay whole, nothing is lost or duplicate
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import math
 from typing import Any
 
@@ -167,10 +168,8 @@ class RayExecutor:
             return
         ray = _import_ray()
         for w in self.workers:
-            try:
+            with contextlib.suppress(Exception):
                 ray.kill(w)
-            except Exception:
-                pass
         self.workers = []
         self.alive = []
         self._config = None
