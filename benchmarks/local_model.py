@@ -113,13 +113,35 @@ def main() -> None:
                 w, _ = asyncio.run(direct(server.base_url, server.model_name, inputs, c))
                 print(f"  sweep: direct, concurrency {c:3d}, {server.n_threads} threads: {w:6.2f} s")
     if args.sweep:
-        for threads in (1, 2):
-            if threads == server.n_threads:
-                continue
-            with LocalModel(n_threads=threads) as other:
-                _, inputs = build_inputs(args.rollouts, args.rollouts_per_example)
-                w, _ = asyncio.run(direct(other.base_url, other.model_name, inputs, args.concurrency))
-                print(f"  sweep: direct, concurrency {args.concurrency}, {threads} threads: {w:6.2f} s")
+        sweep_processes(args)
+
+
+def sweep_processes(args: argparse.Namespace) -> None:
+    """llama-cpp-python's server answers one request at a time: compare 1 process using every
+    core with one single-threaded process per core (examples split between them, as vf routes)."""
+    from verifiers_lite.clients.local_model import start_servers
+
+    _, inputs = build_inputs(args.rollouts, args.rollouts_per_example)
+    cores = os.cpu_count() or 1
+    for parallel in sorted({1, min(4, cores)}):
+        servers = start_servers(parallel, n_threads=max(1, cores // parallel))
+        try:
+            async def split(servers: list[Any] = servers, parallel: int = parallel) -> float:
+                t0 = time.perf_counter()
+                await asyncio.gather(*(
+                    direct(s.base_url, s.model_name, [x for x in inputs if x["example_id"] % parallel == i],
+                           max(1, args.concurrency // parallel))
+                    for i, s in enumerate(servers)
+                ))
+                return time.perf_counter() - t0
+
+            asyncio.run(split())  # warm-up
+            times = [asyncio.run(split()) for _ in range(args.reps)]
+            print(f"  sweep: {parallel} process(es) x {servers[0].n_threads} thread(s), concurrency "
+                  f"{args.concurrency}: median {statistics.median(times):6.2f} s")
+        finally:
+            for s in servers:
+                s.stop()
 
 
 if __name__ == "__main__":

@@ -59,7 +59,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="data seed, passed to the environment's load_environment(seed=...)")
     ev.add_argument("--gguf", default=None, metavar="PATH", help="serve this GGUF instead of the embedded model")
     ev.add_argument("--n-ctx", type=int, default=2048, help="context size of the embedded server (default: 2048)")
-    ev.add_argument("--threads", type=int, default=None, help="threads of the embedded server (default: all cores)")
+    ev.add_argument("--threads", type=int, default=None,
+                    help="threads per embedded server process (default: the cores split between them)")
+    ev.add_argument("--parallel", type=int, default=None,
+                    help="embedded server processes, each answering one request at a time "
+                         "(default: one per core, at most 4)")
     ev.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default: 300)")
     ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
@@ -136,6 +140,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise CLIError(f"--max-tokens must be >= 1, got {args.max_tokens}")
     if args.temperature is not None and args.temperature < 0:
         raise CLIError(f"--temperature must be >= 0, got {args.temperature}")
+    if args.parallel is not None and args.parallel < 1:
+        raise CLIError(f"--parallel must be >= 1, got {args.parallel}")
     if args.timeout <= 0:
         raise CLIError(f"--timeout must be positive, got {args.timeout}")
     for url in args.base_url or []:
@@ -210,22 +216,37 @@ def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tu
         where = ", ".join(urls)
         yield (clients if len(clients) > 1 else clients[0]), model, where
         return
-    from verifiers_lite.clients.local_model import LocalModel, LocalModelError
+    from verifiers_lite.clients.local_model import (
+        LocalModel,
+        LocalModelError,
+        default_model_path,
+        default_parallel,
+        start_servers,
+    )
 
+    parallel = args.parallel or default_parallel()
     try:
-        server = LocalModel(args.gguf, n_ctx=args.n_ctx, n_threads=args.threads, request_timeout=args.timeout)
-    except (ImportError, FileNotFoundError, ValueError) as exc:
+        path = Path(args.gguf) if args.gguf else default_model_path()
+        if not path.is_file():
+            raise FileNotFoundError(f"GGUF model not found: {path}")
+        LocalModel.check_available()
+    except (ImportError, FileNotFoundError) as exc:
         raise CLIError(f"cannot start the embedded model: {exc}") from exc
-    print(f"vf-lite: starting {server.model_name} (llama.cpp server, {server.model_path.name}) "
-          f"on 127.0.0.1:{server.port} ...", file=sys.stderr)
+    print(f"vf-lite: starting {parallel} llama.cpp server process(es) for {path.name} on 127.0.0.1 ...",
+          file=sys.stderr)
     try:
-        server.start()
-    except LocalModelError as exc:
+        servers = start_servers(parallel, args.gguf, n_threads=args.threads, n_ctx=args.n_ctx,
+                                request_timeout=args.timeout)
+    except (LocalModelError, ValueError) as exc:
         raise CLIError(str(exc)) from exc
     try:
-        yield server.client(), server.model_name, f"embedded llama.cpp server at {server.base_url}"
+        clients = [s.client() for s in servers]
+        where = f"embedded llama.cpp, {parallel} process(es) x {servers[0].n_threads} thread(s): " + ", ".join(
+            s.base_url for s in servers)
+        yield (clients[0] if len(clients) == 1 else clients), servers[0].model_name, where
     finally:
-        server.stop()
+        for s in servers:
+            s.stop()
 
 
 def _embedded_name() -> str:

@@ -91,6 +91,8 @@ def test_all_rollouts_failing_exits_non_zero(tmp_path):
         (["eval", "arithmetic", "-r", "0"], "--rollouts-per-example must be >= 1"),
         (["eval", "arithmetic", "-c", "0"], "--max-concurrent must be >= 1"),
         (["eval", "arithmetic", "-b", "localhost:8000"], "--base-url must be an http(s) URL"),
+        (["eval", "arithmetic", "--parallel", "0"], "--parallel must be >= 1"),
+        (["eval", "arithmetic", "--gguf", "/nonexistent/model.gguf"], "GGUF model not found"),
         (["eval", "arithmetic", "--resume", "/nonexistent/run"], "holds no run"),
     ],
 )
@@ -122,21 +124,23 @@ def test_serve_delegates_to_the_server_cli(capsys):
 @pytest.mark.slow
 def test_eval_against_the_embedded_model(tmp_path):
     pytest.importorskip("llama_cpp")
-    r = vf_lite("eval", "arithmetic", "-n", "3", "-r", "2", "-s", str(tmp_path / "out"), cwd=tmp_path, timeout=300)
+    r = vf_lite("eval", "arithmetic", "-n", "3", "-r", "2", "--parallel", "2", "--threads", "1",
+                "-s", str(tmp_path / "out"), cwd=tmp_path, timeout=300)
     assert r.returncode == 0, r.stderr
     assert "SmolLM2-135M-Instruct" in r.stdout and "pass@2" in r.stdout
     run = _run_dir(tmp_path / "out")
     assert (run / "reward_hist.png").exists() and len((run / "results.jsonl").read_text().splitlines()) == 6
-    # the embedded server was stopped with the CLI
-    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_llama_server_of(int(p), run)]
-
-
-def _is_llama_server_of(pid: int, run: Path) -> bool:
     meta = json.loads((run / "metadata.json").read_text())
-    port = str(meta["endpoints"][0]["name"]).rsplit(":", 1)[1].split("/")[0]
+    ports = [str(e["name"]).rsplit(":", 1)[1].split("/")[0] for e in meta["endpoints"]]
+    assert len(ports) == 2 and "2 process(es) x 1 thread(s)" in r.stderr  # --parallel 2
+    # the embedded servers were stopped with the CLI
+    assert not [p for p in os.listdir("/proc") if p.isdigit() and _is_llama_server_of(int(p), ports)]
+
+
+def _is_llama_server_of(pid: int, ports: list[str]) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
             args = f.read().split(b"\0")
     except OSError:
         return False
-    return b"llama_cpp.server" in args and port.encode() in args
+    return b"llama_cpp.server" in args and any(p.encode() in args for p in ports)

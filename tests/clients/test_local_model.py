@@ -147,3 +147,19 @@ def test_server_dies_with_a_killed_parent(tmp_path):
     while _alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert not _alive(pid)
+
+
+@pytest.mark.local_model
+@pytest.mark.slow
+def test_parallel_servers_yield_one_client_each_and_all_stop():
+    pytest.importorskip("llama_cpp")
+    with lm.local_model(parallel=2, n_ctx=512) as (clients, model):
+        assert isinstance(clients, list) and len(clients) == 2
+        ports = [int(c.base_url.rsplit(":", 1)[1].split("/")[0]) for c in clients]
+        pids = [p for port in ports for p in _server_pids(port)]
+        assert len(set(ports)) == 2 and len(pids) == 2
+        for c in clients:
+            assert asyncio.run(c.chat(model, [{"role": "user", "content": "Hi"}], {"max_tokens": 2})).message
+    assert not any(_alive(p) for p in pids)
+    with pytest.raises(ValueError, match="parallel"):
+        lm.start_servers(0)
