@@ -77,8 +77,7 @@ def test_tool_env_with_token_client_scripted() -> None:
     assert batch["advantages"] == [0.0] * 6
     # Tool turns are bridged, not sampled: every row has masked tokens between its two turns.
     assert all(0 in r["completion_mask"] for r in out.rows)
-    if hasattr(out, "to_training_batch"):
-        assert out.to_training_batch()["input_ids"] == batch["input_ids"]
+    assert out.to_training_batch()["input_ids"] == batch["input_ids"]
 
 
 @pytest.mark.local_model
