@@ -210,6 +210,9 @@ def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tu
         args.model = saved_model if saved_model != _embedded_name() else None
     if not urls and args.model not in (None, _embedded_name()) and args.gguf is None:
         urls = [OPENAI_BASE_URL]  # a model name alone means a hosted API, as in vf-eval
+    if urls == [OPENAI_BASE_URL] and not api_key:
+        raise CLIError(f"--model {args.model!r} without --base-url means {OPENAI_BASE_URL}, which needs an API "
+                       f"key: set ${args.api_key_var} (or name another variable with -k), or give -b URL")
     if urls:
         model = args.model or _discover_model(urls[0], api_key)
         clients = [ChatClient(u, api_key, timeout=args.timeout) for u in urls]

@@ -103,6 +103,12 @@ def test_bad_arguments_exit_non_zero_with_a_clear_message(args, message, tmp_pat
     assert message in err and "Traceback" not in err
 
 
+def test_hosted_model_without_a_key_is_a_clear_error(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("NO_SUCH_KEY_VAR", raising=False)
+    code = main(["eval", "arithmetic", "-m", "gpt-4.1-mini", "-k", "NO_SUCH_KEY_VAR", "-s", str(tmp_path)])
+    assert code == 2 and "$NO_SUCH_KEY_VAR" in capsys.readouterr().err
+
+
 def test_argparse_errors_and_list(capsys):
     with pytest.raises(SystemExit) as info:
         main(["eval", "arithmetic", "-n", "three"])
