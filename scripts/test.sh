@@ -10,8 +10,9 @@ if ! bash .ci/install_chromium.sh; then
   echo "test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
 export RAY_USAGE_STATS_ENABLED=0
-.venv/bin/python -m pytest -q "$@"
 if [ "${VF_SKIP_VLLM:-0}" != "1" ]; then
   bash .ci/install_vllm.sh
   bash .ci/test_vllm.sh
 fi
+# The main suite last, so its summary is the closing line.
+.venv/bin/python -m pytest -q "$@"
