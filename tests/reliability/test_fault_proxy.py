@@ -1,0 +1,48 @@
+"""A fault-injecting proxy in front of the model server: runs complete, errors are categorised,
+retries are bounded, nothing hangs past the configured timeouts."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+
+import verifiers_lite as vf
+from verifiers_lite.testing.fault_proxy import FaultProxy
+from tests.core.helpers import make_env
+
+N_EXAMPLES, R = 40, 2
+TIMEOUT, ATTEMPTS = 0.5, 3
+
+
+@pytest.mark.parametrize("rate", [0.3, 1.0])
+def test_runs_complete_through_a_faulty_endpoint(fake_server, rate):
+    async def main():
+        proxy = await FaultProxy(fake_server.port, rate=rate, stall_s=30.0, seed=7).start()
+        client = vf.ChatClient(proxy.base_url, timeout=TIMEOUT,
+                               retry=vf.RetryPolicy(max_attempts=ATTEMPTS, base_delay=0.02, max_delay=0.1))
+        t0 = time.monotonic()
+        try:
+            out = await make_env(N_EXAMPLES).evaluate(client, "fake-arith", rollouts_per_example=R,
+                                                      max_concurrent=16, progress=False)
+        finally:
+            await client.aclose()
+            await proxy.close()
+        return out, proxy, time.monotonic() - t0
+
+    out, proxy, wall = asyncio.run(main())
+    n = N_EXAMPLES * R
+    assert len(out) == n
+    requests = sum(proxy.counts.values())
+    assert requests <= n * ATTEMPTS  # retries are bounded
+    # Worst case: every rollout stalls on each attempt, 16 at a time.
+    assert wall < (n / 16 + 1) * ATTEMPTS * (TIMEOUT + 0.2) + 5
+    errors = [r["error"] for r in out.rows if r["error"]]
+    assert {e["category"] for e in errors} <= {"model_http_error", "model_rate_limited", "model_timeout", "model_connection"}
+    if rate == 1.0:
+        assert len(errors) == n and requests == n * ATTEMPTS
+        assert set(proxy.counts) == {"500", "502", "429", "reset", "stall"}
+    else:
+        assert proxy.counts["pass"] > 0 and len(errors) < n * 0.2  # retries absorb most faults
+        assert all(r["reward"] in (0.0, 1.0) for r in out.rows)

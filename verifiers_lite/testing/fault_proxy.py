@@ -1,0 +1,92 @@
+"""A fault-injecting HTTP proxy for model endpoints (raw asyncio, loopback only).
+
+Sits between a model client and an OpenAI-compatible server and, for a seeded random share of
+requests, answers 500 / 502 / 429 (with Retry-After), resets the connection, or stalls; other
+requests are forwarded untouched. Every response closes its connection, so each request is
+judged on its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import random
+from collections import Counter
+from dataclasses import dataclass, field
+
+FAULTS = ("500", "502", "429", "reset", "stall")
+
+
+@dataclass
+class FaultProxy:
+    """Forwards to ``upstream_port``; ``rate`` of requests get a fault drawn from ``faults``."""
+
+    upstream_port: int
+    rate: float = 0.3
+    faults: tuple[str, ...] = FAULTS
+    stall_s: float = 30.0
+    retry_after_s: float = 0.05
+    seed: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+
+    def __post_init__(self) -> None:
+        unknown = set(self.faults) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown faults {sorted(unknown)}; known: {FAULTS}")
+        self._rng = random.Random(self.seed)
+        self._server: asyncio.AbstractServer | None = None
+        self.port = 0
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/v1"
+
+    async def start(self) -> FaultProxy:
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+        return self
+
+    async def close(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            with contextlib.suppress(Exception):
+                await self._server.wait_closed()
+
+    def _draw(self) -> str:
+        return self._rng.choice(self.faults) if self._rng.random() < self.rate else "pass"
+
+    async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
+                           if line.lower().startswith(b"content-length:")), 0)
+            body = await reader.readexactly(length) if length else b""
+            fault = self._draw()
+            self.counts[fault] += 1
+            if fault == "reset":
+                writer.transport.abort()  # RST: the client sees a reset connection
+                return
+            if fault == "stall":
+                await asyncio.sleep(self.stall_s)
+            elif fault in ("500", "502", "429"):
+                extra = f"retry-after: {self.retry_after_s}\r\n" if fault == "429" else ""
+                payload = b'{"error": {"message": "injected by FaultProxy"}}'
+                writer.write(f"HTTP/1.1 {fault} Injected\r\ncontent-type: application/json\r\n{extra}"
+                             f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n".encode() + payload)
+            else:
+                writer.write(await self._forward(head, body))
+            await writer.drain()
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            pass
+        finally:
+            with contextlib.suppress(Exception):
+                writer.close()
+
+    async def _forward(self, head: bytes, body: bytes) -> bytes:
+        up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        lines = [ln for ln in head.split(b"\r\n") if ln and not ln.lower().startswith(b"connection:")]
+        up_writer.write(b"\r\n".join(lines) + b"\r\nconnection: close\r\n\r\n" + body)
+        await up_writer.drain()
+        response = await up_reader.read()  # upstream closes after one response
+        up_writer.close()
+        return response
