@@ -148,3 +148,26 @@ def test_keyboard_interrupt_leaves_results_resumable(fake_server, tmp_path):
     out = env.evaluate_sync(c, "fake-arith", rollouts_per_example=3, results_path=str(tmp_path), progress=False)
     _check = sorted((r["example_id"], r["rollout_index"]) for r in out.rows)
     assert _check == [(e, i) for e in range(12) for i in range(3)]
+
+
+def test_real_sigint_in_a_script_cancels_and_leaves_the_run_resumable(fake_server, tmp_path):
+    fake_server.configure(latency_ms=50)
+    results = tmp_path / "run"
+    proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results), "0"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while _lines(results / "results.jsonl") < 6 and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.005)
+    os.kill(proc.pid, signal.SIGINT)  # Ctrl-C
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode != 0 and b"KeyboardInterrupt" in err
+    assert json.loads((results / "metadata.json").read_text())["status"] == "interrupted"
+    time.sleep(0.2)
+    assert fake_server.stats()["in_flight"] == 0  # in-flight rollouts were cancelled, not left running
+    saved = read_rows(results / "results.jsonl")
+    assert all(c == PER_EXAMPLE for c in Counter(r["example_id"] for r in saved).values())
+    fake_server.reset()
+    out = make_env(N_EXAMPLES).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith",
+                                             rollouts_per_example=PER_EXAMPLE, results_path=str(results), progress=False)
+    _check_complete(out.rows, independent=False)
+    assert fake_server.stats()["requests"] == N_EXAMPLES * PER_EXAMPLE - len(saved)
