@@ -35,16 +35,12 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     return out
 
 
-def plan_units(
-    inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool
-) -> tuple[list[WorkUnit], int]:
+def plan_units(inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool) -> list[WorkUnit]:
     """Group inputs by example_id (rollout index = position in its group); skip finished ones.
-
-    Returns the units to run and the group size (rollouts_per_example)."""
+    Grouped mode reruns a group whole; independent mode runs only the missing rollouts."""
     groups: dict[Any, list[RolloutInput]] = defaultdict(list)
     for inp in inputs:
         groups[inp["example_id"]].append(inp)
-    per_example = max((len(g) for g in groups.values()), default=0)
     units: list[WorkUnit] = []
     for eid, group in groups.items():
         missing = [i for i in range(len(group)) if (eid, i) not in done]
@@ -54,7 +50,7 @@ def plan_units(
             units.extend(WorkUnit(eid, [group[i]], [i]) for i in missing)
         else:
             units.append(WorkUnit(eid, group, list(range(len(group)))))
-    return units, per_example
+    return units
 
 
 def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
@@ -137,7 +133,7 @@ async def generate(
         await executor.close()
         raise
     done_keys = {(r["example_id"], r["rollout_index"]) for r in finished}
-    units, _ = plan_units(prepared, done_keys, independent_scoring)
+    units = plan_units(prepared, done_keys, independent_scoring)
 
     stats = RunStats(total=len(prepared))
     stats.add(finished, resumed=True)
