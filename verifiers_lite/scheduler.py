@@ -157,7 +157,7 @@ async def generate(
             except Exception as exc:  # a framework-level failure still must not take the run down
                 out = _failed_rows(env, unit, model, sampling_args, exc)
             if store is not None:
-                store.append_group(out)
+                await store.append_group_async(out)
             rows.extend(out)
             stats.add(out)
             events.on_progress(stats, out)

@@ -7,10 +7,12 @@ a group is on disk whole or not at all.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import uuid
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -71,6 +73,7 @@ class ResultsStore:
         self.metadata_file = self.path / METADATA_FILE
         self.fsync = fsync
         self._fd: int | None = None
+        self._writer: ThreadPoolExecutor | None = None
 
     def open(self, metadata: dict[str, Any]) -> list[dict[str, Any]]:
         """Create or reopen the directory; returns the finished rows already on disk.
@@ -134,10 +137,20 @@ class ResultsStore:
         if self.fsync:
             os.fsync(self._fd)
 
+    async def append_group_async(self, rows: list[dict[str, Any]]) -> None:
+        """:meth:`append_group` on one dedicated writer thread: the event loop keeps running
+        rollouts while a group is encoded and fsynced, and writes stay in order, one at a time."""
+        if self._writer is None:
+            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifiers-lite-store")
+        await asyncio.get_running_loop().run_in_executor(self._writer, self.append_group, rows)
+
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         write_json_atomic(self.metadata_file, metadata)
 
     def close(self) -> None:
+        if self._writer is not None:
+            self._writer.shutdown(wait=True)  # a group being written is finished, never torn by us
+            self._writer = None
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
