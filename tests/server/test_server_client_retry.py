@@ -1,10 +1,15 @@
-"""RolloutClient retry schedules and lease bound, through a fault-injecting proxy."""
+"""RolloutClient retry schedules and lease bound, through a fault-injecting proxy.
+
+The proxy tests run over both transports: the default aiohttp one and a user's httpx client.
+"""
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import httpx
@@ -31,6 +36,28 @@ async def proxy(server: ServerProc) -> AsyncIterator[FaultProxy]:
     await p.close()
 
 
+@contextlib.asynccontextmanager
+async def _client(kind: str, url: str, **kw: Any) -> AsyncIterator[RolloutClient]:
+    if kind == "httpx":
+        # follow_redirects=True on the user's client: RolloutClient must still not follow.
+        async with httpx.AsyncClient(follow_redirects=True) as http, RolloutClient(
+            url, http_client=http, **kw
+        ) as client:
+            yield client
+    else:
+        async with RolloutClient(url, **kw) as client:
+            yield client
+
+
+Connect = Callable[..., contextlib.AbstractAsyncContextManager[RolloutClient]]
+
+
+@pytest.fixture(params=["aiohttp", "httpx"])
+def connect(request: pytest.FixtureRequest) -> Connect:
+    """Open a RolloutClient over the default (aiohttp) transport or a user's httpx client."""
+    return functools.partial(_client, request.param)
+
+
 async def run(client: RolloutClient, **kw: Any) -> Any:
     return await client.run_rollout(
         initial_messages=MSGS, chat_completions_url=URL, rollout_id=uuid.uuid4().hex,
@@ -38,17 +65,17 @@ async def run(client: RolloutClient, **kw: Any) -> Any:
     )
 
 
-async def test_gateway_errors_retry_on_schedule_then_succeed(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_gateway_errors_retry_on_schedule_then_succeed(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.faults.extend(["502", "503", "504", "503", "502"])
-    async with RolloutClient(proxy.url, clock=fake_clock) as client:
+    async with connect(proxy.url, clock=fake_clock) as client:
         result = await run(client)
     assert result.status == "success"
     assert fake_clock.sleeps == [0.25, 0.5, 1.0, 2.0, 4.0]
 
 
-async def test_gateway_errors_exhaust_six_retries(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_gateway_errors_exhaust_six_retries(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.always = "503"
-    async with RolloutClient(proxy.url, clock=fake_clock) as client:
+    async with connect(proxy.url, clock=fake_clock) as client:
         with pytest.raises(RolloutProtocolError) as info:
             await run(client)
     assert info.value.status_code == 503
@@ -56,25 +83,40 @@ async def test_gateway_errors_exhaust_six_retries(proxy: FaultProxy, fake_clock:
     assert sum(s.startswith("503") for s in proxy.seen) == 7
 
 
-async def test_network_errors_retry_twice(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_network_errors_retry_twice(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.always = "drop"
-    async with RolloutClient(proxy.url, clock=fake_clock) as client:
+    async with connect(proxy.url, clock=fake_clock) as client:
         with pytest.raises(httpx.RemoteProtocolError):
             await run(client)
     assert fake_clock.sleeps == [0.1, 0.5]
 
 
-async def test_network_then_gateway_schedules_are_independent(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_read_timeouts_retry_twice(spawn: Any, fake_clock: FakeClock, connect: Connect) -> None:
+    srv = spawn(wait=0.2, lease=30)
+    proxy = await FaultProxy(int(srv.url.rsplit(":", 1)[1])).start()
+    proxy.always = "hang"
+    try:
+        # One full request = 0.2 s long poll + 0.2 s grace, then the read times out (real time).
+        async with connect(proxy.url, clock=fake_clock, request_grace_sec=0.2) as client:
+            with pytest.raises(httpx.ReadTimeout):
+                await run(client)
+        assert fake_clock.sleeps == [0.1, 0.5]
+        assert sum(s.startswith("hang") for s in proxy.seen) == 3
+    finally:
+        await proxy.close()
+
+
+async def test_network_then_gateway_schedules_are_independent(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.faults.extend(["drop", "502", "drop", "504"])
-    async with RolloutClient(proxy.url, clock=fake_clock) as client:
+    async with connect(proxy.url, clock=fake_clock) as client:
         result = await run(client)
     assert result.status == "success"
     assert fake_clock.sleeps == [0.1, 0.25, 0.5, 0.5]
 
 
-async def test_schedules_reset_after_a_successful_poll(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_schedules_reset_after_a_successful_poll(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.faults.extend(["drop", "drop", "pass", "drop", "drop"])
-    async with RolloutClient(proxy.url, clock=fake_clock) as client:
+    async with connect(proxy.url, clock=fake_clock) as client:
         # A handle observes every stage (run_rollout polls once, for the terminal result only):
         # the first successful poll wakes at grading; the next ones see the drops afresh.
         handle = await client.run_rollout_async(
@@ -86,14 +128,14 @@ async def test_schedules_reset_after_a_successful_poll(proxy: FaultProxy, fake_c
     assert fake_clock.sleeps == [0.1, 0.5, 0.1, 0.5]
 
 
-async def test_retry_only_if_it_fits_before_the_lease_deadline(spawn: Any, fake_clock: FakeClock) -> None:
+async def test_retry_only_if_it_fits_before_the_lease_deadline(spawn: Any, fake_clock: FakeClock, connect: Connect) -> None:
     srv = spawn(wait=1, lease=3)
     proxy = await FaultProxy(int(srv.url.rsplit(":", 1)[1])).start()
     proxy.always = "503"
     try:
         # One full request = 1 s long poll + 0.5 s grace: after 0.25 + 0.5 s of backoff the
         # 1 s backoff would end past the 3 s lease, so the client stops there.
-        async with RolloutClient(proxy.url, clock=fake_clock, request_grace_sec=0.5) as client:
+        async with connect(proxy.url, clock=fake_clock, request_grace_sec=0.5) as client:
             with pytest.raises(RolloutProtocolError) as info:
                 await run(client)
         assert info.value.status_code == 503
@@ -102,9 +144,9 @@ async def test_retry_only_if_it_fits_before_the_lease_deadline(spawn: Any, fake_
         await proxy.close()
 
 
-async def test_other_statuses_fail_at_once(proxy: FaultProxy, fake_clock: FakeClock) -> None:
+async def test_other_statuses_fail_at_once(proxy: FaultProxy, fake_clock: FakeClock, connect: Connect) -> None:
     proxy.faults.append("redirect")  # never followed, so the key never goes elsewhere
-    async with RolloutClient(proxy.url, clock=fake_clock, api_key="k") as client:
+    async with connect(proxy.url, clock=fake_clock, api_key="k") as client:
         with pytest.raises(RolloutProtocolError) as info:
             await run(client)
     assert info.value.status_code == 307
@@ -144,12 +186,12 @@ async def test_admission_timeout_bounds_429_waits(spawn: Any, fake_clock: FakeCl
         assert (await h).status == "cancelled"
 
 
-async def test_admission_deadline_during_request_says_maybe_admitted(server: ServerProc) -> None:
+async def test_admission_deadline_during_request_says_maybe_admitted(server: ServerProc, connect: Connect) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     proxy = await FaultProxy(port, match="/rollout").start()
     proxy.always = "hang"
     try:
-        async with RolloutClient(proxy.url, admission_timeout_sec=0.3) as client:
+        async with connect(proxy.url, admission_timeout_sec=0.3) as client:
             with pytest.raises(RolloutAdmissionTimeoutError, match="may have admitted") as info:
                 await client.run_rollout_async(initial_messages=MSGS, chat_completions_url=URL, rollout_id="x")
         assert info.value.may_have_been_admitted is True
@@ -165,14 +207,14 @@ def test_retry_after_clamp(header: str | None, expected: float) -> None:
     assert parse_retry_after(header) == expected
 
 
-async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest.MonkeyPatch, connect: Connect) -> None:
     import verifiers_lite.server.client as client_mod
 
     monkeypatch.setattr(client_mod, "CANCEL_TIMEOUT_SEC", 0.3)
     proxy = await FaultProxy(int(server.url.rsplit(":", 1)[1]), match="/cancel").start()
     proxy.always = "hang"
     try:
-        async with RolloutClient(proxy.url) as client:
+        async with connect(proxy.url) as client:
             start = asyncio.get_running_loop().time()
             with pytest.raises(TimeoutError):
                 await client.cancel_rollout("anything")
@@ -182,7 +224,11 @@ async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest
 
 
 def test_cancel_bound_is_five_seconds() -> None:
-    from verifiers_lite.server.retry import CANCEL_TIMEOUT_SEC, GATEWAY_RETRY_DELAYS, NETWORK_RETRY_DELAYS
+    from verifiers_lite.server.retry import (
+        CANCEL_TIMEOUT_SEC,
+        GATEWAY_RETRY_DELAYS,
+        NETWORK_RETRY_DELAYS,
+    )
 
     assert CANCEL_TIMEOUT_SEC == 5.0
     assert NETWORK_RETRY_DELAYS == (0.1, 0.5)

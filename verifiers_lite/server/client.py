@@ -18,30 +18,13 @@ from .retry import (
     SystemClock,
     parse_retry_after,
 )
+from .transport import AiohttpTransport, HttpxTransport, Reply, Transport
 from .types import RolloutAccepted, RolloutResultResponse
 
 try:
     import httpx
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
-
-_SHARDS = 16
-
-
-def _shared_ssl_context() -> Any:
-    """One TLS context for all shards (building one costs ~0.15 s of CPU)."""
-    global _SSL_CONTEXT
-    if _SSL_CONTEXT is None:
-        import ssl
-
-        import certifi
-
-        _SSL_CONTEXT = ssl.create_default_context(cafile=certifi.where())
-    return _SSL_CONTEXT
-
-
-_SSL_CONTEXT: Any = None
-
 
 def _finite_positive(name: str, value: float | None) -> None:
     if value is not None and (not math.isfinite(value) or value <= 0):
@@ -74,24 +57,10 @@ class RolloutClient:
         self.admission_timeout_sec = admission_timeout_sec
         self.clock: Clock = clock or SystemClock()
         self._grace = request_grace_sec
-        self._owns_http = http_client is None
-        # Every pending result is one long poll, so the pool must not cap or time out on them.
-        # httpcore scans its whole pool on every request (O(connections)), so with a thousand
-        # long polls one pool costs ~25 ms CPU per rollout; shards keep each pool small.
-        ssl_context = None if http_client is not None else _shared_ssl_context()
-        self._shards = [http_client] if http_client is not None else [
-            httpx.AsyncClient(
-                verify=ssl_context,
-                # Idle connections are dropped before the server's keep-alive timeout (uvicorn: 5 s)
-                # so a request never races the server closing the connection under it.
-                limits=httpx.Limits(
-                    max_connections=None, max_keepalive_connections=64, keepalive_expiry=2.0
-                ),
-                timeout=httpx.Timeout(60.0, connect=10.0, pool=None),
-                follow_redirects=False,
-            )
-            for _ in range(_SHARDS)
-        ]
+        # A user's httpx client is used as is; otherwise the lean aiohttp transport.
+        self._transport: Transport = (
+            HttpxTransport(http_client) if http_client is not None else AiohttpTransport()
+        )
         self._auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 
     async def __aenter__(self) -> RolloutClient:
@@ -102,24 +71,23 @@ class RolloutClient:
 
     async def aclose(self) -> None:
         """Close the HTTP client if this RolloutClient created it."""
-        if self._owns_http:
-            for shard in self._shards:
-                await shard.aclose()
+        await self._transport.aclose()
 
-    async def _send(
+    def _send(
         self,
         method: str,
         path: str,
         *,
-        timeout: Any = httpx.USE_CLIENT_DEFAULT,
+        timeout: float | None = None,
+        connect: float | None = None,
         shard_key: str | None = None,
-        **kwargs: Any,
-    ) -> httpx.Response:
-        headers = {**self._auth, **kwargs.pop("headers", {})}
-        shard = self._shards[hash(shard_key) % len(self._shards)] if shard_key else self._shards[0]
-        return await shard.request(
-            method, self.url + path, headers=headers, timeout=timeout, follow_redirects=False,
-            **kwargs,
+        headers: dict[str, str] | None = None,
+        params: dict[str, str] | None = None,
+        json: Any = None,
+    ) -> Awaitable[Reply]:
+        return self._transport.request(
+            method, self.url + path, headers={**self._auth, **headers} if headers else self._auth,
+            timeout=timeout, connect=connect, params=params, json_body=json, shard_key=shard_key,
         )
 
     # -- admission ---------------------------------------------------------------------------

@@ -7,6 +7,7 @@ from typing import Any
 
 from .errors import RolloutProtocolError, missing_server_dependency
 from .retry import GATEWAY_RETRY_DELAYS, GATEWAY_STATUSES, NETWORK_RETRY_DELAYS, Clock
+from .transport import Reply
 from .types import LEASE_HEADER, RolloutAccepted, RolloutStatus
 
 try:
@@ -15,16 +16,16 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
 # Failures of one result GET that are retried on the network schedule; connect, write and
-# pool timeouts are not in this list and fail at once.
+# pool timeouts are not in this list and fail at once. Both transports raise httpx's classes.
 NETWORK_ERRORS = (httpx.RemoteProtocolError, httpx.NetworkError, httpx.ReadTimeout)
 FATAL_TIMEOUTS = (httpx.ConnectTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
 _STATUSES = frozenset(s.value for s in RolloutStatus)
 _TERMINAL = frozenset(s.value for s in RolloutStatus if s.terminal)
 
-Send = Callable[..., Awaitable[httpx.Response]]
+Send = Callable[..., Awaitable[Reply]]
 
 
-def detail(resp: httpx.Response) -> str:
+def detail(resp: Reply) -> str:
     """The server's error detail (or body), shortened for an exception message."""
     try:
         return str(resp.json().get("detail", resp.text))[:500]
@@ -32,7 +33,7 @@ def detail(resp: httpx.Response) -> str:
         return resp.text[:500]
 
 
-def _checked(resp: httpx.Response) -> dict[str, Any]:
+def _checked(resp: Reply) -> dict[str, Any]:
     # A structural check only: a full pydantic validation per poll is left to those who need it.
     try:
         data = resp.json()
@@ -62,7 +63,6 @@ async def poll_result(
     rollout_id = accepted.rollout_id
     lease_sec = accepted.polling_lease_timeout_sec
     full_request = accepted.result_wait_timeout_sec + grace_sec
-    timeout = httpx.Timeout(full_request, connect=min(10.0, full_request), pool=None)
     path = f"/rollout/{rollout_id}/result"
     headers = {LEASE_HEADER: accepted.polling_lease_token}
     # The admission answer is the first observation: wait only for changes from it.
@@ -74,7 +74,8 @@ async def poll_result(
             sent_at = clock.now()
             try:
                 resp = await send(
-                    "GET", path, headers=headers, timeout=timeout, shard_key=rollout_id, params=params
+                    "GET", path, headers=headers, timeout=full_request, shard_key=rollout_id,
+                    params=params,
                 )
             except FATAL_TIMEOUTS:
                 raise

@@ -1,0 +1,219 @@
+"""HTTP transports of :class:`RolloutClient`: a user's httpx client, or a lean aiohttp one.
+
+Both raise httpx's exception classes, so the retry categories of the seed (RemoteProtocolError,
+NetworkError, ReadTimeout retried; connect/write/pool timeouts fatal) hold for either. aiohttp is
+the default because httpx/httpcore/anyio cost ~1.5 ms CPU per request on small machines against
+~0.15 ms for aiohttp (see benchmarks/server.py).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Mapping
+from typing import Any, Protocol
+from urllib.parse import urlencode
+
+from .errors import missing_server_dependency
+
+try:
+    import httpx
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise missing_server_dependency(exc) from exc
+
+#: Per-request defaults when a call gives no timeout (read/write, connect).
+DEFAULT_TIMEOUT_SEC = 60.0
+DEFAULT_CONNECT_SEC = 10.0
+# Idle connections are dropped before the server's keep-alive timeout (uvicorn: 5 s), so a
+# request never races the server closing the connection under it.
+KEEPALIVE_SEC = 2.0
+_SHARDS = 16
+
+
+class Reply(Protocol):
+    """The parts of a response the client reads (an ``httpx.Response`` is one)."""
+
+    @property
+    def status_code(self) -> int: ...
+
+    @property
+    def headers(self) -> Mapping[str, str]: ...
+
+    @property
+    def text(self) -> str: ...
+
+    def json(self) -> Any: ...
+
+
+class Transport(Protocol):
+    """Sends one request; never follows redirects; raises httpx exception classes."""
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        timeout: float | None = None,
+        connect: float | None = None,
+        params: dict[str, str] | None = None,
+        json_body: Any = None,
+        shard_key: str | None = None,
+    ) -> Reply: ...
+
+    async def aclose(self) -> None: ...
+
+
+def _dumps(body: Any) -> bytes:
+    # Like httpx's json=: compact, and NaN/inf refused on the client rather than sent.
+    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+
+
+class HttpxTransport:
+    """A user's ``httpx.AsyncClient`` used as is, or sharded clients of our own."""
+
+    def __init__(self, http_client: httpx.AsyncClient | None) -> None:
+        self.owned = http_client is None
+        # httpcore scans its whole pool on every request (O(connections)), so with a thousand
+        # long polls one pool costs ~25 ms CPU per rollout; shards keep each pool small.
+        self._shards = [http_client] if http_client is not None else [
+            httpx.AsyncClient(
+                limits=httpx.Limits(
+                    max_connections=None, max_keepalive_connections=64, keepalive_expiry=KEEPALIVE_SEC
+                ),
+                timeout=httpx.Timeout(DEFAULT_TIMEOUT_SEC, connect=DEFAULT_CONNECT_SEC, pool=None),
+                follow_redirects=False,
+            )
+            for _ in range(_SHARDS)
+        ]
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        timeout: float | None = None,
+        connect: float | None = None,
+        params: dict[str, str] | None = None,
+        json_body: Any = None,
+        shard_key: str | None = None,
+    ) -> Reply:
+        shards = self._shards
+        shard = shards[hash(shard_key) % len(shards)] if shard_key else shards[0]
+        limit: Any = httpx.USE_CLIENT_DEFAULT  # a user's client keeps its own defaults
+        if timeout is not None:
+            limit = httpx.Timeout(timeout, connect=min(timeout, connect or DEFAULT_CONNECT_SEC), pool=None)
+        kwargs: dict[str, Any] = {}
+        if json_body is not None:
+            kwargs["content"] = _dumps(json_body)
+            headers = {**headers, "Content-Type": "application/json"}
+        return await shard.request(
+            method, url, headers=headers, params=params, timeout=limit, follow_redirects=False, **kwargs
+        )
+
+    async def aclose(self) -> None:
+        if self.owned:
+            for shard in self._shards:
+                await shard.aclose()
+
+
+class _Reply:
+    """A fully read aiohttp response."""
+
+    __slots__ = ("content", "headers", "status_code")
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], content: bytes) -> None:
+        self.status_code = status_code
+        self.headers = headers
+        self.content = content
+
+    @property
+    def text(self) -> str:
+        return self.content.decode("utf-8", "replace")
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class AiohttpTransport:
+    """One aiohttp session per event loop (a session is bound to its loop), created lazily."""
+
+    def __init__(self) -> None:
+        import aiohttp
+
+        self._aiohttp = aiohttp
+        self._session: Any = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._timeouts: dict[tuple[float, float], Any] = {}
+
+    def _current(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if self._session is None or self._loop is not loop or self._session.closed:
+            aiohttp = self._aiohttp
+            # No connection cap: every pending result is one long poll.
+            connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_SEC)
+            self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
+            # aiohttp silently resends an idempotent request once after a dropped connection;
+            # that would add retries the seed's schedules do not have (private attribute, 3.10+).
+            if hasattr(self._session, "_retry_connection"):
+                self._session._retry_connection = False
+            self._loop = loop
+        return self._session
+
+    def _timeout(self, read: float, connect: float) -> Any:
+        key = (read, connect)
+        limit = self._timeouts.get(key)
+        if limit is None:
+            limit = self._aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=read)
+            if len(self._timeouts) < 64:  # admission deadlines vary: do not grow without bound
+                self._timeouts[key] = limit
+        return limit
+
+    async def request(
+        self,
+        method: str,
+        url: str,
+        *,
+        headers: dict[str, str],
+        timeout: float | None = None,
+        connect: float | None = None,
+        params: dict[str, str] | None = None,
+        json_body: Any = None,
+        shard_key: str | None = None,
+    ) -> Reply:
+        aiohttp = self._aiohttp
+        read = DEFAULT_TIMEOUT_SEC if timeout is None else timeout
+        limit = self._timeout(read, min(read, connect or DEFAULT_CONNECT_SEC))
+        data = None
+        if json_body is not None:
+            data = _dumps(json_body)
+            headers = {**headers, "Content-Type": "application/json"}
+        if params:
+            url = f"{url}?{urlencode(params)}"
+        try:
+            async with self._current().request(
+                method, url, headers=headers, data=data, timeout=limit, allow_redirects=False
+            ) as resp:
+                content = await resp.read()
+                return _Reply(resp.status, resp.headers, content)
+        except aiohttp.ConnectionTimeoutError as exc:
+            raise httpx.ConnectTimeout(str(exc) or "connect timeout") from exc
+        except aiohttp.ServerTimeoutError as exc:  # sock_read
+            raise httpx.ReadTimeout(str(exc) or "read timeout") from exc
+        except aiohttp.ClientConnectorError as exc:
+            raise httpx.ConnectError(str(exc)) from exc
+        except (aiohttp.ServerDisconnectedError, aiohttp.ClientPayloadError) as exc:
+            raise httpx.RemoteProtocolError(str(exc) or "server disconnected") from exc
+        except aiohttp.ClientResponseError as exc:  # an unparsable response
+            raise httpx.RemoteProtocolError(str(exc)) from exc
+        except (aiohttp.ClientOSError, aiohttp.ClientConnectionResetError) as exc:
+            raise httpx.ReadError(str(exc) or "connection reset") from exc  # reset mid-request
+        except aiohttp.ClientError as exc:  # invalid URL and the like: not retried
+            raise httpx.TransportError(f"{type(exc).__name__}: {exc}") from exc
+
+    async def aclose(self) -> None:
+        session, self._session = self._session, None
+        # A session of another (finished) loop cannot be closed from here; it is just dropped.
+        if session is not None and not session.closed and self._loop is asyncio.get_running_loop():
+            await session.close()
