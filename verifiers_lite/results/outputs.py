@@ -138,6 +138,9 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     out["error"] = err.get("message") if isinstance(err, dict) else err
     out["error_category"] = err.get("category") if isinstance(err, dict) else None
     out["info"] = row.get("info")
+    for k in ("endpoint", "worker"):  # where it ran: which model endpoint / Ray worker
+        if k in row:
+            out[k] = row[k]
     for name, value in (row.get("metrics") or {}).items():
         out[name if name not in out else f"metric_{name}"] = value
     timing = row.get("timing") or {}
