@@ -9,6 +9,12 @@
    fake model with fixed latency L; latency = (admission -> result received) - L.
 
 Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000]``.
+
+Last measured (2 shared cores, defaults; ratios vary ~0.8-0.9 run to run with machine load):
+in-process 1350/s, server 1217/s, ratio 0.90 (0.84 on two reruns); CPU ms per rollout:
+in-process 0.36, driver 0.40 + server 0.68; 1000 concurrent long polls p50 772 ms, p99 829 ms.
+Before the aiohttp client transport and the server's hot routes: ratio 0.30, driver 1.68 +
+server 0.99 ms, p50 2255 ms, p99 4186 ms.
 """
 
 from __future__ import annotations

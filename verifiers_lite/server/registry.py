@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -34,8 +35,10 @@ class RolloutRecord:
     active: bool = True  # until execution, persistence and result are all final
     finished_at: float | None = None
     cancel_disposition: str | None = None
-    changed: asyncio.Event = field(default_factory=asyncio.Event)
-    finished: asyncio.Event = field(default_factory=asyncio.Event)
+    # Parked long polls, resolved on the next change / the terminal result. Plain futures, not
+    # Events: one future and one timer per poll instead of two tasks and an asyncio.wait.
+    change_waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    terminal_waiters: list[asyncio.Future[None]] = field(default_factory=list)
     result_json: bytes | None = None  # the terminal result, serialised once for every poll
 
     def snapshot(self) -> RolloutResultResponse:
@@ -59,7 +62,7 @@ class RolloutRegistry:
         self._records: dict[str, RolloutRecord] = {}
         self.active_count = 0
         self.closed = False
-        self._closed_event = asyncio.Event()
+        self._parked: set[asyncio.Future[None]] = set()  # every parked poll, woken at close
         self._idle = asyncio.Event()
         self._idle.set()
 
@@ -94,9 +97,7 @@ class RolloutRegistry:
         record.lease_deadline = self.clock() + self.polling_lease_timeout_sec
 
     def _notify(self, record: RolloutRecord) -> None:
-        # One event per change: waiters hold the old event, new waiters get a fresh one.
-        event, record.changed = record.changed, asyncio.Event()
-        event.set()
+        _wake(record.change_waiters)
 
     def set_status(self, record: RolloutRecord, status: RolloutStatus) -> None:
         """Move a live rollout to a new non-terminal stage (ignored once terminal)."""
@@ -112,7 +113,7 @@ class RolloutRegistry:
         record.result = result
         record.status = result.status
         record.result_json = result.model_dump_json().encode()
-        record.finished.set()
+        _wake(record.terminal_waiters)
         self._notify(record)
         return True
 
@@ -142,13 +143,7 @@ class RolloutRegistry:
             return
         if self.closed:
             raise RegistryClosedError("server is shutting down")
-        change = asyncio.ensure_future(record.changed.wait())
-        closed = asyncio.ensure_future(self._closed_event.wait())
-        try:
-            await asyncio.wait({change, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            change.cancel()
-            closed.cancel()
+        await self._park(record.change_waiters, timeout)
         if record.result is None and self.closed:
             raise RegistryClosedError("server is shutting down")
 
@@ -158,15 +153,26 @@ class RolloutRegistry:
             return
         if self.closed:
             raise RegistryClosedError("server is shutting down")
-        done = asyncio.ensure_future(record.finished.wait())
-        closed = asyncio.ensure_future(self._closed_event.wait())
-        try:
-            await asyncio.wait({done, closed}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            done.cancel()
-            closed.cancel()
+        await self._park(record.terminal_waiters, timeout)
         if record.result is None and self.closed:
             raise RegistryClosedError("server is shutting down")
+
+    async def _park(self, waiters: list[asyncio.Future[None]], timeout: float) -> None:
+        """Wait until ``waiters`` is woken, the registry closes, or ``timeout`` passes."""
+        loop = asyncio.get_running_loop()
+        fut: asyncio.Future[None] = loop.create_future()
+        waiters.append(fut)
+        self._parked.add(fut)
+        timer = loop.call_later(timeout, _resolve, fut)
+        try:
+            await fut
+        finally:
+            timer.cancel()
+            self._parked.discard(fut)
+            # A woken future left the list with the wake-up; a timed-out, cancelled or
+            # close-woken one is still listed.
+            with contextlib.suppress(ValueError):
+                waiters.remove(fut)
 
     def expired_leases(self) -> list[RolloutRecord]:
         now = self.clock()
@@ -189,4 +195,17 @@ class RolloutRegistry:
     def close(self) -> None:
         """Stop admitting and wake every pending long poll (they answer a retryable 503)."""
         self.closed = True
-        self._closed_event.set()
+        parked, self._parked = self._parked, set()
+        for fut in parked:
+            _resolve(fut)
+
+
+def _resolve(fut: asyncio.Future[None]) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _wake(waiters: list[asyncio.Future[None]]) -> None:
+    for fut in waiters:
+        _resolve(fut)
+    waiters.clear()

@@ -56,6 +56,7 @@ def run_rollout_server(
     """Serve ``app`` (from :func:`create_rollout_server`) until SIGTERM/SIGINT, then drain."""
     kwargs.setdefault("timeout_keep_alive", 30)  # long-poll clients reuse their connections
     kwargs.setdefault("backlog", 4096)  # a thousand pollers may connect at once
+    kwargs.setdefault("access_log", False)  # one log call per request, filtered out anyway
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=None, **kwargs
     )
