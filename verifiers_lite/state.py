@@ -23,6 +23,21 @@ ROW_KEYS = (
 TOKEN_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs")
 
 
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """Deep copy for JSON-like data (dicts, lists, scalars), several times cheaper than
+    ``copy.deepcopy`` on the hot path; anything else falls back to ``copy.deepcopy``."""
+    if isinstance(value, _ATOMS):
+        return value
+    if type(value) is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if type(value) is list:
+        return [copy_json(v) for v in value]
+    return copy.deepcopy(value)
+
+
 def new_state(
     rollout_input: RolloutInput,
     *,
@@ -32,7 +47,7 @@ def new_state(
     rollout_index: int = 0,
 ) -> State:
     """Deep-copy the input and lay out an empty workbench (see ``Environment.init_state``)."""
-    data = copy.deepcopy(dict(rollout_input))
+    data = copy_json(dict(rollout_input))
     where = f"example {data.get('example_id', '?')}"
     if "prompt" not in data:
         raise ValueError(f"{where}: rollout input has no 'prompt'")
@@ -48,7 +63,7 @@ def new_state(
         "rollout_index": rollout_index,
         "model": model,
         "sampling_args": dict(sampling_args or {}),
-        "tool_defs": copy.deepcopy(resolved_tools) if resolved_tools else None,
+        "tool_defs": copy_json(resolved_tools) if resolved_tools else None,
         "completion": [],
         "trajectory": [],
         "turns": 0,
