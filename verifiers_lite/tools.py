@@ -184,7 +184,7 @@ async def call_tool(
     be a dict or a JSON object string. Failures (bad arguments, timeout, exception) come back as
     an error text for the model, or as :class:`ToolCallError` when ``raise_errors`` is true.
     """
-    tool = name or getattr(fn, "__name__", "tool")
+    tool = name or str(getattr(fn, "__name__", "tool"))
     try:
         return _to_text(await _call(fn, args, timeout, tool))
     except ToolCallError as err:

@@ -61,7 +61,7 @@ class MultiTurnEnv(Environment):
             if state["turns"] >= self.max_turns:
                 state["stop_reason"] = "max_turns"
                 break
-            reply = self.env_response(messages, state)
+            reply: Any = self.env_response(messages, state)
             if inspect.isawaitable(reply):
                 reply = await reply
             reply = normalize_messages(reply or [], f"{type(self).__name__}.env_response")

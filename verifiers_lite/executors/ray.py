@@ -31,7 +31,7 @@ def _import_ray() -> Any:
 def endpoint_specs(client: Any) -> list[tuple[str, str | None]]:
     """(base_url, api_key) of each endpoint: what a remote worker needs to rebuild its clients."""
     items = client if isinstance(client, (list, tuple)) else [client]
-    specs = []
+    specs: list[tuple[str, str | None]] = []
     for c in items:
         if isinstance(c, str):
             specs.append((c, None))

@@ -125,7 +125,7 @@ def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = Non
     ax.set_xlabel("turns")
     ax.set_ylabel("mean reward")
     ax.set_title("Reward vs turns")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
     ax.legend(fontsize="small", frameon=False)
     return ax
 
@@ -141,7 +141,7 @@ def plot_pass_at_k(data: Any, by: str | None = None, threshold: float = 1.0, ax:
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
     ax.set_title(f"pass@k (reward ≥ {threshold:g})")
-    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
     ax.legend(fontsize="small", frameon=False)
     return ax
 

@@ -112,7 +112,7 @@ class Rubric:
             if state.get("error") is not None or any(v is None for v in metrics.values()):
                 state["reward"] = 0.0
             else:
-                state["reward"] = float(sum(w * metrics[n] for w, n in zip(self.weights, names, strict=True)))  # type: ignore[operator]
+                state["reward"] = sum(w * float(metrics[n] or 0.0) for w, n in zip(self.weights, names, strict=True))
         self.compute_advantages(states)
 
     @staticmethod
@@ -132,7 +132,7 @@ class Rubric:
         self, func: RewardFunc, name: str, states: list[dict[str, Any]], values: list[dict[str, float | None]]
     ) -> None:
         available = [self._available(s) for s in states]
-        lists = {k: [a[k] for a in available] for k in available[0]} if available else {}
+        lists: dict[str, Any] = {k: [a[k] for a in available] for k in available[0]} if available else {}
         lists["parser"] = self.parser
         try:
             result = await _call(func, _accepted_kwargs(func, lists))

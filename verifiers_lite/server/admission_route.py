@@ -65,7 +65,7 @@ def make_admission_endpoint(
         try:
             body = RolloutRequest.model_validate(data)
         except ValidationError as exc:
-            return _invalid(list(exc.errors(include_url=False, include_input=False)))
+            return _invalid([dict(e) for e in exc.errors(include_url=False, include_input=False)])
         try:
             record = service.admit(body)
         except DuplicateRolloutError:

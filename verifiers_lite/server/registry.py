@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -87,7 +88,7 @@ class RolloutRegistry:
             lease_deadline=self.clock() + self.polling_lease_timeout_sec,
             ctx=RolloutContext(rollout_id, lambda s: None),
         )
-        record.ctx = RolloutContext(rollout_id, lambda s, r=record: self.set_status(r, s))
+        record.ctx = RolloutContext(rollout_id, functools.partial(self.set_status, record))
         self._records[rollout_id] = record
         self.active_count += 1
         self._idle.clear()

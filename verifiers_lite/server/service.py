@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import time
 from collections.abc import Callable
@@ -74,7 +75,7 @@ class RolloutService:
         record.task = asyncio.get_running_loop().create_task(
             self._run(record, request), name=f"rollout-{request.rollout_id}"
         )
-        record.task.add_done_callback(lambda t, r=record: self._on_task_done(r, t))
+        record.task.add_done_callback(functools.partial(self._done_callback, record))
         self.ensure_sweeper()
         return record
 
@@ -94,6 +95,9 @@ class RolloutService:
                 record, None, ErrorCategory.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
             )
         self.registry.finish(record, result)
+
+    def _done_callback(self, record: Any, task: Any) -> None:
+        self._on_task_done(record, task)
 
     def _on_task_done(self, record: RolloutRecord, task: asyncio.Task[None]) -> None:
         # Also covers a task cancelled before its first step, when _run never ran.
