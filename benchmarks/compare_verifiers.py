@@ -36,12 +36,13 @@ import argparse
 import asyncio
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
+
+from _rss import peak_rss_mb  # benchmarks/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_VERSION = "0.3.1"
@@ -56,7 +57,7 @@ def _rows() -> list[dict[str, str]]:
 
 
 def _peak_rss() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return peak_rss_mb()
 
 
 # --- the cases (each runs in a child process) -------------------------------------------------

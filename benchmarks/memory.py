@@ -8,11 +8,12 @@ Target (issue 7): 100,000 rollouts stay under 500 MB peak RSS (results streamed 
 from __future__ import annotations
 
 import argparse
-import resource
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from _rss import peak_rss_mb  # benchmarks/ is on sys.path when a script runs
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
@@ -38,7 +39,7 @@ def main() -> None:
                                 results_path=tmp, max_concurrent=128, progress=False)
         wall = time.perf_counter() - t0
         size_mb = (Path(tmp) / "results.jsonl").stat().st_size / 2**20
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(f"{len(out)} rollouts in {wall:.1f}s ({len(out) / wall:.0f}/s); results.jsonl {size_mb:.0f} MB; "
           f"peak RSS {peak:.0f} MB (target < 500 MB)")
 

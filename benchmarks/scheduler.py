@@ -16,11 +16,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from _rss import peak_rss_mb  # benchmarks/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parents[1]
 N_EXAMPLES, PER_EXAMPLE, IN_FLIGHT = 250, 4, 128
@@ -104,7 +105,7 @@ def _case_bare(base_url: str, turns: int, transport: str) -> dict:
 def _child(args: argparse.Namespace) -> None:
     fn = _case_vf if args.impl == "vf" else _case_bare
     result = fn(args.base_url, args.turns, args.transport)
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["peak_rss_mb"] = peak_rss_mb()
     print(json.dumps(result))
 
 
