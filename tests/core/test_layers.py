@@ -63,3 +63,14 @@ async def test_run_rollout_directly_with_a_plain_async_openai_client(fake_server
     assert row["example_id"] == 1 and row["stop_reason"] == "stop"
     assert row["reward"] in (0.0, 1.0) and row["error"] is None
     assert "boxed" in row["completion"][0]["content"]
+
+
+def test_chat_client_from_an_async_openai_client(fake_server):
+    openai = pytest.importorskip("openai")
+    oa = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="sk-x", timeout=12.0,
+                            default_headers={"X-Team": "rl"})
+    lean = vf.ChatClient.from_openai(oa)
+    assert lean.base_url == fake_server.base_url and lean.api_key == "sk-x" and lean.timeout == 12.0
+    assert lean._headers["X-Team"] == "rl" and lean._headers["Authorization"] == "Bearer sk-x"
+    out = vf.SingleTurnEnv(dataset=arithmetic_rows(3)).evaluate_sync(lean, "fake-arith", progress=False)
+    assert [r["error"] for r in out.rows] == [None] * 3
