@@ -29,9 +29,7 @@ if BACKEND == "fake":
     client, model = vf.ChatClient(server.base_url), "fake-arith"
 else:
     # One server for the life of the kernel: later cells (and re-runs) reuse it.
-    from verifiers_lite.clients.local_model import local_model_client
-
-    client, model = local_model_client()
+    client, model = vf.local_model_client()
 model'''
 
 CLEANUP = '''if BACKEND == "fake":
