@@ -31,12 +31,13 @@ def list_environments() -> list[str]:
 
 
 def is_registered(env_id: str) -> bool:
-    """Whether ``env_id`` names a bundled or installed environment module (nothing is built)."""
+    """Whether ``env_id`` names a bundled or installed module exposing ``load_environment``."""
     name = env_id.replace("-", "_")
     for candidate in (f"{BUNDLED_PACKAGE}.{name}", name):
         try:
-            if importlib.util.find_spec(candidate) is not None:
-                return True
+            if importlib.util.find_spec(candidate) is None:
+                continue
+            return callable(getattr(importlib.import_module(candidate), "load_environment", None))
         except (ImportError, ValueError):
             continue
     return False

@@ -95,3 +95,12 @@ def test_format_rows_never_mutates_its_input():
     data = [{"question": "q", "info": '{"a": 1}'}]
     format_rows(data)
     assert data == [{"question": "q", "info": '{"a": 1}'}]
+
+
+def test_is_registered_needs_a_load_environment_function():
+    from verifiers_lite.registry import is_registered
+
+    assert is_registered("arithmetic")
+    assert is_registered("guess-number")  # dashes name the same module as underscores
+    assert not is_registered("json")  # a module, but not an environment
+    assert not is_registered("SingleTurnEnv")
