@@ -65,6 +65,10 @@ def build_parser() -> argparse.ArgumentParser:
                     help="embedded server processes, each answering one request at a time "
                          "(default: one per core, at most 4)")
     ev.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default: 300)")
+    ev.add_argument("--ray-workers", type=int, default=None, metavar="N",
+                    help="spread groups over N Ray workers (needs the [ray] extra; endpoints are split between them)")
+    ev.add_argument("--ray-address", default=None, metavar="ADDR",
+                    help="Ray cluster to join, e.g. 'auto' after `ray start` (default: a local cluster)")
     ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the bundled environments")
@@ -258,6 +262,20 @@ def _embedded_name() -> str:
     return DEFAULT_MODEL_NAME
 
 
+def _executor(args: argparse.Namespace) -> Any:
+    """A RayExecutor when --ray-workers is given, else None (in-process)."""
+    if args.ray_workers is None:
+        if args.ray_address is not None:
+            raise CLIError("--ray-address needs --ray-workers N")
+        return None
+    if args.ray_workers < 1:
+        raise CLIError(f"--ray-workers must be >= 1, got {args.ray_workers}")
+    from verifiers_lite.executors.ray import RayExecutor
+
+    return RayExecutor(num_workers=args.ray_workers, address=args.ray_address,
+                       init_kwargs=None if args.ray_address else {"num_cpus": os.cpu_count() or 2})
+
+
 def run_eval(args: argparse.Namespace) -> int:
     """``vf-lite eval``: run, print the summary table, write results and the reward plot."""
     from verifiers_lite.cli_report import format_table, run_summary, save_reward_histogram
@@ -281,6 +299,7 @@ def run_eval(args: argparse.Namespace) -> int:
             raise CLIError(f"--seed: environment {args.env_id!r} takes no seed argument")
         env_args["seed"] = args.seed
     env = _load_env(args.env_id, env_args)
+    executor = _executor(args)
     num_examples = args.num_examples or saved.get("num_examples") or DEFAULT_NUM_EXAMPLES
     rollouts = args.rollouts_per_example or saved.get("rollouts_per_example") or DEFAULT_ROLLOUTS
     sampling_args: dict[str, Any] = dict(saved.get("sampling_args") or {}) if saved else {}
@@ -303,6 +322,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 client, model, num_examples=num_examples, rollouts_per_example=rollouts,
                 max_concurrent=args.max_concurrent, sampling_args=sampling_args or None,
                 results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id),
+                executor=executor,
             )
         except KeyboardInterrupt:
             print(f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"

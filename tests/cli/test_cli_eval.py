@@ -71,6 +71,16 @@ def test_eval_with_two_endpoints_spreads_groups(fake_server, tmp_path):
         assert fake_server.stats()["requests"] == 6 and other.stats()["requests"] == 6
 
 
+def test_eval_on_ray_workers(fake_server, tmp_path):
+    pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'verifiers_lite[ray]'")
+    r = vf_lite("eval", "arithmetic", "-b", fake_server.base_url, "-m", "fake-arith", "-n", "6", "-r", "2",
+                "-s", str(tmp_path / "out"), "--ray-workers", "2", "-q", cwd=tmp_path, timeout=180)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((_run_dir(tmp_path / "out") / "metadata.json").read_text())
+    assert meta["executor"] == "ray" and sum(w["units"] for w in meta["workers"]) == 6
+    assert "pass@2" in r.stdout
+
+
 def test_all_rollouts_failing_exits_non_zero(tmp_path):
     from verifiers_lite.testing.fake_server import free_port
 
@@ -94,6 +104,8 @@ def test_all_rollouts_failing_exits_non_zero(tmp_path):
         (["eval", "arithmetic", "--parallel", "0"], "--parallel must be >= 1"),
         (["eval", "arithmetic", "--gguf", "/nonexistent/model.gguf"], "GGUF model not found"),
         (["eval", "arithmetic", "--resume", "/nonexistent/run"], "holds no run"),
+        (["eval", "arithmetic", "--ray-address", "auto"], "--ray-address needs --ray-workers N"),
+        (["eval", "arithmetic", "--ray-workers", "0"], "--ray-workers must be >= 1"),
     ],
 )
 def test_bad_arguments_exit_non_zero_with_a_clear_message(args, message, tmp_path, capsys):
