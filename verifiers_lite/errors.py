@@ -13,6 +13,7 @@ ERROR_CATEGORIES = (
     "model_connection",  # connection refused / reset / dropped
     "model_bad_response",  # the endpoint answered something that is not a chat completion
     "env_error",  # the environment's own code raised (rollout, env_response, setup)
+    "rollout_timeout",  # the whole rollout outlived the environment's rollout_timeout
     "rubric_error",  # a reward function raised
     "cancelled",  # the run was interrupted
     "remote_error",  # a remote rollout server reported a failure
@@ -44,6 +45,12 @@ class ModelAPIError(VerifiersError):
         self.endpoint = endpoint
 
 
+class RolloutTimeoutError(VerifiersError, TimeoutError):
+    """A rollout ran longer than its environment's ``rollout_timeout``."""
+
+    category = "rollout_timeout"
+
+
 class RewardFunctionError(VerifiersError):
     """A reward function raised; the rollout is recorded with category ``rubric_error``."""
 
@@ -54,7 +61,7 @@ class ResumeMismatchError(VerifiersError, ValueError):
 
 def categorize(exc: BaseException) -> dict[str, Any]:
     """Turn any exception into the ``{"category", "message"}`` record stored on a row."""
-    if isinstance(exc, ModelAPIError):
+    if isinstance(exc, (ModelAPIError, RolloutTimeoutError)):
         category = exc.category
     elif isinstance(exc, RewardFunctionError):
         category = "rubric_error"

@@ -122,3 +122,22 @@ def test_tool_env_against_the_fake_server(fake_server):
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
     assert [r["reward"] for r in out.rows] == [1.0] * 4
     assert all(r["turns"] == 2 and r["completion"][1]["role"] == "tool" for r in out.rows)
+
+
+def test_rollout_timeout_bounds_a_hanging_environment():
+    import time
+
+    class Hangs(vf.MultiTurnEnv):
+        async def env_response(self, messages, state):
+            await asyncio.sleep(3600)
+
+    env = Hangs(max_turns=3, rollout_timeout=0.3)
+    t0 = time.monotonic()
+    row = _run(env, ScriptedClient(["a"]))
+    assert time.monotonic() - t0 < 2
+    assert row["error"]["category"] == "rollout_timeout" and "rollout_timeout=0.3s" in row["error"]["message"]
+    assert row["stop_reason"] == "error" and row["reward"] == 0.0
+    import pytest
+
+    with pytest.raises(ValueError, match="rollout_timeout must be a positive number"):
+        Hangs(rollout_timeout=0)

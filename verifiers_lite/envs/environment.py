@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, final
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
-from verifiers_lite.errors import ModelAPIError, categorize
+from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.rubrics.rubric import Rubric
@@ -45,6 +45,7 @@ class Environment(ABC):
         sampling_args: dict[str, Any] | None = None,
         max_concurrent: int = 128,
         max_retries: int = 0,
+        rollout_timeout: float | None = None,
         tool_defs: list[dict[str, Any]] | None = None,
         env_client: Any = None,
         env_args: dict[str, Any] | None = None,
@@ -53,6 +54,8 @@ class Environment(ABC):
             raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
+        if rollout_timeout is not None and not rollout_timeout > 0:
+            raise ValueError(f"rollout_timeout must be a positive number of seconds, got {rollout_timeout}")
         self._dataset = LazyDataset(dataset, "dataset")
         self._eval_dataset = LazyDataset(eval_dataset, "eval_dataset")
         self.system_prompt = system_prompt
@@ -62,6 +65,7 @@ class Environment(ABC):
         self.sampling_args = dict(sampling_args or {})
         self.max_concurrent = max_concurrent
         self.max_retries = max_retries
+        self.rollout_timeout = rollout_timeout
         self.tool_defs = tool_defs
         self.env_client = env_client
         self.env_args = dict(env_args or {})
@@ -149,7 +153,7 @@ class Environment(ABC):
         attempt = 0
         while True:
             try:
-                state = await self.rollout(rollout_input, client, model, sampling_args)
+                state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
                 if not isinstance(state, dict):
                     raise TypeError(f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict")
                 state["rollout_index"] = rollout_index
@@ -166,6 +170,16 @@ class Environment(ABC):
                     return state
                 attempt += 1
                 await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
+
+    async def _rollout_bounded(
+        self, rollout_input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None
+    ) -> State:
+        if self.rollout_timeout is None:
+            return await self.rollout(rollout_input, client, model, sampling_args)
+        try:
+            return await asyncio.wait_for(self.rollout(rollout_input, client, model, sampling_args), self.rollout_timeout)
+        except TimeoutError as exc:
+            raise RolloutTimeoutError(f"rollout did not finish within rollout_timeout={self.rollout_timeout:g}s") from exc
 
     async def _run_group_states(
         self, inputs: list[RolloutInput], client: ModelClient, model: str,
