@@ -81,3 +81,11 @@ def test_import_is_lazy():
     code = "import sys, verifiers_lite; print(sorted(m for m in ('pandas', 'datasets', 'openai', 'aiohttp', 'torch', 'vllm', 'ray') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
+
+
+def test_one_chat_client_across_several_asyncio_run_calls(fake_server):
+    env, c = make_env(2), vf.ChatClient(fake_server.base_url)
+    for _ in range(3):  # each asyncio.run makes and closes its own loop
+        out = asyncio.run(env.evaluate(c, "fake-arith", progress=False))
+        assert [r["error"] for r in out.rows] == [None, None]
+    assert len(c._sessions) == 1  # sessions of closed loops were let go

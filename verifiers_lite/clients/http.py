@@ -79,6 +79,7 @@ class ChatClient:
         loop = asyncio.get_running_loop()
         session = self._sessions.get(id(loop))
         if session is None or session.closed:
+            self._drop_dead_sessions()
             connector = aiohttp.TCPConnector(limit=self.max_connections, ttl_dns_cache=300)
             session = aiohttp.ClientSession(
                 connector=connector,
@@ -88,6 +89,14 @@ class ChatClient:
             )
             self._sessions[id(loop)] = session
         return session
+
+    def _drop_dead_sessions(self) -> None:
+        """Forget sessions of loops that have closed (``asyncio.run`` called again and again)."""
+        dead = {k: v for k, v in self._sessions.items()
+                if v.closed or getattr(getattr(v, "_loop", None), "is_closed", lambda: False)()}
+        for k in dead:
+            del self._sessions[k]
+        _close_quietly(dead)
 
     async def chat(
         self,
