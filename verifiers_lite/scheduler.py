@@ -127,8 +127,12 @@ async def generate(
     finished: list[dict[str, Any]] = []
     try:
         if store is not None:
-            finished = _usable_rows(store.open(metadata), groups_sizes, independent_scoring)
-            store.rewrite(finished)
+            loaded = store.open(metadata)
+            finished = _usable_rows(loaded, groups_sizes, independent_scoring)
+            # Rows of examples outside this run (a rerun on fewer examples) stay on disk for a
+            # later, larger rerun: a finished result is never thrown away.
+            others = [r for r in loaded if r.get("example_id") not in groups_sizes]
+            store.rewrite(others + finished)
     except BaseException:
         await executor.close()
         raise

@@ -171,3 +171,15 @@ def test_real_sigint_in_a_script_cancels_and_leaves_the_run_resumable(fake_serve
                                              rollouts_per_example=PER_EXAMPLE, results_path=str(results), progress=False)
     _check_complete(out.rows, independent=False)
     assert fake_server.stats()["requests"] == N_EXAMPLES * PER_EXAMPLE - len(saved)
+
+
+def test_rerun_on_fewer_examples_keeps_the_others_on_disk(fake_server, tmp_path):
+    env, c = make_env(6), vf.ChatClient(fake_server.base_url)
+    env.evaluate_sync(c, "fake-arith", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
+    small = env.evaluate_sync(c, "fake-arith", num_examples=2, rollouts_per_example=2,
+                              results_path=str(tmp_path), progress=False)
+    assert sorted({r["example_id"] for r in small.rows}) == [0, 1]
+    assert len(read_rows(tmp_path / "results.jsonl")) == 12  # examples 2-5 were not thrown away
+    fake_server.reset()
+    full = env.evaluate_sync(c, "fake-arith", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
+    assert len(full) == 12 and fake_server.stats()["requests"] == 0
