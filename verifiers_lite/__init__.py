@@ -48,6 +48,29 @@ _LAZY: dict[str, str] = {
     "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
     "plot_pass_at_k": "verifiers_lite.notebook.plots",
     "plot_advantages": "verifiers_lite.notebook.plots",
+    # rollout server and client (extra: server)
+    "create_rollout_server": "verifiers_lite.server.app",
+    "run_rollout_server": "verifiers_lite.server.runner",
+    "RolloutBackend": "verifiers_lite.server.backend",
+    "LocalBackend": "verifiers_lite.server.backends.local",
+    "RolloutClient": "verifiers_lite.server.client",
+    "RolloutClientPool": "verifiers_lite.server.pool",
+    "deploy_rollout_servers": "verifiers_lite.server.ray_deploy",
+    "RolloutHandle": "verifiers_lite.server.handle",
+    "RolloutStatus": "verifiers_lite.server.types",
+    "RolloutResultResponse": "verifiers_lite.server.types",
+    "RolloutAdmissionTimeoutError": "verifiers_lite.server.errors",
+    "RolloutProtocolError": "verifiers_lite.server.errors",
+    # token-level rollouts (samplers need the local / vllm extras)
+    "Template": "verifiers_lite.rollout.template",
+    "SamplingParams": "verifiers_lite.rollout.sampling",
+    "ToolManager": "verifiers_lite.rollout.tool_manager",
+    "MultiTurnRollout": "verifiers_lite.rollout.multi_turn",
+    "APIMultiTurnRollout": "verifiers_lite.rollout.api_multi_turn",
+    "LlamaCppSampler": "verifiers_lite.rollout.samplers.llama_cpp",
+    "VLLMSampler": "verifiers_lite.rollout.samplers.vllm",
+    "TokenClient": "verifiers_lite.rollout.token_client",
+    "build_training_batch": "verifiers_lite.rollout.training",
     # errors
     "ModelAPIError": "verifiers_lite.errors",
     "ResumeMismatchError": "verifiers_lite.errors",
@@ -97,5 +120,24 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.results.export import load_results
     from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
+    from verifiers_lite.rollout.multi_turn import MultiTurnRollout
+    from verifiers_lite.rollout.samplers.llama_cpp import LlamaCppSampler
+    from verifiers_lite.rollout.samplers.vllm import VLLMSampler
+    from verifiers_lite.rollout.sampling import SamplingParams
+    from verifiers_lite.rollout.template import Template
+    from verifiers_lite.rollout.token_client import TokenClient
+    from verifiers_lite.rollout.tool_manager import ToolManager
+    from verifiers_lite.rollout.training import build_training_batch
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.server.app import create_rollout_server
+    from verifiers_lite.server.backend import RolloutBackend
+    from verifiers_lite.server.backends.local import LocalBackend
+    from verifiers_lite.server.client import RolloutClient
+    from verifiers_lite.server.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
+    from verifiers_lite.server.handle import RolloutHandle
+    from verifiers_lite.server.pool import RolloutClientPool
+    from verifiers_lite.server.ray_deploy import deploy_rollout_servers
+    from verifiers_lite.server.runner import run_rollout_server
+    from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
     from verifiers_lite.sync import run_sync
