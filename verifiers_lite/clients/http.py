@@ -211,9 +211,20 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
     lp = choice.get("logprobs")
     if isinstance(lp, dict) and lp.get("content"):
         logprobs = [float(t.get("logprob", 0.0)) for t in lp["content"]]
+    # vLLM returns the exact ids when asked (``return_token_ids``): kept for training data.
+    prompt_ids, completion_ids = _ids(payload.get("prompt_token_ids")), _ids(choice.get("token_ids"))
     return ChatResponse(
         message=message,
         finish_reason=choice.get("finish_reason"),
         usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        prompt_ids=prompt_ids if completion_ids is not None else None,
+        completion_ids=completion_ids,
         completion_logprobs=logprobs,
     )
+
+
+def _ids(value: Any) -> list[int] | None:
+    """A list of token ids from a response field, or None when absent or not ids."""
+    if not isinstance(value, list) or not all(isinstance(t, int) for t in value):
+        return None
+    return list(value)
