@@ -49,17 +49,40 @@ class ServerProc:
             self.proc.wait(10)
 
 
-def start_server(tmp: Path, *, api_key: str | None = None, **opts: Any) -> ServerProc:
+def start_server(
+    tmp: Path, *, api_key: str | None = None, env: dict[str, str] | None = None, **opts: Any
+) -> ServerProc:
     """Start ``scripted.py`` under uvicorn and wait for /health."""
     port = free_port()
     tmp.mkdir(parents=True, exist_ok=True)
-    events, log = tmp / f"events-{port}.jsonl", tmp / f"server-{port}.log"
+    events = tmp / f"events-{port}.jsonl"
     args = [sys.executable, str(HERE / "srv_scripted.py"), "--port", str(port), "--events", str(events)]
     if api_key:
         args += ["--api-key", api_key]
     for key, value in opts.items():
         args += [f"--{key.replace('_', '-')}", str(value)]
-    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{HERE}"}
+    return _launch(tmp, args, port, events, api_key, env)
+
+
+def start_serve(
+    tmp: Path, *args: str, api_key: str | None = None, env: dict[str, str] | None = None
+) -> ServerProc:
+    """Start ``vf-lite serve ARGS`` (the real command and LocalBackend) and wait for /health."""
+    port = free_port()
+    tmp.mkdir(parents=True, exist_ok=True)
+    cmd = [sys.executable, "-m", "verifiers_lite.cli", "serve", *args, "--port", str(port)]
+    if api_key:
+        env = {**(env or {}), "SERVE_TEST_KEY": api_key}
+        cmd += ["--api-key-env", "SERVE_TEST_KEY"]
+    return _launch(tmp, cmd, port, tmp / f"events-{port}.jsonl", api_key, env)
+
+
+def _launch(
+    tmp: Path, args: list[str], port: int, events: Path, api_key: str | None,
+    extra_env: dict[str, str] | None,
+) -> ServerProc:
+    log = tmp / f"server-{port}.log"
+    env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{HERE}", **(extra_env or {})}
     proc = subprocess.Popen(args, stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}

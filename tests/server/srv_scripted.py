@@ -120,6 +120,7 @@ def main() -> None:
     p.add_argument("--final", type=float, default=10)
     p.add_argument("--events")
     p.add_argument("--plain", type=int, default=0, help="run under plain uvicorn.run")
+    p.add_argument("--max-body-bytes", type=int, default=16 * 1024 * 1024)
     a = p.parse_args()
     logging.basicConfig(level=logging.WARNING, format="%(name)s %(message)s")
     backend = ScriptedBackend(
@@ -135,6 +136,7 @@ def main() -> None:
         polling_lease_timeout_sec=a.lease,
         result_retention_sec=a.retention,
         shutdown_timeouts=ShutdownTimeouts(a.drain, a.cleanup, a.final),
+        max_body_bytes=a.max_body_bytes,
     )
     if a.plain:
         import uvicorn

@@ -13,7 +13,7 @@ import httpx
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from srv_helpers import ServerProc
+from srv_helpers import ServerProc, start_server
 
 from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
 
@@ -134,3 +134,68 @@ def test_odd_result_polls_are_4xx(
     headers = {} if lease is None else {LEASE_HEADER: lease}
     resp = http.get(f"/rollout/{quote(rollout_id, safe='')}/result", headers=headers, params=params)
     check_4xx(resp)
+
+
+def _nested(depth: int) -> str:
+    return "[" * depth + "]" * depth
+
+
+@pytest.mark.parametrize("path", ["/rollout", "/rollout/cancel"])
+@pytest.mark.parametrize("depth", [65, 3000, 200_000])
+def test_over_deep_bodies_are_400_on_every_route(http: httpx.Client, server: ServerProc, path: str, depth: int) -> None:
+    # 65 levels parse but are refused; thousands made Python's parser raise RecursionError.
+    field = "initial_messages" if path == "/rollout" else "ids"
+    resp = http.post(path, content=f'{{"{field}": {_nested(depth)}}}', headers={"content-type": "application/json"})
+    assert resp.status_code == 400, resp.text[:300]
+    assert "retry-after" not in resp.headers  # the client's fault: nothing to retry
+    assert "deeper than 64 levels" in resp.json()["detail"]
+    assert "Traceback" not in server.log() and "RecursionError" not in server.log()
+
+
+def test_sixty_four_levels_are_still_accepted(http: httpx.Client) -> None:
+    info: Any = "leaf"
+    for _ in range(61):  # body -> metadata -> info -> 61 more dicts: 64 levels in all
+        info = {"k": info}
+    body = {**VALID, "rollout_id": uuid.uuid4().hex, "metadata": {"info": info}, "grade": False}
+    assert http.post("/rollout", json=body).status_code == 202
+
+
+@pytest.fixture(scope="module")
+def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    srv = start_server(tmp_path_factory.mktemp("small"), max_body_bytes=1024, wait=1)
+    yield srv
+    srv.stop()
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("POST", "/rollout"), ("POST", "/rollout/cancel"), ("GET", "/rollout/x/result"),
+    ("GET", "/health"), ("POST", "/no/such/route"),
+])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_bodies_over_the_limit_are_413_on_every_route(small: ServerProc, method: str, path: str, chunked: bool) -> None:
+    payload = json.dumps({"rollout_id": "x" * 2000}).encode()
+    content: Any = iter([payload[:700], payload[700:]]) if chunked else payload
+    with httpx.Client(base_url=small.url, timeout=10) as client:
+        resp = client.request(method, path, content=content, headers={"content-type": "application/json"})
+    assert resp.status_code == 413, resp.text[:300]
+    assert "limit of 1024 bytes" in resp.json()["detail"]
+
+
+def test_bodies_within_the_limit_pass(small: ServerProc) -> None:
+    body = {**VALID, "rollout_id": "fits", "grade": False}
+    assert len(json.dumps(body)) < 1024
+    with httpx.Client(base_url=small.url, timeout=10) as client:
+        assert client.post("/rollout", json=body).status_code == 202
+        chunks = iter([json.dumps({"ids": ["fits"]}).encode()])  # chunked, small
+        assert client.post("/rollout/cancel", content=chunks).status_code == 200
+
+
+def test_default_body_limit_is_16_mib() -> None:
+    import inspect
+
+    from verifiers_lite.server import create_rollout_server
+    from verifiers_lite.server.cli import build_parser
+
+    default = inspect.signature(create_rollout_server).parameters["max_body_bytes"].default
+    assert default == 16 * 1024 * 1024
+    assert build_parser().parse_args(["arithmetic"]).max_body_bytes == default

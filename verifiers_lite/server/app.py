@@ -16,6 +16,8 @@ from typing import Any
 from .admission_route import make_admission_endpoint
 from .auth import BearerAuthMiddleware, check_api_key
 from .backend import RolloutBackend
+from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
+from .cancel_route import make_cancel_endpoint
 from .errors import missing_server_dependency
 from .hot_routes import HotRoutes
 from .lifecycle import Lifecycle, ShutdownTimeouts
@@ -25,8 +27,6 @@ from .types import (
     DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
     DEFAULT_RESULT_RETENTION_SEC,
     DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
-    CancelRequest,
-    CancelResponse,
 )
 
 try:
@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: New in every server process, so a client can tell that the server restarted.
 PROCESS_ID = f"{os.getpid()}-{uuid.uuid4().hex[:12]}"
+#: Set by whoever launches the server, so it can tell its own server from another on the port.
+INSTANCE_ID_ENV = "VF_LITE_INSTANCE_ID"
 _RETRY_LATER = {"Retry-After": "1"}
 
 
@@ -47,6 +49,24 @@ def _positive(name: str, value: float) -> float:
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and positive, got {value!r}")
     return float(value)
+
+
+def _non_negative(name: str, value: float) -> float:
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and 0 or more, got {value!r}")
+    return float(value)
+
+
+def resolve_instance_id(instance_id: str | None) -> str:
+    """The given id, else ``$VF_LITE_INSTANCE_ID``, else this process's ``PROCESS_ID``."""
+    source = "instance_id"
+    if instance_id is None:
+        instance_id, source = os.environ.get(INSTANCE_ID_ENV), INSTANCE_ID_ENV
+    if instance_id is None:
+        return PROCESS_ID
+    if not instance_id.strip() or len(instance_id) > 256 or not instance_id.isprintable():
+        raise ValueError(f"{source} must be 1-256 printable characters, got {instance_id!r}")
+    return instance_id
 
 
 def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -61,19 +81,29 @@ def create_rollout_server(
     result_retention_sec: float = DEFAULT_RESULT_RETENTION_SEC,
     *,
     shutdown_timeouts: ShutdownTimeouts | None = None,
+    max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
+    instance_id: str | None = None,
 ) -> Any:
-    """Build the rollout server ASGI app; run it with uvicorn (see :func:`run_rollout_server`)."""
+    """Build the rollout server ASGI app; run it with uvicorn (see :func:`run_rollout_server`).
+
+    ``result_retention_sec`` may be 0: a finished rollout is then forgotten at the next sweep
+    (within a second), and only polls already waiting receive its result. ``max_body_bytes``
+    bounds every request body (413 above it). ``instance_id`` (default ``$VF_LITE_INSTANCE_ID``,
+    else the process id) is reported by ``/health`` for launchers that name their servers.
+    """
     api_key = check_api_key(api_key)
     wait_sec = _positive("result_wait_timeout_sec", result_wait_timeout_sec)
     lease_sec = _positive("polling_lease_timeout_sec", polling_lease_timeout_sec)
-    retention_sec = _positive("result_retention_sec", result_retention_sec)
+    retention_sec = _non_negative("result_retention_sec", result_retention_sec)
     if wait_sec >= lease_sec:
         raise ValueError("result_wait_timeout_sec must be shorter than polling_lease_timeout_sec")
+    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1:
+        raise ValueError(f"max_body_bytes must be a positive int, got {max_body_bytes!r}")
+    instance_id = resolve_instance_id(instance_id)
     service = RolloutService(
         backend, polling_lease_timeout_sec=lease_sec, result_retention_sec=retention_sec
     )
     lifecycle = Lifecycle(service, shutdown_timeouts or ShutdownTimeouts())
-    instance_id = uuid.uuid4().hex
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -108,15 +138,10 @@ def create_rollout_server(
     result = make_result_endpoint(service, wait_sec)
     app.router.add_route("/rollout", submit, methods=["POST"])
     app.router.add_route("/rollout/{rollout_id}/result", result, methods=["GET"])
+    app.router.add_route("/rollout/cancel", make_cancel_endpoint(service), methods=["POST"])
     app.add_middleware(HotRoutes, admission=submit, result=result)
-
-    @app.post("/rollout/cancel", response_model=CancelResponse)
-    async def cancel(body: CancelRequest) -> Any:
-        if body.ids is not None:
-            dispositions = await service.cancel_ids(body.ids)
-        else:
-            dispositions = await service.cancel_matching(body.prefix)
-        return CancelResponse(dispositions=dispositions)
+    # Outside HotRoutes, inside auth: every route's body is bounded, after the 401 check.
+    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
 
     @app.get("/health")
     async def health() -> dict[str, Any]:

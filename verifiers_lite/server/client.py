@@ -156,17 +156,24 @@ class RolloutClient:
                 ) from exc
             if resp.status_code == 202:
                 try:
-                    return RolloutAccepted.model_validate(resp.json()), sent_at
+                    accepted = RolloutAccepted.model_validate(resp.json())
                 except Exception as exc:
                     raise RolloutProtocolError(
                         f"invalid admission response: {exc}", status_code=202
                     ) from exc
+                if accepted.rollout_id != rollout_id:
+                    # Polling that id would follow (and renew the lease of) someone else's rollout.
+                    raise RolloutProtocolError(
+                        f"admission of {rollout_id!r} answered for {accepted.rollout_id!r}",
+                        status_code=202,
+                    )
+                return accepted, sent_at
             if resp.status_code != 429:
                 raise RolloutProtocolError(
                     f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {detail(resp)}",
                     status_code=resp.status_code,
                 )
-            wait = parse_retry_after(resp.headers.get("Retry-After"))
+            wait = parse_retry_after(resp.headers.get("Retry-After"), _body_hint(resp))
             if deadline is not None and clock.now() + wait >= deadline:
                 raise RolloutAdmissionTimeoutError(
                     f"admission of {rollout_id!r} still refused (HTTP 429) at admission_timeout_sec",
@@ -295,8 +302,17 @@ class RolloutClient:
         ))
         sample = data.get("sample")
         if isinstance(sample, dict):
-            return sample  # the server serialised a RolloutSample: no second validation here
+            return sample_row(sample, data)  # a serialised RolloutSample: no second validation
         return failure_row(input, _validated(data))
+
+
+def _body_hint(resp: Reply) -> Any:
+    # The server's exact hint (Retry-After itself carries whole seconds only).
+    try:
+        data = resp.json()
+    except ValueError:
+        return None
+    return data.get("retry_after_sec") if isinstance(data, dict) else None
 
 
 def _validated(data: dict[str, Any]) -> RolloutResultResponse:
@@ -334,6 +350,28 @@ def _request_body(
     return body
 
 
+def _row_error(status: str, err_category: Any, err_message: Any) -> dict[str, str]:
+    # The server's categories are not the library's closed set: keep them in the message.
+    category = "cancelled" if status == "cancelled" else "remote_error"
+    reason = f"{err_category}: {err_message}" if err_category else str(err_message or status)
+    return {"category": category, "message": reason}
+
+
+def sample_row(sample: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
+    """The Environment row for a server's sample, as the same rollout gives in-process.
+
+    The row is the sample read as an in-process row is written (``state_to_row``), plus an
+    error when the rollout failed without one (e.g. its grader timed out on the server).
+    """
+    from verifiers_lite.state import state_to_row
+
+    row = state_to_row(sample)
+    if data.get("status") != "success" and not row.get("error"):
+        row["error"] = _row_error(str(data.get("status")), data.get("err_category"), data.get("err_message"))
+        row["stop_reason"] = "error"
+    return row
+
+
 def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[str, Any]:
     """An output row for a rollout that produced no sample (reward 0, error filled in)."""
     return {
@@ -350,14 +388,11 @@ def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[st
         "advantage": None,
         "turns": 0,
         "stop_reason": "error",
-        "error": {
-            "category": (
-                result.err_category.value
-                if result.err_category
-                else ("cancelled" if result.status.value == "cancelled" else "internal_error")
-            ),
-            "message": result.err_message or result.status.value,
-        },
+        "error": _row_error(
+            result.status.value,
+            result.err_category.value if result.err_category else None,
+            result.err_message,
+        ),
         "timing": {},
         "usage": {},
     }

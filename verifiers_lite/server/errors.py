@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 SERVER_EXTRA_HINT = "pip install 'verifiers_lite[server]'"
 
 
@@ -27,12 +29,17 @@ class RolloutProtocolError(RuntimeError):
 
 
 class RolloutFailure(Exception):
-    """Raised by a backend to publish a failure result with a category."""
+    """Raised by a backend to publish a failure result with a category.
 
-    def __init__(self, category: str, message: str) -> None:
+    ``sample`` is the row produced before the failure (e.g. the rollout ran but its grader timed
+    out): it is returned with the failure, marked ``remove_sample`` and without a reward.
+    """
+
+    def __init__(self, category: str, message: str, *, sample: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.category = category
         self.message = message
+        self.sample = sample
 
 
 def missing_server_dependency(exc: ImportError) -> ImportError:

@@ -177,7 +177,7 @@ class RolloutRegistry:
 
     def expired_leases(self) -> list[RolloutRecord]:
         now = self.clock()
-        return [r for r in self._records.values() if r.result is None and r.lease_deadline < now]
+        return [r for r in self._records.values() if r.result is None and r.lease_deadline <= now]
 
     def purge(self) -> int:
         """Drop finished rollouts whose retention has passed; returns how many."""

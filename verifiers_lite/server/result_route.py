@@ -56,6 +56,7 @@ def make_result_endpoint(
             return _error(404, f"unknown rollout_id {request.path_params['rollout_id']!r}")
         if not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
             return _error(403, "polling lease token does not match this rollout")
+        await service.expire_if_due(record)  # a lapsed lease is not revived by a late poll
         registry.renew(record)
         try:
             if mode == "terminal":

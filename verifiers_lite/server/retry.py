@@ -38,8 +38,11 @@ class SystemClock:
         await asyncio.sleep(seconds)
 
 
-def parse_retry_after(value: str | None) -> float:
-    """Seconds to wait after a 429: the header clamped to 0.05–60 s, 1 s if missing or bad."""
+def parse_retry_after(value: str | None, hint: object = None) -> float:
+    """Seconds to wait after a 429, clamped to 0.05–60 s: the body's finer ``retry_after_sec``
+    ``hint`` when it is a finite number, else the header, else 1 s."""
+    if isinstance(hint, (int, float)) and not isinstance(hint, bool) and math.isfinite(hint):
+        return min(RETRY_AFTER_MAX_SEC, max(RETRY_AFTER_MIN_SEC, float(hint)))
     if value is None:
         return RETRY_AFTER_DEFAULT_SEC
     try:

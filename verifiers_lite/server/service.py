@@ -86,7 +86,7 @@ class RolloutService:
         except asyncio.CancelledError:
             result = self._failure(record, RolloutStatus.CANCELLED, None, "rollout cancelled")
         except RolloutFailure as exc:
-            result = self._failure(record, None, exc.category, exc.message)
+            result = self._failure(record, None, exc.category, exc.message, exc.sample)
         except TimeoutError as exc:
             result = self._failure(record, None, ErrorCategory.TIMEOUT, str(exc) or "timed out")
         except Exception as exc:  # a backend bug must still produce a final result
@@ -109,14 +109,13 @@ class RolloutService:
         self.registry.mark_inactive(record)
 
     def _success(self, record: RolloutRecord, row: dict[str, Any]) -> RolloutResultResponse:
-        public = {k: v for k, v in row.items() if k not in PERSIST_ONLY_KEYS}
-        sample = RolloutSample.model_validate(public)
+        sample = _sample(row)
         if record.ctx.cancel_requested.is_set() and record.cancel_disposition:
-            status = RolloutStatus.CANCELLED
-        else:
-            status = RolloutStatus.SUCCESS
-        error = public.get("error")
-        if status is RolloutStatus.SUCCESS and isinstance(error, dict) and error:
+            return self._failure(
+                record, RolloutStatus.CANCELLED, None, "rollout cancelled", row, sample=sample
+            )
+        error = sample.error
+        if isinstance(error, dict) and error:
             # The rollout ran but the agent failed: keep the row, report the failure.
             raw = str(error.get("category") or "")
             if raw in ErrorCategory.__members__.values():
@@ -125,14 +124,13 @@ class RolloutService:
                 category = ErrorCategory.TIMEOUT  # e.g. the environment's model_timeout
             else:
                 category = ErrorCategory.AGENT_ERROR
-            return RolloutResultResponse(
-                rollout_id=record.rollout_id,
-                status=RolloutStatus.FAILURE,
-                sample=sample,
-                err_category=category,
-                err_message=f"{raw}: {error.get('message', '')}" if raw else str(error.get("message", "")),
-            )
-        return RolloutResultResponse(rollout_id=record.rollout_id, status=status, sample=sample)
+            message = f"{raw}: {error.get('message', '')}" if raw else str(error.get("message", ""))
+            return self._failure(record, None, category, message, row, sample=sample)
+        if sample.remove_sample and sample.reward is not None:
+            sample = sample.model_copy(update={"reward": None})  # removed: no trainable reward
+        return RolloutResultResponse(
+            rollout_id=record.rollout_id, status=RolloutStatus.SUCCESS, sample=sample
+        )
 
     def _failure(
         self,
@@ -140,12 +138,21 @@ class RolloutService:
         status: RolloutStatus | None,
         category: ErrorCategory | str | None,
         message: str,
+        row: dict[str, Any] | None = None,
+        *,
+        sample: RolloutSample | None = None,
     ) -> RolloutResultResponse:
         if category is not None and category not in ErrorCategory.__members__.values():
             category = ErrorCategory.INTERNAL_ERROR
+        if sample is None and row is not None:
+            sample = _sample(row)
+        if sample is not None:
+            # A failure keeps its sample for inspection, never as training data.
+            sample = sample.model_copy(update={"reward": None, "remove_sample": True})
         return RolloutResultResponse(
             rollout_id=record.rollout_id,
             status=status or RolloutStatus.FAILURE,
+            sample=sample,
             err_category=ErrorCategory(category) if category else None,
             err_message=message,
         )
@@ -163,12 +170,16 @@ class RolloutService:
         else:
             disposition = "cancelled_running"
         record.cancel_disposition = disposition
+        await self._stop_execution(record, queued=disposition == "cancelled_queued")
+        return disposition
+
+    async def _stop_execution(self, record: RolloutRecord, *, queued: bool) -> None:
+        """Cancel the work of a rollout, queued or running."""
         record.ctx.cancel_requested.set()
-        if disposition == "cancelled_queued" and record.task is not None:
-            record.task.cancel()  # nothing has started: no cleanup to wait for
+        if queued and record.task is not None:
+            record.task.cancel()  # nothing has started: no cleanup to wait for, no slot taken
         else:
             await self._backend_cancel(record)
-        return disposition
 
     async def _backend_cancel(self, record: RolloutRecord) -> None:
         try:
@@ -180,6 +191,8 @@ class RolloutService:
         out: dict[str, CancelDisposition] = {}
         for rid in ids:
             record = self.registry.get(rid)
+            if record is not None:
+                await self.expire_if_due(record)
             out[rid] = "not_found" if record is None else await self.request_cancel(record)
         return out
 
@@ -210,24 +223,36 @@ class RolloutService:
     async def _sweep_forever(self) -> None:
         while True:
             await asyncio.sleep(self._sweep_interval)
-            await self.sweep()
+            try:
+                await self.sweep()
+            except Exception:  # one bad record must not stop expiry for all the others
+                log.exception("lease sweep failed")
 
     async def sweep(self) -> None:
-        """Expire leases (failure + cancellation request) and purge retained results."""
+        """Expire leases (failure + cancellation) and purge retained results."""
         for record in self.registry.expired_leases():
-            published = self.registry.finish(
-                record,
-                RolloutResultResponse(
-                    rollout_id=record.rollout_id,
-                    status=RolloutStatus.FAILURE,
-                    err_category=ErrorCategory.LEASE_EXPIRED,
-                    err_message="no result poll within the polling lease timeout",
-                ),
-            )
-            if published:
-                record.ctx.cancel_requested.set()
-                await self._backend_cancel(record)
+            await self.expire(record)
         self.registry.purge()
+
+    async def expire_if_due(self, record: RolloutRecord) -> None:
+        """Decide lease expiry now, at the moment of a request, not at the next sweep."""
+        if record.result is None and self.registry.clock() >= record.lease_deadline:
+            await self.expire(record)
+
+    async def expire(self, record: RolloutRecord) -> None:
+        """Publish the lease_expired failure, then cancel the work (queued or running)."""
+        queued = record.status is RolloutStatus.QUEUED  # publishing the result changes it
+        published = self.registry.finish(
+            record,
+            RolloutResultResponse(
+                rollout_id=record.rollout_id,
+                status=RolloutStatus.FAILURE,
+                err_category=ErrorCategory.LEASE_EXPIRED,
+                err_message="no result poll within the polling lease timeout",
+            ),
+        )
+        if published:
+            await self._stop_execution(record, queued=queued)
 
     async def stop_sweeper(self) -> None:
         if self._sweeper is not None:
@@ -242,3 +267,7 @@ class RolloutService:
             "accepting_rollouts": self.accepting and not self.registry.closed,
             "active_rollouts": self.registry.active_count,
         }
+
+
+def _sample(row: dict[str, Any]) -> RolloutSample:
+    return RolloutSample.model_validate({k: v for k, v in row.items() if k not in PERSIST_ONLY_KEYS})

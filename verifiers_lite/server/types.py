@@ -103,11 +103,18 @@ class RolloutAccepted(BaseModel):
 
 
 class RolloutSample(BaseModel):
-    """The output row of a finished rollout (extra keys kept as they are)."""
+    """The output row of a finished rollout (extra keys kept as they are).
+
+    ``reward`` is set only on a kept, graded sample of a successful rollout: it is ``None`` when
+    grading was skipped (``grade=false``) or did not finish, and on every failed or cancelled
+    rollout. ``remove_sample`` marks a sample that must not be trained or scored on (every
+    failure's sample, or one the grader removed); the sample itself is still returned.
+    """
 
     model_config = ConfigDict(extra="allow")
 
     reward: float | None = None
+    remove_sample: bool = False
     metrics: dict[str, Any] = Field(default_factory=dict)
     completion: Any = None
     error: dict[str, Any] | None = None

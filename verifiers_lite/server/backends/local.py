@@ -18,7 +18,8 @@ class LocalBackend:
 
     Admission takes up to ``max_concurrent + max_queued`` rollouts (queued ones wait for a slot;
     ``max_queued`` defaults to ``max_concurrent``), then answers 429 with ``retry_after_sec``.
-    The request's ``metadata`` carries ``model`` (else ``model`` given here), ``sampling_args``,
+    The request's ``metadata`` carries ``model`` (else ``model`` given here, else the one model
+    the request's ``chat_completions_url`` lists at ``GET /models``), ``sampling_args``,
     ``example_id``, ``info`` and ``task``; ``label`` is the answer. With ``artifacts_dir`` each
     finished row, trajectory included, is written to ``<artifacts_dir>/<rollout_id>.json``
     before the rollout stops counting as active.
@@ -36,6 +37,8 @@ class LocalBackend:
     ) -> None:
         if max_concurrent < 1:
             raise ValueError("max_concurrent must be at least 1")
+        if max_queued is not None and max_queued < 0:
+            raise ValueError("max_queued must be 0 or more")
         if getattr(env, "env_client", None) is not None:
             raise ValueError("LocalBackend needs an environment without env_client (it would forward)")
         if not math.isfinite(retry_after_sec) or retry_after_sec <= 0:
@@ -53,6 +56,7 @@ class LocalBackend:
         self._sem = asyncio.Semaphore(max_concurrent)
         self._clients: dict[tuple[str, str | None], Any] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}
+        self._models: dict[tuple[str, str | None], str] = {}
         self.completed = 0
 
     def _client(self, url: str, api_key: str | None) -> Any:
@@ -79,13 +83,14 @@ class LocalBackend:
             )
 
     async def execute(self, request: RolloutRequest, ctx: RolloutContext) -> dict[str, Any]:
-        """Queue for a slot, run the rollout, grade it, persist artifacts; return the row."""
+        """Queue for a slot, run the rollout, grade it, persist artifacts; return the row.
+
+        ``agent_timeout_sec`` and ``grader_timeout_sec`` bound their own stage: time spent
+        queued for a slot counts toward neither (the polling lease bounds a forgotten rollout).
+        """
         if request.grade:
             self._check_grading(request)
         meta = dict(request.metadata or {})
-        model = meta.get("model") or self.model
-        if not model:
-            raise RolloutFailure(ErrorCategory.VALIDATION_ERROR, "metadata.model is required")
         rollout_input = {
             "prompt": request.initial_messages,
             "answer": request.label if request.label is not None else "",
@@ -94,7 +99,10 @@ class LocalBackend:
             "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
         }
         async with self._sem:
+            if ctx.cancel_requested.is_set():
+                raise asyncio.CancelledError()  # cancelled while queued: the slot runs nothing
             ctx.set_status("running")
+            model = meta.get("model") or self.model or await self._served_model(request)
             client = self._client(request.chat_completions_url, request.llm_api_key)
             task = asyncio.ensure_future(
                 self.env.run_rollout(rollout_input, client, model, meta.get("sampling_args"), score=False)
@@ -110,6 +118,7 @@ class LocalBackend:
                 self._running.pop(request.rollout_id, None)
             if ctx.cancel_requested.is_set():
                 raise asyncio.CancelledError()
+            row["reward"] = row["advantage"] = None  # ungraded until the grader says otherwise
             if request.grade and not row.get("error"):
                 ctx.set_status("grading")
                 row = await self._grade(row, request.grader_timeout_sec)
@@ -118,6 +127,13 @@ class LocalBackend:
         self.completed += 1
         return row
 
+    async def _served_model(self, request: RolloutRequest) -> str:
+        """The model the request's endpoint serves (``GET {url}/models``), once per endpoint."""
+        key = (request.chat_completions_url, request.llm_api_key)
+        if key not in self._models:
+            self._models[key] = await discover_model(*key)
+        return self._models[key]
+
     async def _grade(self, row: dict[str, Any], timeout: float | None) -> dict[str, Any]:
         from verifiers_lite.state import state_to_row
 
@@ -125,8 +141,14 @@ class LocalBackend:
         try:
             await asyncio.wait_for(self.env.rubric.score_rollout(state), timeout)
         except TimeoutError as exc:
-            raise RolloutFailure(ErrorCategory.TIMEOUT, f"grader did not finish within {timeout}s") from exc
-        return state_to_row(state)
+            # The rollout itself finished: its (ungraded) row stays with the failure.
+            raise RolloutFailure(
+                ErrorCategory.TIMEOUT, f"grader did not finish within {timeout}s", sample=row
+            ) from exc
+        graded = state_to_row(state)
+        if state.get("remove_sample"):
+            graded["remove_sample"] = True  # a reward function asked to drop this sample
+        return graded
 
     def _persist(self, rollout_id: str, row: dict[str, Any]) -> None:
         assert self.artifacts_dir is not None
@@ -141,6 +163,7 @@ class LocalBackend:
             task.cancel()
 
     def health(self) -> dict[str, Any]:
+        """Backend fields of ``GET /health``."""
         return {
             "backend": "local",
             "environment": type(self.env).__name__,
@@ -153,3 +176,25 @@ class LocalBackend:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.aclose()
+
+
+async def discover_model(base_url: str, api_key: str | None, timeout: float = 10.0) -> str:
+    """The first model an OpenAI-compatible endpoint lists (vLLM and llama.cpp serve one)."""
+    import aiohttp
+
+    url = base_url.rstrip("/") + "/models"
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    try:
+        async with (
+            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
+            http.get(url, headers=headers) as resp,
+        ):
+            resp.raise_for_status()
+            data = (await resp.json(content_type=None)).get("data") or []
+        return str(data[0]["id"])
+    except (aiohttp.ClientError, TimeoutError, ValueError, LookupError, TypeError, AttributeError) as exc:
+        raise RolloutFailure(
+            ErrorCategory.VALIDATION_ERROR,
+            f"no model: the request's metadata has no 'model', the server has no default model "
+            f"(vf-lite serve --model) and {url} did not name one ({type(exc).__name__}: {exc})",
+        ) from exc

@@ -1,0 +1,158 @@
+"""Request bodies: a size limit on every route (413) and JSON parsing with a depth limit.
+
+Bad bodies are the client's fault and must never look retryable: an over-deep document made
+Python's parser raise ``RecursionError``, which surfaced as a 503 with ``Retry-After``.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
+#: Nesting allowed in a JSON body (chat messages with tool calls need well under 20).
+MAX_JSON_DEPTH = 64
+
+Scope = dict[str, Any]
+
+
+def error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:
+    """A JSON error answer carrying ``detail``."""
+    return JSONResponse({"detail": detail}, status_code=status, headers=headers)
+
+
+def invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+    """A 422 in FastAPI's shape; the input is never echoed (NaN/inf are not JSON)."""
+    detail = [
+        {"loc": ["body", *e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        for e in errors
+    ]
+    return JSONResponse({"detail": detail}, status_code=422)
+
+
+def _too_large(limit: int) -> bytes:
+    return json.dumps({"detail": f"request body larger than the server's limit of {limit} bytes"}).encode()
+
+
+class BodyLimitMiddleware:
+    """Answers 413 to a body over ``max_bytes``, on every route, before the body is parsed.
+
+    A declared ``Content-Length`` is checked up front (uvicorn enforces it); a chunked body is
+    counted as it is read and buffered, so nothing downstream sees more than the limit.
+    """
+
+    def __init__(self, app: Any, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length: bytes | None = None
+        chunked = False
+        for name, value in scope.get("headers", []):
+            if name == b"content-length":
+                length = value
+            elif name == b"transfer-encoding" and b"chunked" in value.lower():
+                chunked = True
+        if length is not None:
+            if not length.strip().isdigit():
+                await _send(send, 400, b'{"detail": "invalid Content-Length header"}')
+            elif int(length) > self.max_bytes:
+                await _send(send, 413, _too_large(self.max_bytes))
+            else:
+                await self.app(scope, receive, send)
+            return
+        if not chunked:
+            await self.app(scope, receive, send)  # no body at all
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                break  # client gone
+            body += message.get("body", b"")
+            if len(body) > self.max_bytes:
+                await _send(send, 413, _too_large(self.max_bytes))
+                return
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Any:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": bytes(body), "more_body": False}
+            return await receive()  # later: disconnect notifications for long polls
+
+        await self.app(scope, replay, send)
+
+
+async def _send(send: Any, status: int, body: bytes) -> None:
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+                (b"connection", b"close"),
+            ],
+        }
+    )
+    await send({"type": "http.response.body", "body": body})
+
+
+def _wants_json(content_type: str | None) -> bool:
+    if not content_type:
+        return True
+    mime = content_type.split(";", 1)[0].strip().lower()
+    kind, _, subtype = mime.partition("/")
+    return kind == "application" and (subtype == "json" or subtype.endswith("+json"))
+
+
+def _depth_exceeds(value: Any, limit: int) -> bool:
+    # Iterative: the point is to refuse documents too deep for recursive code downstream.
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return False
+
+
+async def read_json(request: Request) -> Any | Response:
+    """The request's JSON body, or the 4xx answer that explains what is wrong with it.
+
+    Like FastAPI: JSON for a missing, ``application/json`` or ``+json`` content type (Python's
+    parser, so NaN reaches the validators), the raw bytes otherwise; an empty body is a 422.
+    """
+    raw = await request.body()
+    if not raw:
+        return invalid([{"loc": (), "msg": "Field required", "type": "missing"}])
+    if not _wants_json(request.headers.get("content-type")):
+        return raw
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        return invalid([{"loc": (exc.pos,), "msg": "JSON decode error", "type": "json_invalid"}])
+    except RecursionError:
+        return error(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+    except ValueError:  # not UTF-8/16/32
+        return error(400, "request body is not UTF-8 JSON")
+    # Cheap pre-check: a document with few brackets cannot be deep.
+    if raw.count(b"[") + raw.count(b"{") > MAX_JSON_DEPTH and _depth_exceeds(data, MAX_JSON_DEPTH):
+        return error(400, f"request body nests deeper than {MAX_JSON_DEPTH} levels")
+    return data
