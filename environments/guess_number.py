@@ -6,6 +6,7 @@ generator (same seed, same games).
 
 Reward: solved, scaled down linearly with turns used: 1.0 for a first-guess hit, 0.5 for a hit
 on the last allowed turn, 0 when unsolved. Metrics (weight 0): ``solved``, ``guesses``.
+Pass criterion (pass@k): ``solved`` >= 1.
 """
 
 from __future__ import annotations
@@ -99,7 +100,10 @@ def load_environment(
         return 1.0 - 0.5 * (int(state["turns"]) - 1) / (max_turns - 1)
 
     parser = NumberParser()
-    rubric = vf.Rubric([efficient_win, solved, guesses], weights=[1.0, 0.0, 0.0], parser=parser)
+    # A win after the first guess scores below 1, so "solved" (not reward >= 1) decides pass@k.
+    rubric = vf.Rubric(
+        [efficient_win, solved, guesses], weights=[1.0, 0.0, 0.0], parser=parser, pass_criterion="solved"
+    )
     return GuessNumberEnv(
         dataset=lambda: make_rows(num_examples, seed, low, high),
         parser=parser, rubric=rubric, max_turns=max_turns,

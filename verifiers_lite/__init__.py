@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "RayExecutor": "verifiers_lite.executors.ray",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
+    "PassCriterion": "verifiers_lite.results.metrics",
     "RunStats": "verifiers_lite.progress",
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
@@ -119,6 +120,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.results.export import load_results
+    from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs
     from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout

@@ -332,7 +332,7 @@ def run_eval(args: argparse.Namespace) -> int:
             raise CLIError(str(exc)) from exc
         wall = time.perf_counter() - t0
 
-    summary = run_summary(out.rows, rollouts, wall)
+    summary = run_summary(out.rows, rollouts, wall, out.pass_criterion)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     plot_path: str | None = None
     if not args.no_plot:

@@ -6,7 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.results.metrics import pass_at_k
+from verifiers_lite.results.metrics import PassCriterion, pass_at_k
 from verifiers_lite.results.outputs import summarize_rows
 
 
@@ -18,8 +18,13 @@ def pass_at_k_ks(rollouts_per_example: int) -> list[int]:
     return [*ks, rollouts_per_example]
 
 
-def run_summary(rows: list[dict[str, Any]], rollouts_per_example: int, wall_s: float) -> dict[str, Any]:
-    """Everything the table shows, as JSON-friendly data (also saved as summary.json)."""
+def run_summary(
+    rows: list[dict[str, Any]], rollouts_per_example: int, wall_s: float,
+    pass_criterion: PassCriterion | None = None,
+) -> dict[str, Any]:
+    """Everything the table shows, as JSON-friendly data (also saved as summary.json). pass@k
+    is over scored rollouts under ``pass_criterion`` (the environment's; default reward >= 1)."""
+    crit = pass_criterion or PassCriterion()
     s = summarize_rows(rows)
     n = max(1, len(rows))
     out: dict[str, Any] = {
@@ -30,10 +35,11 @@ def run_summary(rows: list[dict[str, Any]], rollouts_per_example: int, wall_s: f
         "rollouts_per_s": len(rows) / wall_s if wall_s > 0 else None,
         "prompt_tokens_per_rollout": s["prompt_tokens"] / n,
         "completion_tokens_per_rollout": s["completion_tokens"] / n,
+        "pass_criterion": crit.to_dict(),
         "pass_at_k": {},
     }
     if rollouts_per_example > 1:
-        out["pass_at_k"] = {k: pass_at_k(rows, k) for k in pass_at_k_ks(rollouts_per_example)}
+        out["pass_at_k"] = {k: pass_at_k(rows, k, criterion=crit) for k in pass_at_k_ks(rollouts_per_example)}
     return out
 
 
@@ -52,11 +58,14 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
 
     row("rollouts", f"{summary['num_rollouts']} ({summary['num_examples']} examples x "
                     f"{summary['rollouts_per_example']})")
-    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr)")
+    scored = summary.get("num_scored", summary["num_rollouts"])
+    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr "
+                  f"over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored)")
     for name, value in summary["metrics_mean"].items():
         row(f"  {name}", _fmt(value))
+    crit = PassCriterion.coerce(summary.get("pass_criterion"))
     for k, value in summary["pass_at_k"].items():
-        row(f"pass@{k}", _fmt(value))
+        row(f"pass@{k}", f"{_fmt(value)}  (passed: {crit.describe()})")
     errors = summary["errors"]
     row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "

@@ -13,6 +13,25 @@ RolloutInput = dict[str, Any]
 
 DatasetLike = Any  # datasets.Dataset | list[dict] | Callable[[], Dataset | list[dict]]
 
+INPUT_FIELDS = ("prompt", "question", "answer", "info", "task", "example_id")
+"""Dataset columns with a meaning of their own; any other column is kept in ``info``."""
+
+
+def fold_extra_columns(row: dict[str, Any], info: dict[str, Any], where: str) -> dict[str, Any]:
+    """``info`` plus the row's other columns (those not in :data:`INPUT_FIELDS`) under
+    their names, so reward functions can read them as ``info[name]``. A column that ``info``
+    already holds with another value is refused (ValueError naming it)."""
+    extras = {k: v for k, v in row.items() if k not in INPUT_FIELDS}
+    if not extras:
+        return info
+    for k, v in extras.items():
+        if k in info and info[k] != v:
+            raise ValueError(
+                f"{where}: column {k!r} is also a key of 'info' with another value; rename one "
+                "(other columns are kept in info under their names)"
+            )
+    return {**info, **extras}
+
 
 def resolve_rows(source: DatasetLike, name: str = "dataset") -> list[dict[str, Any]]:
     """Materialise a dataset source into a list of row dicts (calling a builder if given)."""
@@ -88,7 +107,7 @@ def format_rows(
         inputs.append({
             "prompt": prompt,
             "answer": "" if answer is None else str(answer) if not isinstance(answer, str) else answer,
-            "info": parse_info(row.get("info"), where),
+            "info": fold_extra_columns(row, parse_info(row.get("info"), where), where),
             "task": str(row.get("task") or "default"),
             "example_id": example_id,
         })

@@ -67,9 +67,16 @@ def categorize(exc: BaseException) -> dict[str, Any]:
         category = "rubric_error"
     elif isinstance(exc, asyncio.CancelledError):
         category = "cancelled"
-    elif isinstance(exc, TimeoutError):
-        category = "model_timeout"
     else:
+        # A bare TimeoutError here was raised by environment code: model-call timeouts arrive
+        # as ModelAPIError (clients and get_model_response wrap them).
         category = getattr(exc, "category", None) or "env_error"
-    message = str(exc) or type(exc).__name__
-    return {"category": category, "message": f"{type(exc).__name__}: {message}"[:2000]}
+    text = str(exc)
+    message = f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} (raised without a message)"
+    if isinstance(exc, AttributeError) and exc.name == "completions" and callable(getattr(exc, "obj", None)):
+        message += (
+            " -- rollout() gets a verifiers_lite model client, not an OpenAI client: instead of "
+            "client.chat.completions.create(...), call "
+            "`await self.get_model_response(client, model, messages, state)`"
+        )
+    return {"category": category, "message": message[:2000]}

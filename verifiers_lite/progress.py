@@ -12,11 +12,13 @@ from typing import Any, Protocol
 
 @dataclass
 class RunStats:
-    """Live figures of a run, updated as each group finishes (O(1) per row)."""
+    """Live figures of a run, updated as each group finishes (O(1) per row). Reward figures are
+    over the scored rollouts (``scored``); errored rollouts have no reward and count in ``errors``."""
 
     total: int
     done: int = 0
     resumed: int = 0
+    scored: int = 0
     reward_sum: float = 0.0
     reward_sq_sum: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
@@ -25,11 +27,14 @@ class RunStats:
 
     def add(self, rows: list[dict[str, Any]], resumed: bool = False) -> None:
         for r in rows:
-            reward = float(r.get("reward") or 0.0)
-            self.reward_sum += reward
-            self.reward_sq_sum += reward * reward
             if r.get("error"):
                 self.errors[r["error"].get("category", "unknown")] += 1
+            if r.get("reward") is None:
+                continue
+            reward = float(r["reward"])
+            self.scored += 1
+            self.reward_sum += reward
+            self.reward_sq_sum += reward * reward
             self.recent_rewards.append(reward)
         del self.recent_rewards[:-2000]  # a bounded window for live histograms
         self.done += len(rows)
@@ -38,11 +43,11 @@ class RunStats:
 
     @property
     def mean_reward(self) -> float:
-        return self.reward_sum / self.done if self.done else float("nan")
+        return self.reward_sum / self.scored if self.scored else float("nan")
 
     @property
     def stderr(self) -> float:
-        n = self.done
+        n = self.scored
         if n < 2:
             return 0.0
         var = max(0.0, (self.reward_sq_sum - n * self.mean_reward**2) / (n - 1))

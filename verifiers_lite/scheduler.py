@@ -116,6 +116,7 @@ async def generate(
         "num_rollouts": len(prepared),
         "sampling_args": {**env.sampling_args, **(sampling_args or {})},
         "independent_scoring": independent_scoring,
+        "pass_criterion": env.pass_criterion.to_dict(),
         "max_concurrent": limit,
         "library_version": _version(),
         "start_time": time.time(),

@@ -8,7 +8,7 @@ import uuid
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse
-from verifiers_lite.dataset import RolloutInput, parse_info
+from verifiers_lite.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.messages import normalize_messages
 
 State = dict[str, Any]
@@ -21,6 +21,11 @@ ROW_KEYS = (
     "info", "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage",
 )
 TOKEN_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs")
+# Keys the framework itself puts on a state or row: never taken for extra dataset columns.
+_STATE_KEYS = frozenset((
+    *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
+    "endpoint", "worker", "attempts",
+))
 
 
 _ATOMS = (str, int, float, bool, type(None))
@@ -52,6 +57,9 @@ def new_state(
     if "prompt" not in data:
         raise ValueError(f"{where}: rollout input has no 'prompt'")
     info = parse_info(data.get("info"), where)
+    # Inputs given straight to generate(): other columns join info as in a formatted dataset
+    # (a clash is refused there; here, mid-run, info's own value wins).
+    info = {**{k: v for k, v in data.items() if k not in INPUT_FIELDS and k not in _STATE_KEYS}, **info}
     resolved_tools = info.get("tool_defs", tool_defs)
     return {
         **data,
@@ -105,10 +113,11 @@ def record_response(state: State, response: ChatResponse) -> None:
 
 
 def state_to_row(state: State) -> dict[str, Any]:
-    """The JSON-serialisable output row of a finished rollout."""
+    """The JSON-serialisable output row of a finished rollout. An unscored rollout (errored, or
+    run without scoring) keeps reward and advantage None: missing, never a made-up 0."""
     row = {k: state.get(k) for k in ROW_KEYS}
-    row["reward"] = float(state["reward"]) if state.get("reward") is not None else 0.0
-    row["advantage"] = float(state["advantage"]) if state.get("advantage") is not None else 0.0
+    row["reward"] = float(state["reward"]) if state.get("reward") is not None else None
+    row["advantage"] = float(state["advantage"]) if state.get("advantage") is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
     for k in TOKEN_KEYS:
         if k in state:

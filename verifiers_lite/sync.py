@@ -14,6 +14,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import threading
+import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
@@ -73,8 +74,14 @@ def _run_nested(loop: asyncio.AbstractEventLoop, coro: Coroutine[Any, Any, T]) -
 
 def _cancel_and_drain(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
     task.cancel()
-    with contextlib.suppress(BaseException):
-        loop.run_until_complete(asyncio.wait([task], timeout=10))
+    deadline = time.monotonic() + 10
+    # A KeyboardInterrupt raised inside the run (e.g. by a progress callback) escapes the loop
+    # again while we drain: keep draining until the task is done or the deadline passes.
+    while not task.done() and time.monotonic() < deadline:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(asyncio.wait([task], timeout=max(0.0, deadline - time.monotonic())))
+    if task.done() and not task.cancelled():
+        task.exception()  # retrieved: the caller gets the interrupt, not a "never retrieved" log
 
 
 def _thread_loop_get() -> asyncio.AbstractEventLoop:
@@ -82,10 +89,21 @@ def _thread_loop_get() -> asyncio.AbstractEventLoop:
     with _thread_lock:
         if _thread_loop is None or _thread_loop.is_closed():
             loop = asyncio.new_event_loop()
-            thread = threading.Thread(target=loop.run_forever, name="verifiers-lite-loop", daemon=True)
+            thread = threading.Thread(target=_serve, args=(loop,), name="verifiers-lite-loop", daemon=True)
             thread.start()
             _thread_loop = loop
         return _thread_loop
+
+
+def _serve(loop: asyncio.AbstractEventLoop) -> None:
+    """Run the background loop; a KeyboardInterrupt/SystemExit raised by a task (e.g. from a
+    progress callback) must not kill the thread: the task holds it and its waiter re-raises it."""
+    while True:
+        try:
+            loop.run_forever()
+            return
+        except (KeyboardInterrupt, SystemExit):
+            continue
 
 
 def _run_in_thread_loop(coro: Coroutine[Any, Any, T]) -> T:

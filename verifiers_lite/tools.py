@@ -194,8 +194,8 @@ async def call_tool(
 
 
 async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: str) -> Any:
-    if args is None or args == "":
-        args = {}
+    if args is None or (isinstance(args, str) and not args.strip()):
+        args = {}  # no-argument calls arrive as null, "" or whitespace
     if isinstance(args, str):
         try:
             args = json.loads(args)

@@ -136,7 +136,7 @@ def test_rollout_timeout_bounds_a_hanging_environment():
     row = _run(env, ScriptedClient(["a"]))
     assert time.monotonic() - t0 < 2
     assert row["error"]["category"] == "rollout_timeout" and "rollout_timeout=0.3s" in row["error"]["message"]
-    assert row["stop_reason"] == "error" and row["reward"] == 0.0
+    assert row["stop_reason"] == "error" and row["reward"] is None
     import pytest
 
     with pytest.raises(ValueError, match="rollout_timeout must be a positive number"):

@@ -43,7 +43,7 @@ def test_persistent_failures_become_categorised_error_rows(fake_server):
     assert errors[2]["category"] == "model_http_error" and "bad model args" in errors[2]["message"]
     assert errors[3] is None
     assert fake_server.stats()["requests"] == 3 + 3 + 1 + 1  # 400 is not retried
-    assert all(r["reward"] == 0.0 and r["stop_reason"] == "error" for r in out.rows[:3])
+    assert all(r["reward"] is None and r["stop_reason"] == "error" for r in out.rows[:3])
     assert out.summary["errors"] == {"model_http_error": 2, "model_rate_limited": 1}
 
 
@@ -76,7 +76,7 @@ def test_env_code_and_reward_function_errors_are_recorded_not_raised(fake_server
     out = env.evaluate_sync(client(fake_server), "fake-arith", progress=False)
     row = out.rows[0]
     assert row["error"]["category"] == "env_error" and "env exploded" in row["error"]["message"]
-    assert row["reward"] == 0.0
+    assert row["reward"] is None  # errored rollouts are not scored
     assert fake_server.stats()["requests"] == 2  # the rollout was retried once (max_retries=1)
 
     ok_env = vf.SingleTurnEnv(dataset=[{"question": "1 + 1", "answer": "2"}], rubric=vf.Rubric([bad_reward]))

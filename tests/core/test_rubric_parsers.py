@@ -54,7 +54,7 @@ def test_non_numeric_reward_is_a_rubric_error():
     state = _state("x")
     asyncio.run(vf.Rubric([lambda completion: "high"]).score_rollout(state))
     assert state["error"]["category"] == "rubric_error" and "not a number" in state["error"]["message"]
-    assert state["reward"] == 0.0
+    assert state["reward"] is None  # unscored, never a silent 0
 
 
 def test_parsers():

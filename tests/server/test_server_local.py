@@ -98,7 +98,7 @@ async def test_failed_model_call_becomes_failure_with_row(served: str) -> None:
             chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model=MODEL,
             sampling_args=None,
         )
-    assert row["reward"] == 0 and row["error"]["category"]
+    assert row["reward"] is None and row["error"]["category"]  # errored: not scored
     assert row["example_id"] == 3
 
 

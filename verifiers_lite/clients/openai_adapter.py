@@ -2,18 +2,44 @@
 
 from __future__ import annotations
 
+import asyncio
+import weakref
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message
 from verifiers_lite.clients.http import parse_chat_completion
 from verifiers_lite.errors import ModelAPIError
 
+# What asyncio/httpx raise when a connection pool made on one event loop is used on another.
+_LOOP_ERRORS = ("bound to a different event loop", "attached to a different loop", "Event loop is closed")
+
+
+class _LoopClients:
+    """One user client's stand-ins per event loop. The client itself serves the loop it first
+    worked on; any other loop (``asyncio.run`` after ``evaluate_sync``, or the reverse) gets a
+    copy with a fresh connection pool, since pools cannot cross loops."""
+
+    def __init__(self) -> None:
+        self.home: weakref.ref[asyncio.AbstractEventLoop] | None = None
+        self.copies: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+
+
+_registry: weakref.WeakKeyDictionary[Any, _LoopClients] = weakref.WeakKeyDictionary()
+
+
+def _copy_for_loop(client: Any) -> Any:
+    import openai
+
+    return client.copy(http_client=openai.DefaultAsyncHttpxClient())
+
 
 class OpenAIClientAdapter:
     """Adapts ``client.chat.completions.create`` to :class:`ModelClient`.
 
     The OpenAI client keeps its own retry policy (``max_retries`` on the client); errors that
-    survive it are mapped onto the library's error categories.
+    survive it are mapped onto the library's error categories. The client works from any event
+    loop: on a loop other than the one it first worked on, a copy with its own connection pool
+    is used (same endpoint, key, headers, timeout, retries).
     """
 
     def __init__(self, client: Any) -> None:
@@ -37,9 +63,7 @@ class OpenAIClientAdapter:
         if tools:
             kwargs["tools"] = tools
         try:
-            completion = await self.client.chat.completions.create(
-                model=model, messages=messages, **kwargs
-            )
+            completion = await self._create(model=model, messages=messages, **kwargs)
         except openai.RateLimitError as exc:
             raise ModelAPIError(str(exc), category="model_rate_limited", status=429) from exc
         except openai.APITimeoutError as exc:
@@ -49,3 +73,28 @@ class OpenAIClientAdapter:
         except openai.APIStatusError as exc:
             raise ModelAPIError(str(exc), category="model_http_error", status=exc.status_code) from exc
         return parse_chat_completion(completion.model_dump_json(), self.base_url)
+
+    async def _create(self, **kwargs: Any) -> Any:
+        """``chat.completions.create`` on a client usable from the running loop."""
+        loop = asyncio.get_running_loop()
+        try:
+            slot = _registry.setdefault(self.client, _LoopClients())
+        except TypeError:  # not weak-referenceable: use it as it is
+            return await self.client.chat.completions.create(**kwargs)
+        home = slot.home() if slot.home is not None else None
+        copy = slot.copies.get(loop)
+        if copy is not None:
+            return await copy.chat.completions.create(**kwargs)
+        if home is None or home is loop:
+            try:
+                result = await self.client.chat.completions.create(**kwargs)
+            except RuntimeError as exc:
+                if not any(text in str(exc) for text in _LOOP_ERRORS):
+                    raise
+                # Bound to a loop we never saw (the user's own code used it first).
+            else:
+                if home is None:
+                    slot.home = weakref.ref(loop)
+                return result
+        copy = slot.copies.setdefault(loop, _copy_for_loop(self.client))
+        return await copy.chat.completions.create(**kwargs)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import inspect
 import random
 import time
 from abc import ABC, abstractmethod
@@ -14,6 +16,7 @@ from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
 from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.state import State, new_state, record_response, state_to_row
 
@@ -21,6 +24,12 @@ if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
 
 _FINAL_METHODS = ("run_rollout", "run_group", "generate", "evaluate", "generate_sync", "evaluate_sync")
+
+# The states init_state() laid out during the current rollout attempt, so a rollout that fails
+# half-way is recorded with what it did (trajectory, usage, timing), not as an empty row.
+_ATTEMPT_STATES: contextvars.ContextVar[list[State] | None] = contextvars.ContextVar(
+    "verifiers_lite_attempt_states", default=None
+)
 
 
 class Environment(ABC):
@@ -121,10 +130,19 @@ class Environment(ABC):
     ) -> State:
         """Lay out the workbench of one rollout: deep copy, parsed info, validated prompt,
         resolved tools, empty trajectory, timing, unique trajectory_id. Makes no decisions."""
-        return new_state(
+        state = new_state(
             rollout_input, model=model, sampling_args=sampling_args, tool_defs=self.tool_defs,
             rollout_index=rollout_index,
         )
+        attempt = _ATTEMPT_STATES.get()
+        if attempt is not None:
+            attempt.append(state)
+        return state
+
+    @property
+    def pass_criterion(self) -> PassCriterion:
+        """When a rollout counts as solved for pass@k (the rubric's; default reward >= 1)."""
+        return PassCriterion.coerce(getattr(self.rubric, "pass_criterion", None))
 
     @abstractmethod
     async def rollout(
@@ -139,8 +157,17 @@ class Environment(ABC):
         """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing)."""
         args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
         t0 = time.perf_counter()
-        response = await client.chat(model, messages, args or None, state.get("tool_defs"))
-        state["timing"]["generation_ms"] += (time.perf_counter() - t0) * 1000
+        try:
+            response = await client.chat(model, messages, args or None, state.get("tool_defs"))
+        except TimeoutError as exc:
+            if isinstance(exc, RolloutTimeoutError):
+                raise
+            # Only a timeout of the model call itself is a model error (env-code ones are env_error).
+            raise ModelAPIError(
+                f"model call timed out ({type(exc).__name__}: {str(exc) or 'no message'})", category="model_timeout", retryable=True
+            ) from exc
+        finally:
+            state["timing"]["generation_ms"] += (time.perf_counter() - t0) * 1000
         record_response(state, response)
         return response
 
@@ -152,6 +179,8 @@ class Environment(ABC):
     ) -> State:
         attempt = 0
         while True:
+            started: list[State] = []
+            token = _ATTEMPT_STATES.set(started)
             try:
                 state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
                 if not isinstance(state, dict):
@@ -163,13 +192,19 @@ class Environment(ABC):
             except Exception as exc:
                 retryable = not isinstance(exc, ModelAPIError) or exc.retryable
                 if attempt >= self.max_retries or not retryable:
-                    state = self.init_state(rollout_input, client, model, sampling_args, rollout_index)
+                    # Keep what the failed attempt did (partial completion, usage, timing, turns).
+                    state = started[0] if started else self.init_state(
+                        rollout_input, client, model, sampling_args, rollout_index
+                    )
+                    state["rollout_index"] = rollout_index
                     state["error"] = categorize(exc)
                     state["stop_reason"] = "error"
                     state["retries"] = attempt
                     return state
                 attempt += 1
                 await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
+            finally:
+                _ATTEMPT_STATES.reset(token)
 
     async def _rollout_bounded(
         self, rollout_input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None
@@ -196,9 +231,22 @@ class Environment(ABC):
             for s in states:
                 s["timing"]["scoring_ms"] = (time.perf_counter() - t1) * 1000
         for s in states:
-            await self.rubric.cleanup(s)
+            await self._cleanup(s)
             s["timing"]["total_ms"] = (time.perf_counter() - t0) * 1000
         return states
+
+    async def _cleanup(self, state: State) -> None:
+        """Run the rubric's cleanup; a failure is recorded on this rollout's row only, which
+        keeps its completion, reward and metrics."""
+        try:
+            await self.rubric.cleanup(state)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            err = categorize(exc)
+            err["category"] = "env_error"
+            err["message"] = f"{type(self.rubric).__name__}.cleanup raised {err['message']}"
+            state["error"] = state.get("error") or err
 
     @final
     async def run_rollout(
@@ -251,6 +299,7 @@ class Environment(ABC):
         :func:`verifiers_lite.scheduler.generate` for the options."""
         from verifiers_lite.scheduler import generate
 
+        _check_run_options("generate", kwargs)
         return await generate(self, inputs, client, model, **kwargs)
 
     @final
@@ -259,6 +308,7 @@ class Environment(ABC):
         shuffle: bool = False, seed: int = 0, **kwargs: Any,
     ) -> GenerateOutputs:
         """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate."""
+        _check_run_options("evaluate", kwargs)
         inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, seed)
         kwargs.setdefault("rollouts_per_example", rollouts_per_example)
         return await self.generate(inputs, client, model, **kwargs)
@@ -268,14 +318,33 @@ class Environment(ABC):
         """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
         from verifiers_lite.sync import run_sync
 
+        _check_run_options("generate_sync", kwargs)
         return run_sync(self.generate(inputs, client, model, **kwargs))
 
     @final
-    def evaluate_sync(self, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
-        """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
+    def evaluate_sync(
+        self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
+        shuffle: bool = False, seed: int = 0, **kwargs: Any,
+    ) -> GenerateOutputs:
+        """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs.
+        Same signature as :meth:`evaluate`."""
         from verifiers_lite.sync import run_sync
 
-        return run_sync(self.evaluate(client, model, **kwargs))
+        _check_run_options("evaluate_sync", kwargs)
+        return run_sync(self.evaluate(client, model, num_examples, rollouts_per_example, shuffle, seed, **kwargs))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env_id={self.env_id!r})"
+
+
+def _check_run_options(method: str, kwargs: dict[str, Any]) -> None:
+    """Refuse unknown options naming the method the user called (not an inner function)."""
+    from verifiers_lite.scheduler import generate
+
+    known = [n for n, p in inspect.signature(generate).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(kwargs) - set(known))
+    if unknown:
+        raise TypeError(
+            f"{method}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
+            f"its options are {', '.join(known)}"
+        )

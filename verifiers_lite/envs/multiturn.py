@@ -17,8 +17,9 @@ class MultiTurnEnv(Environment):
     """Alternates model and environment turns.
 
     Subclasses write :meth:`env_response` (the environment's reply: new messages) and may
-    override :meth:`is_completed` and :meth:`setup_state`. Stop reasons: ``length`` (the model
-    hit its token limit), ``env_done`` (:meth:`is_completed` said so, or ``env_response`` set
+    override :meth:`is_completed` and :meth:`setup_state`. :meth:`is_completed` sees every model
+    turn, whatever ends the rollout. Stop reasons: ``length`` (the model hit its token limit;
+    wins over the others), ``env_done`` (:meth:`is_completed` said so, or ``env_response`` set
     ``state["done"] = True``), ``max_turns``, ``stop`` (a subclass's natural end, e.g. no tool
     call), ``error``.
     """
@@ -52,10 +53,12 @@ class MultiTurnEnv(Environment):
             messages.append(response.message)
             state["completion"].append(response.message)
             state["turns"] += 1
+            # The environment sees every model turn, a truncated one included, before any stop.
+            completed = await self.is_completed(messages, state)
             if response.finish_reason == "length":
                 state["stop_reason"] = "length"
                 break
-            if await self.is_completed(messages, state):
+            if completed:
                 state["stop_reason"] = state.get("stop_reason") or "env_done"
                 break
             if state["turns"] >= self.max_turns:

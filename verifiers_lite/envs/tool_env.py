@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -51,12 +50,7 @@ class ToolEnv(MultiTurnEnv):
         if fn is None:
             content = f"Error (unknown_tool): no tool named {name!r}; available: {sorted(self.tools)}"
             return {"role": "tool", "tool_call_id": call_id, "content": content}
-        args: Any = function.get("arguments")
-        if isinstance(args, str) and args.strip():
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError as exc:
-                content = f"Error (bad_arguments) calling tool {name!r}: arguments are not valid JSON: {exc}"
-                return {"role": "tool", "tool_call_id": call_id, "content": content}
-        content = await call_tool(fn, args, self.tool_timeout, name=name)
+        # Arguments go to call_tool as the model wrote them: it decodes them once (decoding here
+        # too would turn the JSON string '"x"' into x and misreport it as invalid JSON).
+        content = await call_tool(fn, function.get("arguments"), self.tool_timeout, name=name)
         return {"role": "tool", "tool_call_id": call_id, "content": content}

@@ -1,37 +1,96 @@
-"""Aggregate metrics over output rows: pass@k."""
+"""Aggregate metrics over output rows: the pass criterion and pass@k over scored rollouts."""
 
 from __future__ import annotations
 
+import math
 from collections import defaultdict
+from dataclasses import dataclass
 from math import comb
 from typing import Any
 
 
-def pass_at_k(rows: list[dict[str, Any]], k: int, threshold: float = 1.0) -> float:
+def is_scored(row: dict[str, Any]) -> bool:
+    """Whether a row carries a reward (rollouts that failed before scoring have none)."""
+    reward = row.get("reward")
+    return reward is not None and not (isinstance(reward, float) and math.isnan(reward))
+
+
+@dataclass(frozen=True)
+class PassCriterion:
+    """When a scored rollout counts as solved: ``metric`` (``"reward"`` or a reward function's
+    metric name) >= ``threshold``."""
+
+    metric: str = "reward"
+    threshold: float = 1.0
+
+    @classmethod
+    def coerce(cls, value: PassCriterion | str | float | dict[str, Any] | None) -> PassCriterion:
+        """None -> reward >= 1; a number -> reward >= it; a name -> that metric >= 1; a dict
+        (as saved in run metadata) -> its fields."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            return cls(str(value.get("metric", "reward")), float(value.get("threshold", 1.0)))
+        if isinstance(value, str):
+            if not value:
+                raise ValueError("pass_criterion: metric name must not be empty")
+            return cls(value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+            return cls("reward", float(value))
+        raise ValueError(
+            f"pass_criterion must be a reward threshold (number), a metric name or a PassCriterion, got {value!r}"
+        )
+
+    def passes(self, row: dict[str, Any]) -> bool:
+        """Whether a scored row meets the criterion (a missing metric does not pass)."""
+        value = row.get("reward") if self.metric == "reward" else (row.get("metrics") or {}).get(self.metric)
+        if value is None:
+            return False
+        value = float(value)
+        return not math.isnan(value) and value >= self.threshold
+
+    def describe(self) -> str:
+        return f"{self.metric} ≥ {self.threshold:g}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"metric": self.metric, "threshold": self.threshold}
+
+
+def pass_at_k(
+    rows: list[dict[str, Any]], k: int, threshold: float = 1.0, criterion: PassCriterion | None = None
+) -> float:
     """Unbiased pass@k (Chen et al. 2021) averaged over examples.
 
-    A rollout passes when its reward is >= ``threshold``. Examples with fewer than ``k``
-    rollouts are left out; NaN when none has ``k``.
+    Only scored rows count (errored rollouts are left out, so n is an example's scored
+    rollouts). A rollout passes when it meets ``criterion`` (default: reward >= ``threshold``).
+    Examples with fewer than ``k`` scored rollouts are left out; NaN when none has ``k``.
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    groups: dict[Any, list[float]] = defaultdict(list)
+    crit = criterion or PassCriterion("reward", threshold)
+    groups: dict[Any, list[bool]] = defaultdict(list)
     for r in rows:
-        groups[r.get("example_id")].append(float(r.get("reward") or 0.0))
+        if is_scored(r):
+            groups[r.get("example_id")].append(crit.passes(r))
     scores = []
-    for rewards in groups.values():
-        n = len(rewards)
+    for passed in groups.values():
+        n = len(passed)
         if n < k:
             continue
-        c = sum(1 for x in rewards if x >= threshold)
+        c = sum(passed)
         scores.append(1.0 - comb(n - c, k) / comb(n, k) if n - c >= k else 1.0)
     return sum(scores) / len(scores) if scores else float("nan")
 
 
-def pass_at_k_curve(rows: list[dict[str, Any]], threshold: float = 1.0) -> dict[int, float]:
-    """pass@k for k = 1 .. the smallest group size."""
+def pass_at_k_curve(
+    rows: list[dict[str, Any]], threshold: float = 1.0, criterion: PassCriterion | None = None
+) -> dict[int, float]:
+    """pass@k for k = 1 .. the smallest number of scored rollouts of an example."""
     sizes: dict[Any, int] = defaultdict(int)
     for r in rows:
-        sizes[r.get("example_id")] += 1
+        if is_scored(r):
+            sizes[r.get("example_id")] += 1
     kmax = min(sizes.values(), default=0)
-    return {k: pass_at_k(rows, k, threshold) for k in range(1, kmax + 1)}
+    return {k: pass_at_k(rows, k, threshold, criterion) for k in range(1, kmax + 1)}

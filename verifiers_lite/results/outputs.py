@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -29,11 +31,13 @@ def mean_and_stderr(values: list[float]) -> tuple[float, float]:
 
 
 def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean reward ± stderr, per-metric means, error counts by category, token totals."""
-    rewards = [float(r.get("reward") or 0.0) for r in rows]
-    mean, stderr = mean_and_stderr(rewards)
+    """Mean reward ± stderr and per-metric means over the scored rollouts (errored ones have no
+    reward and are left out), with the number scored and error counts by category beside them;
+    token totals over all rollouts."""
+    scored = [r for r in rows if is_scored(r)]
+    mean, stderr = mean_and_stderr([float(r["reward"]) for r in scored])
     metric_values: dict[str, list[float]] = {}
-    for r in rows:
+    for r in scored:
         for k, v in (r.get("metrics") or {}).items():
             if v is not None:
                 metric_values.setdefault(k, []).append(float(v))
@@ -41,6 +45,8 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
     usage = [r.get("usage") or {} for r in rows]
     return {
         "num_rollouts": len(rows),
+        "num_scored": len(scored),
+        "num_errors": sum(errors.values()),
         "reward_mean": mean,
         "reward_stderr": stderr,
         "metrics_mean": {k: sum(v) / len(v) for k, v in metric_values.items()},
@@ -62,7 +68,17 @@ class GenerateOutputs:
 
     @property
     def rewards(self) -> list[float]:
-        return [float(r.get("reward") or 0.0) for r in self.rows]
+        """Rewards of the scored rollouts (errored rollouts have none and are left out)."""
+        return [float(r["reward"]) for r in self.rows if is_scored(r)]
+
+    @property
+    def pass_criterion(self) -> PassCriterion:
+        """The environment's pass criterion, as recorded in the run metadata (default reward >= 1)."""
+        return PassCriterion.coerce(self.metadata.get("pass_criterion"))
+
+    def pass_at_k(self, k: int) -> float:
+        """pass@k over scored rollouts under :attr:`pass_criterion`."""
+        return pass_at_k(self.rows, k, criterion=self.pass_criterion)
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -98,16 +114,23 @@ class GenerateOutputs:
     def to_training_batch(self, pad_to_longest: bool = False, pad_token_id: int = 0) -> dict[str, Any]:
         """GRPO-ready ``input_ids``, ``labels`` (-100 off the sampled tokens), ``logprobs``,
         ``advantages`` and ``attention_mask`` from rows recorded by a token-level client
-        (``vf.rollout.TokenClient``); rows without token ids raise ValueError."""
+        (``vf.rollout.TokenClient``). Errored or unscored rows are left out (they have no
+        reward, so no advantage); the batch's ``row_indices`` say which rows it holds. Scored
+        rows without token ids raise ValueError."""
         from verifiers_lite.rollout.training import build_training_batch
 
-        missing = [i for i, r in enumerate(self.rows) if "completion_ids" not in r]
+        kept = [i for i, r in enumerate(self.rows) if is_scored(r) and not r.get("error")]
+        missing = [i for i in kept if "completion_ids" not in self.rows[i]]
         if missing:
             raise ValueError(
                 f"rows {missing[:5]} carry no token ids: run with a token-level client "
                 "(verifiers_lite.rollout.TokenClient) to export a training batch"
             )
-        return build_training_batch(self.rows, pad_to_longest=pad_to_longest, pad_token_id=pad_token_id)
+        batch = build_training_batch(
+            [self.rows[i] for i in kept], pad_to_longest=pad_to_longest, pad_token_id=pad_token_id
+        )
+        batch["row_indices"] = kept
+        return batch
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
@@ -121,7 +144,8 @@ class GenerateOutputs:
         errors = ", ".join(f"{k}={v}" for k, v in s["errors"].items()) or "none"
         return (
             f"GenerateOutputs(env={env!r}, model={model!r}, rollouts={s['num_rollouts']}, "
-            f"reward={s['reward_mean']:.3f}±{s['reward_stderr']:.3f}, errors: {errors})"
+            f"reward={s['reward_mean']:.3f}±{s['reward_stderr']:.3f} over {s['num_scored']} scored, "
+            f"errors: {errors})"
         )
 
 
@@ -156,7 +180,7 @@ def _columns(rows: list[dict[str, Any]]) -> list[str]:
     if not rows:
         return list(_BASE_COLUMNS) + ["info", *TIMING_COLUMNS, *USAGE_COLUMNS]
     seen: dict[str, None] = {}
-    for r in rows[:1000]:
+    for r in rows:  # every row: a metric may first appear late (e.g. only on rare paths)
         for k in flatten_row(r):
             seen.setdefault(k, None)
     return list(seen)

@@ -9,6 +9,7 @@ from typing import Any
 
 from verifiers_lite.errors import RewardFunctionError, categorize
 from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.results.metrics import PassCriterion
 
 RewardFunc = Callable[..., Any]
 ROLLOUT_ARGS = ("prompt", "completion", "answer", "state", "info", "task", "example_id")
@@ -46,13 +47,32 @@ def _as_float(value: Any, name: str) -> float:
         raise RewardFunctionError(f"reward function {name!r} returned {value!r}, not a number") from exc
 
 
+def unique_names(funcs: Sequence[RewardFunc]) -> list[str]:
+    """One metric name per function: its ``__name__``, suffixed ``_2``, ``_3``... when taken
+    (two lambdas are ``<lambda>`` and ``<lambda>_2``), so no function's value overwrites another's."""
+    names: list[str] = []
+    for i, f in enumerate(funcs):
+        base = getattr(f, "__name__", None) or f"reward_{i}"
+        name, n = base, 1
+        while name in names:
+            n += 1
+            name = f"{base}_{n}"
+        names.append(name)
+    return names
+
+
 class Rubric:
     """A set of reward functions with weights.
 
     Reward functions may be sync or async and take any subset of ``prompt, completion, answer,
-    state, info, task, example_id, parser`` by name. Every function's value is kept as a metric;
-    the reward is their weighted sum. A function that raises marks the rollout with a
-    ``rubric_error`` (its metric is None, the reward 0) instead of silently scoring 0.
+    state, info, task, example_id, parser`` by name. Every function's value is kept as a metric
+    (named after the function; repeated names get ``_2``, ``_3``...); the reward is their
+    weighted sum. Only rollouts without an error are scored: an errored rollout keeps reward,
+    advantage and metrics unset, and group advantages are taken over the scored rollouts. A
+    function that raises marks the rollout with a ``rubric_error`` (its metric None, no reward).
+
+    ``pass_criterion`` says when a rollout counts as solved for pass@k: a threshold on the reward
+    (a number), a metric name (passes at >= 1.0), or a :class:`PassCriterion`; default reward >= 1.
     """
 
     def __init__(
@@ -60,6 +80,8 @@ class Rubric:
         funcs: Sequence[RewardFunc] | None = None,
         weights: Sequence[float] | None = None,
         parser: Parser | None = None,
+        *,
+        pass_criterion: PassCriterion | str | float | None = None,
     ) -> None:
         funcs = list(funcs or [])
         weights = list(weights) if weights is not None else [1.0] * len(funcs)
@@ -71,6 +93,12 @@ class Rubric:
         self.funcs: list[RewardFunc] = funcs
         self.weights: list[float] = [float(w) for w in weights]
         self.parser = parser or Parser()
+        self.pass_criterion = PassCriterion.coerce(pass_criterion)
+        if funcs and self.pass_criterion.metric not in ("reward", *self.func_names):
+            raise ValueError(
+                f"pass_criterion names metric {self.pass_criterion.metric!r}, but the rubric's metrics "
+                f"are {self.func_names}"
+            )
 
     def add_reward_func(self, func: RewardFunc, weight: float = 1.0) -> None:
         self.funcs.append(func)
@@ -78,7 +106,8 @@ class Rubric:
 
     @property
     def func_names(self) -> list[str]:
-        return [getattr(f, "__name__", f"reward_{i}") for i, f in enumerate(self.funcs)]
+        """The metric name of each function, unique (see :func:`unique_names`)."""
+        return unique_names(self.funcs)
 
     @property
     def has_group_rewards(self) -> bool:
@@ -95,31 +124,37 @@ class Rubric:
         await self.score_group([state])
 
     async def score_group(self, states: list[dict[str, Any]]) -> None:
-        """Score a group: sets reward, metrics and advantage (reward - group mean) on each state."""
+        """Score a group: sets reward, metrics and advantage (reward - mean of the group's scored
+        rewards) on each state. Errored rollouts are not scored: reward and advantage None."""
         names = self.func_names
-        values: list[dict[str, float | None]] = [{} for _ in states]
+        for s in states:
+            s["reward"] = s["advantage"] = None
+        scored = [s for s in states if s.get("error") is None]
+        values: list[dict[str, float | None]] = [{} for _ in scored]
         for func, name in zip(self.funcs, names, strict=True):
+            if not scored:
+                break
             if is_group_reward(func):
-                await self._score_group_func(func, name, states, values)
+                await self._score_group_func(func, name, scored, values)
             else:
                 results = await asyncio.gather(
-                    *(self._score_one(func, name, s) for s in states), return_exceptions=False
+                    *(self._score_one(func, name, s) for s in scored), return_exceptions=False
                 )
                 for v, r in zip(values, results, strict=True):
                     v[name] = r
-        for state, metrics in zip(states, values, strict=True):
-            state["metrics"] = {**state.get("metrics", {}), **metrics}
-            if state.get("error") is not None or any(v is None for v in metrics.values()):
-                state["reward"] = 0.0
-            else:
+        for state, metrics in zip(scored, values, strict=True):
+            state["metrics"] = {**(state.get("metrics") or {}), **metrics}
+            if state.get("error") is None:
                 state["reward"] = sum(w * float(metrics[n] or 0.0) for w, n in zip(self.weights, names, strict=True))
         self.compute_advantages(states)
 
     @staticmethod
     def compute_advantages(states: list[dict[str, Any]]) -> None:
-        mean = sum(s["reward"] for s in states) / len(states) if states else 0.0
+        """advantage = reward - mean reward of the group's scored rollouts (None when unscored)."""
+        rewards = [s["reward"] for s in states if s.get("reward") is not None]
+        mean = sum(rewards) / len(rewards) if rewards else 0.0
         for s in states:
-            s["advantage"] = s["reward"] - mean
+            s["advantage"] = s["reward"] - mean if s.get("reward") is not None else None
 
     async def _score_one(self, func: RewardFunc, name: str, state: dict[str, Any]) -> float | None:
         try:

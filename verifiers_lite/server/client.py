@@ -373,7 +373,7 @@ def sample_row(sample: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
 
 
 def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[str, Any]:
-    """An output row for a rollout that produced no sample (reward 0, error filled in)."""
+    """An output row for a rollout that produced no sample (unscored: reward None, error filled in)."""
     return {
         "example_id": input.get("example_id"),
         "rollout_index": input.get("rollout_index", 0),
@@ -383,7 +383,7 @@ def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[st
         "completion": [],
         "answer": input.get("answer"),
         "info": input.get("info") or {},
-        "reward": 0.0,
+        "reward": None,
         "metrics": {},
         "advantage": None,
         "turns": 0,
