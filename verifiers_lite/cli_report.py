@@ -59,13 +59,14 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     row("rollouts", f"{summary['num_rollouts']} ({summary['num_examples']} examples x "
                     f"{summary['rollouts_per_example']})")
     scored = summary.get("num_scored", summary["num_rollouts"])
-    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr "
-                  f"over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored)")
+    over = "" if scored == summary["num_rollouts"] else (
+        f" over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored")
+    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr{over})")
     for name, value in summary["metrics_mean"].items():
         row(f"  {name}", _fmt(value))
     crit = PassCriterion.coerce(summary.get("pass_criterion"))
-    for k, value in summary["pass_at_k"].items():
-        row(f"pass@{k}", f"{_fmt(value)}  (passed: {crit.describe()})")
+    for i, (k, value) in enumerate(summary["pass_at_k"].items()):
+        row(f"pass@{k}", _fmt(value) + (f"  (a rollout passes when {crit.describe()})" if i == 0 else ""))
     errors = summary["errors"]
     row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
