@@ -96,6 +96,7 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     table = format_table(run_summary(out.rows, 3, 1.0, out.pass_criterion), "t", {})
     assert "0.500 ± 0.224  (mean ± stderr over the 6 scored of 9; errored rollouts are not scored)" in table
     assert "model_http_error=3" in table
+    assert "over 6 scored (errored rollouts are not scored)" in out._repr_html_()
 
 
 def test_live_stats_count_only_scored_rewards():

@@ -69,7 +69,9 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
         ("env", _e(meta.get("env_id", "—"))),
         ("model", _e(meta.get("model", "—"))),
         ("rollouts", f"{s['num_rollouts']} ({_e(n_ex)} examples × {_e(per)})"),
-        ("mean reward", f"<b>{_num(s['reward_mean'])}</b> ± {_num(s['reward_stderr'])}"),
+        ("mean reward", f"<b>{_num(s['reward_mean'])}</b> ± {_num(s['reward_stderr'])}"
+                        + ("" if s["num_scored"] == s["num_rollouts"] else
+                           f" over {s['num_scored']} scored (errored rollouts are not scored)")),
     ]
     if meta.get("status"):
         facts.append(("status", _e(meta["status"])))
