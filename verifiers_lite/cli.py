@@ -19,6 +19,7 @@ DEFAULT_SAVE_DIR = "outputs/evals"
 DEFAULT_NUM_EXAMPLES = 10
 DEFAULT_ROLLOUTS = 4
 DEFAULT_CONCURRENCY = 32
+DEFAULT_MAX_ERROR_RATE = 0.1
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -55,6 +56,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help=f"root directory of results (default: {DEFAULT_SAVE_DIR})")
     ev.add_argument("--resume", nargs="?", const="latest", default=None, metavar="RUN_DIR",
                     help="continue an interrupted run: RUN_DIR, or the latest run of this env and model")
+    ev.add_argument("--keep-errors", action="store_true",
+                    help="with --resume: keep errored rollouts instead of rerunning them")
+    ev.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE, metavar="FRACTION",
+                    help="exit 1 when more than this fraction of rollouts failed "
+                         f"(default: {DEFAULT_MAX_ERROR_RATE}; 0 = any failure)")
     ev.add_argument("--seed", type=int, default=None,
                     help="data seed, passed to the environment's load_environment(seed=...)")
     ev.add_argument("--gguf", default=None, metavar="PATH", help="serve this GGUF instead of the embedded model")
@@ -138,6 +144,12 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise CLIError(f"--num-examples must be >= 1 (or -1 for all), got {args.num_examples}")
     if args.rollouts_per_example is not None and args.rollouts_per_example < 1:
         raise CLIError(f"--rollouts-per-example must be >= 1, got {args.rollouts_per_example}")
+    if args.model is not None and not args.model.strip():
+        raise CLIError("--model must not be empty (omit -m to use the server's first model)")
+    if not 0 <= args.max_error_rate <= 1:
+        raise CLIError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
+    if args.keep_errors and args.resume is None:
+        raise CLIError("--keep-errors only applies with --resume")
     if args.max_concurrent < 1:
         raise CLIError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
     if args.max_tokens is not None and args.max_tokens < 1:
@@ -322,7 +334,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 client, model, num_examples=num_examples, rollouts_per_example=rollouts,
                 max_concurrent=args.max_concurrent, sampling_args=sampling_args or None,
                 results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id),
-                executor=executor,
+                executor=executor, rerun_errors=not args.keep_errors,
             )
         except KeyboardInterrupt:
             print(f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"
@@ -347,10 +359,23 @@ def run_eval(args: argparse.Namespace) -> int:
     print(format_table(summary, header, {"results": str(run_dir), "plot": plot_path}))
     sys.stdout.flush()
     failed = sum(summary["errors"].values())
-    if out.rows and failed == len(out.rows):
-        first = next(r["error"] for r in out.rows if r.get("error"))
-        print(f"vf-lite: error: all {failed} rollouts failed; first error: {first.get('message')}", file=sys.stderr)
+    crash = next((r["error"] for r in out.rows if (r.get("error") or {}).get("category") == "model_crashed"), None)
+    if crash is not None:
+        crashed = summary["errors"].get("model_crashed", 0)
+        print(f"vf-lite: error: {crashed} rollouts lost to a model server crash: "
+              f"{crash.get('message', '').splitlines()[0]}", file=sys.stderr)
         return 1
+    if not failed:
+        return 0
+    first = next(r["error"] for r in out.rows if r.get("error"))
+    rerun = f"rerun the failed rollouts with: vf-lite eval {args.env_id} --resume {run_dir}"
+    rate = failed / len(out.rows)
+    if rate > args.max_error_rate:
+        what = f"all {failed}" if failed == len(out.rows) else f"{failed} of {len(out.rows)} ({rate:.0%})"
+        print(f"vf-lite: error: {what} rollouts failed (more than --max-error-rate {args.max_error_rate:g}); "
+              f"first error: {first.get('message', '').splitlines()[0]}; {rerun}", file=sys.stderr)
+        return 1
+    print(f"vf-lite: warning: {failed} of {len(out.rows)} rollouts failed; {rerun}", file=sys.stderr)
     return 0
 
 

@@ -11,6 +11,7 @@ ERROR_CATEGORIES = (
     "model_rate_limited",  # 429 that outlived the retry budget
     "model_timeout",  # no answer within the per-request timeout
     "model_connection",  # connection refused / reset / dropped
+    "model_crashed",  # the model server process died (signal/exit code and its output's tail)
     "model_bad_response",  # the endpoint answered something that is not a chat completion
     "env_error",  # the environment's own code raised (rollout, env_response, setup)
     "rollout_timeout",  # the whole rollout outlived the environment's rollout_timeout

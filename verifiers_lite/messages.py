@@ -33,8 +33,9 @@ def normalize_messages(messages: Any, where: str = "prompt") -> Messages:
             raise ValueError(f"{where}: message {i} has unknown role {role!r} (expected one of {sorted(ROLES)})")
         content = msg.get("content")
         if content is None and not (role == "assistant" and msg.get("tool_calls")):
-            if "content" not in msg:
-                raise ValueError(f"{where}: message {i} ({role}) is missing 'content'")
+            # only an assistant turn that calls tools may come without text
+            problem = "is missing 'content'" if "content" not in msg else "has content None"
+            raise ValueError(f"{where}: message {i} ({role}) {problem}")
         elif content is not None and not isinstance(content, (str, list)):
             raise ValueError(
                 f"{where}: message {i} has content of type {type(content).__name__}; "

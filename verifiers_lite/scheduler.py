@@ -8,9 +8,19 @@ from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
+from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
+from verifiers_lite.messages import normalize_messages
 from verifiers_lite.progress import CallbackSet, FunctionCallbacks, RunStats, default_progress
+from verifiers_lite.results.fingerprint import (
+    FINGERPRINT_KEY,
+    INPUT_HASH_KEY,
+    changed_inputs,
+    fingerprint_diff,
+    input_hash,
+    run_fingerprint,
+)
 from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
 from verifiers_lite.results.store import ResultsStore
 
@@ -19,7 +29,8 @@ if TYPE_CHECKING:
 
 
 def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
-    """Validate inputs; rows with ``question`` get a prompt built from the env's system prompt."""
+    """Validate every input before the first request; rows with ``question`` get a prompt built
+    from the env's system prompt. A bad row is a ValueError naming the row and the field."""
     rows = resolve_rows(inputs, "inputs")
     out = []
     for i, row in enumerate(rows):
@@ -28,6 +39,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
             if not isinstance(row.get("question"), str):
                 raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
             row["prompt"] = build_prompt(row["question"], env.system_prompt, env.few_shot)
+        row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
         eid = row.setdefault("example_id", i)
         if isinstance(eid, bool) or not isinstance(eid, int):
             raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
@@ -84,6 +96,8 @@ async def generate(
     progress: Any = True,
     fsync: bool = True,
     executor: Executor | None = None,
+    score_rollouts: bool | None = None,
+    rerun_errors: bool = True,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model``.
 
@@ -93,12 +107,26 @@ async def generate(
     rerun resumes, running only what is missing. A failed rollout is a row with ``error``;
     nothing raises out of here but bad arguments and interruption. ``executor`` chooses where
     units run (default :class:`LocalExecutor`; :class:`RayExecutor` spreads them over Ray actors).
+
+    Resume reuses a saved row only for the same run (see :mod:`verifiers_lite.results.fingerprint`:
+    a different environment, arguments, model, sampling, scoring, rubric, library version or
+    input is refused with the differing fields named). Errored rollouts are rerun (the whole
+    group in grouped mode) unless ``rerun_errors=False``; each row counts its ``attempts``.
+    ``score_rollouts=False`` (default: the environment's) leaves every row unscored: no reward
+    function runs.
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
     limit = max_concurrent if max_concurrent is not None else env.max_concurrent
     if limit is not None and limit < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {limit}")
+    score = env.score_rollouts if score_rollouts is None else bool(score_rollouts)
+    if independent_scoring and score and env.requires_group_rollouts:
+        raise ValueError(
+            f"independent_scoring=True cannot be used with {env.env_id}'s rubric: its group reward "
+            f"functions {env.rubric.group_func_names} need whole groups; drop independent_scoring "
+            "(or pass score_rollouts=False)"
+        )
     prepared = prepare_inputs(env, inputs)
     executor = executor or LocalExecutor()
     events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
@@ -116,27 +144,40 @@ async def generate(
         "num_rollouts": len(prepared),
         "sampling_args": {**env.sampling_args, **(sampling_args or {})},
         "independent_scoring": independent_scoring,
+        "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
         "max_concurrent": limit,
         "library_version": _version(),
         "start_time": time.time(),
     }
+    metadata[FINGERPRINT_KEY] = run_fingerprint(
+        env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
+    hashes = {}
+    for inp in prepared:
+        if inp["example_id"] not in hashes:
+            hashes[inp["example_id"]] = input_hash(inp)
 
-    ctx = RunContext(env, client, model, sampling_args, limit, independent_scoring, events.on_log)
-    slots = await executor.start(ctx, 1 if independent_scoring else per_example)
     store = ResultsStore(results_path, fsync=fsync) if results_path else None
     finished: list[dict[str, Any]] = []
-    try:
-        if store is not None:
-            loaded = store.open(metadata)
-            finished = _usable_rows(loaded, groups_sizes, independent_scoring)
-            # Rows of examples outside this run (a rerun on fewer examples) stay on disk for a
-            # later, larger rerun: a finished result is never thrown away.
-            others = [r for r in loaded if r.get("example_id") not in groups_sizes]
-            store.rewrite(others + finished)
-    except BaseException:
-        await executor.close()
-        raise
+    prior_attempts: dict[tuple[Any, int], int] = {}
+    if store is not None:
+        loaded = store.open(metadata, lambda saved: _check_same_run(saved, metadata, store.path))
+        changed = changed_inputs(loaded, hashes)
+        if changed:
+            raise ResumeMismatchError(
+                f"results_path {str(store.path)!r} holds rows made from other inputs for "
+                f"{len(changed)} of {len(hashes)} examples (first: example_id {changed[0]!r}: its prompt, "
+                f"answer, info or task differ). {_FRESH_RUN_HINT}"
+            )
+        prior_attempts = {(r.get("example_id"), r.get("rollout_index", 0)): int(r.get("attempts") or 1)
+                          for r in loaded}
+        finished = _usable_rows(loaded, groups_sizes, independent_scoring, rerun_errors)
+        # Rows of examples outside this run (a rerun on fewer examples) stay on disk for a
+        # later, larger rerun: a finished result is never thrown away.
+        others = [r for r in loaded if r.get("example_id") not in groups_sizes]
+        store.rewrite(others + finished)
+    ctx = RunContext(env, client, model, sampling_args, limit, independent_scoring, events.on_log, score)
+    slots = await executor.start(ctx, 1 if independent_scoring else per_example)
     done_keys = {(r["example_id"], r["rollout_index"]) for r in finished}
     units = plan_units(prepared, done_keys, independent_scoring)
 
@@ -148,6 +189,7 @@ async def generate(
     for u in units:
         queue.put_nowait(u)
     n_workers = min(len(units), slots)
+    crashed_endpoints: set[str] = set()
 
     async def worker() -> None:
         while True:
@@ -161,13 +203,17 @@ async def generate(
                 raise
             except Exception as exc:  # a framework-level failure still must not take the run down
                 out = _failed_rows(env, unit, model, sampling_args, exc)
+            for r in out:
+                r[INPUT_HASH_KEY] = hashes.get(r.get("example_id"))
+                r["attempts"] = prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
             if store is not None:
                 await store.append_group_async(out)
             rows.extend(out)
             stats.add(out)
             events.on_progress(stats, out)
+            _report_crashes(out, crashed_endpoints, events.on_log)
 
-    status = "completed"
+    status = "running"
     try:
         if n_workers:
             tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
@@ -178,6 +224,7 @@ async def generate(
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
+        status = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
     except BaseException:
         status = "interrupted"
         raise
@@ -195,14 +242,32 @@ async def generate(
     return GenerateOutputs(rows=rows, metadata=metadata)
 
 
-def _usable_rows(rows: list[dict[str, Any]], sizes: dict[Any, int], independent: bool) -> list[dict[str, Any]]:
-    """Finished rows still wanted: known examples, index < group size, no duplicates; in grouped
-    mode only whole groups (a partial group is rerun whole so its advantages stay right)."""
+_FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete this one); "
+                   "to resume it, call again with the saved arguments (metadata.json).")
+
+
+def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) -> None:
+    """Refuse to resume a results directory that holds another run, naming what differs."""
+    diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
+    if diff:
+        raise ResumeMismatchError(
+            f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{_FRESH_RUN_HINT}"
+        )
+
+
+def _usable_rows(
+    rows: list[dict[str, Any]], sizes: dict[Any, int], independent: bool, rerun_errors: bool = True,
+) -> list[dict[str, Any]]:
+    """Finished rows still wanted: known examples, index < group size, no duplicates, no errors
+    (unless ``rerun_errors`` is off); in grouped mode only whole groups (a group with a missing or
+    errored rollout is rerun whole so its advantages stay right)."""
     seen: set[tuple[Any, int]] = set()
     by_example: dict[Any, list[dict[str, Any]]] = defaultdict(list)
     for r in rows:
         eid, idx = r.get("example_id"), r.get("rollout_index", 0)
         if eid not in sizes or not isinstance(idx, int) or idx >= sizes[eid] or (eid, idx) in seen:
+            continue
+        if rerun_errors and r.get("error"):
             continue
         seen.add((eid, idx))
         by_example[eid].append(r)
@@ -213,6 +278,18 @@ def _usable_rows(rows: list[dict[str, Any]], sizes: dict[Any, int], independent:
     return keep
 
 
+def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any) -> None:
+    """Say once per endpoint, as it happens, that its model server died and how to fix it."""
+    for r in rows:
+        err = r.get("error") or {}
+        if err.get("category") != "model_crashed":
+            continue
+        endpoint = str(r.get("endpoint") or "")
+        if endpoint not in reported:
+            reported.add(endpoint)
+            on_log(err.get("message", "").splitlines()[0])
+
+
 def _failed_rows(
     env: Environment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
 ) -> list[dict[str, Any]]:
@@ -221,9 +298,15 @@ def _failed_rows(
 
     rows = []
     for inp, idx in zip(unit.inputs, unit.indices, strict=True):
-        state = new_state(inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx)
-        state.update(error=categorize(exc), stop_reason="error", reward=0.0, advantage=0.0)
-        rows.append(state_to_row(state))
+        error = categorize(exc)
+        try:
+            state = new_state(inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx)
+            state.update(error=error, stop_reason="error", reward=None, advantage=None)
+            rows.append(state_to_row(state))
+        except Exception:  # recording a failure must never fail the run: keep the bare facts
+            rows.append({"example_id": inp.get("example_id"), "rollout_index": idx, "prompt": inp.get("prompt"),
+                         "completion": [], "reward": None, "advantage": None, "metrics": {},
+                         "stop_reason": "error", "error": error})
     return rows
 
 

@@ -161,4 +161,4 @@ def _is_llama_server_of(pid: int, ports: list[str]) -> bool:
             args = f.read().split(b"\0")
     except OSError:
         return False
-    return b"llama_cpp.server" in args and any(p.encode() in args for p in ports)
+    return b"verifiers_lite.local.llama_server" in args and any(p.encode() in args for p in ports)

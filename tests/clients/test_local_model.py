@@ -111,7 +111,7 @@ def _server_pids(port: int) -> list[int]:
                 args = f.read().split(b"\0")
         except OSError:
             continue
-        if b"llama_cpp.server" in args and str(port).encode() in args:
+        if b"verifiers_lite.local.llama_server" in args and str(port).encode() in args:
             pids.append(int(entry))
     return pids
 

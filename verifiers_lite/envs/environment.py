@@ -58,6 +58,7 @@ class Environment(ABC):
         tool_defs: list[dict[str, Any]] | None = None,
         env_client: Any = None,
         env_args: dict[str, Any] | None = None,
+        score_rollouts: bool = True,
     ) -> None:
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
@@ -78,6 +79,7 @@ class Environment(ABC):
         self.tool_defs = tool_defs
         self.env_client = env_client
         self.env_args = dict(env_args or {})
+        self.score_rollouts = score_rollouts  # False: generate/evaluate return unscored rows
         if self.env_id is None:
             self.env_id = type(self).__name__
 
@@ -90,6 +92,11 @@ class Environment(ABC):
                     "scheduling belong to the framework. Override rollout() (or env_response/"
                     "is_completed in a MultiTurnEnv) instead."
                 )
+
+    @property
+    def requires_group_rollouts(self) -> bool:
+        """True when the rubric scores whole groups: the scheduler must run rollouts grouped."""
+        return self.rubric.requires_group_rollouts
 
     # -- data ---------------------------------------------------------------------------------
 

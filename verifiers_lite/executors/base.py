@@ -30,6 +30,7 @@ class RunContext:
     max_concurrent: int | None
     independent: bool
     on_log: Callable[[str], None]
+    score: bool = True  # False: rollouts come back unscored (no reward function runs)
 
 
 class Executor(Protocol):

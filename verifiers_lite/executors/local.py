@@ -38,9 +38,9 @@ class LocalExecutor:
         ctx, endpoint = self.ctx, self.router.pick()
         if ctx.independent:
             rows = [await ctx.env.run_rollout(unit.inputs[0], endpoint, ctx.model, ctx.sampling_args,
-                                              rollout_index=unit.indices[0])]
+                                              score=ctx.score, rollout_index=unit.indices[0])]
         else:
-            rows = await ctx.env.run_group(unit.inputs, endpoint, ctx.model, ctx.sampling_args)
+            rows = await ctx.env.run_group(unit.inputs, endpoint, ctx.model, ctx.sampling_args, score=ctx.score)
         for r in rows:
             r["endpoint"] = endpoint.stats.name
         return rows

@@ -47,7 +47,8 @@ class _EnvWorker:
     """The actor body: an Environment + a LocalExecutor over this worker's share of endpoints."""
 
     def __init__(self, env_spec: dict[str, Any], endpoints: list[tuple[str, str | None]], model: str,
-                 sampling_args: dict[str, Any] | None, max_concurrent: int, independent: bool) -> None:
+                 sampling_args: dict[str, Any] | None, max_concurrent: int, independent: bool,
+                 score: bool = True) -> None:
         from verifiers_lite.clients.http import ChatClient
 
         if "env" in env_spec:
@@ -57,16 +58,16 @@ class _EnvWorker:
 
             self.env = load_environment(env_spec["env_id"], **env_spec["env_args"])
         self.clients = [ChatClient(url, key) for url, key in endpoints]
-        self.args = (model, sampling_args, max_concurrent, independent)
+        self.args = (model, sampling_args, max_concurrent, independent, score)
         self.executor: Any = None
 
     async def run_unit(self, example_id: Any, inputs: list[dict[str, Any]], indices: list[int]) -> list[dict[str, Any]]:
         from verifiers_lite.executors.local import LocalExecutor
 
         if self.executor is None:
-            model, sampling_args, limit, independent = self.args
+            model, sampling_args, limit, independent, score = self.args
             self.executor = LocalExecutor()
-            ctx = RunContext(self.env, self.clients, model, sampling_args, limit, independent, print)
+            ctx = RunContext(self.env, self.clients, model, sampling_args, limit, independent, print, score)
             await self.executor.start(ctx, len(inputs))
         return await self.executor.run(WorkUnit(example_id, inputs, indices))
 
@@ -113,14 +114,14 @@ class RayExecutor:
         spec = _env_spec(ctx.env)
         per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
         config = (repr(spec.get("env_id")), repr(spec.get("env_args")), id(spec.get("env")), endpoints,
-                  ctx.model, repr(ctx.sampling_args), per_worker, ctx.independent)
+                  ctx.model, repr(ctx.sampling_args), per_worker, ctx.independent, ctx.score)
         if not (self.workers and config == self._config and all(self.alive)):
             self.shutdown()
             actor_cls = ray.remote(_EnvWorker)
             for i in range(self.num_workers):
                 share = endpoints[i::self.num_workers] or [endpoints[i % len(endpoints)]]
                 self.workers.append(actor_cls.options(**self.actor_options).remote(
-                    spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent))
+                    spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent, ctx.score))
             self.alive = [True] * self.num_workers
             self._config = config
         self.in_flight = [0] * self.num_workers

@@ -12,6 +12,7 @@ import json
 import os
 import uuid
 from collections import defaultdict
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -20,7 +21,6 @@ from verifiers_lite.errors import ResumeMismatchError
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
-MATCH_KEYS = ("env_id", "model", "rollouts_per_example")
 _WRITE_ID, _WRITE_SIZE = "_write_id", "_write_size"
 
 
@@ -75,11 +75,13 @@ class ResultsStore:
         self._fd: int | None = None
         self._writer: ThreadPoolExecutor | None = None
 
-    def open(self, metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    def open(
+        self, metadata: dict[str, Any], check_same_run: Callable[[dict[str, Any]], None] | None = None,
+    ) -> list[dict[str, Any]]:
         """Create or reopen the directory; returns the finished rows already on disk.
 
-        Refuses (ResumeMismatchError) a directory holding a run of another env, model or
-        rollouts_per_example. Rewrites the file without torn/partial writes before appending.
+        ``check_same_run`` gets the saved metadata and raises (ResumeMismatchError) when the
+        directory holds another run; nothing on disk changes before it has passed.
         """
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"results_path {str(self.path)!r} exists and is not a directory")
@@ -90,13 +92,8 @@ class ResultsStore:
                 old = json.loads(self.metadata_file.read_text(encoding="utf-8"))
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{self.metadata_file} is not valid JSON: {exc}") from exc
-            mismatched = [k for k in MATCH_KEYS if old.get(k) != metadata.get(k)]
-            if mismatched:
-                detail = ", ".join(f"{k}: saved {old.get(k)!r} vs now {metadata.get(k)!r}" for k in mismatched)
-                raise ResumeMismatchError(
-                    f"results_path {str(self.path)!r} holds a different run ({detail}); "
-                    "use another results_path or delete it to start over"
-                )
+            if check_same_run is not None:
+                check_same_run(old)
             rows = read_rows(self.results_file)
         elif self.results_file.exists() and self.results_file.stat().st_size > 0:
             raise ResumeMismatchError(

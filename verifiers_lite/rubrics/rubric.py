@@ -110,7 +110,13 @@ class Rubric:
         return unique_names(self.funcs)
 
     @property
-    def has_group_rewards(self) -> bool:
+    def group_func_names(self) -> list[str]:
+        """Metric names of the group reward functions (they score a whole group at once)."""
+        return [n for n, f in zip(self.func_names, self.funcs, strict=True) if is_group_reward(f)]
+
+    @property
+    def requires_group_rollouts(self) -> bool:
+        """True when a group reward function needs the scheduler to run rollouts in groups."""
         return any(is_group_reward(f) for f in self.funcs)
 
     def _available(self, state: dict[str, Any]) -> dict[str, Any]:

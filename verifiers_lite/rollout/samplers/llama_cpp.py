@@ -21,6 +21,9 @@ def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) 
         import llama_cpp
     except ImportError as e:
         raise ImportError(f"LlamaCppSampler needs llama-cpp-python: {_EXTRA}") from e
+    from verifiers_lite.local.cpu_safety import apply_to_llama_cpp
+
+    apply_to_llama_cpp()  # a native build on an AMX CPU would crash on the first decode
     if model_path is None:
         from ..models import smollm2_gguf_path
 

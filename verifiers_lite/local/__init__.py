@@ -1,0 +1,1 @@
+"""The embedded model's runtime: llama.cpp CPU safety and the server entry point."""
