@@ -88,7 +88,8 @@ class GenerateOutputs:
         """One row per rollout; each metric, timing and token count as its own column."""
         import pandas as pd
 
-        return pd.DataFrame([flatten_row(r) for r in self.rows], columns=_columns(self.rows) or None)
+        flat = [flatten_row(r) for r in self.rows]
+        return pd.DataFrame(flat, columns=_columns(flat))
 
     @property
     def df(self) -> pd.DataFrame:
@@ -176,11 +177,12 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _columns(rows: list[dict[str, Any]]) -> list[str]:
-    if not rows:
+def _columns(flat_rows: list[dict[str, Any]]) -> list[str]:
+    """Columns in first-seen order over every flattened row: a metric may first appear late."""
+    if not flat_rows:
         return list(_BASE_COLUMNS) + ["info", *TIMING_COLUMNS, *USAGE_COLUMNS]
     seen: dict[str, None] = {}
-    for r in rows:  # every row: a metric may first appear late (e.g. only on rare paths)
-        for k in flatten_row(r):
+    for r in flat_rows:
+        for k in r:
             seen.setdefault(k, None)
     return list(seen)
