@@ -87,6 +87,9 @@ def test_port_and_environment_are_checked() -> None:
     assert unknown.returncode == 2 and "ENV_ID" in unknown.stderr and "Traceback" not in unknown.stderr
     bad_kwarg = run_cli("arithmetic", "--env-args", '{"no_such_kwarg": 1}')
     assert bad_kwarg.returncode == 2 and "no_such_kwarg" in bad_kwarg.stderr
+    not_a_dir = run_cli("arithmetic", "--artifacts-dir", str(REPO / "README.md"))
+    assert not_a_dir.returncode == 2 and "--artifacts-dir" in not_a_dir.stderr
+    assert "Traceback" not in not_a_dir.stderr
 
 
 def test_help_lists_every_flag_with_its_default() -> None:

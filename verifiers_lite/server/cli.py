@@ -129,10 +129,14 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, TypeError) as exc:
         print(f"vf-lite serve: error: argument ENV_ID: cannot load {args.env_id!r}: {exc}", file=sys.stderr)
         return 2
-    backend = LocalBackend(
-        env, max_concurrent=args.max_concurrent, artifacts_dir=args.artifacts_dir,
-        max_queued=args.max_queued, model=args.model,
-    )
+    try:
+        backend = LocalBackend(
+            env, max_concurrent=args.max_concurrent, artifacts_dir=args.artifacts_dir,
+            max_queued=args.max_queued, model=args.model,
+        )
+    except OSError as exc:
+        print(f"vf-lite serve: error: argument --artifacts-dir: {exc}", file=sys.stderr)
+        return 2
     app = create_rollout_server(
         backend, api_key=args.api_key, result_wait_timeout_sec=args.result_wait_timeout,
         polling_lease_timeout_sec=args.polling_lease_timeout,
