@@ -10,7 +10,7 @@ import time are its own. verifiers' semaphore counts groups: 128 in flight is ma
     python benchmarks/compare_verifiers.py             # set up the peer venv if needed, run all
     python benchmarks/compare_verifiers.py --turns 1   # single-turn only
 
-Target (issue 7): verifiers_lite >= 3x verifiers' throughput.
+Target: verifiers_lite >= 3x verifiers' throughput.
 
 Last measured (2026-11-29; 2 cores shared with other jobs, load average ~9; Python 3.11;
 both sides on openai 3.57 / httpx2):

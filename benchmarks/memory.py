@@ -2,7 +2,7 @@
 
     python benchmarks/memory.py [--n 100000]
 
-Target (issue 7): 100,000 rollouts stay under 500 MB peak RSS (results streamed to disk).
+Target: 100,000 rollouts stay under 500 MB peak RSS (results streamed to disk).
 """
 
 from __future__ import annotations

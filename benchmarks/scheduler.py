@@ -7,7 +7,7 @@ Each case runs in its own subprocess so CPU time and peak RSS are its own.
     python benchmarks/scheduler.py            # all cases
     python benchmarks/scheduler.py --quick    # 0 ms only
 
-Targets (issue 2): CPU per single-turn rollout <= 0.85 ms; >= 1000 single-turn rollouts/s;
+Target: CPU per single-turn rollout <= 0.85 ms; >= 1000 single-turn rollouts/s;
 `import verifiers_lite` <= 0.3 s.
 """
 

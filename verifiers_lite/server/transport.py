@@ -1,6 +1,6 @@
 """HTTP transports of :class:`RolloutClient`: a user's httpx client, or a lean aiohttp one.
 
-Both raise httpx's exception classes, so the retry categories of the seed (RemoteProtocolError,
+Both raise httpx's exception classes, so the client's retry categories (RemoteProtocolError,
 NetworkError, ReadTimeout retried; connect/write/pool timeouts fatal) hold for either. aiohttp is
 the default because httpx/httpcore/anyio cost ~1.5 ms CPU per request on small machines against
 ~0.15 ms for aiohttp (see benchmarks/server.py).
@@ -155,7 +155,7 @@ class AiohttpTransport:
             connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=KEEPALIVE_SEC)
             self._session = aiohttp.ClientSession(connector=connector, auto_decompress=True)
             # aiohttp silently resends an idempotent request once after a dropped connection;
-            # that would add retries the seed's schedules do not have (private attribute, 3.10+).
+            # that would add retries the documented schedules do not have (private attribute, 3.10+).
             if hasattr(self._session, "_retry_connection"):
                 self._session._retry_connection = False
             self._loop = loop
