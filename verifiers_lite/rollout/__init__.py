@@ -1,4 +1,4 @@
-"""Token-level multi-turn rollout engine (seed 002).
+"""Token-level multi-turn rollout engine.
 
 Names are imported lazily so ``import verifiers_lite.rollout`` stays cheap and never pulls in
 vllm, torch, ray or llama_cpp.
@@ -29,6 +29,11 @@ _EXPORTS: dict[str, str] = {
     "LlamaCppSampler": "samplers.llama_cpp",
     "load_llama": "samplers.llama_cpp",
     "VLLMSampler": "samplers.vllm",
+    "VLLMServerSampler": "samplers.vllm_server",
+    "sample_isolated": "sampling",
+    "logprob_report": "logprob_report",
+    "LogprobReport": "logprob_report",
+    "hf_scorer": "logprob_report",
     "TokenClient": "token_client",
     "build_training_batch": "training",
     "remote_rollout": "ray_actor",
@@ -40,12 +45,14 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api_multi_turn import APIMultiTurnRollout, OpenAIChatAPI
+    from .logprob_report import LogprobReport, hf_scorer, logprob_report
     from .models import smollm2_gguf_path, smollm2_hf_checkpoint
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout
     from .samplers.llama_cpp import LlamaCppSampler, load_llama
     from .samplers.vllm import VLLMSampler
-    from .sampling import Sampler, SampleResult, SamplingParams
+    from .samplers.vllm_server import VLLMServerSampler
+    from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
     from .template import Template, hermes_tool_prompt
     from .token_client import TokenClient
     from .tool_manager import HermesToolParser, ParsedToolCall, ToolManager

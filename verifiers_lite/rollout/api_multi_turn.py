@@ -16,7 +16,7 @@ from typing import Any, Protocol
 from .multi_turn import split_tool_errors
 from .sampling import SamplingParams
 from .tool_manager import ParsedToolCall, ToolManager
-from .traces import SuccessCallback, TraceCallback, write_trace
+from .traces import SuccessCallback, TraceCallback, write_traces
 from .trajectory import Trajectory, as_trajectory, is_truncated
 
 __all__ = ["APIMultiTurnRollout", "ChatAPI", "OpenAIChatAPI"]
@@ -109,6 +109,7 @@ class APIMultiTurnRollout:
         self.trace_dir = trace_dir
         self.trace_callback = trace_callback
         self.success_callback = success_callback
+        self.trace_errors = 0  # traces not written (callback raised, directory not writable)
 
     def __call__(
         self,
@@ -131,8 +132,9 @@ class APIMultiTurnRollout:
                 pool.map(self._run_one, [as_trajectory(t) for t in trajectories], managers)
             )
         if self.trace_dir is not None:
-            for i, r in enumerate(results):
-                write_trace(self.trace_dir, r, i, self.trace_callback, self.success_callback)
+            self.trace_errors += write_traces(
+                self.trace_dir, results, self.trace_callback, self.success_callback
+            )
         return results
 
     def _run_one(self, traj: Trajectory, tm: ToolManager | None) -> Trajectory:

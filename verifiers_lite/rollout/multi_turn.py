@@ -2,27 +2,30 @@
 
 Each turn every active trajectory's ids go to ONE ``sampler.sample`` call; sampled ids are
 appended verbatim (labels = ids), tool calls are dispatched, and the template's bridge tokens
-(end-of-turn separator, tool turns, generation prompt) are appended with label -100.
+(end-of-turn separator, tool turns, generation prompt) are appended with label -100. A failure
+(sampler, template, tools, a prompt that does not fit) ends only its own trajectory.
 """
 
 from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .sampling import Sampler, SamplingParams
+from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
 from .tool_manager import ParsedToolCall, ToolManager, run_sync
-from .traces import SuccessCallback, TraceCallback, write_trace
+from .traces import SuccessCallback, TraceCallback, write_traces
 from .trajectory import Trajectory, as_trajectory, is_truncated
 
 __all__ = ["IGNORE_INDEX", "MultiTurnRollout", "split_tool_errors"]
 
 IGNORE_INDEX = -100
+logger = logging.getLogger(__name__)
 
 
 def split_tool_errors(
@@ -69,10 +72,17 @@ class MultiTurnRollout:
 
     Calling it with a list of trajectories (dicts with ``messages``) returns as many, in order,
     each a copy of its input plus ``messages``, ``input_ids``, ``labels``, ``logprobs``,
-    ``turns``, ``stop_reason``, ``truncated``, ``prompt_length`` and ``tool_errors``. Inputs are
-    never mutated. ``max_trajectory_tokens`` caps ``len(input_ids)``: each turn's ``max_tokens``
-    shrinks to the remaining budget and a bridge that would overflow ends the trajectory
-    (``length``).
+    ``attention_mask``, ``position_ids``, ``length``, ``prompt_length``, ``turns``,
+    ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``. Inputs are never mutated.
+
+    Labels are unshifted: ``labels[i] == input_ids[i]`` where the model sampled that token,
+    -100 elsewhere; ``logprobs`` lists the sampled tokens' logprobs in order (one per label that
+    is not -100). ``max_trajectory_tokens`` (and the sampler's ``max_context_tokens``) cap
+    ``len(input_ids)``: each turn's ``max_tokens`` shrinks to the remaining budget and a bridge
+    that would overflow ends the trajectory (``length``). A prompt with no room for one sampled
+    token is refused (``error``), never cut. A trajectory whose sampling, tools or template
+    fail ends with ``stop_reason='error'`` and the reason in ``error``; the others go on. Trace
+    files that cannot be written are logged and counted in ``trace_errors``.
     """
 
     def __init__(
@@ -98,6 +108,7 @@ class MultiTurnRollout:
         self.trace_dir = trace_dir
         self.trace_callback = trace_callback
         self.success_callback = success_callback
+        self.trace_errors = 0  # traces not written (callback raised, directory not writable)
 
     @classmethod
     def remote(cls, *args: Any, **kwargs: Any) -> Any:
@@ -129,10 +140,9 @@ class MultiTurnRollout:
             active = self._turn(active, params)
         results = [r.out for r in runs]
         if self.trace_dir is not None:
-            for r in runs:
-                write_trace(
-                    self.trace_dir, r.out, r.index, self.trace_callback, self.success_callback
-                )
+            self.trace_errors += write_traces(
+                self.trace_dir, results, self.trace_callback, self.success_callback
+            )
         return results
 
     # -- one trajectory -------------------------------------------------------------------
@@ -144,116 +154,161 @@ class MultiTurnRollout:
             return list(tm)
         return [tm] * n
 
+    def _limit(self) -> int | None:
+        """The most tokens a trajectory may hold: the cap and the sampler's context window."""
+        limits = [self.max_trajectory_tokens, getattr(self.sampler, "max_context_tokens", None)]
+        known = [int(x) for x in limits if x is not None]
+        return min(known) if known else None
+
     def _start(
         self, index: int, traj: Trajectory, tm: ToolManager | None, params: SamplingParams
     ) -> _Run:
         out = copy.deepcopy(traj)
         messages = out["messages"]
         tools = tm.schemas if tm is not None else out.get("tools")
-        ids = self.template.encode_messages(messages, tools, add_generation_prompt=True)
-        run = _Run(
-            index,
-            out,
-            messages,
-            tools or None,
-            tm,
-            ids,
-            [IGNORE_INDEX] * len(ids),
-            [] if params.logprobs is not None else None,
-        )
+        run = _Run(index, out, messages, tools or None, tm, [], [], None)
+        if params.logprobs is not None:
+            run.logprobs = []
+        try:
+            ids = self.template.encode_messages(messages, tools, add_generation_prompt=True)
+        except Exception as e:  # a template that cannot render this conversation
+            out["prompt_length"] = 0
+            self._fail(run, f"prompt could not be rendered: {type(e).__name__}: {e}")
+            return run
         out["prompt_length"] = len(ids)
-        cap = self.max_trajectory_tokens
-        if cap is not None and len(ids) >= cap:
-            # No room to sample even one token: the prompt alone is cut to the cap.
-            del run.ids[cap:], run.labels[cap:]
-            self._finish(run, "length")
+        limit = self._limit()
+        if limit is not None and len(ids) + 1 > limit:
+            # Refused, not cut: a cut prompt has no trainable token and misleads the trainer.
+            self._fail(run, self._too_long(len(ids)))
+            return run
+        run.ids, run.labels = ids, [IGNORE_INDEX] * len(ids)
         return run
 
-    def _finish(self, run: _Run, stop_reason: str) -> None:
+    def _too_long(self, n: int) -> str:
+        cap = self.max_trajectory_tokens
+        ctx = getattr(self.sampler, "max_context_tokens", None)
+        limits = ", ".join(
+            f"{name}={v}"
+            for name, v in (("max_trajectory_tokens", cap), ("sampler context", ctx))
+            if v is not None
+        )
+        return f"prompt_too_long: prompt of {n} tokens leaves no room to sample ({limits})"
+
+    def _fail(self, run: _Run, message: str) -> None:
+        logger.warning("trajectory %d failed: %s", run.index, message)
+        self._finish(run, "error", message)
+
+    def _finish(self, run: _Run, stop_reason: str, error: str | None = None) -> None:
+        n = len(run.ids)
         run.out.update(
             messages=run.messages,
             input_ids=run.ids,
             labels=run.labels,
             logprobs=run.logprobs,
+            attention_mask=[1] * n,
+            position_ids=list(range(n)),
+            length=n,
             turns=run.turns,
             stop_reason=stop_reason,
             truncated=is_truncated(stop_reason),
             tool_errors=run.tool_errors,
+            error=error,
         )
 
     def _fits(self, run: _Run, extra: int) -> bool:
-        cap = self.max_trajectory_tokens
-        return cap is None or len(run.ids) + extra <= cap
+        limit = self._limit()
+        return limit is None or len(run.ids) + extra <= limit
 
     # -- one turn for all active trajectories ---------------------------------------------
     def _turn(self, active: list[_Run], params: SamplingParams) -> list[_Run]:
-        cap = self.max_trajectory_tokens
+        limit = self._limit()
         per_prompt = [
             params
-            if cap is None
-            else params.replace(max_tokens=min(params.max_tokens, cap - len(r.ids)))
+            if limit is None
+            else params.replace(max_tokens=min(params.max_tokens, limit - len(r.ids)))
             for r in active
         ]
-        results = self.sampler.sample([list(r.ids) for r in active], per_prompt)
-        if len(results) != len(active):
-            raise RuntimeError(f"sampler returned {len(results)} results for {len(active)} prompts")
+        results = sample_isolated(self.sampler, [list(r.ids) for r in active], per_prompt)
         to_dispatch: list[_Run] = []
         for run, res in zip(active, results, strict=True):
-            run.turns += 1
-            sampled = list(res.token_ids)
-            run.last_sampled = sampled
-            run.ids.extend(sampled)
-            run.labels.extend(sampled)
-            if run.logprobs is not None:
-                if res.logprobs is None or len(res.logprobs) != len(sampled):
-                    raise RuntimeError("sampler returned no per-token logprobs although asked")
-                run.logprobs.extend(res.logprobs)
-            body = (
-                sampled[:-1] if sampled and sampled[-1] in self.template.stop_token_ids else sampled
-            )
-            text = self.template.decode(body)
-            msg: dict[str, Any] = {"role": "assistant", "content": text}
-            history = list(run.messages)
-            run.messages.append(msg)
-            if res.finish_reason == "length":
-                self._finish(run, "length")  # a cut message's tool calls are not run
+            if isinstance(res, Exception):
+                self._fail(run, f"sampler failed: {type(res).__name__}: {res}")
                 continue
-            calls = (
-                run.tool_manager.parse(text, id_prefix=f"call_{run.turns}_").calls
-                if run.tool_manager
-                else []
-            )
-            if not calls:
-                self._close(run, history)
-                self._finish(run, "stop")
-                continue
-            msg["tool_calls"] = [c.to_openai() for c in calls]
-            run.pending = calls
-            to_dispatch.append(run)
+            try:
+                if self._take(run, res):
+                    to_dispatch.append(run)
+            except Exception as e:  # this trajectory only
+                self._fail(run, f"turn {run.turns} failed: {type(e).__name__}: {e}")
         if not to_dispatch:
             return []
         answers = run_sync(self._dispatch(to_dispatch))
         still: list[_Run] = []
         for run, tool_msgs in zip(to_dispatch, answers, strict=True):
-            tool_msgs, errors = split_tool_errors(tool_msgs, run.turns)
-            last_turn = run.turns >= self.max_turns
-            history = run.messages[:-1]
-            bridge = self.template.bridge_ids(
-                history, tool_msgs, run.last_sampled, run.tools, add_generation_prompt=not last_turn
-            )
-            # With a generation prompt the next turn must have room for at least one token.
-            if not self._fits(run, len(bridge) + (0 if last_turn else 1)):
-                self._finish(run, "length")
-                continue
-            run.messages.extend(tool_msgs)
-            run.tool_errors.extend(errors)
-            run.ids.extend(bridge)
-            run.labels.extend([IGNORE_INDEX] * len(bridge))
-            if last_turn:
-                self._finish(run, "max_turns")
-            else:
-                still.append(run)
+            try:
+                if isinstance(tool_msgs, BaseException):
+                    raise tool_msgs
+                if self._bridge(run, tool_msgs):
+                    still.append(run)
+            except Exception as e:  # this trajectory only
+                self._fail(run, f"tool turn {run.turns} failed: {type(e).__name__}: {e}")
         return still
+
+    def _take(self, run: _Run, res: SampleResult) -> bool:
+        """Append one sampled turn; True when its tool calls are to be dispatched."""
+        sampled = list(res.token_ids)
+        if run.logprobs is not None and (res.logprobs is None or len(res.logprobs) != len(sampled)):
+            raise RuntimeError(
+                f"sampler returned {None if res.logprobs is None else len(res.logprobs)} "
+                f"logprobs for {len(sampled)} sampled tokens"
+            )
+        run.turns += 1
+        run.last_sampled = sampled
+        run.ids.extend(sampled)
+        run.labels.extend(sampled)
+        if run.logprobs is not None and res.logprobs is not None:
+            run.logprobs.extend(float(x) for x in res.logprobs)
+        stops = self.template.stop_token_ids
+        body = sampled[:-1] if sampled and sampled[-1] in stops else sampled
+        text = self.template.decode(body)
+        msg: dict[str, Any] = {"role": "assistant", "content": text}
+        history = list(run.messages)
+        run.messages.append(msg)
+        if res.finish_reason == "length":
+            self._finish(run, "length")  # a cut message's tool calls are not run
+            return False
+        calls = (
+            run.tool_manager.parse(text, id_prefix=f"call_{run.turns}_").calls
+            if run.tool_manager
+            else []
+        )
+        if not calls:
+            self._close(run, history)
+            self._finish(run, "stop")
+            return False
+        msg["tool_calls"] = [c.to_openai() for c in calls]
+        run.pending = calls
+        return True
+
+    def _bridge(self, run: _Run, answers: list[dict[str, Any]]) -> bool:
+        """Append the tool answers' bridge; True when the trajectory samples another turn."""
+        tool_msgs, errors = split_tool_errors(answers, run.turns)
+        last_turn = run.turns >= self.max_turns
+        history = run.messages[:-1]
+        bridge = self.template.bridge_ids(
+            history, tool_msgs, run.last_sampled, run.tools, add_generation_prompt=not last_turn
+        )
+        # With a generation prompt the next turn must have room for at least one token.
+        if not self._fits(run, len(bridge) + (0 if last_turn else 1)):
+            self._finish(run, "length")
+            return False
+        run.messages.extend(tool_msgs)
+        run.tool_errors.extend(errors)
+        run.ids.extend(bridge)
+        run.labels.extend([IGNORE_INDEX] * len(bridge))
+        if last_turn:
+            self._finish(run, "max_turns")
+            return False
+        return True
 
     def _close(self, run: _Run, history: list[dict[str, Any]]) -> None:
         """Append the end-of-turn tokens the model did not sample, so ids render the chat."""
@@ -265,10 +320,12 @@ class MultiTurnRollout:
             run.labels.extend([IGNORE_INDEX] * len(tail))
 
     @staticmethod
-    async def _dispatch(runs: list[_Run]) -> list[list[dict[str, Any]]]:
-        # All trajectories' tools run concurrently in one event loop.
+    async def _dispatch(runs: list[_Run]) -> list[Any]:
+        # All trajectories' tools run concurrently in one event loop; one failing dispatch
+        # comes back as its exception and fails only its trajectory.
         return list(
             await asyncio.gather(
-                *(r.tool_manager.dispatch_async(r.pending) for r in runs if r.tool_manager)
+                *(r.tool_manager.dispatch_async(r.pending) for r in runs if r.tool_manager),
+                return_exceptions=True,
             )
         )

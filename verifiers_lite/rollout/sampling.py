@@ -7,7 +7,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-__all__ = ["FinishReason", "SampleResult", "Sampler", "SamplingParams", "params_list"]
+__all__ = [
+    "FinishReason",
+    "SampleResult",
+    "Sampler",
+    "SamplingParams",
+    "params_list",
+    "sample_isolated",
+]
 
 FinishReason = Literal["stop", "length"]
 
@@ -69,12 +76,17 @@ class SamplingParams:
 
 @dataclass(slots=True)
 class SampleResult:
-    """One sampled completion: token ids exactly as sampled, why it ended, their logprobs."""
+    """One sampled completion: token ids exactly as sampled, why it ended, their logprobs.
+
+    ``logprobs[i]`` is the model's log-probability of ``token_ids[i]`` given everything before
+    it; ``top_logprobs[i]`` maps the ``k`` most likely ids at that step to theirs (when asked).
+    """
 
     token_ids: list[int]
     finish_reason: FinishReason
     logprobs: list[float] | None = None
     text: str | None = None
+    top_logprobs: list[dict[int, float]] | None = None
 
 
 @runtime_checkable
@@ -83,7 +95,8 @@ class Sampler(Protocol):
 
     ``params`` is one :class:`SamplingParams` for all prompts or one per prompt (a rollout
     shrinks ``max_tokens`` per trajectory to its remaining token budget). Returns one
-    :class:`SampleResult` per prompt, in order.
+    :class:`SampleResult` per prompt, in order. A sampler may expose ``max_context_tokens``
+    (its context window): rollouts then refuse prompts that do not fit it, per trajectory.
     """
 
     def sample(
@@ -99,3 +112,35 @@ def params_list(params: SamplingParams | Sequence[SamplingParams], n: int) -> li
     if len(params) != n:
         raise ValueError(f"got {len(params)} SamplingParams for {n} prompts")
     return params
+
+
+def sample_isolated(
+    sampler: Sampler, prompts: Sequence[Sequence[int]], params: Sequence[SamplingParams]
+) -> list[SampleResult | Exception]:
+    """``sampler.sample`` on a batch, where one prompt's failure fails only that prompt.
+
+    The batch is sampled in one call; if that call raises (or returns a wrong count), each
+    prompt is sampled again on its own, so the failing ones are found and the others still get
+    their result. Seeded requests give the same result either way.
+    """
+    if not prompts:
+        return []
+    try:
+        results = sampler.sample(prompts, params)
+        if len(results) == len(prompts):
+            return list(results)
+        error: Exception = RuntimeError(
+            f"sampler returned {len(results)} results for {len(prompts)} prompts"
+        )
+    except Exception as e:  # isolated below, prompt by prompt
+        error = e
+    if len(prompts) == 1:
+        return [error]
+    out: list[SampleResult | Exception] = []
+    for prompt, p in zip(prompts, params, strict=True):
+        try:
+            (res,) = sampler.sample([prompt], [p])
+            out.append(res)
+        except Exception as e:  # this prompt only
+            out.append(e)
+    return out

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clients.base import ChatResponse, Message, Usage
-from .sampling import Sampler, SampleResult, SamplingParams
+from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
 from .tool_manager import HermesToolParser
 
@@ -125,17 +125,16 @@ class TokenClient:
         while self._queue:
             batch, self._queue = self._queue, []
             self.sample_calls += 1
-            try:
-                results = await asyncio.to_thread(
-                    self.sampler.sample, [b[0] for b in batch], [b[1] for b in batch]
-                )
-            except Exception as e:
-                for _, _, fut in batch:
-                    if not fut.done():
-                        fut.set_exception(e)
-                continue
+            # One prompt's failure (e.g. too long for the context) fails only its own chat.
+            results = await asyncio.to_thread(
+                sample_isolated, self.sampler, [b[0] for b in batch], [b[1] for b in batch]
+            )
             for (_, _, fut), res in zip(batch, results, strict=True):
-                if not fut.done():
+                if fut.done():
+                    continue
+                if isinstance(res, Exception):
+                    fut.set_exception(res)
+                else:
                     fut.set_result(res)
 
     # -- ModelClient ----------------------------------------------------------------------

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-__all__ = ["TraceCallback", "SuccessCallback", "write_trace"]
+__all__ = ["TraceCallback", "SuccessCallback", "write_trace", "write_traces"]
+
+logger = logging.getLogger(__name__)
 
 #: Returns False/None to skip a trajectory, True to store it whole, or a dict to store instead.
 TraceCallback = Callable[[dict[str, Any]], Any]
@@ -49,3 +52,24 @@ def write_trace(
     tmp.write_text(json.dumps(data, ensure_ascii=False, default=str, indent=1), encoding="utf-8")
     tmp.replace(path)  # readers never see a half-written trace
     return path
+
+
+def write_traces(
+    trace_dir: str | os.PathLike[str],
+    trajectories: Sequence[dict[str, Any]],
+    trace_callback: TraceCallback | None = None,
+    success_callback: SuccessCallback | None = None,
+) -> int:
+    """Write one trace per trajectory; returns how many failed.
+
+    A callback that raises or a directory that cannot be written is logged and counted, never
+    raised: traces are a by-product, the finished trajectories are the result.
+    """
+    failed = 0
+    for i, t in enumerate(trajectories):
+        try:
+            write_trace(trace_dir, t, i, trace_callback, success_callback)
+        except Exception as e:  # never lose results over a trace
+            failed += 1
+            logger.warning("trace %d not written to %s: %s: %s", i, trace_dir, type(e).__name__, e)
+    return failed

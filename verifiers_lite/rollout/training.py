@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from .multi_turn import IGNORE_INDEX
 
@@ -83,38 +83,73 @@ def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]
     raise KeyError("row needs prompt_ids/completion_ids(/completion_mask) or input_ids/labels")
 
 
+def _shift(values: list[Any], fill: Any) -> list[Any]:
+    """Next-token alignment: position i carries what position i+1 had."""
+    return values[1:] + [fill] if values else []
+
+
 def build_training_batch(
-    rows: Sequence[dict[str, Any]], pad_to_longest: bool = False, pad_token_id: int = 0
+    rows: Sequence[dict[str, Any]],
+    pad_to_longest: bool = False,
+    pad_token_id: int = 0,
+    *,
+    max_length: int | None = None,
+    truncation: Literal["error", "right"] = "error",
+    shift_labels: bool = False,
 ) -> dict[str, Any]:
-    """GRPO batch: ``input_ids``, ``labels`` (-100 on prompt, bridge and masked tokens),
-    ``logprobs`` (sampling-time logprob per position, 0.0 where label is -100), ``advantages``
-    (one float per row, 0.0 when missing) and ``attention_mask``.
+    """A GRPO batch from rollout rows, one list per row.
+
+    Keys: ``input_ids``; ``labels`` (-100 on prompt, bridge, masked and pad tokens);
+    ``logprobs`` (sampling-time logprob aligned with ``labels``, 0.0 where the label is -100);
+    ``attention_mask`` (1 on real tokens, 0 on padding); ``position_ids`` (0, 1, ... on real
+    tokens, 0 on padding); ``lengths`` (real tokens per row); ``truncated`` (row cut by
+    ``max_length``); ``advantages`` (one float per row, 0.0 when missing).
+
+    Label convention: by default labels are **unshifted**, as Hugging Face causal LMs expect
+    (they shift inside the loss): ``labels[i] == input_ids[i]`` on a sampled token and
+    ``logprobs[i]`` is log p(input_ids[i] | input_ids[:i]). With ``shift_labels=True`` they are
+    next-token aligned for trainers that compare ``logits[:, i]`` with ``labels[:, i]``:
+    ``labels[i]`` is the label of token i+1 (and ``logprobs[i]`` its logprob); the last position
+    gets -100.
+
+    Length: rows longer than ``max_length`` raise ValueError (``truncation="error"``, before any
+    work) or keep their first ``max_length`` tokens (``truncation="right"``). Lists are ragged
+    unless ``pad_to_longest`` (right padding with ``pad_token_id``, label -100, mask 0).
 
     Rows are ``GenerateOutputs`` rows (``prompt_ids``, ``completion_ids``, ``completion_mask``,
-    ``completion_logprobs``, ``advantage``) or ``MultiTurnRollout`` trajectories. Lists are
-    ragged unless ``pad_to_longest`` (right padding: ``pad_token_id``, label -100, mask 0).
+    ``completion_logprobs``, ``advantage``) or ``MultiTurnRollout`` trajectories.
     """
-    batch: dict[str, Any] = {
-        "input_ids": [],
-        "labels": [],
-        "logprobs": [],
-        "advantages": [],
-        "attention_mask": [],
-    }
-    for row in rows:
-        ids, labels, lps = _row_tokens(row)
+    if truncation not in ("error", "right"):
+        raise ValueError(f"truncation must be 'error' or 'right', got {truncation!r}")
+    if max_length is not None and max_length < 1:
+        raise ValueError(f"max_length must be >= 1, got {max_length}")
+    tokens = [_row_tokens(row) for row in rows]
+    if max_length is not None and truncation == "error":
+        long = [(i, len(t[0])) for i, t in enumerate(tokens) if len(t[0]) > max_length]
+        if long:
+            raise ValueError(
+                f"{len(long)} rows exceed max_length={max_length} (row, length): {long[:5]}; "
+                "pass truncation='right' to cut them"
+            )
+    keys = ("input_ids", "labels", "logprobs", "attention_mask", "position_ids")
+    batch: dict[str, Any] = {k: [] for k in (*keys, "lengths", "truncated", "advantages")}
+    for row, (ids, labels, lps) in zip(rows, tokens, strict=True):
+        cut = max_length is not None and len(ids) > max_length
+        if cut:
+            ids, labels, lps = ids[:max_length], labels[:max_length], lps[:max_length]
+        if shift_labels:
+            labels, lps = _shift(labels, IGNORE_INDEX), _shift(lps, 0.0)
         batch["input_ids"].append(ids)
         batch["labels"].append(labels)
         batch["logprobs"].append(lps)
         batch["attention_mask"].append([1] * len(ids))
+        batch["position_ids"].append(list(range(len(ids))))
+        batch["lengths"].append(len(ids))
+        batch["truncated"].append(cut)
         batch["advantages"].append(float(row.get("advantage") or 0.0))
     if pad_to_longest and rows:
-        width = max(len(x) for x in batch["input_ids"])
-        for key, fill in (
-            ("input_ids", pad_token_id),
-            ("labels", IGNORE_INDEX),
-            ("logprobs", 0.0),
-            ("attention_mask", 0),
-        ):
+        width = max(batch["lengths"])
+        fills = (pad_token_id, IGNORE_INDEX, 0.0, 0, 0)
+        for key, fill in zip(keys, fills, strict=True):
             batch[key] = [x + [fill] * (width - len(x)) for x in batch[key]]
     return batch

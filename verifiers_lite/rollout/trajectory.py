@@ -6,13 +6,16 @@ from typing import Any, Literal
 
 __all__ = ["STOP_REASONS", "StopReason", "Trajectory", "as_trajectory", "is_truncated"]
 
-StopReason = Literal["stop", "length", "max_turns", "api_error"]
+StopReason = Literal["stop", "length", "max_turns", "api_error", "error"]
 
 #: ``stop``: the assistant answered without tool calls (natural end).
 #: ``length``: a token limit ended it (``max_tokens``, or ``max_trajectory_tokens``).
 #: ``max_turns``: the assistant still called tools when ``max_turns`` was reached.
 #: ``api_error``: the model API failed (``APIMultiTurnRollout`` only); that trajectory ends.
-STOP_REASONS: frozenset[str] = frozenset({"stop", "length", "max_turns", "api_error"})
+#: ``error``: that trajectory failed in ``MultiTurnRollout`` (its sampling, tools or template
+#: raised, or its prompt did not fit: ``error`` starts with ``prompt_too_long:``); the others
+#: are unaffected.
+STOP_REASONS: frozenset[str] = frozenset({"stop", "length", "max_turns", "api_error", "error"})
 
 _TRUNCATING = frozenset({"length", "max_turns"})
 
@@ -22,7 +25,7 @@ Trajectory = dict[str, Any]
 def is_truncated(stop_reason: str) -> bool:
     """``truncated`` is true exactly when a limit cut the trajectory short (length, max_turns).
 
-    A natural end (``stop``) is complete; an ``api_error`` is a failure, not a truncation.
+    A natural end (``stop``) is complete; ``api_error``/``error`` are failures, not truncations.
     """
     if stop_reason not in STOP_REASONS:
         raise ValueError(f"unknown stop_reason {stop_reason!r}")

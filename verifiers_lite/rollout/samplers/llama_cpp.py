@@ -43,9 +43,11 @@ class LlamaCppSampler:
     """Samples token prompts one after another on a ``llama_cpp.Llama`` (it has no batching).
 
     Returned ids are exactly the sampled ids, the stop token included; logprobs are the raw
-    model log-softmax of the sampled token. With a ``seed`` each prompt is sampled from a freshly
-    seeded sampler, so its result does not depend on the batch it came in. llama.cpp's prefix
-    cache is reused between prompts sharing a prefix (multi-turn prompts always do).
+    model log-softmax (before temperature/top-p) of the sampled token, read from the logits of
+    the position that produced it, so no ``logits_all`` buffer is needed and any context length
+    works. With a ``seed`` each prompt is sampled from a freshly seeded sampler, so its result
+    does not depend on the batch it came in. llama.cpp's prefix cache is reused between prompts
+    sharing a prefix (multi-turn prompts always do).
     """
 
     def __init__(
@@ -57,6 +59,7 @@ class LlamaCppSampler:
         self._model_path = model_path
         self._llama_kwargs = llama_kwargs
         self.llama = llama if llama is not None else load_llama(model_path, **llama_kwargs)
+        self.max_context_tokens: int = int(self.llama.n_ctx())
         # A Llama object holds one KV cache: concurrent sample() calls would corrupt it.
         self._lock = threading.Lock()
 
@@ -82,7 +85,9 @@ class LlamaCppSampler:
         if p.seed is not None:
             llm.set_seed(p.seed)
         out: list[int] = []
-        logprobs: list[float] | None = [] if p.logprobs is not None else None
+        want = p.logprobs is not None
+        logprobs: list[float] = []
+        top: list[dict[int, float]] = []
         finish = "length"
         gen = llm.generate(
             prompt,
@@ -93,34 +98,67 @@ class LlamaCppSampler:
             reset=True,
         )
         text = b""
-        for tok in gen:
-            if logprobs is not None:
-                # The row that produced ``tok`` is the last evaluated position's logits.
-                logprobs.append(_logprob(llm.scores[llm.n_tokens - 1], tok))
-            out.append(tok)
-            if tok in stop_ids:
-                finish = "stop"
-                break
-            if p.stop:
-                text += llm.detokenize([tok], special=True)
-                decoded = text.decode("utf-8", errors="ignore")
-                if any(s in decoded for s in p.stop):
+        try:
+            for tok in gen:
+                if want:
+                    # At each yield the context holds the logits of the position that produced
+                    # ``tok`` (llama.cpp samples from logits index -1 too).
+                    row = _last_logits(llm)
+                    lp = _log_softmax(row)
+                    logprobs.append(float(lp[tok]))
+                    if p.logprobs:
+                        top.append(_top_k(lp, p.logprobs))
+                out.append(tok)
+                if tok in stop_ids:
                     finish = "stop"
                     break
-            if len(out) >= max_tokens:
-                break
-        gen.close()
-        return SampleResult(out, finish, logprobs)  # type: ignore[arg-type]
+                if p.stop:
+                    text += llm.detokenize([tok], special=True)
+                    decoded = text.decode("utf-8", errors="ignore")
+                    if any(s in decoded for s in p.stop):
+                        finish = "stop"
+                        break
+                if len(out) >= max_tokens:
+                    break
+        finally:
+            gen.close()
+        return SampleResult(
+            out,
+            finish,  # type: ignore[arg-type]
+            logprobs if want else None,
+            top_logprobs=top if want and p.logprobs else None,
+        )
 
 
 def _rebuild(model_path: str, llama_kwargs: dict[str, Any]) -> LlamaCppSampler:
     return LlamaCppSampler(None, model_path, **llama_kwargs)
 
 
-def _logprob(row: Any, tok: int) -> float:
-    """log softmax(row)[tok], computed stably."""
+def _last_logits(llm: Any) -> Any:
+    """The logits row of the last evaluated position, straight from the llama.cpp context."""
+    import llama_cpp
     import numpy as np
 
-    row = np.asarray(row, dtype=np.float64)
-    m = float(row.max())
-    return float(row[tok] - m - math.log(float(np.exp(row - m).sum())))
+    ptr = llama_cpp.llama_get_logits_ith(llm.ctx, -1)
+    if not ptr:
+        raise RuntimeError("llama.cpp returned no logits for the last position")
+    return np.ctypeslib.as_array(ptr, shape=(llm.n_vocab(),))
+
+
+def _log_softmax(row: Any) -> Any:
+    """log softmax(row) in float64, computed stably."""
+    import numpy as np
+
+    x = np.asarray(row, dtype=np.float64)
+    x = x - x.max()
+    return x - math.log(float(np.exp(x).sum()))
+
+
+def _top_k(lp: Any, k: int) -> dict[int, float]:
+    """The ``k`` most likely ids and their logprobs, most likely first."""
+    import numpy as np
+
+    k = min(k, lp.shape[0])
+    idx = np.argpartition(-lp, k - 1)[:k]
+    idx = idx[np.argsort(-lp[idx])]
+    return {int(i): float(lp[i]) for i in idx}

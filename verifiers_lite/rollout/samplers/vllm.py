@@ -38,6 +38,7 @@ class VLLMSampler:
             llm = vllm.LLM(model=model, **llm_kwargs)
         self.llm = llm
         self._vllm = vllm
+        self.max_context_tokens: int | None = _max_model_len(llm)
 
     def _params(self, p: SamplingParams) -> Any:
         kwargs: dict[str, Any] = dict(
@@ -66,14 +67,28 @@ class VLLMSampler:
         for out, p in zip(outputs, plist, strict=True):
             comp = out.outputs[0]
             ids = list(comp.token_ids)
-            logprobs = None
+            logprobs = top = None
             if p.logprobs is not None:
-                logprobs = [
-                    float(step[tok].logprob)
-                    for step, tok in zip(comp.logprobs or [], ids, strict=True)
-                ]
+                steps = list(comp.logprobs or [])
+                if len(steps) != len(ids):
+                    raise RuntimeError(
+                        f"vLLM returned {len(steps)} logprob steps for {len(ids)} ids"
+                    )
+                logprobs = [float(step[tok].logprob) for step, tok in zip(steps, ids, strict=True)]
+                if p.logprobs > 0:
+                    # Each step holds the sampled id plus the top-k; keep the top-k by rank.
+                    top = [
+                        {
+                            int(t): float(v.logprob)
+                            for t, v in sorted(step.items(), key=lambda kv: kv[1].rank or 0)
+                            if v.rank is not None and v.rank <= p.logprobs
+                        }
+                        for step in steps
+                    ]
             finish = "length" if comp.finish_reason == "length" else "stop"
-            results.append(SampleResult(ids, finish, logprobs, comp.text))  # type: ignore[arg-type]
+            results.append(
+                SampleResult(ids, finish, logprobs, comp.text, top)  # type: ignore[arg-type]
+            )
         return results
 
     def close(self) -> None:
@@ -87,3 +102,11 @@ class VLLMSampler:
         """Plain ``LLM.generate`` on token prompts (the benchmark's baseline)."""
         inputs = [{"prompt_token_ids": list(p)} for p in prompts]
         return self.llm.generate(inputs, self._params(params), use_tqdm=False)
+
+
+def _max_model_len(llm: Any) -> int | None:
+    """The engine's context window (``max_model_len``), when it can be read."""
+    try:
+        return int(llm.llm_engine.model_config.max_model_len)
+    except (AttributeError, TypeError, ValueError):
+        return None
