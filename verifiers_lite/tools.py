@@ -1,20 +1,25 @@
 """Plain Python functions as LLM tools: OpenAI schema from the signature, safe async calls.
 
 Shared by ``ToolEnv`` and the token-level ``ToolManager`` so both describe and run tools the
-same way.
+same way. pydantic builds the parameter schema from the signature and validates the model's
+arguments against it; ``docstring_parser`` reads Google, NumPy and reST docstrings.
 """
 
 from __future__ import annotations
 
 import asyncio
-import enum
+import contextlib
 import inspect
 import json
-import re
-import types
 import typing
+import warnings
+import weakref
 from collections.abc import Callable
-from typing import Any, Literal
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import docstring_parser
+import pydantic
 
 __all__ = [
     "ToolCallError",
@@ -23,14 +28,6 @@ __all__ = [
     "parse_docstring",
     "tool_error_message",
 ]
-
-_PRIMITIVES: dict[Any, str] = {
-    str: "string",
-    int: "integer",
-    float: "number",
-    bool: "boolean",
-    type(None): "null",
-}
 
 
 class ToolCallError(Exception):
@@ -50,114 +47,182 @@ def tool_error_message(err: ToolCallError) -> str:
     return f"Error ({err.kind}) calling tool '{err.tool}': {err}"
 
 
-def _type_schema(tp: Any) -> dict[str, Any]:
-    """JSON schema for one annotation; unknown types fall back to an unconstrained schema."""
-    if tp is inspect.Parameter.empty or tp is Any:
-        return {}
-    if tp in _PRIMITIVES:
-        return {"type": _PRIMITIVES[tp]}
-    if isinstance(tp, type) and issubclass(tp, enum.Enum):
-        return {"enum": [m.value for m in tp]}
-    origin = typing.get_origin(tp)
-    args = typing.get_args(tp)
-    if origin is Literal:
-        return {"enum": list(args)}
-    if origin in (typing.Union, types.UnionType):
-        non_null = [a for a in args if a is not type(None)]
-        if len(non_null) == 1:
-            # Optional[X]: the model may omit or pass null; describe X so it knows what to send.
-            return _type_schema(non_null[0])
-        return {"anyOf": [_type_schema(a) for a in args]}
-    if origin in (list, tuple, set, frozenset) or tp in (list, tuple, set, frozenset):
-        schema: dict[str, Any] = {"type": "array"}
-        if args and not (origin is tuple and len(args) > 1 and args[1] is not Ellipsis):
-            schema["items"] = _type_schema(args[0])
-        return schema
-    if origin is dict or tp is dict:
-        return {"type": "object"}
-    return {}
-
-
 def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
-    """Split a Google/numpy-ish docstring into (description, {param: description})."""
-    if not doc:
+    """(first paragraph of the description, {param: description}) of a Google, NumPy or reST
+    docstring; whitespace inside each text is collapsed to single spaces."""
+    if not doc or not doc.strip():
         return "", {}
-    doc = inspect.cleandoc(doc)
-    lines = doc.splitlines()
-    desc_lines: list[str] = []
-    params: dict[str, str] = {}
-    section: str | None = None
-    current: str | None = None
-    for line in lines:
-        stripped = line.strip()
-        header = stripped.rstrip(":").lower()
-        if stripped.endswith(":") and header in {"args", "arguments", "parameters", "params"}:
-            section, current = "args", None
+    parsed = docstring_parser.parse(inspect.cleandoc(doc))
+    description = parsed.short_description or ""
+    if parsed.long_description and not parsed.blank_after_short_description:
+        # The first paragraph ran on past its first line.
+        description += " " + parsed.long_description.split("\n\n")[0]
+    params = {p.arg_name.lstrip("*"): _one_line(p.description) for p in parsed.params}
+    return _one_line(description), params
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Signature:
+    """A function's arguments as a pydantic model (fields are aliased to the parameter names,
+    so names such as ``json`` or ``_x`` cannot clash with pydantic's own)."""
+
+    model: type[pydantic.BaseModel]
+    fields: dict[str, str]  # field name -> parameter name
+    takes_kwargs: bool
+
+
+_signatures: weakref.WeakKeyDictionary[Any, _Signature] = weakref.WeakKeyDictionary()
+
+
+def _signature(fn: Callable[..., Any]) -> _Signature:
+    try:
+        return _signatures[fn]
+    except (KeyError, TypeError):
+        pass
+    sig = inspect.signature(fn)
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception:  # one unresolvable forward ref: resolve the others one by one
+        hints = {n: _resolve(fn, p.annotation) for n, p in sig.parameters.items()}
+    fields: dict[str, Any] = {}
+    names: dict[str, str] = {}
+    takes_kwargs = False
+    for i, (pname, param) in enumerate(sig.parameters.items()):
+        if param.kind is inspect.Parameter.VAR_KEYWORD:
+            takes_kwargs = True
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
-        if stripped.endswith(":") and header in {
-            "returns",
-            "return",
-            "raises",
-            "yields",
-            "examples",
-            "example",
-            "note",
-            "notes",
-        }:
-            section, current = "other", None
-            continue
-        if section is None:
-            desc_lines.append(line)
-        elif section == "args":
-            if re.fullmatch(r"-+", stripped):
-                continue
-            m = re.match(r"^(\*{0,2}\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", stripped)
-            if m and not line.startswith((" " * 8, "\t\t")):
-                current = m.group(1).lstrip("*")
-                params[current] = m.group(2).strip()
-            elif current and stripped:
-                params[current] = (params[current] + " " + stripped).strip()
-    description = "\n".join(desc_lines).strip()
-    # Only the first paragraph: the rest is usually detail a model does not need.
-    description = description.split("\n\n")[0].replace("\n", " ").strip()
-    return description, params
+        annotation = _describable(hints.get(pname, Any))
+        default = ... if param.default is inspect.Parameter.empty else param.default
+        fields[f"p{i}"] = (Annotated[annotation, pydantic.Field(alias=pname)], default)
+        names[f"p{i}"] = pname
+    config = pydantic.ConfigDict(extra="allow" if takes_kwargs else "forbid",
+                                 arbitrary_types_allowed=True)
+    model = pydantic.create_model(f"{getattr(fn, '__name__', 'tool')}_args", __config__=config, **fields)
+    spec = _Signature(model, names, takes_kwargs)
+    with contextlib.suppress(TypeError):  # not weak-referenceable (a builtin): rebuilt per call
+        _signatures[fn] = spec
+    return spec
+
+
+def _resolve(fn: Callable[..., Any], annotation: Any) -> Any:
+    """A string annotation evaluated in the function's module, or ``Any`` if it cannot be."""
+    if annotation is inspect.Parameter.empty:
+        return Any
+    if not isinstance(annotation, str):
+        return annotation
+    try:
+        return eval(annotation, getattr(fn, "__globals__", {}))  # what get_type_hints does
+    except Exception:
+        return Any
+
+
+def _describable(annotation: Any) -> Any:
+    """The annotation if pydantic can validate and describe it, else ``Any`` (no constraint)."""
+    try:
+        pydantic.TypeAdapter(annotation).json_schema()
+    except Exception:
+        return Any
+    return annotation
 
 
 def function_to_schema(fn: Callable[..., Any], name: str | None = None) -> dict[str, Any]:
     """OpenAI tool schema (``{"type": "function", "function": {...}}``) for a Python function.
 
-    Parameter types come from annotations, descriptions from the docstring's ``Args:`` section;
-    parameters without defaults are required. ``*args``/``**kwargs`` are not exposed.
+    Parameter types come from annotations, descriptions from the docstring; parameters without
+    defaults are required. ``*args``/``**kwargs`` are not exposed.
     """
-    sig = inspect.signature(fn)
-    try:
-        hints = typing.get_type_hints(fn)
-    except Exception:  # unresolvable forward refs: fall back to raw annotations
-        hints = {}
+    spec = _signature(fn)
     description, param_docs = parse_docstring(inspect.getdoc(fn))
+    with warnings.catch_warnings():  # a default that is not JSON is simply left out
+        warnings.simplefilter("ignore", pydantic.json_schema.PydanticJsonSchemaWarning)
+        raw = spec.model.model_json_schema(by_alias=True)
+    defs = raw.get("$defs", {})
     properties: dict[str, Any] = {}
-    required: list[str] = []
-    for pname, param in sig.parameters.items():
-        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
-            continue
-        prop = dict(_type_schema(hints.get(pname, param.annotation)))
-        if pname in param_docs and param_docs[pname]:
+    for pname, prop in raw.get("properties", {}).items():
+        prop = _clean(_inline(prop, defs, ()))
+        any_of = prop.get("anyOf")
+        if "default" in prop and prop["default"] is None and isinstance(any_of, list):
+            # Optional[X] = None: the model may omit it; describe X so it knows what to send.
+            non_null = [s for s in any_of if s != {"type": "null"}]
+            if len(non_null) == 1:
+                prop = {**{k: v for k, v in prop.items() if k != "anyOf"}, **non_null[0]}
+        if param_docs.get(pname):
             prop["description"] = param_docs[pname]
-        if param.default is inspect.Parameter.empty:
-            required.append(pname)
-        elif isinstance(param.default, enum.Enum):
-            prop["default"] = param.default.value
-        elif isinstance(param.default, (str, int, float, bool)) or param.default is None:
-            prop["default"] = param.default
         properties[pname] = prop
     return {
         "type": "function",
         "function": {
             "name": name or fn.__name__,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required},
+            "parameters": {"type": "object", "properties": properties, "required": raw.get("required", [])},
         },
     }
+
+
+def _inline(schema: Any, defs: dict[str, Any], seen: tuple[str, ...]) -> Any:
+    """``schema`` with ``$ref``s to ``$defs`` replaced by their targets (a recursive type's
+    inner reference becomes an unconstrained schema: tool calls need no infinite nesting)."""
+    if isinstance(schema, list):
+        return [_inline(s, defs, seen) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    ref = schema.get("$ref")
+    if isinstance(ref, str) and ref.startswith("#/$defs/"):
+        key = ref.removeprefix("#/$defs/")
+        rest = {k: v for k, v in schema.items() if k != "$ref"}
+        target = {} if key in seen else _inline(defs.get(key, {}), defs, (*seen, key))
+        return {**target, **rest}
+    return {k: _inline(v, defs, seen) for k, v in schema.items()}
+
+
+def _clean(schema: Any) -> Any:
+    """Drop pydantic's generated ``title``s (noise in a prompt), keeping property names."""
+    if isinstance(schema, list):
+        return [_clean(s) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title":
+            continue
+        if key == "properties" and isinstance(value, dict):
+            out[key] = {name: _clean(sub) for name, sub in value.items()}
+        else:
+            out[key] = _clean(value)
+    return out
+
+
+def validate_arguments(fn: Callable[..., Any], args: dict[str, Any], tool: str) -> dict[str, Any]:
+    """The keyword arguments for ``fn``: the model's values checked and converted to the
+    annotated types (``"3"`` for an ``int`` becomes 3, an enum value its member). Raises
+    :class:`ToolCallError` ``bad_arguments`` naming every wrong, missing or unknown argument."""
+    spec = _signature(fn)
+    try:
+        validated = spec.model.model_validate(args)
+    except pydantic.ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_problem(err)}" for err in exc.errors()
+        )
+        raise ToolCallError("bad_arguments", tool, f"invalid arguments: {problems}") from exc
+    # Only what the model sent: the function's own defaults apply to the rest.
+    given = validated.model_fields_set
+    kwargs = {pname: getattr(validated, field) for field, pname in spec.fields.items() if field in given}
+    if spec.takes_kwargs:
+        kwargs.update(validated.model_extra or {})
+    return kwargs
+
+
+def _problem(err: Any) -> str:
+    if err["type"] == "extra_forbidden":
+        return "unexpected argument"
+    if err["type"] == "missing":
+        return "missing required argument"
+    return f"{err['msg']} (got {err['input']!r})"[:200]
 
 
 def _to_text(result: Any) -> str:
@@ -205,10 +270,7 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         raise ToolCallError(
             "bad_arguments", tool, f"arguments must be a JSON object, got {type(args).__name__}"
         )
-    try:
-        inspect.signature(fn).bind(**args)
-    except TypeError as e:
-        raise ToolCallError("bad_arguments", tool, str(e)) from e
+    args = validate_arguments(fn, args, tool)
     coro = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
     try:
         result = await asyncio.wait_for(coro, timeout)

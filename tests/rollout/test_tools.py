@@ -7,9 +7,15 @@ import enum
 import time
 from typing import Literal
 
+import pydantic
 import pytest
 
 from verifiers_lite.tools import ToolCallError, call_tool, function_to_schema, parse_docstring
+
+
+class Point(pydantic.BaseModel):
+    x: float
+    y: float = 0.0
 
 
 class Unit(enum.Enum):
@@ -57,8 +63,8 @@ def test_schema_containers_literal_and_varargs() -> None:
     assert props["name"] == "g"
     p = props["parameters"]["properties"]
     assert p["xs"] == {"type": "array", "items": {"type": "integer"}}
-    assert p["mode"] == {"enum": ["a", "b"]}
-    assert p["m"] == {"type": "object"}
+    assert p["mode"] == {"enum": ["a", "b"], "type": "string"}
+    assert p["m"] == {"type": "object", "additionalProperties": {"type": "integer"}}
     assert set(p) == {"xs", "mode", "m"}
 
 
@@ -99,3 +105,111 @@ async def test_call_tool_errors_become_text_or_raise() -> None:
     with pytest.raises(ToolCallError) as ei:
         await call_tool(boom, {}, raise_errors=True)
     assert ei.value.kind == "exception" and ei.value.tool == "boom"
+
+
+GOOGLE = '''Add two numbers
+given as integers.
+
+Args:
+    a (int): The first
+        number.
+    b: The second.
+
+Returns:
+    The sum.
+'''
+NUMPY = '''Add two numbers given as integers.
+
+Parameters
+----------
+a : int
+    The first
+    number.
+b : int, optional
+    The second.
+
+Returns
+-------
+int
+'''
+REST = '''Add two numbers given as integers.
+
+:param a: The first
+    number.
+:param b: The second.
+:returns: The sum.
+'''
+
+
+@pytest.mark.parametrize("doc", [GOOGLE, NUMPY, REST], ids=["google", "numpy", "rest"])
+def test_docstring_styles_give_the_same_descriptions(doc: str) -> None:
+    def add(a: int, b: int = 0) -> int:
+        return a + b
+
+    add.__doc__ = doc
+    f = function_to_schema(add)["function"]
+    assert f["description"] == "Add two numbers given as integers."
+    props = f["parameters"]["properties"]
+    assert props["a"] == {"type": "integer", "description": "The first number."}
+    assert props["b"] == {"type": "integer", "default": 0, "description": "The second."}
+    assert f["parameters"]["required"] == ["a"]
+
+
+def test_nested_models_are_inlined_and_names_may_shadow_pydantic() -> None:
+    def move(json: Point, copy: int = 1, _scale: float = 1.0) -> str:
+        """Move."""
+        return f"{json.x},{json.y},{copy},{_scale}"
+
+    p = function_to_schema(move)["function"]["parameters"]
+    assert "$defs" not in json_text(p) and "$ref" not in json_text(p) and "title" not in json_text(p)
+    assert p["properties"]["json"] == {"type": "object", "properties": {"x": {"type": "number"},
+                                       "y": {"type": "number", "default": 0.0}}, "required": ["x"]}
+    assert set(p["properties"]) == {"json", "copy", "_scale"} and p["required"] == ["json"]
+
+
+def json_text(obj: object) -> str:
+    import json
+
+    return json.dumps(obj)
+
+
+async def test_arguments_are_validated_and_converted() -> None:
+    seen: dict[str, object] = {}
+
+    def f(n: int, unit: Unit = Unit.C, tags: list[str] | None = None) -> str:
+        seen.update(n=n, unit=unit, tags=tags)
+        return "ok"
+
+    assert await call_tool(f, {"n": "3", "unit": "fahrenheit"}) == "ok"
+    assert seen == {"n": 3, "unit": Unit.F, "tags": None}  # "3" -> 3, value -> enum member
+
+
+async def test_bad_arguments_name_every_problem_before_the_call() -> None:
+    calls: list[int] = []
+
+    def f(n: int, unit: Unit = Unit.C) -> str:
+        calls.append(n)
+        return "ok"
+
+    with pytest.raises(ToolCallError) as ei:
+        await call_tool(f, {"n": "three", "unit": "kelvin", "extra": 1}, raise_errors=True)
+    msg = str(ei.value)
+    assert ei.value.kind == "bad_arguments"
+    assert "n: " in msg and "'three'" in msg
+    assert "unit: " in msg and "'kelvin'" in msg
+    assert "extra: unexpected argument" in msg
+    text = await call_tool(f, {})
+    assert text.startswith("Error (bad_arguments) calling tool 'f'") and "n: missing required argument" in text
+    assert calls == []
+
+
+async def test_kwargs_and_unknown_types_accept_anything() -> None:
+    class Opaque:
+        pass
+
+    def f(thing: Opaque, **extra: int) -> str:
+        return f"{thing}|{sorted(extra.items())}"
+
+    schema = function_to_schema(f)["function"]["parameters"]
+    assert schema["properties"] == {"thing": {}} and schema["required"] == ["thing"]
+    assert await call_tool(f, {"thing": 5, "k": 1}) == "5|[('k', 1)]"
