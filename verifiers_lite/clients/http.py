@@ -1,8 +1,10 @@
 """A lean OpenAI-compatible chat client on aiohttp.
 
 Why not ``openai.AsyncOpenAI`` on the hot path: on these machines its httpx2 stack costs ~1.8 ms CPU
-per request at 128 in flight against ~0.12 ms for aiohttp (see benchmarks/scheduler.py). The
-OpenAI client stays fully supported through :class:`~verifiers_lite.clients.openai_adapter.OpenAIClientAdapter`.
+per request at 128 in flight against ~0.12 ms for aiohttp (see benchmarks/scheduler.py). A stock
+``AsyncOpenAI`` passed to evaluate/generate runs on this client when its settings allow (see
+:mod:`verifiers_lite.clients.resolve`); the SDK path stays available through
+:class:`~verifiers_lite.clients.openai_adapter.OpenAIClientAdapter`.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from verifiers_lite.clients.base import ChatResponse, Message, Usage
 from verifiers_lite.clients.retry import RetryPolicy, parse_retry_after
 from verifiers_lite.errors import ModelAPIError
 
+# ``chat.completions.create`` options that shape the HTTP request rather than the body.
+_REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
 _NON_RETRYABLE_HINT = {400: "bad request", 401: "unauthorized", 403: "forbidden", 404: "not found"}
 # How long a dropped connection waits for the serving process's exit status (the socket closes
 # a moment before the process is reaped).
@@ -47,6 +51,9 @@ class ChatClient:
         headers: dict[str, str] | None = None,
         max_connections: int = 1024,
         process_check: Callable[[float], str | None] | None = None,
+        trust_env: bool = False,
+        cache: Any = None,
+        cache_identity: str | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -57,12 +64,20 @@ class ChatClient:
         self.timeout = timeout
         self.retry = retry or RetryPolicy()
         self.max_connections = max_connections
+        self.trust_env = trust_env
         self._headers = {"Content-Type": "application/json", **(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
         self._sessions: dict[int, Any] = {}
         self.process_check = process_check
         self.crashed: str | None = None
+        # ``cache=True``/a path: answers come from the response cache when it has them.
+        self.cache_identity = cache_identity
+        self.response_cache: Any = None
+        if cache is not None and cache is not False:
+            from verifiers_lite.clients.cache import CachedClient
+
+            self.response_cache = CachedClient(self, cache, call=self._chat)
         # Sessions left open when the program ends are closed quietly (no "Unclosed client
         # session" noise at exit for clients the user never closed).
         weakref.finalize(self, _close_quietly, self._sessions)
@@ -75,13 +90,11 @@ class ChatClient:
     @classmethod
     def from_openai(cls, client: Any, **kwargs: Any) -> ChatClient:
         """The lean client for the same endpoint as an ``openai.AsyncOpenAI`` (base URL, key,
-        custom headers, timeout): ~10x less CPU per request than the OpenAI client itself."""
-        timeout = getattr(client, "timeout", None)
-        seconds = getattr(timeout, "read", timeout)
-        kwargs.setdefault("timeout", float(seconds) if isinstance(seconds, (int, float)) and seconds > 0 else 300.0)
-        custom = getattr(client, "_custom_headers", None) or {}
-        kwargs.setdefault("headers", {k: str(v) for k, v in dict(custom).items()})
-        return cls(str(client.base_url), getattr(client, "api_key", None), **kwargs)
+        organization/project, custom headers, timeout, ``max_retries``, proxy environment):
+        ~10x less CPU per request than the OpenAI client itself. ``kwargs`` override."""
+        from verifiers_lite.clients.resolve import openai_settings  # resolve imports this module
+
+        return cls(**{**openai_settings(client), **kwargs})
 
     def __repr__(self) -> str:
         return f"ChatClient({self.base_url!r})"
@@ -99,6 +112,7 @@ class ChatClient:
                 headers=self._headers,
                 timeout=aiohttp.ClientTimeout(total=self.timeout),
                 json_serialize=json.dumps,
+                trust_env=self.trust_env,
             )
             self._sessions[id(loop)] = session
         return session
@@ -118,10 +132,22 @@ class ChatClient:
         sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
+        if self.response_cache is not None:
+            response: ChatResponse = await self.response_cache.chat(model, messages, sampling_args, tools)
+            return response
+        return await self._chat(model, messages, sampling_args, tools)
+
+    async def _chat(
+        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None,
+        tools: list[dict[str, Any]] | None,
+    ) -> ChatResponse:
         body: dict[str, Any] = {"model": model, "messages": messages}
+        request: dict[str, Any] = {}
         if sampling_args:
             args = dict(sampling_args)
             body.update(args.pop("extra_body", None) or {})
+            # The openai SDK's per-request options are request settings, never body fields.
+            request = {k: args.pop(k) for k in _REQUEST_OPTIONS if k in args}
             body.update(args)
         if tools:
             body["tools"] = tools
@@ -131,7 +157,7 @@ class ChatClient:
             try:
                 if self.crashed is not None:
                     raise self._crash_error()
-                return await self._post_once(body)
+                return await self._post_once(body, **request)
             except ModelAPIError as exc:
                 if exc.category == "model_connection" and await self._server_died():
                     raise self._crash_error() from exc
@@ -152,12 +178,25 @@ class ChatClient:
         return ModelAPIError(f"model server crashed: {self.crashed}", category="model_crashed",
                              retryable=False, endpoint=self.base_url)
 
-    async def _post_once(self, body: dict[str, Any]) -> ChatResponse:
+    async def _post_once(
+        self, body: dict[str, Any], extra_headers: dict[str, str] | None = None,
+        extra_query: dict[str, Any] | None = None, timeout: Any = None,
+    ) -> ChatResponse:
         import aiohttp
 
         url = f"{self.base_url}/chat/completions"
+        options: dict[str, Any] = {}
+        if extra_headers:
+            options["headers"] = {k: str(v) for k, v in extra_headers.items()}
+        if extra_query:
+            options["params"] = {k: str(v) for k, v in extra_query.items()}
+        limit = getattr(timeout, "read", timeout)
+        if isinstance(limit, (int, float)) and limit > 0:
+            options["timeout"] = aiohttp.ClientTimeout(total=float(limit))
+        else:
+            limit = self.timeout
         try:
-            async with self._session().post(url, json=body) as resp:
+            async with self._session().post(url, json=body, **options) as resp:
                 text = await resp.text()
                 if resp.status >= 400:
                     raise _status_error(resp.status, text, resp.headers.get("Retry-After"), url)
@@ -165,7 +204,7 @@ class ChatClient:
             raise
         except TimeoutError as exc:
             raise ModelAPIError(
-                f"no answer from {url} within {self.timeout:g}s",
+                f"no answer from {url} within {limit:g}s",
                 category="model_timeout", retryable=True, endpoint=self.base_url,
             ) from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:

@@ -34,7 +34,11 @@ def _copy_for_loop(client: Any) -> Any:
 
 
 class OpenAIClientAdapter:
-    """Adapts ``client.chat.completions.create`` to :class:`ModelClient`.
+    """Adapts ``client.chat.completions.create`` to :class:`ModelClient`: the SDK path.
+
+    A bare ``AsyncOpenAI`` passed to evaluate/generate runs on the lean :class:`ChatClient`
+    when its settings allow; wrap it in this adapter to keep the SDK's own transport (its
+    ``http_client``, retries and response types) regardless.
 
     The OpenAI client keeps its own retry policy (``max_retries`` on the client); errors that
     survive it are mapped onto the library's error categories. The client works from any event

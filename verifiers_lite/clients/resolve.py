@@ -1,13 +1,27 @@
-"""Turn whatever the user passed as ``client`` into model clients the scheduler can use."""
+"""Turn whatever the user passed as ``client`` into model clients the scheduler can use.
+
+A stock ``openai.AsyncOpenAI`` runs on the lean aiohttp transport (:class:`ChatClient`) whenever
+everything it was configured with can be honoured there: endpoint, key, organization/project,
+custom headers, timeout, ``max_retries`` and proxy environment variables. Anything else (a custom
+``http_client``, ``default_query``, a key provider, a subclass such as Azure's) keeps the SDK
+path. Wrapping the client in :class:`OpenAIClientAdapter` always keeps the SDK path.
+"""
 
 from __future__ import annotations
 
+import contextlib
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
+from verifiers_lite.clients.retry import RetryPolicy
+
+# One lean client per user client, so every rollout and every evaluate call on it shares one
+# connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.
+_lean: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ChatClient]] = weakref.WeakKeyDictionary()
 
 
 def as_model_client(client: Any) -> ModelClient:
@@ -16,7 +30,7 @@ def as_model_client(client: Any) -> ModelClient:
         return ChatClient(client)
     completions = getattr(getattr(client, "chat", None), "completions", None)
     if completions is not None and hasattr(completions, "create"):
-        return OpenAIClientAdapter(client)
+        return lean_client(client) or OpenAIClientAdapter(client)
     if callable(getattr(client, "chat", None)):
         return client
     raise TypeError(
@@ -32,3 +46,78 @@ def as_model_clients(client: Any) -> list[ModelClient]:
             raise ValueError("client list is empty: give at least one endpoint")
         return [as_model_client(c) for c in client]
     return [as_model_client(client)]
+
+
+def lean_client(client: Any) -> ChatClient | None:
+    """The :class:`ChatClient` standing in for a stock ``AsyncOpenAI``, or None when the client
+    carries a setting the lean transport cannot honour (then the SDK itself is used)."""
+    if sdk_only_reason(client) is not None:
+        return None
+    settings = openai_settings(client)
+    key = tuple(sorted((k, repr(v)) for k, v in settings.items()))
+    try:
+        cached = _lean.get(client)
+    except TypeError:  # not weak-referenceable
+        cached = None
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    lean = ChatClient(**settings)
+    with contextlib.suppress(TypeError):  # not weak-referenceable: built per call
+        _lean[client] = (key, lean)
+    return lean
+
+
+def sdk_only_reason(client: Any) -> str | None:
+    """Why ``client`` must keep the SDK path (a setting the lean transport cannot honour), or
+    None when :class:`ChatClient` can do exactly what it would do."""
+    try:
+        import openai
+    except ImportError:  # pragma: no cover - openai is a dependency
+        return "openai is not installed"
+    if type(client) is not openai.AsyncOpenAI:  # subclasses (Azure...) sign requests differently
+        return f"{type(client).__name__} is not a stock openai.AsyncOpenAI"
+    attrs = vars(client)
+    if type(attrs.get("_client")).__name__ != "AsyncHttpxClientWrapper":
+        return "it was given its own http_client"
+    if attrs.get("_custom_query"):
+        return "it has default_query"
+    if attrs.get("_api_key_provider") or not isinstance(client.api_key, (str, type(None))):
+        return "its api_key is a provider function"
+    if attrs.get("workload_identity") or attrs.get("_ambient_authorizations"):
+        return "it authenticates by workload identity"
+    if attrs.get("_provider") is not None:
+        return "it targets a provider preset"
+    if _read_timeout(client.timeout) is None:
+        return "it has no timeout"
+    return None
+
+
+def openai_settings(client: Any) -> dict[str, Any]:
+    """:class:`ChatClient` arguments for an ``AsyncOpenAI``'s endpoint, key, organization and
+    project, custom headers, (read) timeout and ``max_retries``; proxies from the environment."""
+    headers: dict[str, str] = {}
+    for name, value in (("OpenAI-Organization", getattr(client, "organization", None)),
+                        ("OpenAI-Project", getattr(client, "project", None))):
+        if isinstance(value, str) and value:
+            headers[name] = value
+    for name, value in dict(getattr(client, "_custom_headers", None) or {}).items():
+        if isinstance(value, str):  # the SDK's Omit markers remove a header: nothing to send
+            headers[str(name)] = value
+    api_key = getattr(client, "api_key", None)
+    max_retries = getattr(client, "max_retries", None)
+    settings: dict[str, Any] = {
+        "base_url": str(client.base_url), "api_key": api_key if isinstance(api_key, str) and api_key else None,
+        "timeout": _read_timeout(getattr(client, "timeout", None)) or 300.0, "headers": headers,
+        "trust_env": True,
+    }
+    if isinstance(max_retries, int) and max_retries >= 0:
+        settings["retry"] = RetryPolicy(max_attempts=max_retries + 1)
+    return settings
+
+
+def _read_timeout(timeout: Any) -> float | None:
+    """Seconds a request may wait for its answer: a number, or an httpx Timeout's read part."""
+    seconds = getattr(timeout, "read", timeout)
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
+        return float(seconds)
+    return None
