@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
     "plot_pass_at_k": "verifiers_lite.notebook.plots",
     "plot_advantages": "verifiers_lite.notebook.plots",
+    "view": "verifiers_lite.viewer.serve",
     # rollout server and client (extra: server)
     "create_rollout_server": "verifiers_lite.server.app",
     "run_rollout_server": "verifiers_lite.server.runner",
@@ -143,3 +144,4 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
     from verifiers_lite.sync import run_sync
+    from verifiers_lite.viewer.serve import view

@@ -29,7 +29,7 @@ class CLIError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
-    sub = parser.add_subparsers(dest="command", metavar="{eval,list,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,list,view,serve}")
     ev = sub.add_parser(
         "eval", help="evaluate an environment against a model",
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
@@ -78,6 +78,19 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the bundled environments")
+    vw = sub.add_parser(
+        "view", help="browse runs, transcripts and rewards in a local web page",
+        description="Serve a local web page over run directories (what results_path and vf-lite eval "
+                    "write); a folder holding many runs is scanned. Runs being written are followed live.",
+    )
+    vw.add_argument("paths", nargs="*", metavar="PATH",
+                    help=f"run directories or folders of runs (default: {DEFAULT_SAVE_DIR} if present, else .)")
+    vw.add_argument("--host", default="127.0.0.1",
+                    help="interface to bind (default: 127.0.0.1; any other host needs --token)")
+    vw.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0 picks a free one)")
+    vw.add_argument("--token", action="store_true",
+                    help="require a random token, printed in the URL, on every request")
+    vw.add_argument("--no-browser", action="store_true", help="do not open a web browser")
     sv = sub.add_parser("serve", help="run a rollout server (see `vf-lite serve --help`)", add_help=False)
     sv.add_argument("rest", nargs=argparse.REMAINDER)
     return parser
@@ -94,6 +107,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if args.command == "view":
+            return _view(args)
         if args.command == "list":
             return _list()
         return run_eval(args)
@@ -111,6 +126,26 @@ def _list() -> int:
     for env_id in vf.list_environments():
         print(env_id)
     return 0
+
+
+def _view(args: argparse.Namespace) -> int:
+    """``vf-lite view``: serve the results viewer until interrupted."""
+    default = Path(DEFAULT_SAVE_DIR)
+    paths = [Path(p) for p in args.paths] or [default if default.is_dir() else Path(".")]
+    missing = [str(p) for p in paths if not p.is_dir()]
+    if missing:
+        raise CLIError(f"not a directory: {', '.join(missing)} (give run directories or folders of runs)")
+    if not 0 <= args.port <= 65535:
+        raise CLIError(f"--port must be between 0 and 65535, got {args.port}")
+    try:
+        from verifiers_lite.viewer.serve import run_viewer
+
+        return run_viewer(paths, host=args.host, port=args.port, token="" if args.token else None,
+                          open_browser=not args.no_browser)
+    except (ImportError, ValueError) as exc:
+        raise CLIError(str(exc)) from exc
+    except OSError as exc:
+        raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
 
 
 def _serve(argv: list[str]) -> int:

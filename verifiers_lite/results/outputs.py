@@ -33,7 +33,7 @@ def mean_and_stderr(values: list[float]) -> tuple[float, float]:
 def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
     """Mean reward ± stderr and per-metric means over the scored rollouts (errored ones have no
     reward and are left out), with the number scored and error counts by category beside them;
-    token totals over all rollouts."""
+    counts by stop reason and token totals over all rollouts."""
     scored = [r for r in rows if is_scored(r)]
     mean, stderr = mean_and_stderr([float(r["reward"]) for r in scored])
     metric_values: dict[str, list[float]] = {}
@@ -42,6 +42,7 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
             if v is not None:
                 metric_values.setdefault(k, []).append(float(v))
     errors = Counter((r.get("error") or {}).get("category") for r in rows if r.get("error"))
+    stops = Counter(str(r.get("stop_reason") or "none") for r in rows)
     usage = [r.get("usage") or {} for r in rows]
     return {
         "num_rollouts": len(rows),
@@ -51,6 +52,7 @@ def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "reward_stderr": stderr,
         "metrics_mean": {k: sum(v) / len(v) for k, v in metric_values.items()},
         "errors": dict(errors),
+        "stop_reasons": dict(stops.most_common()),
         "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
         "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage),
     }
@@ -82,7 +84,25 @@ class GenerateOutputs:
 
     @property
     def summary(self) -> dict[str, Any]:
-        return summarize_rows(self.rows)
+        """:func:`summarize_rows`, plus the response cache's hits and misses when it was used."""
+        s = summarize_rows(self.rows)
+        if self.metadata.get("cache"):
+            s["cache"] = dict(self.metadata["cache"])
+        return s
+
+    def by_task(self) -> dict[str, GenerateOutputs]:
+        """The rows split by their ``task`` (an environment group's runs), in first-seen order;
+        each part keeps the run metadata, with that task's pass criterion when it is recorded."""
+        parts: dict[str, list[dict[str, Any]]] = {}
+        for r in self.rows:
+            parts.setdefault(str(r.get("task") or "default"), []).append(r)
+        tasks = self.metadata.get("tasks") or {}
+        return {
+            name: GenerateOutputs(rows, {**self.metadata, "task": name,
+                                         **({"pass_criterion": tasks[name]["pass_criterion"]}
+                                            if "pass_criterion" in tasks.get(name, {}) else {})})
+            for name, rows in parts.items()
+        }
 
     def to_pandas(self) -> pd.DataFrame:
         """One row per rollout; each metric, timing and token count as its own column."""
@@ -133,6 +153,20 @@ class GenerateOutputs:
         batch["row_indices"] = kept
         return batch
 
+    def view(self, height: int = 720) -> Any:
+        """This run in the results viewer, inline in a notebook (an iframe onto a loopback server
+        kept for the kernel's life); needs the ``view`` extra (FastAPI, uvicorn)."""
+        from verifiers_lite.viewer.serve import view
+
+        return view(self, height=height)
+
+    def to_html(self, path: str | os.PathLike[str]) -> Path:
+        """Write the viewer's page for this run as one self-contained HTML file (no server, no
+        network) to share; returns its path."""
+        from verifiers_lite.viewer.standalone import write_html
+
+        return write_html(self, path)
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
         from verifiers_lite.results.export import save_results
@@ -143,10 +177,13 @@ class GenerateOutputs:
         s = self.summary
         env, model = self.metadata.get("env_id"), self.metadata.get("model")
         errors = ", ".join(f"{k}={v}" for k, v in s["errors"].items()) or "none"
+        stops = ", ".join(f"{k}={v}" for k, v in s["stop_reasons"].items()) or "none"
         return (
             f"GenerateOutputs(env={env!r}, model={model!r}, rollouts={s['num_rollouts']}, "
             f"reward={s['reward_mean']:.3f}±{s['reward_stderr']:.3f} over {s['num_scored']} scored, "
-            f"errors: {errors})"
+            f"errors: {errors}, stop reasons: {stops}"
+            + (f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses" if s.get("cache") else "")
+            + ")"
         )
 
 
@@ -166,6 +203,9 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     for k in ("endpoint", "worker"):  # where it ran: which model endpoint / Ray worker
         if k in row:
             out[k] = row[k]
+    judge = row.get("judge")
+    if isinstance(judge, dict):  # a judge rubric's raw answer and parsed score
+        out["judge_response"], out["judge_score"] = judge.get("response"), judge.get("score")
     for name, value in (row.get("metrics") or {}).items():
         out[name if name not in out else f"metric_{name}"] = value
     timing = row.get("timing") or {}

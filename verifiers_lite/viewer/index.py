@@ -1,0 +1,259 @@
+"""An offset index over one run's ``results.jsonl``: a few numbers per row, never the rows.
+
+The index keeps, per row, where its line lies in the file and the columns the viewer filters
+and sorts on (reward, metrics, error category, stop reason, tokens, timing) in typed arrays, so
+100k rows cost a few MB; a page reads its own lines back from disk. It follows a file being
+appended (new rows are picked up on the next :meth:`RowIndex.scan`), honours the store's torn-write
+format (a group's rows appear only once every line of its write is on disk) and starts over when
+the file is replaced (a resumed run rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import threading
+from array import array
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifiers_lite.results.store import _WRITE_ID, _WRITE_SIZE
+
+_HEAD = b'{"example_id": '
+_REWARD_KEY = b', "reward": '
+_DECODER = json.JSONDecoder()
+NAN = float("nan")
+
+
+class StaleIndexError(RuntimeError):
+    """The file was replaced between indexing and reading: rebuild and retry."""
+
+
+def _num(value: Any) -> float:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return NAN
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _int(value: Any) -> int:
+    v = _num(value)
+    return int(v) if math.isfinite(v) else 0
+
+
+def _fields(line: bytes) -> dict[str, Any] | None:
+    """The indexed fields of one line. Fast path: parse only the line's tail from its top-level
+    ``"reward"`` key on (prompt and completion, the bulk of a row, come before it) plus the
+    leading ids; any surprise falls back to a full parse. A cut inside a nested object leaves
+    unbalanced braces, so a wrong cut always fails to parse instead of giving wrong fields."""
+    if line.startswith(_HEAD):
+        cut = line.rfind(_REWARD_KEY)
+        if cut > 0:
+            try:
+                tail = json.loads(b"{" + line[cut + 2:])
+                head = line[:512].decode("utf-8", "replace")
+                eid, end = _DECODER.raw_decode(head, len(_HEAD))
+                key = ', "rollout_index": '
+                if isinstance(tail, dict) and head.startswith(key, end):
+                    tail["rollout_index"], _ = _DECODER.raw_decode(head, end + len(key))
+                    tail["example_id"] = eid
+                    return tail
+            except ValueError:
+                pass
+    try:
+        row = json.loads(line)
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+@dataclass
+class _Columns:
+    """Column arrays of the committed rows, in file order."""
+
+    offset: array = field(default_factory=lambda: array("q"))
+    length: array = field(default_factory=lambda: array("q"))
+    reward: array = field(default_factory=lambda: array("d"))
+    rollout_index: array = field(default_factory=lambda: array("q"))
+    turns: array = field(default_factory=lambda: array("q"))
+    stop: array = field(default_factory=lambda: array("i"))
+    error: array = field(default_factory=lambda: array("i"))
+    prompt_tokens: array = field(default_factory=lambda: array("q"))
+    completion_tokens: array = field(default_factory=lambda: array("q"))
+    total_ms: array = field(default_factory=lambda: array("d"))
+    example_id: list[Any] = field(default_factory=list)
+    metrics: dict[str, array] = field(default_factory=dict)
+
+
+class RowIndex:
+    """Index of one ``results.jsonl``; thread-safe, rebuilt when the file is replaced."""
+
+    CHUNK = 4096  # lines per scan step: a long first scan lets other requests in between steps
+
+    def __init__(self, results_file: Path) -> None:
+        self.path = results_file
+        self._lock = threading.RLock()
+        self._reset(None)
+
+    def _reset(self, inode: int | None) -> None:
+        self.cols = _Columns()
+        self.stop_names: list[str | None] = [None]  # code 0: none
+        self.error_names: list[str | None] = [None]
+        self._pos = 0
+        self._inode = inode
+        self._pending: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+        self.generation = getattr(self, "generation", 0) + 1
+        self.at_eof = False
+
+    def __len__(self) -> int:
+        return len(self.cols.offset)
+
+    # -- scanning ------------------------------------------------------------------------------
+
+    def scan(self, min_rows: int | None = None) -> None:
+        """Index newly written lines: all of them, or (``min_rows``) until that many rows are
+        indexed, so a first page need not wait for a 100k-row file."""
+        while True:
+            with self._lock:
+                self._check_replaced()
+                if self._step():
+                    return
+                if min_rows is not None and len(self) >= min_rows:
+                    return
+
+    def _check_replaced(self) -> None:
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            if self._pos:
+                self._reset(None)
+            self.at_eof = True
+            return
+        if self._inode is None:
+            self._inode = st.st_ino
+        elif st.st_ino != self._inode or st.st_size < self._pos:
+            self._reset(st.st_ino)
+        self.at_eof = st.st_size == self._pos
+
+    def _step(self) -> bool:
+        """Index up to CHUNK complete lines; True when the end of the file was reached."""
+        if self.at_eof:
+            return True
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self._pos)
+                for _ in range(self.CHUNK):
+                    line = f.readline()
+                    if not line.endswith(b"\n"):
+                        self.at_eof = True  # end of file, or a torn last line still being written
+                        return True
+                    start = self._pos
+                    self._pos += len(line)
+                    self._take(start, len(line), line)
+        except FileNotFoundError:
+            return True
+        return False
+
+    def _take(self, offset: int, length: int, line: bytes) -> None:
+        row = _fields(line)
+        if row is None:
+            return  # a line that is not a JSON object is skipped, as the store's reader does
+        wid, size = row.get(_WRITE_ID), row.get(_WRITE_SIZE, 1)
+        if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
+            self._commit(offset, length, row)
+            return
+        group = self._pending.setdefault(wid, [])
+        group.append((offset, length, row))
+        if len(group) >= size:
+            del self._pending[wid]
+            for o, n, r in group:
+                self._commit(o, n, r)
+
+    def _code(self, names: list[str | None], value: Any) -> int:
+        if value is None:
+            return 0
+        key = str(value)
+        try:
+            return names.index(key)
+        except ValueError:
+            names.append(key)
+            return len(names) - 1
+
+    def _commit(self, offset: int, length: int, row: dict[str, Any]) -> None:
+        c = self.cols
+        n = len(c.offset)
+        c.offset.append(offset)
+        c.length.append(length)
+        c.reward.append(_num(row.get("reward")))
+        idx = row.get("rollout_index")
+        c.rollout_index.append(idx if isinstance(idx, int) else 0)
+        turns = row.get("turns")
+        c.turns.append(turns if isinstance(turns, int) else 0)
+        c.stop.append(self._code(self.stop_names, row.get("stop_reason")))
+        err = row.get("error")
+        category = (err.get("category") or "unknown") if isinstance(err, dict) else ("unknown" if err else None)
+        c.error.append(self._code(self.error_names, category))
+        usage = _dict(row.get("usage"))
+        c.prompt_tokens.append(_int(usage.get("prompt_tokens")))
+        c.completion_tokens.append(_int(usage.get("completion_tokens")))
+        timing = _dict(row.get("timing"))
+        c.total_ms.append(_num(timing.get("total_ms")))
+        c.example_id.append(row.get("example_id"))
+        metrics = _dict(row.get("metrics"))
+        for name, value in metrics.items():
+            col = c.metrics.get(name)
+            if col is None:  # a metric first seen late: earlier rows lack it
+                col = c.metrics[name] = array("d", [NAN]) * n
+            col.append(_num(value))
+        for col in c.metrics.values():
+            if len(col) == n:
+                col.append(NAN)
+
+    # -- reading rows back ---------------------------------------------------------------------
+
+    def read(self, positions: list[int], generation: int | None = None) -> list[dict[str, Any]]:
+        """The full rows at these index positions, read from disk; StaleIndexError when the
+        index was rebuilt since ``generation`` (positions from before refer to another file)."""
+        with self._lock:
+            if generation is not None and generation != self.generation:
+                raise StaleIndexError(str(self.path))
+            spans = [(self.cols.offset[i], self.cols.length[i]) for i in positions]
+            inode = self._inode
+        out: list[dict[str, Any]] = []
+        if not spans:
+            return out
+        with open(self.path, "rb") as f:
+            if os.fstat(f.fileno()).st_ino != inode:
+                raise StaleIndexError(str(self.path))
+            for offset, length in spans:
+                f.seek(offset)
+                row = json.loads(f.read(length))
+                row.pop(_WRITE_ID, None)
+                row.pop(_WRITE_SIZE, None)
+                out.append(row)
+        return out
+
+    def raw_lines(self, positions: list[int]) -> list[bytes]:
+        """The raw JSON lines at these positions (for a fast text pre-filter)."""
+        with self._lock:
+            spans = [(self.cols.offset[i], self.cols.length[i]) for i in positions]
+        with open(self.path, "rb") as f:
+            out = []
+            for offset, length in spans:
+                f.seek(offset)
+                out.append(f.read(length))
+            return out
+
+    def error_name(self, i: int) -> str | None:
+        return self.error_names[self.cols.error[i]]
+
+    def stop_name(self, i: int) -> str | None:
+        return self.stop_names[self.cols.stop[i]]
+
+    def is_scored(self, i: int) -> bool:
+        return not math.isnan(self.cols.reward[i])

@@ -1,0 +1,174 @@
+"""Run directories under the viewer's roots: discovery, stable ids, metadata and status.
+
+Only directories found by walking the given roots (symlinks not followed, nothing resolving
+outside a root) are ever opened, and a run is looked up by its id, never by a path taken from
+a request: a URL cannot reach any other file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
+from verifiers_lite.viewer.index import RowIndex
+from verifiers_lite.viewer.query import RowFilter, run_stats, select
+
+MAX_DEPTH = 4  # root/env--model/timestamp is depth 2; leave room for a folder of folders
+STALE_AFTER_S = 600.0  # no status and no write for this long: the writer is gone
+_FINISHED = ("completed", "completed_with_errors", "interrupted")
+
+
+@dataclass
+class Run:
+    """One run directory and its row index (built on first use, then followed)."""
+
+    run_id: str
+    path: Path
+    index: RowIndex
+    _stats: tuple[tuple[int, int], dict[str, Any]] | None = None
+    _selections: OrderedDict[tuple[Any, ...], list[int]] = field(default_factory=OrderedDict)
+
+    def metadata(self) -> dict[str, Any]:
+        try:
+            meta = json.loads((self.path / METADATA_FILE).read_text(encoding="utf-8"))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}  # absent, or replaced mid-read: the next poll sees the new one
+        return meta if isinstance(meta, dict) else {}
+
+    def status(self, meta: dict[str, Any]) -> str:
+        """running / completed / completed_with_errors / interrupted, or ``stale`` for a run
+        whose writer stopped without saying so (killed)."""
+        status = meta.get("status")
+        if status in _FINISHED:
+            return str(status)
+        try:
+            mtime = max(os.stat(self.path / name).st_mtime for name in (RESULTS_FILE, METADATA_FILE)
+                        if (self.path / name).exists())
+        except ValueError:
+            return "running"
+        return "running" if time.time() - mtime < STALE_AFTER_S else "stale"
+
+    def stats(self, meta: dict[str, Any]) -> dict[str, Any]:
+        """Run statistics over every row on disk, cached until the index grows."""
+        self.index.scan()
+        key = (self.index.generation, len(self.index))
+        if self._stats is None or self._stats[0] != key:
+            self._stats = (key, run_stats(self.index, PassCriterion.coerce(meta.get("pass_criterion"))))
+        return self._stats[1]
+
+    def select(self, f: RowFilter) -> list[int]:
+        """Matching positions; the last few selections are cached so paging a search is cheap."""
+        key = (self.index.generation, len(self.index), f)
+        hit = self._selections.get(key)
+        if hit is None:
+            hit = select(self.index, f)
+            self._selections[key] = hit
+            while len(self._selections) > 8:
+                self._selections.popitem(last=False)
+        return hit
+
+    def detail(self) -> dict[str, Any]:
+        """The Run page: metadata (sampling and environment args), status and statistics."""
+        meta = self.metadata()
+        return {"run_id": self.run_id, "path": str(self.path), "status": self.status(meta),
+                "metadata": meta, "stats": self.stats(meta)}
+
+    def summary(self) -> dict[str, Any]:
+        """A line of the Runs page. Finished runs answer from their metadata (no scan)."""
+        meta = self.metadata()
+        status = self.status(meta)
+        if status in _FINISHED and "reward_mean" in meta:
+            s = {k: meta.get(k) for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
+                                          "reward_stderr", "errors")}
+        else:
+            st = self.stats(meta)
+            s = {k: st[k] for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
+                                    "reward_stderr", "errors")}
+        planned = meta.get("num_rollouts")
+        return {
+            "run_id": self.run_id, "env_id": meta.get("env_id"), "model": meta.get("model"),
+            "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
+            "status": status, "planned_rollouts": planned, **s,
+        }
+
+
+class RunRegistry:
+    """The runs under a set of root folders; rescanned on demand, ids stable across rescans."""
+
+    def __init__(self, roots: list[Path]) -> None:
+        self.roots: list[Path] = []
+        self._runs: dict[str, Run] = {}
+        self._by_path: dict[Path, Run] = {}
+        self._lock = threading.Lock()
+        for root in roots:
+            self.add_root(root)
+
+    def add_root(self, root: str | os.PathLike[str]) -> list[str]:
+        """Serve the runs under ``root`` too; returns their ids."""
+        path = Path(root).expanduser().resolve()
+        if not path.exists():
+            raise FileNotFoundError(f"{root}: no such file or directory")
+        if not path.is_dir():
+            raise NotADirectoryError(f"{root}: not a directory (give a run directory or a folder of runs)")
+        with self._lock:
+            if path not in self.roots:
+                self.roots.append(path)
+        return [r.run_id for r in self.refresh() if r.path == path or path in r.path.parents]
+
+    def refresh(self) -> list[Run]:
+        """Walk the roots for run directories (holding metadata.json or results.jsonl)."""
+        found: list[tuple[Path, Path]] = []
+        for root in list(self.roots):
+            found += [(root, d) for d in _walk(root)]
+        with self._lock:
+            for root, d in found:
+                if d not in self._by_path:
+                    run_id = self._new_id(root, d)
+                    run = Run(run_id, d, RowIndex(d / RESULTS_FILE))
+                    self._runs[run_id] = run
+                    self._by_path[d] = run
+            return [self._by_path[d] for _, d in found]
+
+    def _new_id(self, root: Path, d: Path) -> str:
+        rel = d.relative_to(root).parts
+        parts = [root.name, *rel] if (len(self.roots) > 1 or not rel) else list(rel)
+        base = "~".join(p for p in parts if p) or "run"
+        run_id, k = base, 2
+        while run_id in self._runs:
+            run_id, k = f"{base}~{k}", k + 1
+        return run_id
+
+    def get(self, run_id: str) -> Run | None:
+        with self._lock:
+            run = self._runs.get(run_id)
+        if run is None:  # perhaps written since the last scan
+            self.refresh()
+            with self._lock:
+                run = self._runs.get(run_id)
+        return run
+
+
+def _walk(root: Path) -> list[Path]:
+    """Run directories under ``root`` (itself included), sorted, within MAX_DEPTH, no symlinks
+    followed and nothing whose real path leaves ``root``."""
+    out: list[Path] = []
+    base_depth = len(root.parts)
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        dirnames[:] = sorted(n for n in dirnames if not n.startswith("."))
+        if len(d.parts) - base_depth >= MAX_DEPTH:
+            dirnames[:] = []
+        if METADATA_FILE in filenames or RESULTS_FILE in filenames:
+            files = [d / n for n in (METADATA_FILE, RESULTS_FILE) if n in filenames]
+            if all(f.resolve().is_relative_to(root) for f in files):
+                out.append(d)
+            dirnames[:] = []  # a run directory holds no further runs
+    return sorted(out)

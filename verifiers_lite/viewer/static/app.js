@@ -1,0 +1,405 @@
+/* vf-lite view: runs, rollouts, transcripts and comparisons.
+ * Everything a model or a user wrote reaches the page as text nodes (h() below), never as
+ * HTML, so a completion holding markup or <script> shows as text. */
+"use strict";
+(function () {
+  const DATA_EL = document.getElementById("vf-data"); // present in a to_html() file
+  const DATA = DATA_EL ? JSON.parse(DATA_EL.textContent) : null;
+  const TOKEN = new URLSearchParams(location.search).get("token");
+  const app = document.getElementById("app");
+  const live = document.getElementById("live");
+  const PAGE = 50;
+  const FINISHED = ["completed", "completed_with_errors", "interrupted"];
+  let timer = null;
+  let renderSeq = 0;
+
+  // ---------------------------------------------------------------- helpers
+  function h(tag, attrs, ...kids) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "style") Object.assign(el.style, v);
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : String(v));
+    }
+    for (const kid of kids.flat(Infinity)) {
+      if (kid === null || kid === undefined || kid === false) continue;
+      el.append(kid instanceof Node ? kid : document.createTextNode(String(kid)));
+    }
+    return el;
+  }
+  const enc = encodeURIComponent;
+  function num(v, d = 3) { return v === null || v === undefined || Number.isNaN(v) ? "—" : Number(v).toFixed(d); }
+  function when(t) { return t ? new Date(t * 1000).toLocaleString() : "—"; }
+  function badge(status) { return h("span", { class: "badge " + status }, status); }
+  function pretty(v) { return JSON.stringify(v === undefined ? null : v, null, 2); }
+  function kv(pairs) {
+    return h("table", { class: "kv" }, pairs.filter(p => p).map(([k, v]) => h("tr", {}, h("th", {}, k), h("td", {}, v))));
+  }
+  function setLive(fn, ms) {
+    if (timer) clearInterval(timer);
+    timer = fn ? setInterval(fn, ms) : null;
+    live.textContent = fn ? "● following live" : "";
+  }
+  function mount(seq, ...nodes) {
+    if (seq !== renderSeq) return false; // the user navigated away meanwhile
+    app.replaceChildren(...nodes);
+    return true;
+  }
+
+  async function api(path, params) {
+    const qs = new URLSearchParams();
+    for (const [k, v] of Object.entries(params || {})) {
+      if (v === "" || v === null || v === undefined) continue;
+      if (Array.isArray(v)) v.forEach(x => qs.append(k, x)); else qs.set(k, v);
+    }
+    if (DATA) return staticApi(path, qs);
+    const url = "api/" + path + (qs.toString() ? "?" + qs.toString() : "");
+    const res = await fetch(url, { headers: TOKEN ? { Authorization: "Bearer " + TOKEN } : {} });
+    const body = await res.json().catch(() => ({}));
+    if (!res.ok) {
+      const d = body.detail;
+      throw new Error(typeof d === "string" ? d : d ? JSON.stringify(d) : res.status + " " + res.statusText);
+    }
+    return body;
+  }
+
+  // ---------------------------------------------------------------- static (to_html) mode
+  function staticApi(path, qs) {
+    const parts = path.split("/").map(decodeURIComponent);
+    if (parts[0] === "runs" && parts.length === 1) return { runs: DATA.runs };
+    const id = parts[1];
+    if (parts[0] !== "runs" || !DATA.details[id]) throw new Error("this file holds one run; compare needs `vf-lite view`");
+    if (parts.length === 2) return DATA.details[id];
+    const rows = DATA.rows[id];
+    if (parts.length === 3) {
+      let sel = rows.slice();
+      const g = k => qs.get(k);
+      const f = x => parseFloat(x);
+      if (g("error") === "any") sel = sel.filter(r => r.s.error_category);
+      else if (g("error") === "none") sel = sel.filter(r => !r.s.error_category);
+      else if (g("error")) sel = sel.filter(r => r.s.error_category === g("error"));
+      if (g("stop_reason")) sel = sel.filter(r => r.s.stop_reason === g("stop_reason"));
+      if (g("example_id") !== null) sel = sel.filter(r => String(r.s.example_id) === g("example_id"));
+      const inRange = (v, lo, hi) => v !== null && v !== undefined && (lo === null || v >= f(lo)) && (hi === null || v <= f(hi));
+      if (g("min_reward") !== null || g("max_reward") !== null) sel = sel.filter(r => inRange(r.s.reward, g("min_reward"), g("max_reward")));
+      if (g("metric") && (g("min_metric") !== null || g("max_metric") !== null))
+        sel = sel.filter(r => inRange((r.s.metrics || {})[g("metric")], g("min_metric"), g("max_metric")));
+      if (g("q")) { const q = g("q").toLowerCase(); sel = sel.filter(r => JSON.stringify(r.r).toLowerCase().includes(q)); }
+      const sort = g("sort") || "";
+      if (sort) {
+        const key = sort.replace(/^-/, ""), desc = sort.startsWith("-");
+        const val = r => key in r.s && key !== "metrics" ? r.s[key] : (r.s.metrics || {})[key];
+        const has = sel.filter(r => val(r) !== null && val(r) !== undefined), miss = sel.filter(r => !has.includes(r));
+        has.sort((a, b) => (val(a) < val(b) ? -1 : val(a) > val(b) ? 1 : 0) * (desc ? -1 : 1));
+        sel = has.concat(miss);
+      }
+      const off = parseInt(g("offset") || "0", 10), lim = parseInt(g("limit") || String(PAGE), 10);
+      return { total: sel.length, num_rows: rows.length, complete: true, status: DATA.details[id].status,
+               offset: off, limit: lim, rows: sel.slice(off, off + lim).map(r => r.s) };
+    }
+    const match = rows.filter(r => String(r.s.example_id) === parts[3] && String(r.s.rollout_index) === parts[4]);
+    if (!match.length) throw new Error("no such rollout");
+    return { run_id: id, row: match[match.length - 1].r, token_counts: {},
+             rollout_indices: rows.filter(r => String(r.s.example_id) === parts[3]).map(r => r.s.rollout_index) };
+  }
+
+  // ---------------------------------------------------------------- routing
+  function route() {
+    const raw = location.hash.replace(/^#\/?/, "");
+    const qi = raw.indexOf("?");
+    const path = qi < 0 ? raw : raw.slice(0, qi);
+    const query = new URLSearchParams(qi < 0 ? "" : raw.slice(qi + 1));
+    return { parts: path.split("/").filter(Boolean).map(decodeURIComponent), query };
+  }
+  function go(parts, query) {
+    const qs = query && query.toString();
+    location.hash = "#/" + parts.map(enc).join("/") + (qs ? "?" + qs : "");
+  }
+
+  async function render() {
+    const seq = ++renderSeq;
+    setLive(null);
+    const { parts, query } = route();
+    try {
+      if (parts.length === 0) {
+        if (DATA && DATA.runs.length === 1) return go(["runs", DATA.runs[0].run_id]);
+        await runsPage(seq);
+      } else if (parts[0] === "runs" && parts.length === 2) await runPage(seq, parts[1]);
+      else if (parts[0] === "runs" && parts[2] === "rollouts") await rolloutsPage(seq, parts[1], query);
+      else if (parts[0] === "runs" && parts[2] === "rows" && parts.length === 5) await transcriptPage(seq, parts[1], parts[3], parts[4]);
+      else if (parts[0] === "compare") await comparePage(seq, query);
+      else mount(seq, h("p", {}, "No such page. ", h("a", { href: "#/" }, "All runs")));
+    } catch (e) {
+      mount(seq, h("div", { class: "errbox" }, String(e.message || e)));
+    }
+  }
+
+  // ---------------------------------------------------------------- Runs
+  async function runsPage(seq) {
+    const selected = new Set();
+    const tbody = h("tbody");
+    const compareBtn = h("button", { class: "primary", id: "compare-selected", disabled: true,
+      onclick: () => { const q = new URLSearchParams(); selected.forEach(r => q.append("runs", r)); go(["compare"], q); } },
+      "Compare selected");
+    async function fill() {
+      const data = await api("runs");
+      tbody.replaceChildren(...data.runs.map(r => h("tr", { "data-run": r.run_id },
+        h("td", {}, h("input", { type: "checkbox", checked: selected.has(r.run_id), onchange: e => {
+          if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id);
+          compareBtn.disabled = selected.size < 2;
+        } })),
+        h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)),
+        h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", {}, when(r.start_time)),
+        h("td", { class: "num" }, r.num_rollouts, r.planned_rollouts ? " / " + r.planned_rollouts : ""),
+        h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)),
+        h("td", { class: "num" }, r.num_errors ? h("span", { class: "error-text" }, r.num_errors) : "0"),
+        h("td", {}, badge(r.status)))));
+      return data.runs;
+    }
+    const runs = await fill();
+    mount(seq, h("h2", {}, "Runs"),
+      runs.length ? h("table", { id: "runs" }, h("thead", {}, h("tr", {}, ["", "run", "env", "model", "date", "rollouts",
+        "mean reward ± stderr", "errors", "status"].map(c => h("th", {}, c)))), tbody)
+        : h("p", { class: "muted" }, "No runs found under the given paths."),
+      h("p", {}, compareBtn, " ", h("span", { class: "muted" }, "tick two or more runs of one environment")));
+    if (!DATA && runs.some(r => r.status === "running")) setLive(() => fill().catch(() => {}), 2000);
+  }
+
+  // ---------------------------------------------------------------- Run
+  function histogram(bins) {
+    if (!bins.length) return h("p", { class: "muted" }, "no scored rollouts yet");
+    const max = Math.max(...bins.map(b => b.count));
+    return h("div", { class: "hist", id: "reward-hist" }, bins.map(b => h("div", { class: "col", title: b.count + " rollouts" },
+      h("span", { class: "cnt" }, b.count),
+      h("div", { class: "bar", style: { height: Math.max(2, Math.round(110 * b.count / max)) + "px" } }),
+      h("span", { class: "lbl" }, b.lo === b.hi ? num(b.lo, 2) : num(b.lo, 2) + "–" + num(b.hi, 2)))));
+  }
+
+  async function runPage(seq, id) {
+    const d = await api("runs/" + enc(id));
+    const s = d.stats, m = d.metadata;
+    const rlink = (label, q) => h("a", { href: "#/runs/" + enc(id) + "/rollouts" + (q ? "?" + new URLSearchParams(q) : "") }, label);
+    const dur = m.end_time && m.start_time ? (m.end_time - m.start_time).toFixed(1) + " s" : "—";
+    const mounted = mount(seq,
+      h("h2", {}, (m.env_id || id), " · ", (m.model || "?"), " ", badge(d.status)),
+      h("p", {}, rlink("Rollouts (" + s.num_rollouts + ") →"), "  ", s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),
+      h("div", { class: "grid" },
+        h("div", {}, h("h3", {}, "Summary"), kv([
+          ["run", d.run_id], ["path", d.path], ["status", badge(d.status)],
+          ["started", when(m.start_time)], ["duration", dur],
+          ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "")],
+          ["examples × rollouts", s.num_examples + " × " + (m.rollouts_per_example || "?")],
+          ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, num(s.reward_mean)), " ± ", num(s.reward_stderr),
+            s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
+          ["errors", s.num_errors ? h("span", { class: "error-text" }, s.num_errors) : "0"],
+          ["tokens", s.prompt_tokens + " prompt / " + s.completion_tokens + " completion"],
+          ["mean time / rollout", s.mean_total_ms === null ? "—" : num(s.mean_total_ms, 0) + " ms"],
+        ])),
+        h("div", {}, h("h3", {}, "Reward histogram"), histogram(s.reward_histogram)),
+        h("div", {}, h("h3", {}, "Metrics (mean over scored)"),
+          Object.keys(s.metrics_mean).length ? kv(Object.entries(s.metrics_mean).map(([k, v]) => [k, num(v)])) : h("p", { class: "muted" }, "none"),
+          h("h3", {}, "pass@k (", s.pass_criterion, ")"),
+          Object.keys(s.pass_at_k).length ? kv(Object.entries(s.pass_at_k).map(([k, v]) => ["pass@" + k, num(v)])) : h("p", { class: "muted" }, "—")),
+        h("div", {}, h("h3", {}, "Errors by category"),
+          Object.keys(s.errors).length ? kv(Object.entries(s.errors).map(([k, v]) => [rlink(k, { error: k }), h("span", { class: "error-text" }, v)]))
+            : h("p", { class: "muted" }, "no errors"),
+          h("h3", {}, "Stop reasons"), kv(Object.entries(s.stop_reasons).map(([k, v]) => [k === "null" ? "(none)" : rlink(k, { stop_reason: k }), v]))),
+        h("div", {}, h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
+          h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {})))));
+    if (mounted && !DATA && !FINISHED.includes(d.status)) {
+      let n = s.num_rollouts;
+      setLive(async () => {
+        const nd = await api("runs/" + enc(id)).catch(() => null);
+        if (nd && (nd.stats.num_rollouts !== n || nd.status !== d.status) && seq === renderSeq) { n = nd.stats.num_rollouts; render(); }
+      }, 2000);
+    }
+  }
+
+  // ---------------------------------------------------------------- Rollouts
+  const FILTER_KEYS = ["q", "min_reward", "max_reward", "error", "stop_reason", "metric", "min_metric", "max_metric", "example_id"];
+
+  async function rolloutsPage(seq, id, query) {
+    const d = await api("runs/" + enc(id));
+    const s = d.stats;
+    const params = { offset: query.get("offset") || 0, limit: PAGE, sort: query.get("sort") || "" };
+    FILTER_KEYS.forEach(k => { if (query.get(k) !== null && query.get(k) !== "") params[k] = query.get(k); });
+    const field = (name, label, input) => h("label", {}, label, input);
+    const val = k => query.get(k) || "";
+    const select = (name, options) => h("select", { name }, options.map(([v, t]) => h("option", { value: v, selected: val(name) === v }, t)));
+    const form = h("form", { class: "filters", id: "filters", onsubmit: e => {
+      e.preventDefault();
+      const q = new URLSearchParams();
+      new FormData(form).forEach((v, k) => { if (String(v).trim() !== "") q.set(k, String(v).trim()); });
+      if (query.get("sort")) q.set("sort", query.get("sort"));
+      go(["runs", id, "rollouts"], q);
+    } },
+      field("q", "text search", h("input", { name: "q", type: "search", value: val("q"), placeholder: "in messages, tools, errors" })),
+      field("min_reward", "reward ≥", h("input", { name: "min_reward", type: "number", step: "any", value: val("min_reward") })),
+      field("max_reward", "reward ≤", h("input", { name: "max_reward", type: "number", step: "any", value: val("max_reward") })),
+      field("error", "error", select("error", [["", "all rollouts"], ["any", "any error"], ["none", "no error"],
+        ...s.error_categories.map(c => [c, c])])),
+      field("stop_reason", "stop reason", select("stop_reason", [["", "any"], ...s.stop_reason_names.map(c => [c, c])])),
+      field("metric", "metric", select("metric", [["", "—"], ...s.metric_names.map(c => [c, c])])),
+      field("min_metric", "metric ≥", h("input", { name: "min_metric", type: "number", step: "any", value: val("min_metric") })),
+      field("max_metric", "metric ≤", h("input", { name: "max_metric", type: "number", step: "any", value: val("max_metric") })),
+      field("example_id", "example id", h("input", { name: "example_id", value: val("example_id"), size: 8 })),
+      h("button", { class: "primary", type: "submit" }, "Apply"),
+      h("button", { type: "button", onclick: () => go(["runs", id, "rollouts"]) }, "Reset"));
+    const metrics = s.metric_names.slice(0, 4);
+    const cols = [["example_id", "example"], ["rollout_index", "#"], ["reward", "reward"], ...metrics.map(mn => [mn, mn]),
+      ["turns", "turns"], [null, "stop"], [null, "tools"], [null, "error"], [null, "prompt"], [null, "completion"],
+      ["completion_tokens", "tokens"], ["total_ms", "ms"]];
+    const sort = params.sort;
+    const thead = h("thead", {}, h("tr", {}, cols.map(([key, label]) => {
+      if (!key) return h("th", {}, label);
+      const active = sort.replace(/^-/, "") === key;
+      return h("th", { class: "sortable" + (active ? " sorted" : ""), "data-sort": key, onclick: () => {
+        const q = new URLSearchParams(query); q.set("sort", active && !sort.startsWith("-") ? "-" + key : key); q.delete("offset");
+        go(["runs", id, "rollouts"], q);
+      } }, label, active ? (sort.startsWith("-") ? " ▼" : " ▲") : "");
+    })));
+    const tbody = h("tbody");
+    const info = h("span", { id: "rows-info" });
+    const prev = h("button", { id: "prev", onclick: () => page(-1) }, "‹ Prev");
+    const next = h("button", { id: "next", onclick: () => page(1) }, "Next ›");
+    let last = null;
+    function page(dir) {
+      const q = new URLSearchParams(query);
+      q.set("offset", String(Math.max(0, Number(params.offset) + dir * PAGE)));
+      go(["runs", id, "rollouts"], q);
+    }
+    function fillRows(res) {
+      last = res;
+      tbody.replaceChildren(...res.rows.map(r => {
+        const href = "#/runs/" + enc(id) + "/rows/" + enc(String(r.example_id)) + "/" + enc(String(r.rollout_index));
+        return h("tr", { class: "clickable", onclick: e => { if (e.target.tagName !== "A") location.hash = href; } },
+          h("td", {}, h("a", { href }, String(r.example_id))), h("td", { class: "num" }, r.rollout_index),
+          h("td", { class: "num" }, num(r.reward)), metrics.map(mn => h("td", { class: "num" }, num((r.metrics || {})[mn]))),
+          h("td", { class: "num" }, r.turns ?? "—"), h("td", {}, r.stop_reason || ""), h("td", { class: "num" }, r.tool_calls || ""),
+          h("td", {}, r.error_category ? h("span", { class: "badge err", title: r.error }, r.error_category) : ""),
+          h("td", { class: "text", title: r.prompt }, r.prompt), h("td", { class: "text", title: r.completion }, r.completion),
+          h("td", { class: "num" }, r.completion_tokens ?? "—"), h("td", { class: "num" }, num(r.total_ms, 0)));
+      }));
+      const off = res.offset;
+      info.textContent = res.total ? `rows ${off + 1}–${off + res.rows.length} of ${res.total}${res.complete ? "" : "+ (indexing…)"}` +
+        (res.total !== res.num_rows ? ` matching (${res.num_rows} in run)` : "") : "no rollouts match";
+      prev.disabled = off === 0;
+      next.disabled = off + res.rows.length >= res.total && res.complete;
+    }
+    const res = await api("runs/" + enc(id) + "/rows", params);
+    fillRows(res);
+    const mounted = mount(seq, h("h2", {}, h("a", { href: "#/runs/" + enc(id) }, d.metadata.env_id || id), " · rollouts ", badge(d.status)),
+      form, h("div", { class: "pager" }, prev, next, info), h("table", { id: "rows" }, thead, tbody));
+    if (mounted && !DATA && (!FINISHED.includes(res.status) || !res.complete)) {
+      setLive(async () => {
+        const nr = await api("runs/" + enc(id) + "/rows", params).catch(() => null);
+        if (!nr || seq !== renderSeq) return;
+        if (nr.num_rows !== last.num_rows || nr.total !== last.total || nr.complete !== last.complete) fillRows(nr);
+        if (FINISHED.includes(nr.status) && nr.complete) setLive(null);
+      }, 2000);
+    }
+  }
+
+  // ---------------------------------------------------------------- Transcript
+  function messageList(messages, callNames) {
+    if (typeof messages === "string") return [h("div", { class: "msg assistant" }, h("div", { class: "role" }, "text"), h("div", { class: "content" }, messages))];
+    return (messages || []).map(m => {
+      const role = String(m.role || "?");
+      const kids = [h("div", { class: "role" }, role === "tool" ? "tool result" + (callNames[m.tool_call_id] ? " · " + callNames[m.tool_call_id] : "") : role)];
+      const content = Array.isArray(m.content) ? m.content.map(p => p && p.text !== undefined ? p.text : JSON.stringify(p)).join("\n") : m.content;
+      if (content !== null && content !== undefined && content !== "") kids.push(h("div", { class: "content" }, String(content)));
+      for (const c of m.tool_calls || []) {
+        const fn = c.function || {};
+        callNames[c.id] = fn.name;
+        let args = fn.arguments;
+        try { args = pretty(typeof args === "string" ? JSON.parse(args) : args); } catch (e) { args = String(args); }
+        kids.push(h("div", { class: "tool-call" }, h("span", { class: "name" }, "tool call · " + (fn.name || "?")),
+          c.id ? h("span", { class: "muted" }, "  " + c.id) : "", h("div", { class: "content" }, args)));
+      }
+      return h("div", { class: "msg " + role.replace(/[^a-z_]/gi, "") }, kids);
+    });
+  }
+
+  function transcript(d, compact) {
+    const r = d.row, err = r.error, t = r.timing || {}, u = r.usage || {};
+    const calls = {};
+    const facts = [
+      ["reward", h("b", { class: "reward" }, num(r.reward))],
+      r.advantage !== null && r.advantage !== undefined ? ["advantage", num(r.advantage)] : null,
+      ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, num(v)]),
+      ["stop reason", r.stop_reason || "—"], ["turns", r.turns ?? "—"],
+      ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion"],
+      ["timing", ["generation_ms", "scoring_ms", "total_ms"].filter(k => t[k] !== undefined && t[k] !== null).map(k => k.replace("_ms", "") + " " + num(t[k], 0) + " ms").join(" · ") || "—"],
+      err ? ["error", h("div", { class: "errbox", id: "row-error" }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)))] : null,
+      compact ? null : ["answer", h("span", { class: "content" }, String(r.answer ?? ""))],
+      compact ? null : ["task", r.task || "—"],
+      compact || !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
+      compact || !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
+    ];
+    const prompt = messageList(r.prompt, calls);
+    return [kv(facts), h("div", { class: "msgs" },
+      compact ? h("details", {}, h("summary", { class: "divider" }, "prompt (" + prompt.length + " messages)"), prompt)
+        : [h("div", { class: "divider" }, "prompt"), prompt],
+      h("div", { class: "divider" }, "completion"), messageList(r.completion, calls))];
+  }
+
+  async function transcriptPage(seq, id, eid, idx) {
+    const d = await api("runs/" + enc(id) + "/rows/" + enc(eid) + "/" + enc(idx));
+    const sib = d.rollout_indices || [];
+    const at = sib.indexOf(Number(idx));
+    const link = (i, label) => h("a", { href: "#/runs/" + enc(id) + "/rows/" + enc(eid) + "/" + i }, label);
+    mount(seq, h("h2", {}, h("a", { href: "#/runs/" + enc(id) + "/rollouts" }, id), " · example ", eid, " · rollout ", idx),
+      h("p", {}, at > 0 ? link(sib[at - 1], "‹ previous rollout") : "", "  ", at >= 0 && at < sib.length - 1 ? link(sib[at + 1], "next rollout ›") : "",
+        "  ", h("a", { href: "#/runs/" + enc(id) + "/rollouts?" + new URLSearchParams({ example_id: eid }) }, "all rollouts of this example")),
+      h("div", { id: "transcript" }, transcript(d, false)));
+  }
+
+  // ---------------------------------------------------------------- Compare
+  async function comparePage(seq, query) {
+    const ids = query.getAll("runs");
+    if (ids.length < 2) {
+      const data = await api("runs");
+      const selected = new Set();
+      const btn = h("button", { class: "primary", id: "compare-go", disabled: true, onclick: () => {
+        const q = new URLSearchParams(); selected.forEach(r => q.append("runs", r)); go(["compare"], q); } }, "Compare");
+      mount(seq, h("h2", {}, "Compare runs"), h("p", { class: "muted" }, "Pick two or more runs of one environment."),
+        h("table", {}, data.runs.map(r => h("tr", {}, h("td", {}, h("input", { type: "checkbox", onchange: e => {
+          if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id); btn.disabled = selected.size < 2; } })),
+          h("td", {}, r.run_id), h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", { class: "num" }, num(r.reward_mean))))),
+        h("p", {}, btn));
+      return;
+    }
+    const c = await api("compare", { runs: ids });
+    const example = query.get("example");
+    const head = h("tr", {}, h("th", {}, "example"), c.runs.map(r => h("th", { class: "num" }, r.model || r.run_id)), h("th", { class: "num" }, "Δ (" + c.diff + ")"));
+    const rows = c.examples.map(e => {
+      const q = new URLSearchParams(query); q.set("example", e.example_id);
+      return h("tr", { class: "clickable" + (e.example_id === example ? " sorted" : ""), onclick: () => go(["compare"], q) },
+        h("td", {}, h("a", { href: "#/compare?" + q }, e.example_id)),
+        e.means.map((m, i) => h("td", { class: "num" }, num(m), h("span", { class: "muted" }, " (" + e.counts[i] + ")"))),
+        h("td", { class: "num " + (e.diff > 0 ? "diff-pos" : e.diff < 0 ? "diff-neg" : "") }, e.diff === null ? "—" : (e.diff > 0 ? "+" : "") + num(e.diff)));
+    });
+    const nodes = [h("h2", {}, "Compare · ", c.runs[0].env_id || ""),
+      h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr"), h("th", { class: "num" }, "errors")),
+        c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.model || "—"),
+          h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)), h("td", { class: "num" }, r.num_errors)))),
+      h("h3", {}, "Per-example mean reward, largest difference first (", c.num_examples, " examples)"),
+      h("div", { class: "grid" }, h("table", { id: "compare-examples" }, head, rows))];
+    if (example !== null) {
+      const columns = await Promise.all(c.runs.map(async r => {
+        const list = await api("runs/" + enc(r.run_id) + "/rows", { example_id: example, limit: 20 });
+        const details = await Promise.all(list.rows.map(x => api("runs/" + enc(r.run_id) + "/rows/" + enc(String(x.example_id)) + "/" + x.rollout_index)));
+        return h("div", { class: "compare-col" }, h("h3", {}, r.model || r.run_id, h("span", { class: "muted" }, "  " + r.run_id)),
+          details.length ? details.map(dd => h("div", { class: "compare-rollout" }, h("div", { class: "divider" }, "rollout " + dd.row.rollout_index), transcript(dd, true)))
+            : h("p", { class: "muted" }, "no rollouts of this example"));
+      }));
+      nodes.push(h("h3", { id: "compare-example" }, "Example ", example, " across runs"), h("div", { class: "cols" }, columns));
+    }
+    mount(seq, ...nodes);
+  }
+
+  window.addEventListener("hashchange", render);
+  render();
+})();
