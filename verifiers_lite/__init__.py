@@ -17,6 +17,8 @@ _LAZY: dict[str, str] = {
     "SingleTurnEnv": "verifiers_lite.envs.singleturn",
     "MultiTurnEnv": "verifiers_lite.envs.multiturn",
     "ToolEnv": "verifiers_lite.envs.tool_env",
+    "PythonEnv": "verifiers_lite.envs.python_env",
+    "EnvGroup": "verifiers_lite.envs.env_group",
     "load_environment": "verifiers_lite.registry",
     "list_environments": "verifiers_lite.registry",
     # scoring and parsing
@@ -27,6 +29,8 @@ _LAZY: dict[str, str] = {
     "ThinkParser": "verifiers_lite.parsers.think",
     "extract_boxed_answer": "verifiers_lite.parsers.boxed",
     # models
+    "JudgeRubric": "verifiers_lite.rubrics.judge",
+    "MathRubric": "verifiers_lite.rubrics.math",
     "ChatClient": "verifiers_lite.clients.http",
     "ChatResponse": "verifiers_lite.clients.base",
     "ModelClient": "verifiers_lite.clients.base",
@@ -38,6 +42,9 @@ _LAZY: dict[str, str] = {
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
+    "CachedClient": "verifiers_lite.clients.cache",
+    "ResponseCache": "verifiers_lite.clients.cache",
+    "RemoteExecutor": "verifiers_lite.executors.remote",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
     "PassCriterion": "verifiers_lite.results.metrics",
@@ -103,11 +110,15 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
+    from verifiers_lite.clients.cache import CachedClient, ResponseCache
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.executors.local import LocalExecutor
+    from verifiers_lite.clients.scripted import ScriptedClient
+    from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.executors.ray import RayExecutor
+    from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.notebook.plots import (
         plot_advantages,
         plot_pass_at_k,
@@ -139,6 +150,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.client import RolloutClient
     from verifiers_lite.server.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
     from verifiers_lite.server.handle import RolloutHandle
+    from verifiers_lite.rubrics.judge import JudgeRubric
+    from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.server.pool import RolloutClientPool
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server

@@ -24,6 +24,8 @@ class RunStats:
     errors: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
+    cache_hits: int | None = None  # None: the run uses no response cache
+    cache_misses: int = 0
 
     def add(self, rows: list[dict[str, Any]], resumed: bool = False) -> None:
         for r in rows:

@@ -7,6 +7,7 @@ import time
 from collections import defaultdict
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.clients.cache import attach_cache
 from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
@@ -34,7 +35,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     rows = resolve_rows(inputs, "inputs")
     out = []
     for i, row in enumerate(rows):
-        row = dict(row)
+        row = dict(row) if route is None else route(dict(row), i)
         if row.get("prompt") is None:
             if not isinstance(row.get("question"), str):
                 raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
@@ -42,6 +43,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
         row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
         eid = row.setdefault("example_id", i)
         if isinstance(eid, bool) or not isinstance(eid, int):
+    route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
             raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
         out.append(row)
     return out
@@ -108,12 +110,15 @@ async def generate(
     nothing raises out of here but bad arguments and interruption. ``executor`` chooses where
     units run (default :class:`LocalExecutor`; :class:`RayExecutor` spreads them over Ray actors).
 
+    cache: Any = None,
     Resume reuses a saved row only for the same run (see :mod:`verifiers_lite.results.fingerprint`:
     a different environment, arguments, model, sampling, scoring, rubric, library version or
     input is refused with the differing fields named). Errored rollouts are rerun (the whole
     group in grouped mode) unless ``rerun_errors=False``; each row counts its ``attempts``.
     ``score_rollouts=False`` (default: the environment's) leaves every row unscored: no reward
-    function runs.
+    function runs. ``cache=True`` (or a file path) answers model calls from the response cache
+    when it has them (see :mod:`verifiers_lite.clients.cache`); hits and misses are in
+    ``metadata["cache"]``.
     """
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
@@ -139,6 +144,12 @@ async def generate(
         "env_id": env.env_id,
         "env_args": env.env_args,
         "model": model,
+    if cache not in (None, False) and not isinstance(executor, LocalExecutor):
+        raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
+                         f"process), not {type(executor).__name__}")
+    cache_meter = None
+    if isinstance(executor, LocalExecutor):
+        client, cache_meter = attach_cache(client, cache)
         "rollouts_per_example": per_example,
         "num_examples": len(groups_sizes),
         "num_rollouts": len(prepared),
@@ -156,6 +167,7 @@ async def generate(
     for inp in prepared:
         if inp["example_id"] not in hashes:
             hashes[inp["example_id"]] = input_hash(inp)
+        **({"tasks": env.task_metadata()} if hasattr(env, "task_metadata") else {}),
 
     store = ResultsStore(results_path, fsync=fsync) if results_path else None
     finished: list[dict[str, Any]] = []
@@ -193,6 +205,8 @@ async def generate(
 
     async def worker() -> None:
         while True:
+    if cache_meter is not None:
+        stats.cache_hits = 0
             try:
                 unit = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -224,6 +238,8 @@ async def generate(
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
+            if cache_meter is not None:
+                stats.cache_hits, stats.cache_misses = cache_meter.counts()
         status = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
     except BaseException:
         status = "interrupted"
@@ -249,6 +265,8 @@ _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete t
 def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) -> None:
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
+        if cache_meter is not None:
+            metadata["cache"] = cache_meter.summary()
     if diff:
         raise ResumeMismatchError(
             f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{_FRESH_RUN_HINT}"

@@ -141,3 +141,15 @@ def test_evaluate_with_a_stock_client_and_with_the_opt_out(fake_server) -> None:
         assert [r["error"] for r in out.rows] == [None] * 3
     assert fake_server.stats()["requests"] == 6
     asyncio.run(env.evaluate(vf.OpenAIClientAdapter(oa), "fake-arith", progress=False))
+
+
+def test_proxy_environment_is_followed_only_where_it_applies(monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("http_proxy", "https_proxy", "all_proxy", "no_proxy",
+                "HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"):
+        monkeypatch.delenv(var, raising=False)
+    remote, local = "https://api.example.com/v1", "http://127.0.0.1:9/v1"
+    assert not as_model_client(openai.AsyncOpenAI(base_url=remote, api_key="k")).trust_env
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:3128")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    assert as_model_client(openai.AsyncOpenAI(base_url=remote, api_key="k")).trust_env
+    assert not as_model_client(openai.AsyncOpenAI(base_url=local, api_key="k")).trust_env

@@ -210,6 +210,8 @@ class LocalModel:
     def client(self, **kwargs: Any) -> ChatClient:
         """A :class:`ChatClient` for this server."""
         kwargs.setdefault("timeout", self.request_timeout)
+        # The response cache names this endpoint by its model file, not its per-process port.
+        kwargs.setdefault("cache_identity", f"embedded:{self.model_path.name}:{self.model_path.stat().st_size}")
         return ChatClient(self.base_url, process_check=self.crash_report, **kwargs)
 
     @property

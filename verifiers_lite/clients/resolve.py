@@ -10,6 +10,7 @@ path. Wrapping the client in :class:`OpenAIClientAdapter` always keeps the SDK p
 from __future__ import annotations
 
 import contextlib
+import urllib.request
 import weakref
 from collections.abc import Sequence
 from typing import Any
@@ -108,11 +109,22 @@ def openai_settings(client: Any) -> dict[str, Any]:
     settings: dict[str, Any] = {
         "base_url": str(client.base_url), "api_key": api_key if isinstance(api_key, str) and api_key else None,
         "timeout": _read_timeout(getattr(client, "timeout", None)) or 300.0, "headers": headers,
-        "trust_env": True,
+        "trust_env": _proxied(str(client.base_url)),
     }
     if isinstance(max_retries, int) and max_retries >= 0:
         settings["retry"] = RetryPolicy(max_attempts=max_retries + 1)
     return settings
+
+
+def _proxied(url: str) -> bool:
+    """Whether proxy environment variables (which the SDK follows) apply to ``url``. Checked once
+    here: aiohttp's ``trust_env`` looks them up on every request, doubling its CPU cost."""
+    scheme, _, rest = url.partition("://")
+    host = rest.split("/", 1)[0]
+    proxies = urllib.request.getproxies_environment()
+    if not (proxies.get(scheme) or proxies.get("all")):
+        return False
+    return not urllib.request.proxy_bypass_environment(host, proxies)
 
 
 def _read_timeout(timeout: Any) -> float | None:

@@ -11,6 +11,7 @@ from abc import ABC, abstractmethod
 from typing import TYPE_CHECKING, Any, final
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
+from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
 from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
@@ -188,6 +189,7 @@ class Environment(ABC):
         while True:
             started: list[State] = []
             token = _ATTEMPT_STATES.set(started)
+            slot = enter_rollout(rollout_index)  # the response cache keys answers per rollout index
             try:
                 state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
                 if not isinstance(state, dict):
@@ -211,6 +213,7 @@ class Environment(ABC):
                 attempt += 1
                 await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
             finally:
+                leave_rollout(slot)
                 _ATTEMPT_STATES.reset(token)
 
     async def _rollout_bounded(

@@ -34,6 +34,8 @@ def stats_line(stats: RunStats, final: bool = False) -> str:
     if not final:
         timing += f" · ETA {fmt_seconds(stats.eta)}"
     resumed = f" · resumed {stats.resumed}" if stats.resumed else ""
+    if stats.cache_hits is not None:
+        resumed += f" · cache {stats.cache_hits} hits / {stats.cache_misses} misses"
     return f"{reward} · {err} · {stats.rate:.1f} rollouts/s · {timing}{resumed}"
 
 

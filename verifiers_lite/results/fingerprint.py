@@ -34,12 +34,23 @@ def input_hash(inp: RolloutInput) -> str:
 
 def rubric_signature(env: Environment) -> list[list[Any]]:
     """[[metric name, function qualname, weight], ...] of the environment's rubric. The module is
-    left out: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is the same."""
-    rubric = env.rubric
-    return [
+    left out: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is the same.
+    An environment group's is ``[[task, that task's signature], ...]``."""
+    return _signature(env.rubric)
+
+
+def _signature(rubric: Any) -> list[list[Any]]:
+    parts = getattr(rubric, "task_rubrics", None)
+    if isinstance(parts, dict):
+        return [[name, _signature(r)] for name, r in parts.items()]
+    sig: list[list[Any]] = [
         [name, getattr(f, "__qualname__", name), weight]
         for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)
     ]
+    extra = getattr(rubric, "fingerprint_extra", None)  # e.g. a judge's model and prompt
+    if callable(extra):
+        sig.append(["config", json.loads(_canonical(extra()))])
+    return sig
 
 
 def run_fingerprint(
