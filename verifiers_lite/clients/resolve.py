@@ -124,7 +124,7 @@ def _proxied(url: str) -> bool:
     proxies = urllib.request.getproxies_environment()
     if not (proxies.get(scheme) or proxies.get("all")):
         return False
-    return not urllib.request.proxy_bypass_environment(host, proxies)
+    return not urllib.request.proxy_bypass_environment(host, proxies)  # type: ignore[attr-defined]
 
 
 def _read_timeout(timeout: Any) -> float | None:
