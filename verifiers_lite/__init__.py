@@ -21,29 +21,35 @@ _LAZY: dict[str, str] = {
     "EnvGroup": "verifiers_lite.envs.env_group",
     "load_environment": "verifiers_lite.registry",
     "list_environments": "verifiers_lite.registry",
+    # sandboxed code execution (extra: code)
+    "Sandbox": "verifiers_lite.sandbox.sandbox",
+    "SandboxSession": "verifiers_lite.sandbox.sandbox",
+    "SandboxLimits": "verifiers_lite.sandbox.limits",
+    "ExecResult": "verifiers_lite.sandbox.limits",
     # scoring and parsing
     "Rubric": "verifiers_lite.rubrics.rubric",
     "group_reward": "verifiers_lite.rubrics.rubric",
+    "JudgeRubric": "verifiers_lite.rubrics.judge",
+    "MathRubric": "verifiers_lite.rubrics.math",
     "Parser": "verifiers_lite.parsers.parser",
     "XMLParser": "verifiers_lite.parsers.xml",
     "ThinkParser": "verifiers_lite.parsers.think",
     "extract_boxed_answer": "verifiers_lite.parsers.boxed",
     # models
-    "JudgeRubric": "verifiers_lite.rubrics.judge",
-    "MathRubric": "verifiers_lite.rubrics.math",
     "ChatClient": "verifiers_lite.clients.http",
     "ChatResponse": "verifiers_lite.clients.base",
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
+    "ScriptedClient": "verifiers_lite.clients.scripted",
     "RetryPolicy": "verifiers_lite.clients.retry",
+    "CachedClient": "verifiers_lite.clients.cache",
+    "ResponseCache": "verifiers_lite.clients.cache",
     "LocalModel": "verifiers_lite.clients.local_model",
     "local_model": "verifiers_lite.clients.local_model",
     "local_model_client": "verifiers_lite.clients.local_model",
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
-    "CachedClient": "verifiers_lite.clients.cache",
-    "ResponseCache": "verifiers_lite.clients.cache",
     "RemoteExecutor": "verifiers_lite.executors.remote",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
@@ -104,19 +110,20 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.base import ChatResponse, ModelClient
+    from verifiers_lite.clients.cache import CachedClient, ResponseCache
     from verifiers_lite.clients.http import ChatClient
     from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
+    from verifiers_lite.clients.scripted import ScriptedClient
+    from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
-    from verifiers_lite.clients.cache import CachedClient, ResponseCache
+    from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.executors.local import LocalExecutor
-    from verifiers_lite.clients.scripted import ScriptedClient
-    from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.notebook.plots import (
@@ -143,15 +150,17 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.rollout.token_client import TokenClient
     from verifiers_lite.rollout.tool_manager import ToolManager
     from verifiers_lite.rollout.training import build_training_batch
+    from verifiers_lite.rubrics.judge import JudgeRubric
+    from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
+    from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.server.app import create_rollout_server
     from verifiers_lite.server.backend import RolloutBackend
     from verifiers_lite.server.backends.local import LocalBackend
     from verifiers_lite.server.client import RolloutClient
     from verifiers_lite.server.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
     from verifiers_lite.server.handle import RolloutHandle
-    from verifiers_lite.rubrics.judge import JudgeRubric
-    from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.server.pool import RolloutClientPool
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server

@@ -12,8 +12,18 @@ from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
+from verifiers_lite.interrupt import interrupt_note, record_note
 from verifiers_lite.messages import normalize_messages
-from verifiers_lite.progress import CallbackSet, FunctionCallbacks, RunStats, default_progress
+from verifiers_lite.progress import (
+    TICK_SECONDS,
+    CallbackSet,
+    FunctionCallbacks,
+    RunStats,
+    default_progress,
+    reset_rollout_listener,
+    rollout_listener,
+    set_rollout_listener,
+)
 from verifiers_lite.results.fingerprint import (
     FINGERPRINT_KEY,
     INPUT_HASH_KEY,
@@ -23,7 +33,7 @@ from verifiers_lite.results.fingerprint import (
     run_fingerprint,
 )
 from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
-from verifiers_lite.results.store import ResultsStore
+from verifiers_lite.results.store import ResultsStore, read_rows
 
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
@@ -33,6 +43,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     """Validate every input before the first request; rows with ``question`` get a prompt built
     from the env's system prompt. A bad row is a ValueError naming the row and the field."""
     rows = resolve_rows(inputs, "inputs")
+    route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
     out = []
     for i, row in enumerate(rows):
         row = dict(row) if route is None else route(dict(row), i)
@@ -43,7 +54,6 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
         row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
         eid = row.setdefault("example_id", i)
         if isinstance(eid, bool) or not isinstance(eid, int):
-    route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
             raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
         out.append(row)
     return out
@@ -100,6 +110,7 @@ async def generate(
     executor: Executor | None = None,
     score_rollouts: bool | None = None,
     rerun_errors: bool = True,
+    cache: Any = None,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model``.
 
@@ -110,7 +121,6 @@ async def generate(
     nothing raises out of here but bad arguments and interruption. ``executor`` chooses where
     units run (default :class:`LocalExecutor`; :class:`RayExecutor` spreads them over Ray actors).
 
-    cache: Any = None,
     Resume reuses a saved row only for the same run (see :mod:`verifiers_lite.results.fingerprint`:
     a different environment, arguments, model, sampling, scoring, rubric, library version or
     input is refused with the differing fields named). Errored rollouts are rerun (the whole
@@ -134,6 +144,12 @@ async def generate(
         )
     prepared = prepare_inputs(env, inputs)
     executor = executor or LocalExecutor()
+    if cache not in (None, False) and not isinstance(executor, LocalExecutor):
+        raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
+                         f"process), not {type(executor).__name__}")
+    cache_meter = None
+    if isinstance(executor, LocalExecutor):
+        client, cache_meter = attach_cache(client, cache)
     events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
 
     groups_sizes: dict[Any, int] = defaultdict(int)
@@ -144,12 +160,6 @@ async def generate(
         "env_id": env.env_id,
         "env_args": env.env_args,
         "model": model,
-    if cache not in (None, False) and not isinstance(executor, LocalExecutor):
-        raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
-                         f"process), not {type(executor).__name__}")
-    cache_meter = None
-    if isinstance(executor, LocalExecutor):
-        client, cache_meter = attach_cache(client, cache)
         "rollouts_per_example": per_example,
         "num_examples": len(groups_sizes),
         "num_rollouts": len(prepared),
@@ -157,6 +167,7 @@ async def generate(
         "independent_scoring": independent_scoring,
         "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
+        **({"tasks": env.task_metadata()} if hasattr(env, "task_metadata") else {}),
         "max_concurrent": limit,
         "library_version": _version(),
         "start_time": time.time(),
@@ -167,7 +178,6 @@ async def generate(
     for inp in prepared:
         if inp["example_id"] not in hashes:
             hashes[inp["example_id"]] = input_hash(inp)
-        **({"tasks": env.task_metadata()} if hasattr(env, "task_metadata") else {}),
 
     store = ResultsStore(results_path, fsync=fsync) if results_path else None
     finished: list[dict[str, Any]] = []
@@ -195,8 +205,14 @@ async def generate(
 
     stats = RunStats(total=len(prepared))
     stats.add(finished, resumed=True)
+    if cache_meter is not None:
+        stats.cache_hits = 0
     rows: list[dict[str, Any]] = list(finished)
     events.on_start(stats)
+    # Each rollout reports its start and end (counts move within a group), and a clock tick
+    # keeps elapsed/ETA/rate moving while nothing finishes.
+    listening = set_rollout_listener(rollout_listener(stats, events.on_update))
+    ticker = asyncio.ensure_future(_tick(stats, events))
     queue: asyncio.Queue[WorkUnit] = asyncio.Queue()
     for u in units:
         queue.put_nowait(u)
@@ -205,8 +221,6 @@ async def generate(
 
     async def worker() -> None:
         while True:
-    if cache_meter is not None:
-        stats.cache_hits = 0
             try:
                 unit = queue.get_nowait()
             except asyncio.QueueEmpty:
@@ -224,10 +238,12 @@ async def generate(
                 await store.append_group_async(out)
             rows.extend(out)
             stats.add(out)
+            if cache_meter is not None:
+                stats.cache_hits, stats.cache_misses = cache_meter.counts()
             events.on_progress(stats, out)
             _report_crashes(out, crashed_endpoints, events.on_log)
 
-    status = "running"
+    status, interrupted = "running", False
     try:
         if n_workers:
             tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
@@ -238,14 +254,19 @@ async def generate(
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
-            if cache_meter is not None:
-                stats.cache_hits, stats.cache_misses = cache_meter.counts()
         status = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
-    except BaseException:
+    except BaseException as exc:
         status = "interrupted"
+        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
         raise
     finally:
+        ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
+        reset_rollout_listener(listening)
+        stats.in_flight = 0
         rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
+        if cache_meter is not None:
+            metadata["cache"] = cache_meter.summary()
         metadata.update(
             end_time=time.time(), status=status, **executor.summary(),
             **{k: v for k, v in summarize_rows(rows).items()},
@@ -253,9 +274,27 @@ async def generate(
         if store is not None:
             store.write_metadata(metadata)
             store.close()
+        if interrupted:
+            _note_interrupt(stats, store, groups_sizes)
         await executor.close()
         events.on_end(stats)
     return GenerateOutputs(rows=rows, metadata=metadata)
+
+
+def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: dict[Any, int]) -> None:
+    """Leave the one-line note the sync bridge shows: what is saved, how to resume. Saved rows
+    are counted on disk: a group written as the interrupt arrived is saved though not counted."""
+    saved = stats.done
+    if store is not None:
+        saved = len({(r.get("example_id"), r.get("rollout_index", 0)) for r in read_rows(store.results_file)
+                     if r.get("example_id") in sizes})
+    record_note(interrupt_note(saved, stats.total, saved - stats.resumed, store.path if store else None))
+
+
+async def _tick(stats: RunStats, events: CallbackSet) -> None:
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
+        events.on_update(stats)
 
 
 _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete this one); "
@@ -265,8 +304,6 @@ _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete t
 def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) -> None:
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
-        if cache_meter is not None:
-            metadata["cache"] = cache_meter.summary()
     if diff:
         raise ResumeMismatchError(
             f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{_FRESH_RUN_HINT}"
