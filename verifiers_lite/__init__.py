@@ -17,15 +17,9 @@ _LAZY: dict[str, str] = {
     "SingleTurnEnv": "verifiers_lite.envs.singleturn",
     "MultiTurnEnv": "verifiers_lite.envs.multiturn",
     "ToolEnv": "verifiers_lite.envs.tool_env",
-    "PythonEnv": "verifiers_lite.envs.python_env",
     "EnvGroup": "verifiers_lite.envs.env_group",
     "load_environment": "verifiers_lite.registry",
     "list_environments": "verifiers_lite.registry",
-    # sandboxed code execution (extra: code)
-    "Sandbox": "verifiers_lite.sandbox.sandbox",
-    "SandboxSession": "verifiers_lite.sandbox.sandbox",
-    "SandboxLimits": "verifiers_lite.sandbox.limits",
-    "ExecResult": "verifiers_lite.sandbox.limits",
     # scoring and parsing
     "Rubric": "verifiers_lite.rubrics.rubric",
     "group_reward": "verifiers_lite.rubrics.rubric",
@@ -40,7 +34,6 @@ _LAZY: dict[str, str] = {
     "ChatResponse": "verifiers_lite.clients.base",
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
-    "ScriptedClient": "verifiers_lite.clients.scripted",
     "RetryPolicy": "verifiers_lite.clients.retry",
     "CachedClient": "verifiers_lite.clients.cache",
     "ResponseCache": "verifiers_lite.clients.cache",
@@ -50,7 +43,6 @@ _LAZY: dict[str, str] = {
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
-    "RemoteExecutor": "verifiers_lite.executors.remote",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
     "PassCriterion": "verifiers_lite.results.metrics",
@@ -115,17 +107,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
-    from verifiers_lite.clients.scripted import ScriptedClient
     from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
-    from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
-    from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.notebook.plots import (
         plot_advantages,
         plot_pass_at_k,
@@ -153,8 +142,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
-    from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
-    from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.server.app import create_rollout_server
     from verifiers_lite.server.backend import RolloutBackend
     from verifiers_lite.server.backends.local import LocalBackend
