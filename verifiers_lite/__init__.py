@@ -17,9 +17,15 @@ _LAZY: dict[str, str] = {
     "SingleTurnEnv": "verifiers_lite.envs.singleturn",
     "MultiTurnEnv": "verifiers_lite.envs.multiturn",
     "ToolEnv": "verifiers_lite.envs.tool_env",
+    "PythonEnv": "verifiers_lite.envs.python_env",
     "EnvGroup": "verifiers_lite.envs.env_group",
     "load_environment": "verifiers_lite.registry",
     "list_environments": "verifiers_lite.registry",
+    # sandboxed code execution (extra: code)
+    "Sandbox": "verifiers_lite.sandbox.sandbox",
+    "SandboxSession": "verifiers_lite.sandbox.sandbox",
+    "SandboxLimits": "verifiers_lite.sandbox.limits",
+    "ExecResult": "verifiers_lite.sandbox.limits",
     # scoring and parsing
     "Rubric": "verifiers_lite.rubrics.rubric",
     "group_reward": "verifiers_lite.rubrics.rubric",
@@ -110,6 +116,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
+    from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
@@ -142,6 +149,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
+    from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.server.app import create_rollout_server
     from verifiers_lite.server.backend import RolloutBackend
     from verifiers_lite.server.backends.local import LocalBackend

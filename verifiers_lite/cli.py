@@ -1,5 +1,6 @@
 """``vf-lite``: evaluate a bundled or installed environment from the shell (``vf-lite eval``),
-list environments (``vf-lite list``) and serve rollouts (``vf-lite serve``)."""
+list environments (``vf-lite list``), scaffold an environment package (``vf-lite init``) and serve
+rollouts (``vf-lite serve``)."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ class CLIError(Exception):
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
-    sub = parser.add_subparsers(dest="command", metavar="{eval,list,view,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,list,init,view,serve}")
     ev = sub.add_parser(
         "eval", help="evaluate an environment against a model",
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
@@ -77,7 +78,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="Ray cluster to join, e.g. 'auto' after `ray start` (default: a local cluster)")
     ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    sub.add_parser("list", help="list the bundled environments")
+    sub.add_parser("list", help="list the bundled and installed environments")
+    init = sub.add_parser("init", help="scaffold an installable environment package",
+                          description="Create NAME/ (or --path): pyproject, module with load_environment, "
+                                      "a test and a README; then `pip install -e NAME` and `vf-lite eval NAME`.")
+    init.add_argument("name", metavar="NAME", help="environment id (letters, digits, - and _)")
+    init.add_argument("--path", default=None, help="directory to create (default: ./NAME)")
     vw = sub.add_parser(
         "view", help="browse runs, transcripts and rewards in a local web page",
         description="Serve a local web page over run directories (what results_path and vf-lite eval "
@@ -111,6 +117,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _view(args)
         if args.command == "list":
             return _list()
+        if args.command == "init":
+            return _init(args.name, args.path)
         return run_eval(args)
     except CLIError as exc:
         print(f"vf-lite: error: {exc}", file=sys.stderr)
@@ -121,10 +129,24 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _list() -> int:
-    import verifiers_lite as vf
+    from verifiers_lite.registry import environment_catalog
 
-    for env_id in vf.list_environments():
-        print(env_id)
+    catalog = environment_catalog()
+    width = max((len(info.env_id) for info in catalog), default=0)
+    for info in catalog:
+        origin = "" if info.source == "bundled" else f"  [{info.source}]"
+        print(f"{info.env_id:<{width}}  {info.description}{origin}".rstrip())
+    return 0
+
+
+def _init(name: str, path: str | None) -> int:
+    from verifiers_lite.scaffold import scaffold_environment
+
+    try:
+        created = scaffold_environment(name, Path(path) if path else None)
+    except (ValueError, FileExistsError) as exc:
+        raise CLIError(str(exc)) from exc
+    print(f"created {created}: pip install -e {created} && vf-lite eval {name}")
     return 0
 
 
@@ -224,17 +246,18 @@ def _load_env(env_id: str, env_args: dict[str, Any]) -> Any:
 
 
 def _accepts(env_id: str, name: str) -> bool:
-    import importlib
     import inspect
 
-    for module_name in (f"environments.{env_id.replace('-', '_')}", env_id.replace("-", "_")):
-        try:
-            loader = importlib.import_module(module_name).load_environment
-        except (ImportError, AttributeError):
-            continue
-        params = inspect.signature(loader).parameters
-        return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
-    return False
+    from verifiers_lite.registry import environment_loader
+
+    try:
+        loader = environment_loader(env_id)
+    except ImportError:
+        return False
+    if loader is None:
+        return False
+    params = inspect.signature(loader).parameters
+    return name in params or any(p.kind is p.VAR_KEYWORD for p in params.values())
 
 
 def _discover_model(base_url: str, api_key: str | None) -> str:

@@ -1,0 +1,281 @@
+"""The process that runs inside a sandbox (bubblewrap or the rlimit fallback).
+
+Not imported by the package: its source is handed to a bare interpreter (``python -I -c``), so
+it depends on the standard library only and never sees the project's files. It speaks one JSON
+object per line over its original stdin/stdout, which it moves to private descriptors first.
+
+Modes (``argv[1]`` is a JSON config):
+- ``exec``: each request runs in a fresh forked process, in a fresh working directory, with its
+  own CPU/memory/file-size limits and wall-clock deadline; afterwards everything it started is
+  killed and its directory removed. The worker serves many requests (pooling).
+- ``session``: one persistent namespace; each request is a cell executed in it (state kept
+  between cells, the value of a last bare expression printed as in a REPL). The host enforces
+  the wall-clock limit by killing the whole sandbox.
+- ``probe``: prints ``ok`` once set up (used to check that the sandbox starts).
+"""
+
+import ast
+import contextlib
+import json
+import os
+import resource
+import select
+import shutil
+import signal
+import sys
+import time
+import traceback
+
+CONFIG = json.loads(sys.argv[1])
+PROTO_IN = os.dup(0)
+PROTO_OUT = os.dup(1)
+_null = os.open(os.devnull, os.O_RDWR)
+for _fd in (0, 1, 2):
+    os.dup2(_null, _fd)
+ROOT = CONFIG["root"]
+
+
+def _limit(kind, value):
+    if value:
+        resource.setrlimit(kind, (int(value), int(value)))
+
+
+def _setup():
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    os.makedirs(ROOT, mode=0o700, exist_ok=True)
+    if CONFIG.get("uid") is not None:
+        # Leave root for a dedicated uid: the process-count limit counts that uid's processes,
+        # and all capabilities are dropped with it.
+        uid = int(CONFIG["uid"])
+        os.chown(ROOT, uid, uid)
+        os.setgroups([])
+        os.setresgid(uid, uid, uid)
+        os.setresuid(uid, uid, uid)
+    _limit(resource.RLIMIT_NPROC, CONFIG.get("nproc"))
+    os.chdir(ROOT)
+
+
+def _send(obj):
+    data = (json.dumps(obj) + "\n").encode()
+    while data:
+        data = data[os.write(PROTO_OUT, data):]
+
+
+def _requests():
+    buf = b""
+    while True:
+        while b"\n" not in buf:
+            chunk = os.read(PROTO_IN, 1 << 16)
+            if not chunk:
+                return
+            buf += chunk
+        line, buf = buf.split(b"\n", 1)
+        yield json.loads(line)
+
+
+def _read_capped(path, cap):
+    try:
+        size = os.path.getsize(path)
+        with open(path, "rb") as f:
+            data = f.read(cap)
+    except OSError:
+        return "", False
+    return data.decode("utf-8", "replace"), size > cap
+
+
+def _write_files(directory, files):
+    for name, text in (files or {}).items():
+        path = os.path.normpath(os.path.join(directory, name))
+        if not path.startswith(directory + os.sep):
+            raise ValueError(f"file name escapes the working directory: {name!r}")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(text)
+
+
+def _kill_rest(pgid):
+    """Kill everything the request started (escaped sessions too where that is safe)."""
+    if CONFIG.get("kill_all"):
+        # Inside the pid namespace (or as the dedicated uid) -1 reaches exactly the sandbox's
+        # other processes, whatever process group they moved to.
+        with contextlib.suppress(OSError):
+            os.kill(-1, signal.SIGKILL)
+    else:
+        with contextlib.suppress(OSError):
+            os.killpg(pgid, signal.SIGKILL)
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _print_user_traceback(exc):
+    """The traceback from the user's code down, without the worker's own frame."""
+    tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
+    traceback.print_exception(type(exc), exc, tb)
+
+
+def _child(job, workdir, out_path, err_path):
+    os.close(PROTO_IN)
+    os.close(PROTO_OUT)
+    os.setsid()
+    stdin_path = os.path.join(os.path.dirname(out_path), "stdin")
+    with open(stdin_path, "w") as f:
+        f.write(job.get("stdin") or "")
+    os.dup2(os.open(stdin_path, os.O_RDONLY), 0)
+    os.dup2(os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+    os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    sys.stdin = open(0, closefd=False)  # noqa: SIM115 - the process ends with the request
+    sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+    sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+    os.chdir(workdir)
+    cpu = int(job["cpu"])
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    _limit(resource.RLIMIT_AS, job.get("memory"))
+    _limit(resource.RLIMIT_FSIZE, job.get("fsize"))
+    rc = 0
+    try:
+        sys.argv = ["main.py"]
+        exec(compile(job["code"], "main.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if not isinstance(exc.code, int) and exc.code is not None:
+            print(exc.code, file=sys.stderr)
+    except BaseException as exc:
+        _print_user_traceback(exc)
+        rc = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    os._exit(rc & 0xFF)
+
+
+def _wait(pid, timeout):
+    """Wait for ``pid`` until ``timeout``; returns (wait status, rusage, timed_out)."""
+    deadline = time.monotonic() + timeout
+    try:
+        pidfd = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    while True:
+        done, status, usage = os.wait4(pid, os.WNOHANG)
+        if done:
+            break
+        left = deadline - time.monotonic()
+        if left <= 0:
+            os.kill(pid, signal.SIGKILL)
+            _, status, usage = os.wait4(pid, 0)
+            if pidfd is not None:
+                os.close(pidfd)
+            return status, usage, True
+        if pidfd is not None:
+            select.select([pidfd], [], [], left)
+        else:
+            time.sleep(min(left, 0.005))
+    if pidfd is not None:
+        os.close(pidfd)
+    return status, usage, False
+
+
+def _run_exec(job, n):
+    base = os.path.join(ROOT, f"run{n}")
+    workdir = os.path.join(base, "work")
+    os.makedirs(workdir, mode=0o700)
+    out_path, err_path = os.path.join(base, "stdout"), os.path.join(base, "stderr")
+    t0 = time.monotonic()
+    try:
+        _write_files(workdir, job.get("files"))
+    except (OSError, ValueError) as exc:
+        shutil.rmtree(base, ignore_errors=True)
+        return {"error": f"could not write files: {exc}"}
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(job, workdir, out_path, err_path)
+        finally:
+            os._exit(111)
+    status, usage, timed_out = _wait(pid, float(job["timeout"]))
+    duration = time.monotonic() - t0
+    _kill_rest(pid)
+    cap = int(job["max_output"])
+    stdout, out_trunc = _read_capped(out_path, cap)
+    stderr, err_trunc = _read_capped(err_path, cap)
+    shutil.rmtree(base, ignore_errors=True)
+    code = os.waitstatus_to_exitcode(status)
+    return {
+        "stdout": stdout, "stderr": stderr, "exit_code": code, "timed_out": timed_out,
+        "duration_s": duration, "cpu_s": usage.ru_utime + usage.ru_stime,
+        "stdout_truncated": out_trunc, "stderr_truncated": err_trunc,
+    }
+
+
+def _run_cell(job, namespace, n):
+    """Execute one cell in ``namespace``; stdout/stderr go to files read back afterwards."""
+    out_path, err_path = os.path.join(ROOT, f".out{n}"), os.path.join(ROOT, f".err{n}")
+    used = sum(resource.getrusage(resource.RUSAGE_SELF)[:2])
+    hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    soft = int(used + float(job["cpu"])) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard < 0 else min(soft, hard), hard))
+    os.dup2(os.open(out_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+    os.dup2(os.open(err_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
+    t0 = time.monotonic()
+    rc = 0
+    try:
+        tree = ast.parse(job["code"], "<cell>", "exec")
+        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None
+        exec(compile(tree, "<cell>", "exec"), namespace)
+        if last is not None:
+            value = eval(compile(ast.Expression(last.value), "<cell>", "eval"), namespace)
+            if value is not None:
+                print(repr(value))
+    except SystemExit as exc:
+        rc = exc.code if isinstance(exc.code, int) else 0
+    except BaseException as exc:
+        _print_user_traceback(exc)
+        rc = 1
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
+    duration = time.monotonic() - t0
+    os.dup2(_null, 1)
+    os.dup2(_null, 2)
+    cap = int(job["max_output"])
+    stdout, out_trunc = _read_capped(out_path, cap)
+    stderr, err_trunc = _read_capped(err_path, cap)
+    for path in (out_path, err_path):
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+    return {
+        "stdout": stdout, "stderr": stderr, "exit_code": rc & 0xFF, "timed_out": False,
+        "duration_s": duration, "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - used,
+        "stdout_truncated": out_trunc, "stderr_truncated": err_trunc,
+    }
+
+
+def main():
+    _setup()
+    mode = CONFIG["mode"]
+    if mode == "probe":
+        _send({"ok": True, "uid": os.getuid(), "pid": os.getpid()})
+        return
+    namespace = {"__name__": "__main__", "__builtins__": __builtins__}
+    if mode == "session":
+        sys.stdout = open(1, "w", closefd=False)  # noqa: SIM115
+        sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
+        _limit(resource.RLIMIT_AS, CONFIG.get("memory"))
+        _limit(resource.RLIMIT_FSIZE, CONFIG.get("fsize"))
+        os.makedirs(os.path.join(ROOT, "work"), exist_ok=True)
+        os.chdir(os.path.join(ROOT, "work"))
+    _send({"ready": True})
+    for n, job in enumerate(_requests()):
+        try:
+            result = _run_cell(job, namespace, n) if mode == "session" else _run_exec(job, n)
+        except Exception as exc:  # a broken request must not take the worker down
+            result = {"error": f"{type(exc).__name__}: {exc}"}
+        _send(result)
+
+
+main()
