@@ -185,6 +185,11 @@ def test_guess_number_passes_on_solved_and_says_so(fake_server):
     table = format_table(summary, "guess_number", {})
     assert "pass@1" in table and "solved ≥ 1" in table
     assert summary["pass_criterion"] == {"metric": "solved", "threshold": 1.0}
+    pytest.importorskip("matplotlib")
+    ax = vf.plot_pass_at_k(out)  # the run's own criterion
+    assert list(ax.lines[0].get_ydata()) == [1.0, 1.0] and "solved ≥ 1" in ax.get_title()
+    ax = vf.plot_pass_at_k(out, threshold=1.0)
+    assert ax.lines[0].get_ydata()[0] == pytest.approx(sum(s == 10 for s in secrets) / 10)
 
 
 # -- data in and out -------------------------------------------------------------------------------

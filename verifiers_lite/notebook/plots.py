@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.notebook._deps import pyplot, require
-from verifiers_lite.results.metrics import pass_at_k_curve
+from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -130,20 +130,43 @@ def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = Non
     return ax
 
 
-def plot_pass_at_k(data: Any, by: str | None = None, threshold: float = 1.0, ax: Axes | None = None) -> Axes:
-    """pass@k for k = 1 .. group size (unbiased estimator over each example's rollouts)."""
+def plot_pass_at_k(
+    data: Any, by: str | None = None, threshold: float | None = None, ax: Axes | None = None,
+    criterion: PassCriterion | str | float | None = None,
+) -> Axes:
+    """pass@k for k = 1 .. group size (unbiased estimator over each example's scored rollouts).
+
+    A rollout passes under ``criterion`` (a metric name, a reward threshold or a
+    :class:`PassCriterion`), else reward >= ``threshold``, else the run's own pass criterion
+    (one ``GenerateOutputs``), else reward >= 1.
+    """
+    crit = _pass_criterion(data, threshold, criterion)
     df = runs_frame(data)
     ax = _axes(ax)
     for name, g in _groups(df, by):
-        curve = pass_at_k_curve(g[["example_id", "reward"]].to_dict("records"), threshold)
-        ax.plot(list(curve), list(curve.values()), marker="o", label=name or f"threshold {threshold:g}")
+        metric = g[crit.metric] if crit.metric != "reward" and crit.metric in g.columns else None
+        records = [
+            {"example_id": eid, "reward": reward, "metrics": {crit.metric: None if metric is None else metric.iloc[i]}}
+            for i, (eid, reward) in enumerate(zip(g["example_id"], g["reward"], strict=True))
+        ]
+        curve = pass_at_k_curve(records, criterion=crit)
+        ax.plot(list(curve), list(curve.values()), marker="o", label=name or crit.describe())
     ax.set_xlabel("k (samples per example)")
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
-    ax.set_title(f"pass@k (reward ≥ {threshold:g})")
+    ax.set_title(f"pass@k (passes when {crit.describe()})")
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
     ax.legend(fontsize="small", frameon=False)
     return ax
+
+
+def _pass_criterion(data: Any, threshold: float | None, criterion: Any) -> PassCriterion:
+    if criterion is not None:
+        return PassCriterion.coerce(criterion)
+    if threshold is not None:
+        return PassCriterion("reward", float(threshold))
+    own = getattr(data, "pass_criterion", None)
+    return own if isinstance(own, PassCriterion) else PassCriterion()
 
 
 def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bins: int = 21) -> Axes:
