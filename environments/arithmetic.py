@@ -8,6 +8,8 @@ varied rewards. The answer is the number the model states after
 ``=``/``is`` (or in ``\\boxed{}``), else its last number.
 
 Reward: ``correct`` (1/0). Metric (weight 0): ``answered`` (a number could be read at all).
+With ``scorer="math"`` the reward is ``math_verified`` (``vf.MathRubric``: mathematical equality
+by math-verify) instead of string equality of the parsed numbers.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ def load_environment(
     use_few_shot: bool = True,
     system_prompt: str = SYSTEM_PROMPT,
     max_tokens: int = 16,
+    scorer: str = "exact",
 ) -> vf.SingleTurnEnv:
     """Build the arithmetic environment.
 
@@ -73,6 +76,7 @@ def load_environment(
         use_few_shot: prepend two worked examples (small models need them to answer briefly).
         system_prompt: the system message.
         max_tokens: default completion budget (short answers are all this task needs).
+        scorer: ``"exact"`` (parsed number equals the answer) or ``"math"`` (math-verify).
     """
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
@@ -81,8 +85,13 @@ def load_environment(
     bad = set(operations) - set(OPERATIONS)
     if not operations or bad:
         raise ValueError(f"operations must be made of {sorted(OPERATIONS)}, got {operations!r}")
+    if scorer not in ("exact", "math"):
+        raise ValueError(f"scorer must be 'exact' or 'math', got {scorer!r}")
     parser = NumberParser()
-    rubric = vf.Rubric([correct, answered], weights=[1.0, 0.0], parser=parser)
+    if scorer == "math":
+        rubric: vf.Rubric = vf.MathRubric(parser=parser, funcs=[answered], weights=[0.0])
+    else:
+        rubric = vf.Rubric([correct, answered], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
         dataset=lambda: make_rows(num_examples, seed, digits, operations),
         system_prompt=system_prompt,

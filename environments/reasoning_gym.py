@@ -7,7 +7,9 @@ data offline and deterministically per seed, and each task's own ``score_answer`
 reward (partial credit where the task has it), so rewards lie in [0, 1].
 
 The model is asked for its final answer inside ``<answer></answer>``; failing that, a
-``\\boxed{}`` answer or the last non-empty line is scored.
+``\\boxed{}`` answer or the last non-empty line is scored. ``scorer="math"`` scores numeric and
+symbolic tasks by mathematical equality with the gold answer (``vf.MathRubric``, math-verify)
+instead of the task's own scorer.
 """
 
 from __future__ import annotations
@@ -49,6 +51,7 @@ def load_environment(
     seed: int = 0,
     system_prompt: str = SYSTEM_PROMPT,
     max_tokens: int = 256,
+    scorer: str = "reasoning_gym",
     **task_kwargs: Any,
 ) -> vf.SingleTurnEnv:
     """Build an environment over reasoning-gym task ``task``.
@@ -59,6 +62,7 @@ def load_environment(
         seed: reasoning-gym's seed (same seed, same examples).
         system_prompt: the system message.
         max_tokens: default completion budget.
+        scorer: ``"reasoning_gym"`` (the task's own ``score_answer``) or ``"math"`` (math-verify).
         **task_kwargs: the task's own options, e.g. ``min_terms=2, max_terms=2, max_digits=1``
             for ``chain_sum``.
     """
@@ -68,6 +72,8 @@ def load_environment(
         raise ImportError("the reasoning_gym environment needs reasoning-gym: pip install 'verifiers_lite[envs]'") from exc
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
+    if scorer not in ("reasoning_gym", "math"):
+        raise ValueError(f"scorer must be 'reasoning_gym' or 'math', got {scorer!r}")
     try:
         data = rg.create_dataset(task, size=num_examples, seed=seed, **task_kwargs)
     except Exception as exc:  # unknown task names and bad options come back as assorted errors
@@ -94,7 +100,10 @@ def load_environment(
         """1.0 when the model used the <answer></answer> format."""
         return 1.0 if _ANSWER_TAG.search(last_assistant_text(completion) or "") else 0.0
 
-    rubric = vf.Rubric([rg_score, answer_tag], weights=[1.0, 0.0], parser=parser)
+    if scorer == "math":
+        rubric: vf.Rubric = vf.MathRubric(parser=parser, funcs=[answer_tag], weights=[0.0])
+    else:
+        rubric = vf.Rubric([rg_score, answer_tag], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
         dataset=rows, system_prompt=system_prompt, parser=parser, rubric=rubric,
         sampling_args={"max_tokens": max_tokens},

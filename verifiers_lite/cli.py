@@ -16,6 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.cli_cache import add_cache_parser, run_cache
+
 DEFAULT_SAVE_DIR = "outputs/evals"
 DEFAULT_NUM_EXAMPLES = 10
 DEFAULT_ROLLOUTS = 4
@@ -36,7 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
                     "SmolLM2-135M (llama.cpp, 127.0.0.1) is started and stopped for you.",
     )
-    ev.add_argument("env_id", metavar="ENV_ID", help="bundled environment id (see `vf-lite list`) or an installed module")
+    ev.add_argument("env_id", metavar="ENV_ID", nargs="+",
+                    help="bundled environment id (see `vf-lite list`) or an installed module; several ids "
+                         "run as one group (vf.EnvGroup), reported per task")
     ev.add_argument("-m", "--model", help="model name (default: the embedded model; with -b, the server's first model)")
     ev.add_argument("-b", "--base-url", action="append", default=None, metavar="URL",
                     help="OpenAI-compatible base URL, e.g. http://host:8000/v1; repeat for many endpoints "
@@ -77,8 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     ev.add_argument("--ray-address", default=None, metavar="ADDR",
                     help="Ray cluster to join, e.g. 'auto' after `ray start` (default: a local cluster)")
     ev.add_argument("--no-plot", action="store_true", help="do not write the reward histogram")
+    ev.add_argument("--cache", nargs="?", const=True, default=None, metavar="PATH",
+                    help="answer model calls from the response cache when it has them (default file: "
+                         "~/.cache/verifiers_lite/responses.sqlite, or $VERIFIERS_LITE_CACHE)")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the bundled and installed environments")
+    add_cache_parser(sub)
     init = sub.add_parser("init", help="scaffold an installable environment package",
                           description="Create NAME/ (or --path): pyproject, module with load_environment, "
                                       "a test and a README; then `pip install -e NAME` and `vf-lite eval NAME`.")
@@ -115,6 +123,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "view":
             return _view(args)
+        if args.command == "cache":
+            return run_cache(args)
         if args.command == "list":
             return _list()
         if args.command == "init":
@@ -352,6 +362,8 @@ def run_eval(args: argparse.Namespace) -> int:
     from verifiers_lite.progress import TqdmProgress
 
     _check_numbers(args)
+    env_ids = list(args.env_id) if isinstance(args.env_id, list) else [args.env_id]
+    args.env_id = "+".join(env_ids)  # a group's name: in run directories, messages, --resume
     env_args = parse_env_args(args.env_args)
     root = Path(args.save_dir)
     saved: dict[str, Any] = {}
@@ -364,13 +376,24 @@ def run_eval(args: argparse.Namespace) -> int:
         saved = json.loads(meta_file.read_text())
         if args.env_args is None:
             env_args = dict(saved.get("env_args") or {})
-    if args.seed is not None and "seed" not in env_args:
-        if not _accepts(args.env_id, "seed"):
-            raise CLIError(f"--seed: environment {args.env_id!r} takes no seed argument")
-        env_args["seed"] = args.seed
-    env = _load_env(args.env_id, env_args)
+    if len(env_ids) > 1:
+        from verifiers_lite.cli_group import load_group
+
+        try:
+            env = load_group(env_ids, env_args, args.seed, _load_env, _accepts)
+        except ValueError as exc:
+            raise CLIError(str(exc)) from exc
+    else:
+        if args.seed is not None and "seed" not in env_args:
+            if not _accepts(args.env_id, "seed"):
+                raise CLIError(f"--seed: environment {args.env_id!r} takes no seed argument")
+            env_args["seed"] = args.seed
+        env = _load_env(args.env_id, env_args)
     executor = _executor(args)
     num_examples = args.num_examples or saved.get("num_examples") or DEFAULT_NUM_EXAMPLES
+    if len(env_ids) > 1 and args.num_examples is None and saved.get("tasks"):
+        # a group's saved count is over all tasks; resume with each task's own
+        num_examples = {t: int(v.get("num_examples", 0)) for t, v in saved["tasks"].items()}
     rollouts = args.rollouts_per_example or saved.get("rollouts_per_example") or DEFAULT_ROLLOUTS
     sampling_args: dict[str, Any] = dict(saved.get("sampling_args") or {}) if saved else {}
     if args.max_tokens is not None:
@@ -392,7 +415,7 @@ def run_eval(args: argparse.Namespace) -> int:
                 client, model, num_examples=num_examples, rollouts_per_example=rollouts,
                 max_concurrent=args.max_concurrent, sampling_args=sampling_args or None,
                 results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id),
-                executor=executor, rerun_errors=not args.keep_errors,
+                executor=executor, rerun_errors=not args.keep_errors, cache=args.cache,
             )
         except KeyboardInterrupt:
             print(f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"
@@ -403,6 +426,14 @@ def run_eval(args: argparse.Namespace) -> int:
         wall = time.perf_counter() - t0
 
     summary = run_summary(out.rows, rollouts, wall, out.pass_criterion)
+    task_tables = ""
+    if len(env_ids) > 1:
+        from verifiers_lite.cli_group import per_task_report
+
+        task_tables, summary["tasks"] = per_task_report(
+            out.rows, out.metadata.get("tasks") or {}, rollouts, wall, f"vf-lite eval · model {model}")
+    if out.metadata.get("cache"):
+        summary["cache"] = out.metadata["cache"]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     plot_path: str | None = None
     if not args.no_plot:
@@ -415,6 +446,11 @@ def run_eval(args: argparse.Namespace) -> int:
             print(f"vf-lite: no plot: {exc}", file=sys.stderr)
     header = f"vf-lite eval {args.env_id} · model {model}"
     print(format_table(summary, header, {"results": str(run_dir), "plot": plot_path}))
+    if task_tables:
+        print("\n" + task_tables)
+    if summary.get("cache"):
+        c = summary["cache"]
+        print(f"response cache: {c['hits']} hits / {c['misses']} misses ({c['path']})")
     sys.stdout.flush()
     failed = sum(summary["errors"].values())
     crash = next((r["error"] for r in out.rows if (r.get("error") or {}).get("category") == "model_crashed"), None)

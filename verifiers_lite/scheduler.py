@@ -157,7 +157,7 @@ async def generate(
         "independent_scoring": independent_scoring,
         "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
-        **({"tasks": env.task_metadata()} if hasattr(env, "task_metadata") else {}),
+        **({"tasks": env.task_metadata(prepared)} if hasattr(env, "task_metadata") else {}),
         "max_concurrent": limit,
         "library_version": _version(),
         "start_time": time.time(),

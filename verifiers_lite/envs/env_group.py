@@ -113,9 +113,14 @@ class EnvGroup(Environment):
     def names(self) -> list[str]:
         return list(self.envs)
 
-    def task_metadata(self) -> dict[str, dict[str, Any]]:
-        """Per task: the member's env_id and pass criterion (saved in the run's metadata)."""
-        return {n: {"env_id": e.env_id, "pass_criterion": e.pass_criterion.to_dict()} for n, e in self.envs.items()}
+    def task_metadata(self, inputs: list[RolloutInput] | None = None) -> dict[str, dict[str, Any]]:
+        """Per task: the member's env_id, pass criterion and (given a run's ``inputs``) how many
+        examples of it the run holds; saved in the run's metadata."""
+        counts: dict[str, set[Any]] = {n: set() for n in self.envs}
+        for inp in inputs or []:
+            counts.setdefault(str(inp.get("task")), set()).add(inp.get("example_id"))
+        return {n: {"env_id": e.env_id, "pass_criterion": e.pass_criterion.to_dict(),
+                    "num_examples": len(counts[n])} for n, e in self.envs.items()}
 
     # -- data ---------------------------------------------------------------------------------
 

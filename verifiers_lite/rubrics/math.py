@@ -42,7 +42,9 @@ def verify_answer(candidate: str | None, gold: Any) -> float:
         return 0.0
     mv = _math_verify()
     gold_text = str(gold)
-    parsed_gold = mv.parse(gold_text, parsing_timeout=None) or mv.parse(f"${gold_text}$", parsing_timeout=None)
+    # A bare gold answer ("\\{1, 2\\}", "\\frac{1}{2}") is LaTeX math: read it as such first.
+    wrapped = gold_text if "$" in gold_text or "\\boxed" in gold_text else f"${gold_text}$"
+    parsed_gold = mv.parse(wrapped, parsing_timeout=None) or mv.parse(gold_text, parsing_timeout=None)
     parsed = mv.parse(candidate, parsing_timeout=None)
     if not parsed_gold or not parsed:
         return 0.0
