@@ -1,8 +1,11 @@
-"""RayExecutor on a local Ray cluster: same results as in-process, worker death, cross-executor resume."""
+"""RayExecutor on a local Ray cluster: same results as in-process, worker death and its cause,
+the survivors' concurrency, cross-executor resume."""
 
 from __future__ import annotations
 
+import importlib
 import os
+import uuid
 
 import pytest
 
@@ -10,6 +13,7 @@ import verifiers_lite as vf
 from verifiers_lite.results.store import read_rows
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'verifiers_lite[ray]'")
+from verifiers_lite.executors.ray import WorkerStartError  # noqa: E402
 
 N, R = 12, 3
 
@@ -102,3 +106,59 @@ def test_workers_are_reused_across_runs_with_the_same_configuration(ray_cluster,
     assert ray.get([w.pid.remote() for w in executor.workers]) != pids
     executor.shutdown()
     assert executor.workers == []
+
+
+def test_a_worker_that_cannot_build_the_environment_fails_the_run_with_its_cause(
+        ray_cluster, fake_server, tmp_path, monkeypatch):
+    # A reward function from a module only on the driver's path: workers cannot unpickle it.
+    name = f"driver_only_{uuid.uuid4().hex[:8]}"
+    (tmp_path / f"{name}.py").write_text("def correct(completion, answer):\n    return 1.0\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    module = importlib.import_module(name)
+    env = vf.SingleTurnEnv(dataset=[{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(20)],
+                           rubric=vf.Rubric([module.correct]))
+    logs: list[str] = []
+    with pytest.raises(WorkerStartError, match=f"ModuleNotFoundError: No module named '{name}'") as caught:
+        env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", on_log=logs.append,
+                          progress=False, executor=vf.RayExecutor(num_workers=2))
+    assert "no Ray worker could start" in str(caught.value)
+    assert any(f"No module named '{name}'" in m for m in logs)  # on_log hears it as it happens
+    assert fake_server.stats()["requests"] == 0
+
+
+def test_the_cause_reaches_the_rows_when_every_worker_dies(ray_cluster, fake_server):
+    fake_server.configure(latency_ms=40)
+    executor = vf.RayExecutor(num_workers=2)
+    logs: list[str] = []
+
+    def kill_all(stats, rows):
+        if executor.workers and all(executor.alive):
+            for w in executor.workers:
+                ray.kill(w)
+
+    out = _env().evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=R,
+                               on_progress=kill_all, on_log=logs.append, max_concurrent=2, progress=False,
+                               executor=executor)
+    failed = [r for r in out.rows if r["error"]]
+    assert len(out.rows) == N * R and failed
+    assert all("all Ray workers died" in r["error"]["message"] and "first failure: worker" in r["error"]["message"]
+               for r in failed)
+    assert out.metadata["status"] == "completed_with_errors"
+    assert len(out.metadata["worker_failures"]) == 2
+    assert sum("died" in m for m in logs) == 2
+
+
+def test_survivors_take_over_a_dead_workers_share_of_max_concurrent(ray_cluster, fake_server):
+    executor = vf.RayExecutor(num_workers=2)
+    client, env = vf.ChatClient(fake_server.base_url), _env()
+    env.evaluate_sync(client, "fake-arith", num_examples=2, max_concurrent=4, progress=False, executor=executor)
+    ray.kill(executor.workers[0])  # the next run reuses the workers and finds this one dead
+    fake_server.reset()
+    fake_server.configure(latency_ms=300)
+    logs: list[str] = []
+    out = env.evaluate_sync(client, "fake-arith", rollouts_per_example=R, max_concurrent=4, progress=False,
+                            on_log=logs.append, executor=executor)
+    assert all(r["error"] is None for r in out.rows) and len(out.rows) == N * R
+    assert out.metadata["workers"][0]["alive"] is False and any("worker 0 died" in m for m in logs)
+    # Worker 1 alone keeps the run's 4 requests in flight (its own share was 2).
+    assert fake_server.stats()["max_in_flight"] == 4

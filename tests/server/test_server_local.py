@@ -17,11 +17,13 @@ import pytest
 from srv_helpers import REPO, free_port
 
 from verifiers_lite.clients import ChatClient
+from verifiers_lite.executors.remote import RemoteExecutor
 from verifiers_lite.registry import load_environment
 from verifiers_lite.server import LocalBackend, RolloutClient
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.server.types import RolloutRequest
+from verifiers_lite.sync import run_sync
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"
@@ -61,45 +63,33 @@ def served(fake: FakeServerProcess, tmp_path_factory: pytest.TempPathFactory) ->
     proc.wait(30)
 
 
-async def test_forwarded_rollouts_equal_in_process(fake: FakeServerProcess, served: str) -> None:
-    local_env = load_environment("arithmetic", num_examples=20)
-    inputs = local_env.get_eval_inputs(8, 1, False, 0)
+def test_remote_executor_rows_equal_in_process(fake: FakeServerProcess, served: str) -> None:
     client = ChatClient(fake.base_url)
-    local = [await local_env.run_rollout(i, client, MODEL, SAMPLING) for i in inputs]
-    remote_env = load_environment("arithmetic", num_examples=20)
-    async with RolloutClient(served, api_key="k3y") as rc:
-        remote_env.env_client = rc
-        remote = list(await asyncio.gather(
-            *(remote_env.run_rollout(i, client, MODEL, SAMPLING) for i in inputs)))
-        health = await rc.health()
-    await client.aclose()
-    keys = ["example_id", "prompt", "completion", "answer", "reward", "metrics", "task", "info", "error"]
-    for a, b in zip(local, remote, strict=True):
-        assert {k: a[k] for k in keys} == {k: b[k] for k in keys}
-    assert 0 < sum(r["reward"] for r in remote) < len(remote)  # real, varied rewards
+    kw: dict[str, Any] = dict(rollouts_per_example=2, progress=False, sampling_args=SAMPLING)
+    local = load_environment("arithmetic", num_examples=20).evaluate_sync(client, MODEL, 8, **kw)
+    rc = RolloutClient(served, api_key="k3y")
+    remote = load_environment("arithmetic", num_examples=20).evaluate_sync(
+        client, MODEL, 8, executor=RemoteExecutor(rc), **kw)
+    health = run_sync(rc.health())
+    run_sync(rc.aclose())
+    keys = ["example_id", "rollout_index", "prompt", "completion", "answer", "reward", "metrics", "advantage",
+            "task", "info", "error"]
+    assert [{k: r[k] for k in keys} for r in local.rows] == [{k: r[k] for k in keys} for r in remote.rows]
+    assert 0 < sum(r["reward"] for r in remote.rows) < len(remote.rows)  # real, varied rewards
     assert health["backend"] == "local" and health["environment"] == "SingleTurnEnv"
+    assert health["completed"] >= 16
 
 
-async def test_forwarded_group_scoring(fake: FakeServerProcess, served: str) -> None:
-    env = load_environment("arithmetic", num_examples=20)
-    inputs = env.get_eval_inputs(1, 3, False, 0)
+async def test_failed_model_call_comes_back_as_an_unscored_state_with_its_error(served: str) -> None:
     async with RolloutClient(served, api_key="k3y") as rc:
-        env.env_client = rc
-        rows = await env.run_group(inputs, ChatClient(fake.base_url), MODEL, {"temperature": 0.7})
-    assert len(rows) == 3
-    assert abs(sum(r["advantage"] for r in rows)) < 1e-9
-
-
-async def test_failed_model_call_becomes_failure_with_row(served: str) -> None:
-    async with RolloutClient(served, api_key="k3y") as rc:
-        row = await rc.forward_rollout(
+        state = await rc.run_state(
             {"prompt": [{"role": "user", "content": "What is 1 + 1?"}], "answer": "2",
              "example_id": 3, "info": {}, "task": "arithmetic"},
             chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model=MODEL,
             sampling_args=None,
         )
-    assert row["reward"] is None and row["error"]["category"]  # errored: not scored
-    assert row["example_id"] == 3
+    assert state["reward"] is None and state["error"]["category"] == "model_connection"
+    assert state["example_id"] == 3 and state["stop_reason"] == "error"
 
 
 def _backend_and_service(env: Any, **kw: Any) -> tuple[LocalBackend, RolloutService]:

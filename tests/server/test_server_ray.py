@@ -1,4 +1,4 @@
-"""Rollout servers deployed as Ray actors, behind one RolloutClientPool."""
+"""Rollout servers deployed as Ray actors, behind one RolloutClientPool and a RemoteExecutor."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from verifiers_lite.clients import ChatClient
+from verifiers_lite.executors.remote import RemoteExecutor
 from verifiers_lite.registry import load_environment
 from verifiers_lite.server import RolloutClientPool, deploy_rollout_servers
 from verifiers_lite.testing.fake_server import FakeServerProcess
@@ -40,9 +41,8 @@ async def test_pool_over_ray_servers_equals_in_process(servers: Any, fake_server
                                    sampling_args=SAMPLING)
     remote_env = load_environment("arithmetic", **ARGS)
     async with RolloutClientPool(servers) as pool:
-        remote_env.env_client = pool
         remote = await remote_env.generate(inputs, client, MODEL, progress=False, independent_scoring=True,
-                                   sampling_args=SAMPLING)
+                                           sampling_args=SAMPLING, executor=RemoteExecutor(pool))
         health = await pool.health()
     await client.aclose()
     keys = ["example_id", "prompt", "completion", "answer", "reward", "metrics", "error"]

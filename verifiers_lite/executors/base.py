@@ -40,3 +40,19 @@ class Executor(Protocol):
     async def run(self, unit: WorkUnit) -> list[dict[str, Any]]: ...
     def summary(self) -> dict[str, Any]: ...
     async def close(self) -> None: ...
+
+
+def endpoint_specs(client: Any, who: str) -> list[tuple[str, str | None]]:
+    """(base_url, api_key) of each model endpoint: what another process needs to reach them.
+    ``who`` (the executor) is named when a client has no base_url."""
+    items = client if isinstance(client, (list, tuple)) else [client]
+    specs: list[tuple[str, str | None]] = []
+    for c in items:
+        if isinstance(c, str):
+            specs.append((c.rstrip("/"), None))
+            continue
+        base_url = str(getattr(c, "base_url", "") or "")
+        if not base_url:
+            raise TypeError(f"{who} needs clients with a base_url to reach them from another process; got {c!r}")
+        specs.append((base_url.rstrip("/"), getattr(c, "api_key", None)))
+    return specs

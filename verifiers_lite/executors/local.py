@@ -21,10 +21,13 @@ class LocalExecutor:
     def __init__(self) -> None:
         self.ctx: RunContext | None = None
         self.router: EndpointRouter | None = None
+        self.semaphore: asyncio.Semaphore | None = None
+        self.limit = 0
 
     async def start(self, ctx: RunContext, group_size: int) -> int:
         self.ctx = ctx
         semaphore = asyncio.Semaphore(ctx.max_concurrent) if ctx.max_concurrent else None
+        self.semaphore, self.limit = semaphore, ctx.max_concurrent or 0
 
         def report_failing(s: EndpointStats, exc: BaseException) -> None:
             ctx.on_log(f"endpoint {s.name} keeps failing ({s.streak} errors in a row; last: {exc})")
@@ -44,6 +47,13 @@ class LocalExecutor:
         for r in rows:
             r["endpoint"] = endpoint.stats.name
         return rows
+
+    def widen(self, limit: int) -> None:
+        """Raise the bound on requests in flight mid-run (never lowers it)."""
+        if self.semaphore is not None:
+            for _ in range(limit - self.limit):
+                self.semaphore.release()  # an asyncio.Semaphore may grow past its start value
+            self.limit = max(self.limit, limit)
 
     def summary(self) -> dict[str, Any]:
         return {"executor": "local", "endpoints": self.router.summary() if self.router else []}

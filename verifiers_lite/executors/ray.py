@@ -2,7 +2,10 @@
 
 Results come back to the driver as each group finishes, so the driver's results store, resume,
 progress and callbacks work unchanged. A worker that dies mid-run has its unfinished groups
-re-run on the surviving workers: groups stay whole, nothing is lost or duplicated.
+re-run on the surviving workers, which take over its share of ``max_concurrent``: groups stay
+whole, nothing is lost or duplicated. Why a worker died (e.g. a ``ModuleNotFoundError`` while
+building the environment) is reported through ``on_log``, and reaches the rows and the caller
+when no worker is left; a run none of whose workers can start fails at once with that cause.
 
     ray.init(num_cpus=2)              # a local cluster; or ray.init(address="auto") on a cluster
     env.evaluate_sync(client, model, executor=vf.RayExecutor(num_workers=2))
@@ -13,9 +16,10 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
+import re
 from typing import Any
 
-from verifiers_lite.executors.base import RunContext, WorkUnit
+from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 
 RAY_HINT = "RayExecutor needs Ray: pip install 'verifiers_lite[ray]'"
 
@@ -28,19 +32,22 @@ def _import_ray() -> Any:
     return ray
 
 
-def endpoint_specs(client: Any) -> list[tuple[str, str | None]]:
-    """(base_url, api_key) of each endpoint: what a remote worker needs to rebuild its clients."""
-    items = client if isinstance(client, (list, tuple)) else [client]
-    specs: list[tuple[str, str | None]] = []
-    for c in items:
-        if isinstance(c, str):
-            specs.append((c, None))
-            continue
-        base_url = str(getattr(c, "base_url", "") or "")
-        if not base_url:
-            raise TypeError(f"RayExecutor needs clients with a base_url to rebuild them on workers; got {c!r}")
-        specs.append((base_url.rstrip("/"), getattr(c, "api_key", None)))
-    return specs
+class WorkerStartError(RuntimeError):
+    """No Ray worker could start (the message carries the first worker's exception)."""
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+_EXC_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Exit|Interrupt|Warning)\b")
+
+
+def failure_text(exc: BaseException) -> str:
+    """The worker's own exception (``ModuleNotFoundError: No module named 'x'``), not Ray's
+    wrapper: Ray puts the worker's traceback in its message, ending with that line."""
+    lines = [ln.rstrip() for ln in _ANSI.sub("", str(exc)).splitlines() if ln.strip()]
+    for line in reversed(lines):
+        if _EXC_LINE.match(line) and not line.startswith("ray."):
+            return line[:500]
+    return f"{type(exc).__name__}: {lines[0][:500] if lines else 'no message'}"
 
 
 class _EnvWorker:
@@ -58,16 +65,27 @@ class _EnvWorker:
 
             self.env = load_environment(env_spec["env_id"], **env_spec["env_args"])
         self.clients = [ChatClient(url, key) for url, key in endpoints]
-        self.args = (model, sampling_args, max_concurrent, independent, score)
+        self.args = (model, sampling_args, independent, score)
+        self.limit = max_concurrent
         self.executor: Any = None
+
+    async def ready(self) -> bool:
+        """Answered once the environment is built (a failed build raises on the caller's side)."""
+        return True
+
+    async def set_limit(self, limit: int) -> None:
+        """Raise this worker's bound on requests in flight (it takes over a dead worker's share)."""
+        self.limit = max(self.limit, limit)
+        if self.executor is not None:
+            self.executor.widen(self.limit)
 
     async def run_unit(self, example_id: Any, inputs: list[dict[str, Any]], indices: list[int]) -> list[dict[str, Any]]:
         from verifiers_lite.executors.local import LocalExecutor
 
         if self.executor is None:
-            model, sampling_args, limit, independent, score = self.args
+            model, sampling_args, independent, score = self.args
             self.executor = LocalExecutor()
-            ctx = RunContext(self.env, self.clients, model, sampling_args, limit, independent, print, score)
+            ctx = RunContext(self.env, self.clients, model, sampling_args, self.limit, independent, print, score)
             await self.executor.start(ctx, len(inputs))
         return await self.executor.run(WorkUnit(example_id, inputs, indices))
 
@@ -82,7 +100,9 @@ class RayExecutor:
 
     The environment is rebuilt on each worker from its env id and args when it is a registered
     environment (``vf.load_environment``), else shipped pickled. Endpoints are split between
-    workers (each group sticks to one endpoint of its worker); ``max_concurrent`` is split too.
+    workers (each group sticks to one endpoint of its worker); ``max_concurrent`` is split too,
+    over the workers alive. ``start`` waits for the first worker to be up and raises
+    :class:`WorkerStartError` when none can start.
     """
 
     def __init__(self, num_workers: int = 2, *, address: str | None = None,
@@ -99,7 +119,9 @@ class RayExecutor:
         self.in_flight: list[int] = []
         self.units_done: list[int] = []
         self.lost_units = 0
+        self.failures: list[str] = []  # "worker i: <its exception>", in the order they died
         self.ctx: RunContext | None = None
+        self._total_limit = 0
         # Workers outlive one generate() when the next run has the same configuration, so a
         # training loop calling generate each step does not pay actor start-up every step.
         self.keep_alive = keep_alive
@@ -110,7 +132,8 @@ class RayExecutor:
         if not ray.is_initialized():
             ray.init(address=self.address, **{"log_to_driver": False, "include_dashboard": False, **self.init_kwargs})
         self.ctx = ctx
-        endpoints = endpoint_specs(ctx.client)
+        self._total_limit = ctx.max_concurrent or 1024
+        endpoints = endpoint_specs(ctx.client, "RayExecutor")
         spec = _env_spec(ctx.env)
         per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
         config = (repr(spec.get("env_id")), repr(spec.get("env_args")), id(spec.get("env")), endpoints,
@@ -124,25 +147,68 @@ class RayExecutor:
                     spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent, ctx.score))
             self.alive = [True] * self.num_workers
             self._config = config
+            self.failures = []
+            await self._first_worker_up()
         self.in_flight = [0] * self.num_workers
         self.units_done = [0] * self.num_workers
         self.lost_units = 0
         return self.num_workers * (math.ceil(per_worker / max(1, group_size)) + 1)
+
+    async def _first_worker_up(self) -> None:
+        """Wait until one worker has built its environment; raise with the cause if none can.
+        Workers still starting are left to come up (or fail) while the run goes on."""
+        async def ready(i: int) -> bool:
+            try:
+                await self.workers[i].ready.remote()
+            except Exception as exc:  # the actor died building the environment (or was killed)
+                self._worker_failed(i, exc)
+                return False
+            return True
+
+        pending = {asyncio.ensure_future(ready(i)) for i in range(self.num_workers)}
+        try:
+            while pending:
+                done, pending = await asyncio.wait(pending, return_when=asyncio.FIRST_COMPLETED)
+                if any(t.result() for t in done):
+                    return
+        finally:
+            for t in pending:
+                t.cancel()
+        self.shutdown()
+        raise WorkerStartError(
+            f"no Ray worker could start ({self.num_workers} tried); first failure: {self.failures[0]}"
+        )
+
+    def _worker_failed(self, i: int, exc: BaseException) -> None:
+        """Mark worker ``i`` dead once, say why, and give its share of max_concurrent to the others."""
+        if not self.alive[i]:
+            return
+        self.alive[i] = False
+        self.failures.append(f"worker {i}: {failure_text(exc)}")
+        survivors = [k for k, ok in enumerate(self.alive) if ok]
+        if self.ctx is not None:
+            where = "re-running its groups elsewhere" if survivors else "no worker left"
+            self.ctx.on_log(f"Ray worker {i} died ({self.failures[-1].split(': ', 1)[1]}); {where}")
+        if survivors and self._total_limit:
+            share = math.ceil(self._total_limit / len(survivors))
+            for k in survivors:
+                self.workers[k].set_limit.remote(share)  # fire and forget: a dead one just drops it
 
     async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
         ray = _import_ray()
         while True:
             candidates = [i for i, ok in enumerate(self.alive) if ok]
             if not candidates:
-                raise RuntimeError("all Ray workers died; the remaining groups were not run")
+                raise RuntimeError(
+                    "all Ray workers died; the remaining groups were not run (first failure: "
+                    f"{self.failures[0] if self.failures else 'unknown'})"
+                )
             i = min(candidates, key=lambda k: self.in_flight[k])
             self.in_flight[i] += 1
             try:
                 rows = await self.workers[i].run_unit.remote(unit.example_id, unit.inputs, unit.indices)
             except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as exc:
-                if self.alive[i] and self.ctx is not None:
-                    self.ctx.on_log(f"Ray worker {i} died ({type(exc).__name__}); re-running its groups elsewhere")
-                self.alive[i] = False
+                self._worker_failed(i, exc)
                 self.lost_units += 1
                 continue
             finally:
@@ -155,7 +221,7 @@ class RayExecutor:
     def summary(self) -> dict[str, Any]:
         return {"executor": "ray", "workers": [
             {"worker": i, "alive": a, "units": n} for i, (a, n) in enumerate(zip(self.alive, self.units_done, strict=True))
-        ], "rerun_units": self.lost_units}
+        ], "rerun_units": self.lost_units, "worker_failures": list(self.failures)}
 
     async def close(self) -> None:
         """End of a run: workers stay up for the next run unless ``keep_alive=False``."""

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..clients.retry import ADMISSION_RETRY_AFTER
 from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError, missing_server_dependency
 from .handle import RolloutHandle
 from .polling import detail, poll_result
@@ -16,7 +17,6 @@ from .retry import (
     WAIT_IDLE_RETRY_STATUSES,
     Clock,
     SystemClock,
-    parse_retry_after,
 )
 from .transport import AiohttpTransport, HttpxTransport, Reply, Transport
 from .types import RolloutAccepted, RolloutResultResponse
@@ -173,7 +173,7 @@ class RolloutClient:
                     f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {detail(resp)}",
                     status_code=resp.status_code,
                 )
-            wait = parse_retry_after(resp.headers.get("Retry-After"), _body_hint(resp))
+            wait = ADMISSION_RETRY_AFTER.seconds(resp.headers.get("Retry-After"), _body_hint(resp))
             if deadline is not None and clock.now() + wait >= deadline:
                 raise RolloutAdmissionTimeoutError(
                     f"admission of {rollout_id!r} still refused (HTTP 429) at admission_timeout_sec",
@@ -272,7 +272,7 @@ class RolloutClient:
 
     # -- environment link --------------------------------------------------------------------
 
-    async def forward_rollout(
+    async def run_state(
         self,
         input: dict[str, Any],
         *,
@@ -280,30 +280,40 @@ class RolloutClient:
         llm_api_key: str | None,
         model: str,
         sampling_args: dict[str, Any] | None,
-        score: bool = True,
     ) -> dict[str, Any]:
-        """Run one Environment rollout on the server; return its output row dict."""
-        metadata = {
-            "model": model,
-            "sampling_args": sampling_args,
-            "example_id": input.get("example_id"),
-            "info": input.get("info") or {},
-            "task": input.get("task"),
-        }
-        answer = input.get("answer")
+        """Run one Environment rollout on the server; return its State, unscored and not
+        cleaned up: the caller scores it with the environment's rubric, then runs its cleanup.
+
+        Every column of ``input`` travels with it. A failed rollout keeps its own ``error``;
+        one that ended without a state (cancelled, lease expired, refused) comes back as a
+        state built from ``input`` whose error says why.
+        """
         data = await self._run_raw(_request_body(
             initial_messages=list(input["prompt"]),
             chat_completions_url=chat_completions_url,
             rollout_id=uuid.uuid4().hex,
             llm_api_key=llm_api_key,
-            label=None if answer is None else str(answer),
-            grade=score,
-            metadata=metadata,
+            grade=False,
+            metadata={
+                "model": model,
+                "sampling_args": sampling_args,
+                "return_state": True,
+                "input": {k: v for k, v in input.items() if k != "prompt"},
+            },
         ))
         sample = data.get("sample")
+        status = str(data.get("status"))
         if isinstance(sample, dict):
-            return sample_row(sample, data)  # a serialised RolloutSample: no second validation
-        return failure_row(input, _validated(data))
+            state = sample  # the server's own serialised state: no second validation
+            state.setdefault("timing", {})
+        else:
+            result = _validated(data)
+            status = result.status.value
+            state = failure_state(input, model, None)
+        if status != "success" and not state.get("error"):
+            state["error"] = _row_error(status, data.get("err_category"), data.get("err_message"))
+            state["stop_reason"] = "error"
+        return state
 
 
 def _body_hint(resp: Reply) -> Any:
@@ -357,42 +367,11 @@ def _row_error(status: str, err_category: Any, err_message: Any) -> dict[str, st
     return {"category": category, "message": reason}
 
 
-def sample_row(sample: dict[str, Any], data: dict[str, Any]) -> dict[str, Any]:
-    """The Environment row for a server's sample, as the same rollout gives in-process.
+def failure_state(input: dict[str, Any], model: str, error: dict[str, Any] | None) -> dict[str, Any]:
+    """The State of a rollout that produced none on the server: ``input`` laid out, unscored,
+    with ``error`` (None: the caller fills it in)."""
+    from verifiers_lite.state import new_state
 
-    The row is the sample read as an in-process row is written (``state_to_row``), plus an
-    error when the rollout failed without one (e.g. its grader timed out on the server).
-    """
-    from verifiers_lite.state import state_to_row
-
-    row = state_to_row(sample)
-    if data.get("status") != "success" and not row.get("error"):
-        row["error"] = _row_error(str(data.get("status")), data.get("err_category"), data.get("err_message"))
-        row["stop_reason"] = "error"
-    return row
-
-
-def failure_row(input: dict[str, Any], result: RolloutResultResponse) -> dict[str, Any]:
-    """An output row for a rollout that produced no sample (unscored: reward None, error filled in)."""
-    return {
-        "example_id": input.get("example_id"),
-        "rollout_index": input.get("rollout_index", 0),
-        "trajectory_id": None,
-        "task": input.get("task"),
-        "prompt": input.get("prompt"),
-        "completion": [],
-        "answer": input.get("answer"),
-        "info": input.get("info") or {},
-        "reward": None,
-        "metrics": {},
-        "advantage": None,
-        "turns": 0,
-        "stop_reason": "error",
-        "error": _row_error(
-            result.status.value,
-            result.err_category.value if result.err_category else None,
-            result.err_message,
-        ),
-        "timing": {},
-        "usage": {},
-    }
+    state = new_state(input, model=model, sampling_args=None, tool_defs=None)
+    state.update(error=error, stop_reason="error" if error else None)
+    return state

@@ -1,4 +1,4 @@
-"""``RolloutClientPool``: one env_client over many rollout servers (least-loaded forwarding)."""
+"""``RolloutClientPool``: many rollout servers behind one client (least-loaded forwarding)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ class RolloutClientPool:
     """Forwards each rollout to the server with the fewest rollouts in flight from this pool.
 
     Give it URLs (a :class:`RolloutClient` is built for each, with ``api_key`` and
-    ``admission_timeout_sec``) or ready clients. Use it as an Environment's ``env_client``.
-    Rollouts are independent on the server, so groups need not stick to one server.
+    ``admission_timeout_sec``) or ready clients. ``vf.RemoteExecutor(pool)`` runs a whole
+    ``generate``/``evaluate`` on it. Rollouts are independent on the server (the driver scores
+    groups), so the rollouts of one group need not share a server.
     """
 
     def __init__(
@@ -51,10 +52,10 @@ class RolloutClientPool:
         finally:
             self.in_flight[i] -= 1
 
-    async def forward_rollout(self, input: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        """:meth:`RolloutClient.forward_rollout` on the least-loaded server."""
-        row: dict[str, Any] = await self._on("forward_rollout", input, **kwargs)
-        return row
+    async def run_state(self, input: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+        """:meth:`RolloutClient.run_state` on the least-loaded server."""
+        state: dict[str, Any] = await self._on("run_state", input, **kwargs)
+        return state
 
     async def run_rollout(self, *args: Any, **kwargs: Any) -> RolloutResultResponse:
         """:meth:`RolloutClient.run_rollout` on the least-loaded server."""

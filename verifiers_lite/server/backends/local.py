@@ -5,8 +5,11 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import time
 from pathlib import Path
 from typing import Any
+
+from pydantic_core import to_jsonable_python
 
 from ..backend import RolloutContext
 from ..errors import RolloutFailure
@@ -14,15 +17,17 @@ from ..types import ErrorCategory, RolloutRequest
 
 
 class LocalBackend:
-    """Runs ``env.run_rollout`` in-process, at most ``max_concurrent`` at a time.
+    """Runs the environment's rollouts in-process, at most ``max_concurrent`` at a time.
 
     Admission takes up to ``max_concurrent + max_queued`` rollouts (queued ones wait for a slot;
     ``max_queued`` defaults to ``max_concurrent``), then answers 429 with ``retry_after_sec``.
     The request's ``metadata`` carries ``model`` (else ``model`` given here, else the one model
     the request's ``chat_completions_url`` lists at ``GET /models``), ``sampling_args``,
-    ``example_id``, ``info`` and ``task``; ``label`` is the answer. With ``artifacts_dir`` each
-    finished row, trajectory included, is written to ``<artifacts_dir>/<rollout_id>.json``
-    before the rollout stops counting as active.
+    ``example_id``, ``info`` and ``task`` (or the whole rollout ``input``), and
+    ``return_state``; ``label`` is the answer. A rollout is graded (when asked), then the
+    rubric's cleanup runs once. With ``artifacts_dir`` each finished row, trajectory included,
+    is written to ``<artifacts_dir>/<rollout_id>.json`` before the rollout stops counting as
+    active.
     """
 
     def __init__(
@@ -39,8 +44,6 @@ class LocalBackend:
             raise ValueError("max_concurrent must be at least 1")
         if max_queued is not None and max_queued < 0:
             raise ValueError("max_queued must be 0 or more")
-        if getattr(env, "env_client", None) is not None:
-            raise ValueError("LocalBackend needs an environment without env_client (it would forward)")
         if not math.isfinite(retry_after_sec) or retry_after_sec <= 0:
             raise ValueError("retry_after_sec must be finite and positive")
         self.env = env
@@ -83,45 +86,50 @@ class LocalBackend:
             )
 
     async def execute(self, request: RolloutRequest, ctx: RolloutContext) -> dict[str, Any]:
-        """Queue for a slot, run the rollout, grade it, persist artifacts; return the row.
+        """Queue for a slot, run the rollout, grade it, clean up, persist artifacts; return the row.
 
         ``agent_timeout_sec`` and ``grader_timeout_sec`` bound their own stage: time spent
         queued for a slot counts toward neither (the polling lease bounds a forgotten rollout).
+        With ``metadata.return_state`` (and ``grade=false``) the result is the rollout's whole
+        State, unscored and not cleaned up: the caller scores it and runs the rubric's cleanup.
         """
+        meta = dict(request.metadata or {})
+        return_state = bool(meta.get("return_state"))
+        if return_state and request.grade:
+            raise RolloutFailure(
+                ErrorCategory.VALIDATION_ERROR,
+                "metadata.return_state asks for the unscored state, which the caller grades: "
+                "send grade=false with it",
+            )
         if request.grade:
             self._check_grading(request)
-        meta = dict(request.metadata or {})
-        rollout_input = {
-            "prompt": request.initial_messages,
-            "answer": request.label if request.label is not None else "",
-            "info": meta.get("info") or {},
-            "task": meta.get("task") or "default",
-            "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
-        }
+        rollout_input = _rollout_input(request, meta)
         async with self._sem:
             if ctx.cancel_requested.is_set():
                 raise asyncio.CancelledError()  # cancelled while queued: the slot runs nothing
             ctx.set_status("running")
             model = meta.get("model") or self.model or await self._served_model(request)
             client = self._client(request.chat_completions_url, request.llm_api_key)
+            started = time.perf_counter()
             task = asyncio.ensure_future(
-                self.env.run_rollout(rollout_input, client, model, meta.get("sampling_args"), score=False)
+                self.env.rollout_state(rollout_input, client, model, meta.get("sampling_args"))
             )
             self._running[request.rollout_id] = task
             try:
-                row = await asyncio.wait_for(task, request.agent_timeout_sec)
+                state = await asyncio.wait_for(task, request.agent_timeout_sec)
             except TimeoutError as exc:
                 raise RolloutFailure(
                     ErrorCategory.TIMEOUT, f"agent did not finish within {request.agent_timeout_sec}s"
                 ) from exc
             finally:
                 self._running.pop(request.rollout_id, None)
-            if ctx.cancel_requested.is_set():
-                raise asyncio.CancelledError()
-            row["reward"] = row["advantage"] = None  # ungraded until the grader says otherwise
-            if request.grade and not row.get("error"):
-                ctx.set_status("grading")
-                row = await self._grade(row, request.grader_timeout_sec)
+            if return_state:
+                if ctx.cancel_requested.is_set():
+                    raise asyncio.CancelledError()
+                # Whatever the environment put on its state must cross as JSON.
+                row: dict[str, Any] = to_jsonable_python(state, fallback=repr)
+            else:
+                row = await self._grade_and_clean(state, request, ctx, started)
             if self.artifacts_dir is not None:
                 await asyncio.to_thread(self._persist, request.rollout_id, row)
         self.completed += 1
@@ -134,21 +142,29 @@ class LocalBackend:
             self._models[key] = await discover_model(*key)
         return self._models[key]
 
-    async def _grade(self, row: dict[str, Any], timeout: float | None) -> dict[str, Any]:
-        from verifiers_lite.state import state_to_row
-
-        state = dict(row)
-        try:
-            await asyncio.wait_for(self.env.rubric.score_rollout(state), timeout)
-        except TimeoutError as exc:
-            # The rollout itself finished: its (ungraded) row stays with the failure.
-            raise RolloutFailure(
-                ErrorCategory.TIMEOUT, f"grader did not finish within {timeout}s", sample=row
-            ) from exc
-        graded = state_to_row(state)
+    async def _grade_and_clean(
+        self, state: dict[str, Any], request: RolloutRequest, ctx: RolloutContext, started: float
+    ) -> dict[str, Any]:
+        """Grade (when asked), then the rubric's cleanup exactly once, then the row."""
+        timed_out: TimeoutError | None = None
+        if request.grade and not state.get("error") and not ctx.cancel_requested.is_set():
+            ctx.set_status("grading")
+            try:
+                await asyncio.wait_for(self.env.rubric.score_rollout(state), request.grader_timeout_sec)
+            except TimeoutError as exc:
+                timed_out = exc
+                state["reward"] = state["advantage"] = None  # the rollout stays, ungraded
+        row = (await self.env.finish_group([state], score=False, started=started))[0]
+        if ctx.cancel_requested.is_set():
+            raise asyncio.CancelledError()
         if state.get("remove_sample"):
-            graded["remove_sample"] = True  # a reward function asked to drop this sample
-        return graded
+            row["remove_sample"] = True  # a reward function asked to drop this sample
+        if timed_out is not None:
+            raise RolloutFailure(
+                ErrorCategory.TIMEOUT, f"grader did not finish within {request.grader_timeout_sec}s",
+                sample=row,
+            ) from timed_out
+        return row
 
     def _persist(self, rollout_id: str, row: dict[str, Any]) -> None:
         assert self.artifacts_dir is not None
@@ -198,3 +214,18 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
             f"no model: the request's metadata has no 'model', the server has no default model "
             f"(vf-lite serve --model) and {url} did not name one ({type(exc).__name__}: {exc})",
         ) from exc
+
+
+def _rollout_input(request: RolloutRequest, meta: dict[str, Any]) -> dict[str, Any]:
+    """The Environment input: ``metadata.input`` as sent (every dataset column kept), else
+    built from the request's messages, label and metadata fields."""
+    given = meta.get("input")
+    if isinstance(given, dict):
+        return {**given, "prompt": request.initial_messages}
+    return {
+        "prompt": request.initial_messages,
+        "answer": request.label if request.label is not None else "",
+        "info": meta.get("info") or {},
+        "task": meta.get("task") or "default",
+        "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
+    }
