@@ -49,6 +49,7 @@ _LAZY: dict[str, str] = {
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
+    "RemoteExecutor": "verifiers_lite.executors.remote",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
     "PassCriterion": "verifiers_lite.results.metrics",
@@ -122,6 +123,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
+    from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.notebook.plots import (
         plot_advantages,
         plot_pass_at_k,

@@ -24,7 +24,10 @@ from verifiers_lite.state import State, new_state, record_response, state_to_row
 if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
 
-_FINAL_METHODS = ("run_rollout", "run_group", "generate", "evaluate", "generate_sync", "evaluate_sync")
+_FINAL_METHODS = (
+    "run_rollout", "run_group", "rollout_state", "finish_group",
+    "generate", "evaluate", "generate_sync", "evaluate_sync",
+)
 
 # The states init_state() laid out during the current rollout attempt, so a rollout that fails
 # half-way is recorded with what it did (trajectory, usage, timing), not as an empty row.
@@ -57,7 +60,6 @@ class Environment(ABC):
         max_retries: int = 0,
         rollout_timeout: float | None = None,
         tool_defs: list[dict[str, Any]] | None = None,
-        env_client: Any = None,
         env_args: dict[str, Any] | None = None,
         score_rollouts: bool = True,
     ) -> None:
@@ -78,7 +80,6 @@ class Environment(ABC):
         self.max_retries = max_retries
         self.rollout_timeout = rollout_timeout
         self.tool_defs = tool_defs
-        self.env_client = env_client
         self.env_args = dict(env_args or {})
         self.score_rollouts = score_rollouts  # False: generate/evaluate return unscored rows
         if self.env_id is None:
@@ -226,15 +227,8 @@ class Environment(ABC):
         except TimeoutError as exc:
             raise RolloutTimeoutError(f"rollout did not finish within rollout_timeout={self.rollout_timeout:g}s") from exc
 
-    async def _run_group_states(
-        self, inputs: list[RolloutInput], client: ModelClient, model: str,
-        sampling_args: dict[str, Any] | None, score: bool, first_index: int = 0,
-    ) -> list[State]:
-        t0 = time.perf_counter()
-        states = list(await asyncio.gather(*(
-            self._rollout_with_retries(inp, client, model, sampling_args, first_index + i)
-            for i, inp in enumerate(inputs)
-        )))
+    async def _finish(self, states: list[State], score: bool, started: float) -> list[dict[str, Any]]:
+        # Scoring first, then cleanup exactly once per rollout, then the row.
         if score:
             t1 = time.perf_counter()
             await self.rubric.score_group(states)
@@ -242,8 +236,8 @@ class Environment(ABC):
                 s["timing"]["scoring_ms"] = (time.perf_counter() - t1) * 1000
         for s in states:
             await self._cleanup(s)
-            s["timing"]["total_ms"] = (time.perf_counter() - t0) * 1000
-        return states
+            s["timing"]["total_ms"] = (time.perf_counter() - started) * 1000
+        return [state_to_row(s) for s in states]
 
     async def _cleanup(self, state: State) -> None:
         """Run the rubric's cleanup; a failure is recorded on this rollout's row only, which
@@ -265,10 +259,7 @@ class Environment(ABC):
     ) -> dict[str, Any]:
         """One rollout, scored alone: rollout -> rubric -> cleanup -> output row. Never raises
         for a failed rollout: the row carries ``error``."""
-        if self.env_client is not None:
-            return await self._forward(input, client, model, sampling_args, score, rollout_index)
-        states = await self._run_group_states([input], as_model_client(client), model, sampling_args, score, rollout_index)
-        return state_to_row(states[0])
+        return (await self._run_states([input], client, model, sampling_args, score, rollout_index))[0]
 
     @final
     async def run_group(
@@ -276,30 +267,38 @@ class Environment(ABC):
         *, score: bool = True,
     ) -> list[dict[str, Any]]:
         """The rollouts of one example, scored together (group advantages)."""
-        if not inputs:
-            return []
-        if self.env_client is not None:
-            rows = list(await asyncio.gather(*(
-                self._forward(inp, client, model, sampling_args, False, i) for i, inp in enumerate(inputs)
-            )))
-            states = [dict(r) for r in rows]
-            if score:
-                await self.rubric.score_group(states)
-            return [state_to_row(s) for s in states]
-        states = await self._run_group_states(inputs, as_model_client(client), model, sampling_args, score)
-        return [state_to_row(s) for s in states]
+        return await self._run_states(inputs, client, model, sampling_args, score, 0) if inputs else []
 
-    async def _forward(
-        self, inp: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None,
-        score: bool, rollout_index: int,
-    ) -> dict[str, Any]:
-        base_url = str(getattr(client, "base_url", "") or "")
-        row = await self.env_client.forward_rollout(
-            dict(inp), chat_completions_url=base_url, llm_api_key=getattr(client, "api_key", None),
-            model=model, sampling_args={**self.sampling_args, **(sampling_args or {})}, score=score,
-        )
-        row["rollout_index"] = rollout_index
-        return row
+    async def _run_states(
+        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None,
+        score: bool, first_index: int,
+    ) -> list[dict[str, Any]]:
+        t0 = time.perf_counter()
+        model_client = as_model_client(client)
+        states = list(await asyncio.gather(*(
+            self._rollout_with_retries(inp, model_client, model, sampling_args, first_index + i)
+            for i, inp in enumerate(inputs)
+        )))
+        return await self._finish(states, score, t0)
+
+    @final
+    async def rollout_state(
+        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        *, rollout_index: int = 0,
+    ) -> State:
+        """One rollout's State, unscored and not cleaned up (retries and ``rollout_timeout``
+        apply): what runs where the model calls are made when scoring happens elsewhere.
+        Hand the states to :meth:`finish_group` to score them and run the rubric's cleanup."""
+        return await self._rollout_with_retries(input, as_model_client(client), model, sampling_args, rollout_index)
+
+    @final
+    async def finish_group(
+        self, states: list[State], *, score: bool = True, started: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Score states made by :meth:`rollout_state` as one group, run the rubric's cleanup once
+        on each, and return their output rows. ``started`` (``time.perf_counter()``) is when the
+        group began, for ``timing.total_ms``."""
+        return await self._finish(states, score, time.perf_counter() if started is None else started)
 
     # -- layer 3 (final) -----------------------------------------------------------------------
 
