@@ -78,3 +78,18 @@ def test_rollout_rows_carry_training_fields_and_batch_aligns_logprobs() -> None:
     # ScriptedSampler's logprob of token t is -((t % 7) + 1) / 10: check the alignment.
     expected = [-((tok % 7) + 1) / 10 for tok in template.encode("ok") + [2]]
     assert [b["logprobs"][0][i] for i in sampled_at] == pytest.approx(expected)
+
+
+def test_generate_outputs_passes_batch_options() -> None:
+    import verifiers_lite as vf
+    from verifiers_lite.rollout import TokenClient
+
+    template = toy_template()
+    env = vf.SingleTurnEnv(dataset=[{"question": "q", "answer": "a"}])
+    client = TokenClient(ScriptedSampler(template, lambda p: "ok"), template)
+    out = env.evaluate_sync(client, "toy", progress=False)
+    plain = out.to_training_batch()
+    shifted = out.to_training_batch(shift_labels=True, max_length=5, truncation="right")
+    assert shifted["input_ids"] == [plain["input_ids"][0][:5]]
+    assert shifted["labels"] == [plain["labels"][0][1:5] + [X]]
+    assert plain["position_ids"] == [list(range(plain["lengths"][0]))]

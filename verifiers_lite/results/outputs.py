@@ -132,12 +132,16 @@ class GenerateOutputs:
 
         return to_parquet(self, path)
 
-    def to_training_batch(self, pad_to_longest: bool = False, pad_token_id: int = 0) -> dict[str, Any]:
+    def to_training_batch(
+        self, pad_to_longest: bool = False, pad_token_id: int = 0, **options: Any
+    ) -> dict[str, Any]:
         """GRPO-ready ``input_ids``, ``labels`` (-100 off the sampled tokens), ``logprobs``,
-        ``advantages`` and ``attention_mask`` from rows recorded by a token-level client
-        (``vf.rollout.TokenClient``). Errored or unscored rows are left out (they have no
+        ``advantages``, ``attention_mask``, ``position_ids`` and ``lengths`` from rows recorded
+        by a token-level client (``vf.rollout.TokenClient``, or ``vf.ChatClient`` against a
+        server that returns token ids). Errored or unscored rows are left out (they have no
         reward, so no advantage); the batch's ``row_indices`` say which rows it holds. Scored
-        rows without token ids raise ValueError."""
+        rows without token ids raise ValueError. ``options`` (``max_length``, ``truncation``,
+        ``shift_labels``) are ``vf.rollout.build_training_batch``'s, which documents labels."""
         from verifiers_lite.rollout.training import build_training_batch
 
         kept = [i for i, r in enumerate(self.rows) if is_scored(r) and not r.get("error")]
@@ -148,7 +152,10 @@ class GenerateOutputs:
                 "(verifiers_lite.rollout.TokenClient) to export a training batch"
             )
         batch = build_training_batch(
-            [self.rows[i] for i in kept], pad_to_longest=pad_to_longest, pad_token_id=pad_token_id
+            [self.rows[i] for i in kept],
+            pad_to_longest=pad_to_longest,
+            pad_token_id=pad_token_id,
+            **options,
         )
         batch["row_indices"] = kept
         return batch
