@@ -1,5 +1,6 @@
 """ChatClient against a real fake server: retries with backoff and jitter on 429/5xx/connection
-errors, Retry-After honoured, per-request timeout, fail-fast 4xx carrying the server's message."""
+errors, Retry-After honoured, per-request timeout, fail-fast 4xx carrying the server's message;
+and the retry policy module itself (schedules, the one Retry-After reader, the retry loop)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,15 @@ import time
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.clients.retry import parse_retry_after
+from verifiers_lite.clients.retry import (
+    ADMISSION_RETRY_AFTER,
+    RESULT_POLL_GATEWAY,
+    RESULT_POLL_NETWORK,
+    ROLLOUT_RETRY,
+    Schedule,
+    call_with_retries,
+    parse_retry_after,
+)
 from verifiers_lite.testing.fake_server import free_port
 
 MSG = [{"role": "user", "content": "What is 2 + 2?"}]
@@ -78,3 +87,78 @@ def test_backoff_is_exponential_with_jitter_and_capped():
         assert len(delays) > 100  # jittered, not a fixed schedule
     assert p.delay(1, retry_after=3.0) == 3.0 and p.delay(1, retry_after=99.0) == 10.0
     assert parse_retry_after("2.5") == 2.5 and parse_retry_after("soon") is None and parse_retry_after(None) is None
+
+
+# -- the policy module itself ---------------------------------------------------------------------
+
+class Flaky(Exception):
+    def __init__(self, retry_after: float | None = None, retryable: bool = True) -> None:
+        super().__init__("flaky")
+        self.retry_after, self.retryable = retry_after, retryable
+
+
+def _run(failures: list[Flaky], policy: vf.RetryPolicy) -> tuple[object, int, list[float]]:
+    """call_with_retries over an attempt that raises ``failures`` in turn, then returns "ok"."""
+    calls, sleeps = 0, []
+
+    async def attempt() -> str:
+        nonlocal calls
+        calls += 1
+        if failures:
+            raise failures.pop(0)
+        return "ok"
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(seconds)
+
+    async def main() -> object:
+        try:
+            return await call_with_retries(attempt, policy, lambda e: getattr(e, "retryable", False), sleep=sleep)
+        except Flaky as exc:
+            return exc
+
+    return asyncio.run(main()), calls, sleeps
+
+
+def test_call_with_retries_waits_on_the_policy_and_honours_retry_after():
+    p = vf.RetryPolicy(max_attempts=4, base_delay=1.0, max_delay=3.0, max_retry_after=5.0)
+    result, calls, sleeps = _run([Flaky(), Flaky(retry_after=2.5), Flaky(retry_after=60)], p)
+    assert result == "ok" and calls == 4
+    assert 0.5 <= sleeps[0] <= 1.0 and sleeps[1:] == [2.5, 5.0]  # attempt 1: cap 1 s; then asked, capped
+
+
+def test_call_with_retries_stops_at_max_attempts_and_on_non_retryable():
+    last = Flaky()
+    result, calls, sleeps = _run([Flaky(), Flaky(), last, Flaky()], vf.RetryPolicy(max_attempts=3, base_delay=0))
+    assert result is last and calls == 3 and sleeps == [0.0, 0.0]
+    fatal = Flaky(retryable=False)
+    result, calls, sleeps = _run([Flaky(), fatal], vf.RetryPolicy(max_attempts=5, base_delay=0))
+    assert result is fatal and calls == 2
+    first = Flaky()
+    result, calls, sleeps = _run([first], vf.RetryPolicy(max_attempts=1))
+    assert result is first and calls == 1 and sleeps == []
+
+
+def test_the_librarys_schedules():
+    # Failed rollouts: 0.5 s doubling to 8 s, each jittered into [cap/2, cap].
+    for attempt, cap in [(1, 0.5), (2, 1.0), (3, 2.0), (4, 4.0), (5, 8.0), (7, 8.0)]:
+        assert all(cap / 2 <= ROLLOUT_RETRY.delay(attempt) <= cap for _ in range(100))
+    # Result polls of the rollout server client: fixed schedules, then none.
+    assert [RESULT_POLL_NETWORK.delay(n) for n in (1, 2, 3)] == [0.1, 0.5, None]
+    assert [RESULT_POLL_GATEWAY.delay(n) for n in range(1, 8)] == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, None]
+    assert Schedule(()).delay(1) is None and RESULT_POLL_GATEWAY.max_retries == 6
+    # Admission 429: what the server asked (body hint first), clamped to [0.05, 60], default 1 s.
+    assert ADMISSION_RETRY_AFTER.seconds("7", hint=0.25) == 0.25
+    assert ADMISSION_RETRY_AFTER.seconds("7", hint=True) == 7.0  # a bool is no hint
+    assert ADMISSION_RETRY_AFTER.seconds(None, hint=float("inf")) == 1.0
+
+
+def test_one_retry_after_reader():
+    assert parse_retry_after(" 3 ") == 3.0 and parse_retry_after("-2") == 0.0
+    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None and parse_retry_after("inf") is None
+    assert parse_retry_after("9", hint=0.2) == 0.2 and parse_retry_after(None, hint="0.2") is None
+
+
+def test_retry_policy_rejects_nonsense():
+    with pytest.raises(ValueError, match="max_attempts"):
+        vf.RetryPolicy(max_attempts=0)

@@ -17,12 +17,12 @@ import pytest
 from srv_helpers import FakeClock, ServerProc, script
 from srv_proxy import FaultProxy
 
+from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
 from verifiers_lite.server import (
     RolloutAdmissionTimeoutError,
     RolloutClient,
     RolloutProtocolError,
 )
-from verifiers_lite.server.retry import parse_retry_after
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"
@@ -167,7 +167,7 @@ async def test_admission_retries_429_with_clamped_retry_after(spawn: Any, fake_c
         assert second.status == "success"
         await first
         await real.aclose()
-    assert parse_retry_after("0.001") == 0.05
+    assert ADMISSION_RETRY_AFTER.seconds("0.001") == 0.05
 
 
 async def test_admission_timeout_bounds_429_waits(spawn: Any, fake_clock: FakeClock) -> None:
@@ -204,7 +204,7 @@ async def test_admission_deadline_during_request_says_maybe_admitted(server: Ser
     [(None, 1.0), ("0", 0.05), ("0.5", 0.5), ("3600", 60.0), ("Wed, 21 Oct 2015 07:28:00 GMT", 1.0), ("nan", 1.0)],
 )
 def test_retry_after_clamp(header: str | None, expected: float) -> None:
-    assert parse_retry_after(header) == expected
+    assert ADMISSION_RETRY_AFTER.seconds(header) == expected
 
 
 async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest.MonkeyPatch, connect: Connect) -> None:
@@ -224,15 +224,12 @@ async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest
 
 
 def test_cancel_bound_is_five_seconds() -> None:
-    from verifiers_lite.server.retry import (
-        CANCEL_TIMEOUT_SEC,
-        GATEWAY_RETRY_DELAYS,
-        NETWORK_RETRY_DELAYS,
-    )
+    from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
+    from verifiers_lite.server.retry import CANCEL_TIMEOUT_SEC
 
     assert CANCEL_TIMEOUT_SEC == 5.0
-    assert NETWORK_RETRY_DELAYS == (0.1, 0.5)
-    assert GATEWAY_RETRY_DELAYS == (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
+    assert RESULT_POLL_NETWORK.delays == (0.1, 0.5)
+    assert RESULT_POLL_GATEWAY.delays == (0.25, 0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 async def test_handle_cancel_stops_local_polling_only(server: ServerProc) -> None:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, Usage
-from verifiers_lite.clients.retry import RetryPolicy, parse_retry_after
+from verifiers_lite.clients.retry import RetryPolicy, call_with_retries, parse_retry_after
 from verifiers_lite.errors import ModelAPIError
 
 # ``chat.completions.create`` options that shape the HTTP request rather than the body.
@@ -151,21 +151,26 @@ class ChatClient:
             body.update(args)
         if tools:
             body["tools"] = tools
-        attempt = 0
-        while True:
-            attempt += 1
+        attempts = 0
+
+        async def attempt() -> ChatResponse:
+            nonlocal attempts
+            attempts += 1
+            if self.crashed is not None:
+                raise self._crash_error()
             try:
-                if self.crashed is not None:
-                    raise self._crash_error()
                 return await self._post_once(body, **request)
             except ModelAPIError as exc:
                 if exc.category == "model_connection" and await self._server_died():
                     raise self._crash_error() from exc
-                if not exc.retryable or attempt >= self.retry.max_attempts:
-                    if attempt > 1:
-                        exc.args = (f"{exc.args[0]} (after {attempt} attempts)",)
-                    raise
-                await asyncio.sleep(self.retry.delay(attempt, exc.retry_after))
+                raise
+
+        try:
+            return await call_with_retries(attempt, self.retry, _retryable)
+        except ModelAPIError as exc:
+            if attempts > 1:
+                exc.args = (f"{exc.args[0]} (after {attempts} attempts)",)
+            raise
 
     async def _server_died(self) -> bool:
         if self.process_check is None:
@@ -223,6 +228,10 @@ class ChatClient:
         session = self._sessions.pop(loop_id, None)
         if session is not None:
             await session.close()
+
+
+def _retryable(exc: BaseException) -> bool:
+    return isinstance(exc, ModelAPIError) and exc.retryable
 
 
 def _close_quietly(sessions: dict[int, Any]) -> None:

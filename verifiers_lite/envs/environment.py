@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, final
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.resolve import as_model_client
+from verifiers_lite.clients.retry import ROLLOUT_RETRY
 from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
 from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
@@ -212,7 +213,7 @@ class Environment(ABC):
                     state["retries"] = attempt
                     return state
                 attempt += 1
-                await asyncio.sleep(min(8.0, 0.5 * 2 ** (attempt - 1)) * random.uniform(0.5, 1.0))
+                await asyncio.sleep(ROLLOUT_RETRY.delay(attempt))
             finally:
                 leave_rollout(slot)
                 _ATTEMPT_STATES.reset(token)

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from ..clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
 from .errors import RolloutProtocolError, missing_server_dependency
-from .retry import GATEWAY_RETRY_DELAYS, GATEWAY_STATUSES, NETWORK_RETRY_DELAYS, Clock
+from .retry import GATEWAY_STATUSES, Clock
 from .transport import Reply
 from .types import LEASE_HEADER, RolloutAccepted, RolloutStatus
 
@@ -80,19 +81,18 @@ async def poll_result(
             except FATAL_TIMEOUTS:
                 raise
             except NETWORK_ERRORS:
-                if net_tries >= len(NETWORK_RETRY_DELAYS):
-                    raise
-                delay = NETWORK_RETRY_DELAYS[net_tries]
                 net_tries += 1
+                delay = RESULT_POLL_NETWORK.delay(net_tries)
+                if delay is None:
+                    raise
                 if clock.now() + delay + full_request > lease_deadline:
                     raise  # a retry could not finish before the lease runs out
                 await clock.sleep(delay)
                 continue
             if resp.status_code in GATEWAY_STATUSES:
                 gateway_tries += 1
-                fits = gateway_tries <= len(GATEWAY_RETRY_DELAYS)
-                delay = GATEWAY_RETRY_DELAYS[gateway_tries - 1] if fits else 0.0
-                if not fits or clock.now() + delay + full_request > lease_deadline:
+                delay = RESULT_POLL_GATEWAY.delay(gateway_tries)
+                if delay is None or clock.now() + delay + full_request > lease_deadline:
                     raise RolloutProtocolError(
                         f"result poll of {rollout_id!r} kept failing: "
                         f"HTTP {resp.status_code} after {gateway_tries - 1} retries",
