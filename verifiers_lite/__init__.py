@@ -40,6 +40,7 @@ _LAZY: dict[str, str] = {
     "ChatResponse": "verifiers_lite.clients.base",
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
+    "ScriptedClient": "verifiers_lite.clients.scripted",
     "RetryPolicy": "verifiers_lite.clients.retry",
     "CachedClient": "verifiers_lite.clients.cache",
     "ResponseCache": "verifiers_lite.clients.cache",
@@ -114,6 +115,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
+    from verifiers_lite.clients.scripted import ScriptedClient
     from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv

@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.progress import format_stop_reasons, length_warning
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k
 from verifiers_lite.results.outputs import summarize_rows
 
@@ -69,6 +70,11 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
         row(f"pass@{k}", _fmt(value) + (f"  (a rollout passes when {crit.describe()})" if i == 0 else ""))
     errors = summary["errors"]
     row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
+    stops = summary.get("stop_reasons") or {}
+    row("stop reasons", format_stop_reasons(stops))
+    warning = length_warning(stops, summary["num_rollouts"])
+    if warning:
+        row("warning", warning)
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
                   f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)")
     rate = summary.get("rollouts_per_s")

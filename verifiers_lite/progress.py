@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
+import contextvars
 import math
 import sys
+import threading
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
+
+T = TypeVar("T")
+
+TICK_SECONDS = 1.0  # how often displays redraw the clock (elapsed, ETA, rate) between events
+# A share of rollouts stopped at the token limit at or above which the summary warns.
+LENGTH_WARN_SHARE = 0.1
 
 
 @dataclass
 class RunStats:
-    """Live figures of a run, updated as each group finishes (O(1) per row). Reward figures are
-    over the scored rollouts (``scored``); errored rollouts have no reward and count in ``errors``."""
+    """Live figures of a run. ``done`` counts recorded rows (a group is recorded once scored);
+    ``finished`` also counts rollouts whose trajectory ended while their group is still running,
+    and ``in_flight`` those running now. Reward figures are over the scored rollouts
+    (``scored``); errored rollouts have no reward and count in ``errors``."""
 
     total: int
     done: int = 0
@@ -22,13 +33,31 @@ class RunStats:
     reward_sum: float = 0.0
     reward_sq_sum: float = 0.0
     errors: Counter[str] = field(default_factory=Counter)
+    stop_reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
     cache_hits: int | None = None  # None: the run uses no response cache
     cache_misses: int = 0
+    in_flight: int = 0
+    awaiting: set[tuple[Any, int]] = field(default_factory=set)  # ended, group not yet recorded
+
+    def rollout_started(self) -> None:
+        self.in_flight += 1
+
+    def rollout_ended(self, key: tuple[Any, int]) -> None:
+        """A trajectory ended (``key`` = (example_id, rollout_index)); its row comes with its group."""
+        self.in_flight = max(0, self.in_flight - 1)
+        self.awaiting.add(key)
+
+    @property
+    def finished(self) -> int:
+        """Rollouts whose trajectory has ended: recorded rows plus those awaiting group scoring."""
+        return min(self.total, self.done + len(self.awaiting))
 
     def add(self, rows: list[dict[str, Any]], resumed: bool = False) -> None:
         for r in rows:
+            self.awaiting.discard((r.get("example_id"), r.get("rollout_index", 0)))
+            self.stop_reasons[str(r.get("stop_reason") or "none")] += 1
             if r.get("error"):
                 self.errors[r["error"].get("category", "unknown")] += 1
             if r.get("reward") is None:
@@ -61,49 +90,130 @@ class RunStats:
 
     @property
     def rate(self) -> float:
-        """Rollouts per second run in this session (resumed rows excluded)."""
-        fresh = self.done - self.resumed
+        """Rollouts finished per second in this session (resumed rows excluded)."""
+        fresh = self.finished - self.resumed
         return fresh / self.elapsed if self.elapsed > 0 else 0.0
 
     @property
     def eta(self) -> float | None:
-        remaining = self.total - self.done
+        remaining = self.total - self.finished
         return remaining / self.rate if self.rate > 0 else None
+
+    def length_warning(self) -> str | None:
+        """A one-line warning when many rollouts stopped at the token limit, else None."""
+        return length_warning(self.stop_reasons, self.done)
 
     @property
     def error_count(self) -> int:
         return sum(self.errors.values())
 
 
+def length_warning(stop_reasons: Any, total: int) -> str | None:
+    """Warn, naming ``max_tokens``, when at least ``LENGTH_WARN_SHARE`` of rollouts ended ``length``."""
+    n = int((stop_reasons or {}).get("length", 0))
+    if not total or n / total < LENGTH_WARN_SHARE:
+        return None
+    return (f"{n} of {total} rollouts ({100 * n / total:.0f}%) stopped at the token limit "
+            "(stop_reason 'length'): raise max_tokens in sampling_args, or ask for shorter answers")
+
+
+def format_stop_reasons(stop_reasons: Any) -> str:
+    """``stop 20, length 12`` (most common first); ``—`` when there are none."""
+    items = sorted((stop_reasons or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    return ", ".join(f"{k} {v}" for k, v in items) or "—"
+
+
+# The run a rollout belongs to, so the environment can report each rollout's start and end as
+# it happens (the scheduler sets it; tasks inherit it). Unset outside generate().
+_CURRENT_RUN: contextvars.ContextVar[Callable[[str, tuple[Any, int]], None] | None] = contextvars.ContextVar(
+    "verifiers_lite_current_run", default=None
+)
+
+
+def set_rollout_listener(listener: Callable[[str, tuple[Any, int]], None] | None) -> contextvars.Token[Any]:
+    """Route ``("start"|"end", (example_id, rollout_index))`` events of this context to ``listener``."""
+    return _CURRENT_RUN.set(listener)
+
+
+def reset_rollout_listener(token: contextvars.Token[Any]) -> None:
+    """Undo :func:`set_rollout_listener` (same context)."""
+    _CURRENT_RUN.reset(token)
+
+
+async def track_rollout(work: Awaitable[T], key: tuple[Any, int]) -> T:
+    """Await one rollout, telling the current run (if any) when it starts and ends
+    (``cancel`` when it was interrupted rather than finished)."""
+    listener = _CURRENT_RUN.get()
+    if listener is None:
+        return await work
+    listener("start", key)
+    try:
+        result = await work
+    except BaseException:
+        listener("cancel", key)
+        raise
+    listener("end", key)
+    return result
+
+
+def rollout_listener(stats: RunStats, on_update: Callable[[RunStats], None]) -> Callable[[str, tuple[Any, int]], None]:
+    """The listener generate() installs: keeps ``stats`` current and tells the displays."""
+
+    def listen(kind: str, key: tuple[Any, int]) -> None:
+        if kind == "start":
+            stats.rollout_started()
+        elif kind == "end":
+            stats.rollout_ended(key)
+        else:
+            stats.in_flight = max(0, stats.in_flight - 1)
+        on_update(stats)
+
+    return listen
+
+
 class ProgressCallback(Protocol):
-    """What a progress display implements; every method is optional in practice."""
+    """What a progress display implements; every method is optional in practice.
+
+    ``on_progress`` comes once per recorded group (with its rows); ``on_update`` whenever a
+    rollout starts or ends and on a clock tick (about once a second), for live counts and timers.
+    """
 
     def on_start(self, stats: RunStats) -> None: ...
     def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None: ...
+    def on_update(self, stats: RunStats) -> None: ...
     def on_log(self, message: str) -> None: ...
     def on_end(self, stats: RunStats) -> None: ...
 
 
 class TqdmProgress:
-    """Terminal progress: tqdm bar with reward ± stderr and errors in the postfix."""
+    """Terminal progress: tqdm bar counting rollouts as they finish, with in-flight count,
+    reward ± stderr, errors and stop reasons in the postfix; redrawn on every clock tick."""
 
     def __init__(self, desc: str = "rollouts") -> None:
         self.desc = desc
         self.bar: Any = None
+        self._lock = threading.Lock()
+        self._last = 0.0
 
     def on_start(self, stats: RunStats) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=stats.total, initial=stats.done, desc=self.desc, file=sys.stderr,
+        self.bar = tqdm(total=stats.total, initial=stats.finished, desc=self.desc, file=sys.stderr,
                         mininterval=0.25, dynamic_ncols=True)
 
     def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
-        if self.bar is None:
-            return
-        self.bar.update(len(rows))
-        self.bar.set_postfix_str(
-            f"reward={stats.mean_reward:.3f}±{stats.stderr:.3f} errors={stats.error_count}", refresh=False
-        )
+        self.on_update(stats)
+
+    def on_update(self, stats: RunStats) -> None:
+        now = time.monotonic()
+        with self._lock:
+            # Events may come hundreds a second; the clock tick redraws what this skips.
+            if self.bar is None or now - self._last < 0.2:
+                return
+            self._last = now
+            self.bar.n = stats.finished
+            self.bar.set_postfix_str(postfix(stats), refresh=False)
+            self.bar.refresh()
 
     def on_log(self, message: str) -> None:
         if self.bar is not None:
@@ -112,8 +222,24 @@ class TqdmProgress:
             print(message, file=sys.stderr)
 
     def on_end(self, stats: RunStats) -> None:
-        if self.bar is not None:
+        with self._lock:
+            if self.bar is None:
+                return
+            self.bar.n = stats.finished
+            self.bar.set_postfix_str(postfix(stats, final=True), refresh=False)
             self.bar.close()
+            self.bar = None
+        warning = stats.length_warning()
+        if warning:
+            print(f"warning: {warning}", file=sys.stderr)
+
+
+def postfix(stats: RunStats, final: bool = False) -> str:
+    """The figures beside a text bar: in flight, reward ± stderr, errors, stop reasons."""
+    running = "" if final else f"running={stats.in_flight} "
+    reward = f"{stats.mean_reward:.3f}±{stats.stderr:.3f}" if stats.scored else "—"
+    stops = ",".join(f"{k}={v}" for k, v in sorted(stats.stop_reasons.items(), key=lambda kv: -kv[1]))
+    return f"{running}reward={reward} errors={stats.error_count}" + (f" stop[{stops}]" if stops else "")
 
 
 def default_progress(desc: str = "rollouts") -> ProgressCallback:
@@ -147,6 +273,9 @@ class CallbackSet:
 
     def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
         self._emit("on_progress", stats, rows)
+
+    def on_update(self, stats: RunStats) -> None:
+        self._emit("on_update", stats)
 
     def on_log(self, message: str) -> None:
         self._emit("on_log", message)

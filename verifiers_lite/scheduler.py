@@ -12,8 +12,18 @@ from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
+from verifiers_lite.interrupt import interrupt_note, record_note
 from verifiers_lite.messages import normalize_messages
-from verifiers_lite.progress import CallbackSet, FunctionCallbacks, RunStats, default_progress
+from verifiers_lite.progress import (
+    TICK_SECONDS,
+    CallbackSet,
+    FunctionCallbacks,
+    RunStats,
+    default_progress,
+    reset_rollout_listener,
+    rollout_listener,
+    set_rollout_listener,
+)
 from verifiers_lite.results.fingerprint import (
     FINGERPRINT_KEY,
     INPUT_HASH_KEY,
@@ -23,7 +33,7 @@ from verifiers_lite.results.fingerprint import (
     run_fingerprint,
 )
 from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
-from verifiers_lite.results.store import ResultsStore
+from verifiers_lite.results.store import ResultsStore, read_rows
 
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
@@ -199,6 +209,10 @@ async def generate(
         stats.cache_hits = 0
     rows: list[dict[str, Any]] = list(finished)
     events.on_start(stats)
+    # Each rollout reports its start and end (counts move within a group), and a clock tick
+    # keeps elapsed/ETA/rate moving while nothing finishes.
+    listening = set_rollout_listener(rollout_listener(stats, events.on_update))
+    ticker = asyncio.ensure_future(_tick(stats, events))
     queue: asyncio.Queue[WorkUnit] = asyncio.Queue()
     for u in units:
         queue.put_nowait(u)
@@ -229,7 +243,7 @@ async def generate(
             events.on_progress(stats, out)
             _report_crashes(out, crashed_endpoints, events.on_log)
 
-    status = "running"
+    status, interrupted = "running", False
     try:
         if n_workers:
             tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
@@ -241,10 +255,15 @@ async def generate(
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
         status = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
-    except BaseException:
+    except BaseException as exc:
         status = "interrupted"
+        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
         raise
     finally:
+        ticker.cancel()
+        await asyncio.gather(ticker, return_exceptions=True)
+        reset_rollout_listener(listening)
+        stats.in_flight = 0
         rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
         if cache_meter is not None:
             metadata["cache"] = cache_meter.summary()
@@ -255,9 +274,27 @@ async def generate(
         if store is not None:
             store.write_metadata(metadata)
             store.close()
+        if interrupted:
+            _note_interrupt(stats, store, groups_sizes)
         await executor.close()
         events.on_end(stats)
     return GenerateOutputs(rows=rows, metadata=metadata)
+
+
+def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: dict[Any, int]) -> None:
+    """Leave the one-line note the sync bridge shows: what is saved, how to resume. Saved rows
+    are counted on disk: a group written as the interrupt arrived is saved though not counted."""
+    saved = stats.done
+    if store is not None:
+        saved = len({(r.get("example_id"), r.get("rollout_index", 0)) for r in read_rows(store.results_file)
+                     if r.get("example_id") in sizes})
+    record_note(interrupt_note(saved, stats.total, saved - stats.resumed, store.path if store else None))
+
+
+async def _tick(stats: RunStats, events: CallbackSet) -> None:
+    while True:
+        await asyncio.sleep(TICK_SECONDS)
+        events.on_update(stats)
 
 
 _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete this one); "

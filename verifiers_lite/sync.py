@@ -18,6 +18,8 @@ import time
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
+from verifiers_lite import interrupt
+
 T = TypeVar("T")
 
 _private_loop: asyncio.AbstractEventLoop | None = None
@@ -26,7 +28,19 @@ _thread_lock = threading.Lock()
 
 
 def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run ``coro`` and return its result, wherever we are called from."""
+    """Run ``coro`` and return its result, wherever we are called from. An interrupted run
+    raises :class:`~verifiers_lite.interrupt.RunInterrupted` saying what was saved."""
+    since = interrupt.mark()
+    try:
+        return _dispatch(coro)
+    except KeyboardInterrupt as exc:
+        err = interrupt.as_run_interrupted(exc, since)
+        if err is exc:
+            raise
+        raise err from err.__cause__
+
+
+def _dispatch(coro: Coroutine[Any, Any, T]) -> T:
     try:
         running = asyncio.get_running_loop()
     except RuntimeError:

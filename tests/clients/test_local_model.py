@@ -94,10 +94,17 @@ def test_shared_server_is_reused_and_stoppable():
         c1, m1 = lm.local_model_client(n_ctx=512)
         c2, m2 = lm.local_model_client()
         assert c1.base_url == c2.base_url and m1 == m2
-        pid = lm._shared.proc.pid
+        pids = [s.proc.pid for s in lm._shared]
+        # One server process per core (at most 4) by default, as `vf-lite eval`.
+        assert len(pids) == len(set(pids)) == min(4, os.cpu_count() or 1)
+        if len(pids) > 1:
+            assert isinstance(c1, lm.ClientGroup) and len({c.base_url for c in c1}) == len(pids)
+        c3, _ = lm.local_model_client(parallel=1)
+        assert isinstance(c3, lm.ChatClient) and len(lm._shared) == 1
+        pids.append(lm._shared[0].proc.pid)
     finally:
         lm.stop_shared_local_model()
-    assert not _alive(pid)
+    assert not any(_alive(p) for p in pids)
 
 
 def _server_pids(port: int) -> list[int]:

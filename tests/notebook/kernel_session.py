@@ -19,17 +19,19 @@ class KernelSession:
 
     def collect(self, msg_id: str, timeout: float = 120) -> dict[str, Any]:
         """Wait for the cell to finish; its stdout, error, widget updates and rich outputs."""
-        out: dict[str, Any] = {"stdout": "", "error": None, "updates": [], "html": []}
+        out: dict[str, Any] = {"stdout": "", "stderr": "", "error": None, "traceback": [], "updates": [],
+                               "html": []}
         deadline = time.monotonic() + timeout
         while True:
             msg = self.kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))
             if msg["parent_header"].get("msg_id") != msg_id:
                 continue
             kind, content = msg["msg_type"], msg["content"]
-            if kind == "stream" and content["name"] == "stdout":
-                out["stdout"] += content["text"]
+            if kind == "stream":
+                out[content["name"]] += content["text"]
             elif kind == "error":
                 out["error"] = content["ename"]
+                out["traceback"] = content["traceback"]
             elif kind == "comm_msg" and content["data"].get("method") == "update":
                 out["updates"].append(content["data"]["state"])
             elif kind in ("display_data", "update_display_data", "execute_result"):

@@ -1,7 +1,7 @@
 """The embedded default model: a llama.cpp server on 127.0.0.1, started and stopped for you.
 
-``local_model()`` is a context manager for scripts; ``local_model_client()`` keeps one server
-for the life of the process (a notebook kernel) and stops it at exit. Both hand back an ordinary
+``local_model()`` is a context manager for scripts; ``local_model_client()`` keeps its servers
+(one per core by default) for the life of the process (a notebook kernel) and stops it at exit. Both hand back an ordinary
 OpenAI-compatible endpoint: nothing downstream treats the embedded model as a special case.
 """
 
@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.clients.group import ClientGroup
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 
@@ -335,42 +336,65 @@ def local_model(
             s.stop()
 
 
-_shared: LocalModel | None = None
+_shared: list[LocalModel] = []
 _shared_lock = threading.Lock()
 
 
-def shared_local_model(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> LocalModel:
-    """One server per process (a notebook kernel), started on first use and stopped at exit.
+def shared_local_models(
+    model_path: str | os.PathLike[str] | None = None, parallel: int | None = None, **kwargs: Any,
+) -> list[LocalModel]:
+    """The process's servers (a notebook kernel's), started on first use and stopped at exit:
+    ``parallel`` processes (default: one per core, at most 4, as ``vf-lite eval``).
 
-    Calling again returns the running server; asking for a different GGUF replaces it.
+    Calling again returns the running servers; asking for a different GGUF or another
+    ``parallel`` replaces them.
     """
     global _shared
+    if parallel is not None and parallel < 1:
+        raise ValueError(f"parallel must be >= 1, got {parallel}")
     with _shared_lock:
         wanted = Path(model_path) if model_path is not None else None
-        if _shared is not None and _shared.running and (wanted is None or wanted == _shared.model_path):
-            return _shared
-        if _shared is not None:
-            _shared.stop()
-        _shared = LocalModel(model_path, **kwargs).start()
-        return _shared
+        alive = bool(_shared) and all(s.running for s in _shared)
+        if (alive and (wanted is None or wanted == _shared[0].model_path)
+                and (parallel is None or parallel == len(_shared))):
+            return list(_shared)
+        for s in _shared:
+            s.stop()
+        _shared = []
+        _shared = start_servers(parallel or default_parallel(), model_path, **kwargs)
+        return list(_shared)
 
 
-def local_model_client(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> tuple[ChatClient, str]:
-    """``(client, model_name)`` of the kernel-lifetime server (see :func:`shared_local_model`)::
+def shared_local_model(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> LocalModel:
+    """The first of :func:`shared_local_models` (one server when ``parallel=1``)."""
+    return shared_local_models(model_path, **kwargs)[0]
+
+
+def local_model_client(
+    model_path: str | os.PathLike[str] | None = None, *, parallel: int | None = None, **kwargs: Any,
+) -> tuple[ChatClient | ClientGroup, str]:
+    """``(client, model_name)`` of the kernel-lifetime servers (see :func:`shared_local_models`)::
 
         client, model = vf.local_model_client()   # in a notebook cell; reused by later cells
+
+    ``parallel`` server processes (default: one per core, at most 4, as ``vf-lite eval``;
+    llama-cpp-python's server answers one request at a time). With more than one, ``client`` is
+    a :class:`ClientGroup`: ``evaluate`` routes each group of rollouts to one server, and
+    calling it directly picks the least busy one. ``parallel=1`` gives a plain
+    :class:`ChatClient`.
     """
-    server = shared_local_model(model_path, **kwargs)
-    return server.client(), server.model_name
+    servers = shared_local_models(model_path, parallel, **kwargs)
+    clients = [s.client() for s in servers]
+    return (clients[0] if len(clients) == 1 else ClientGroup(clients)), servers[0].model_name
 
 
 def stop_shared_local_model() -> None:
-    """Stop the kernel-lifetime server now (it is also stopped at interpreter exit)."""
+    """Stop the kernel-lifetime servers now (they are also stopped at interpreter exit)."""
     global _shared
     with _shared_lock:
-        if _shared is not None:
-            _shared.stop()
-            _shared = None
+        for s in _shared:
+            s.stop()
+        _shared = []
 
 
 atexit.register(stop_shared_local_model)

@@ -18,6 +18,7 @@ from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
 from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.progress import track_rollout
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.state import State, new_state, record_response, state_to_row
@@ -277,7 +278,8 @@ class Environment(ABC):
         t0 = time.perf_counter()
         model_client = as_model_client(client)
         states = list(await asyncio.gather(*(
-            self._rollout_with_retries(inp, model_client, model, sampling_args, first_index + i)
+            track_rollout(self._rollout_with_retries(inp, model_client, model, sampling_args, first_index + i),
+                          (inp.get("example_id"), first_index + i))
             for i, inp in enumerate(inputs)
         )))
         return await self._finish(states, score, t0)

@@ -1,5 +1,7 @@
-"""Live ipywidgets progress for Jupyter: bar, done/total, mean reward ± stderr, errors,
-rollouts/s, elapsed/ETA and a reward histogram that fills in as groups finish.
+"""Live ipywidgets progress for Jupyter: bar, rollouts finished/total (counted as each rollout
+ends, before its group is scored), rollouts in flight, mean reward ± stderr, errors, stop
+reasons, rollouts/s, elapsed/ETA (ticking about once a second) and a reward histogram that
+fills in as groups are scored.
 
 Updates may arrive from any thread (the scheduler's loop runs on a background thread under
 uvloop); they are throttled to a few per second and a pending change is flushed by a timer so
@@ -15,8 +17,13 @@ import time
 from typing import Any
 
 from verifiers_lite.notebook.detect import in_jupyter_kernel, progress_override
-from verifiers_lite.notebook.summary_html import final_frame_html, histogram_html, stats_line
-from verifiers_lite.progress import RunStats
+from verifiers_lite.notebook.summary_html import (
+    final_frame_html,
+    histogram_html,
+    stats_line,
+    stop_reasons_html,
+)
+from verifiers_lite.progress import RunStats, format_stop_reasons
 
 MIN_INTERVAL = 0.25  # seconds between redraws: at most ~4 updates per second
 _hint_shown = False
@@ -27,6 +34,7 @@ class SilentProgress:
 
     def on_start(self, stats: RunStats) -> None: ...
     def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None: ...
+    def on_update(self, stats: RunStats) -> None: ...
     def on_log(self, message: str) -> None: ...
     def on_end(self, stats: RunStats) -> None: ...
 
@@ -83,11 +91,12 @@ class NotebookProgress:
                                  layout=w.Layout(width="45%"))
         self.count = w.HTML()
         self.figures = w.HTML()
+        self.stops = w.HTML()
         self.hist = w.HTML()
         self.log = w.HTML()
         header = w.HBox([w.HTML(f"<b>{_esc(self.desc)}</b>"), self.bar, self.count],
                         layout=w.Layout(align_items="center"))
-        self.box = w.VBox([header, self.figures, self.hist, self.log])
+        self.box = w.VBox([header, self.figures, self.stops, self.hist, self.log])
         self._render(stats)
         if self.show:
             from IPython.display import display
@@ -95,6 +104,9 @@ class NotebookProgress:
             self._handle = display(self.box, display_id=True)
 
     def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
+        self.on_update(stats)
+
+    def on_update(self, stats: RunStats) -> None:
         with self._lock:
             self._stats = stats
             wait = self.min_interval - (time.monotonic() - self._last)
@@ -142,15 +154,19 @@ class NotebookProgress:
         self._last = time.monotonic()
         self.renders += 1
         self.bar.max = max(stats.total, 1)
-        self.bar.value = stats.done
-        self.count.value = f"{stats.done}/{stats.total}"
+        self.bar.value = stats.finished
+        self.count.value = f"{stats.finished}/{stats.total}"
         self.figures.value = f'<span style="font-size:12px">{_esc(stats_line(stats, final))}</span>'
+        self.stops.value = stop_reasons_html(stats)
         self.hist.value = histogram_html(stats.recent_rewards)
 
     def text(self) -> str:
         """The current figures as one plain line (also the saved notebook's text/plain)."""
         s = self._stats
-        return f"{self.desc}: {s.done}/{s.total} · {stats_line(s, final=True)}" if s else self.desc
+        if s is None:
+            return self.desc
+        stops = f" · stop reasons: {format_stop_reasons(s.stop_reasons)}" if s.stop_reasons else ""
+        return f"{self.desc}: {s.done}/{s.total} · {stats_line(s, final=True)}{stops}"
 
 
 class _FinalFrame:

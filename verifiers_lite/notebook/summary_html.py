@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import math
 
-from verifiers_lite.progress import RunStats
+from verifiers_lite.progress import RunStats, format_stop_reasons
 
 BAR_COLORS = {"success": "#4caf50", "warning": "#ff9800", "danger": "#e53935", "info": "#2196f3"}
 
@@ -23,20 +23,32 @@ def fmt_seconds(seconds: float | None) -> str:
 
 
 def stats_line(stats: RunStats, final: bool = False) -> str:
-    """One line of figures: mean reward ± stderr, errors, rate, elapsed and ETA."""
-    if stats.done:
+    """One line of figures: mean reward ± stderr, errors, in flight, rate, elapsed and ETA."""
+    if stats.scored:
         reward = f"mean reward {stats.mean_reward:.3f} ± {stats.stderr:.3f}"
     else:
         reward = "mean reward —"
     errors = ", ".join(f"{k} {v}" for k, v in sorted(stats.errors.items()))
     err = f"errors {stats.error_count}" + (f" ({errors})" if errors else "")
+    running = "" if final else f"{stats.in_flight} running · "
     timing = f"elapsed {fmt_seconds(stats.elapsed)}"
     if not final:
         timing += f" · ETA {fmt_seconds(stats.eta)}"
     resumed = f" · resumed {stats.resumed}" if stats.resumed else ""
     if stats.cache_hits is not None:
         resumed += f" · cache {stats.cache_hits} hits / {stats.cache_misses} misses"
-    return f"{reward} · {err} · {stats.rate:.1f} rollouts/s · {timing}{resumed}"
+    return f"{reward} · {err} · {running}{stats.rate:.1f} rollouts/s · {timing}{resumed}"
+
+
+def stop_reasons_html(stats: RunStats) -> str:
+    """Counts by stop reason, and a warning naming ``max_tokens`` when many hit the limit."""
+    if not stats.stop_reasons:
+        return ""
+    line = f'<div style="font-size:12px">stop reasons: {html.escape(format_stop_reasons(stats.stop_reasons))}</div>'
+    warning = stats.length_warning()
+    if warning:
+        line += f'<div class="vf-warning" style="font-size:12px;color:#b26a00">⚠ {html.escape(warning)}</div>'
+    return line
 
 
 def histogram_html(rewards: list[float], bins: int = 12, height: int = 36) -> str:
@@ -73,5 +85,5 @@ def final_frame_html(desc: str, stats: RunStats, style: str) -> str:
         f'<div style="width:{pct:.1f}%;height:100%;background:{color}"></div></div>'
         f"<span>{stats.done}/{stats.total}</span></div>"
         f'<div style="margin:3px 0">{html.escape(stats_line(stats, final=True))}</div>'
-        f"{histogram_html(stats.recent_rewards)}</div>"
+        f"{stop_reasons_html(stats)}{histogram_html(stats.recent_rewards)}</div>"
     )

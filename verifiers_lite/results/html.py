@@ -6,6 +6,8 @@ import html
 import math
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.progress import length_warning
+
 if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
 
@@ -23,6 +25,7 @@ _TH = f'style="{_CELL};background:#f3f3f3"'
 _NUM = 'style="font-variant-numeric:tabular-nums"'
 _ERR = 'style="color:#c62828"'
 _MUTED = 'style="color:#777"'
+_WARN = 'style="color:#b26a00;margin:2px 0 8px"'
 
 
 def _e(value: Any) -> str:
@@ -83,6 +86,12 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
     if s["metrics_mean"]:
         parts.append(f"<h4 {_H}>Metrics (mean)</h4>")
         parts.append(_kv_table([(k, f'<span {_NUM}>{_num(v)}</span>') for k, v in s["metrics_mean"].items()]))
+    if s["stop_reasons"]:
+        parts.append(f"<h4 {_H}>Stop reasons</h4>")
+        parts.append(_kv_table([(str(k), f'<span {_NUM}>{v}</span>') for k, v in s["stop_reasons"].items()]))
+        warning = length_warning(s["stop_reasons"], s["num_rollouts"])
+        if warning:
+            parts.append(f'<div class="vf-warning" {_WARN}>⚠ {_e(warning)}</div>')
     if s["errors"]:
         parts.append(f"<h4 {_H}>Errors by category</h4>")
         parts.append(_kv_table([(str(k), f'<span {_ERR}>{v}</span>') for k, v in sorted(s["errors"].items(), key=lambda kv: -kv[1])]))

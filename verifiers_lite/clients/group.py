@@ -1,0 +1,41 @@
+"""ClientGroup: several endpoints of one model, usable as one client or as an endpoint list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from verifiers_lite.clients.base import ChatResponse, Message, ModelClient
+
+
+class ClientGroup(list[Any]):
+    """A list of model clients serving the same model (e.g. the embedded model's server
+    processes). Passed to ``evaluate``/``generate`` it is an endpoint list, routed group-sticky
+    like any list of clients; called directly (``await group.chat(...)``, a judge) each request
+    goes to the endpoint with the fewest requests in flight."""
+
+    def __init__(self, clients: list[Any]) -> None:
+        if not clients:
+            raise ValueError("ClientGroup needs at least one client")
+        super().__init__(clients)
+        self._in_flight = [0] * len(clients)
+
+    @property
+    def base_url(self) -> str:
+        """The first endpoint's URL (each member keeps its own)."""
+        return str(getattr(self[0], "base_url", ""))
+
+    async def chat(
+        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse:
+        """One turn on the least busy endpoint."""
+        i = min(range(len(self)), key=self._in_flight.__getitem__)
+        client: ModelClient = self[i]
+        self._in_flight[i] += 1
+        try:
+            return await client.chat(model, messages, sampling_args, tools)
+        finally:
+            self._in_flight[i] -= 1
+
+    def __repr__(self) -> str:
+        return f"ClientGroup({len(self)} endpoints: {', '.join(str(getattr(c, 'base_url', c)) for c in self)})"
