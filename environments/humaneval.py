@@ -18,6 +18,7 @@ import importlib.util
 import json
 import random
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -61,15 +62,18 @@ def extract_code(text: str | None) -> str:
     return str(blocks[-1]) if blocks else text
 
 
-def build_program(problem: dict[str, Any], code: str) -> str:
+def build_program(problem: dict[str, Any], code: str, marker: str = "") -> str:
     """The test program. A full function is appended to the prompt, so it replaces the prompt's
-    stub but keeps its imports and helpers; a bare body continues the prompt."""
+    stub but keeps its imports and helpers; a bare body continues the prompt. ``marker`` is
+    printed only once ``check`` has returned, so an answer that exits early (``sys.exit(0)``)
+    does not pass."""
     entry = problem["entry_point"]
     if re.search(rf"^\s*(async\s+)?def\s+{re.escape(entry)}\s*\(", code, re.MULTILINE):
         solution = problem["prompt"] + "\n    pass\n\n" + code
     else:
         solution = problem["prompt"] + code
-    return f"{solution}\n\n{problem['test']}\n\ncheck({entry})\n"
+    tail = f"print({marker!r})\n" if marker else ""
+    return f"{solution}\n\n{problem['test']}\n\ncheck({entry})\n{tail}"
 
 
 def load_environment(
@@ -115,12 +119,14 @@ def load_environment(
 
     async def run_tests(completion: Messages | str, info: dict[str, Any]) -> ExecResult:
         text = completion if isinstance(completion, str) else last_assistant_text(completion)
-        program = build_program(by_id[info["task_id"]], extract_code(text))
-        return await box.run(program)
+        marker = f"tests passed {secrets.token_hex(8)}"
+        result = await box.run(build_program(by_id[info["task_id"]], extract_code(text), marker))
+        result.extra["tests_passed"] = result.ok and result.stdout.rstrip("\n").endswith(marker)
+        return result
 
     async def passed(completion: Any, info: dict[str, Any]) -> float:
-        """1.0 when the problem's tests all pass in the sandbox."""
-        return 1.0 if (await run_tests(completion, info)).ok else 0.0
+        """1.0 when the problem's tests all ran and passed in the sandbox."""
+        return 1.0 if (await run_tests(completion, info)).extra["tests_passed"] else 0.0
 
     rubric = vf.Rubric([passed])
     env = vf.SingleTurnEnv(

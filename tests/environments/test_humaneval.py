@@ -124,6 +124,8 @@ def hostile(tmp_path_factory):
     }
     signature = problem["prompt"]
     answers = {name: fenced(f"# attack: {name}\n" + signature + attack + body) for name, attack in attacks.items()}
+    # Wrong, but leaves with status 0 before the tests can fail.
+    answers["exit_early"] = fenced("# attack: exit_early\n" + signature + "    return None\n\nimport sys\nsys.exit(0)\n")
     yield answers, outside, listener
     listener.close()
     for path in outside:
@@ -146,20 +148,21 @@ def test_hostile_answers_score_zero_within_limits_and_leave_nothing(hostile):
     wall = time.monotonic() - t0
     by_attack = {re.search(r"# attack: (\w+)", r["completion"][-1]["content"]).group(1): r["reward"] for r in out.rows}
     assert by_attack == dict.fromkeys(names, 0.0)
-    assert wall < 4 * TIMEOUT + 10  # two workers, two slow attacks at most TIMEOUT each
+    assert wall < 4 * TIMEOUT + 10  # two workers, two slow attacks of at most TIMEOUT each
     # The same programs one by one, through the environment's test runner, for their details.
     results = {name: env.run_tests(answers[name], {"task_id": "HumanEval/0"}) for name in names}
     import asyncio
 
     results = {name: asyncio.run(coro) for name, coro in results.items()}
     for name, result in results.items():
-        assert not result.ok, name
+        assert not result.extra["tests_passed"] and (not result.ok or name == "exit_early"), name
         assert result.duration_s <= TIMEOUT + 1.0, (name, result.duration_s)
     assert results["infinite_loop"].timed_out and results["fork_bomb"].timed_out
     assert "MemoryError" in results["allocate_4gb"].stderr
     assert "AssertionError" in results["write_outside"].stderr
     assert "ConnectionRefusedError" in results["open_socket"].stderr or "OSError" in results["open_socket"].stderr
     assert "FileNotFoundError" in results["read_ssh_key"].stderr
+    assert results["exit_early"].exit_code == 0 and not results["exit_early"].extra["tests_passed"]
     env.sandbox.close()
     # Nothing written outside, no connection reached the host, nothing left running.
     assert [p for p in outside if p.exists()] == []

