@@ -41,6 +41,7 @@ _LAZY: dict[str, str] = {
     "ModelClient": "verifiers_lite.clients.base",
     "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
     "ScriptedClient": "verifiers_lite.clients.scripted",
+    "ClientGroup": "verifiers_lite.clients.group",
     "RetryPolicy": "verifiers_lite.clients.retry",
     "CachedClient": "verifiers_lite.clients.cache",
     "ResponseCache": "verifiers_lite.clients.cache",
@@ -55,6 +56,9 @@ _LAZY: dict[str, str] = {
     "GenerateOutputs": "verifiers_lite.results.outputs",
     "PassCriterion": "verifiers_lite.results.metrics",
     "RunStats": "verifiers_lite.progress",
+    "RunInterrupted": "verifiers_lite.interrupt",
+    "State": "verifiers_lite.state",
+    "Messages": "verifiers_lite.messages",
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
     "load_results": "verifiers_lite.results.export",
@@ -111,6 +115,7 @@ def __dir__() -> list[str]:
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.base import ChatResponse, ModelClient
     from verifiers_lite.clients.cache import CachedClient, ResponseCache
+    from verifiers_lite.clients.group import ClientGroup
     from verifiers_lite.clients.http import ChatClient
     from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
@@ -126,6 +131,8 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.executors.remote import RemoteExecutor
+    from verifiers_lite.interrupt import RunInterrupted
+    from verifiers_lite.messages import Messages
     from verifiers_lite.notebook.plots import (
         plot_advantages,
         plot_pass_at_k,
@@ -165,5 +172,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
+    from verifiers_lite.state import State
     from verifiers_lite.sync import run_sync
     from verifiers_lite.viewer.serve import view
