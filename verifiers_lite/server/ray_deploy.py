@@ -1,8 +1,8 @@
-"""Rollout servers as Ray actors: N uvicorn servers, one per actor, behind a client pool.
+"""Rollout servers as Ray actors: N uvicorn servers, one per actor, for a RemoteExecutor.
 
     ray.init(num_cpus=2)                      # or ray.init(address="auto") on a cluster
     servers = deploy_rollout_servers("arithmetic", {"num_examples": 50}, n=2)
-    env.env_client = RolloutClientPool(servers)
+    out = env.evaluate_sync(client, model, executor=vf.RemoteExecutor(servers))
     ...
     servers.shutdown()
 
@@ -17,15 +17,11 @@ import threading
 import time
 from typing import Any
 
-RAY_HINT = "deploy_rollout_servers needs Ray: pip install 'verifiers_lite[ray]'"
+from verifiers_lite.extras import require
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(RAY_HINT) from exc
-    return ray
+    return require("ray", "deploy_rollout_servers", "ray")
 
 
 class _RolloutServerActor:
