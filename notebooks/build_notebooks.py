@@ -203,9 +203,70 @@ def distributions() -> nbformat.NotebookNode:
     ])
 
 
+JUDGE = '''if BACKEND == "fake":
+    # A second fake server plays the judge: it computes "answer - response", so its verdict
+    # (\\boxed{0} means right) can be checked by hand.
+    judge_server = FakeServerProcess(correct_rate=1.0).start()
+
+    def zero_means_right(text: str) -> float:
+        return 1.0 if vf.extract_boxed_answer(text) == "0" else 0.0
+
+    judge = vf.JudgeRubric(vf.ChatClient(judge_server.base_url), "fake-arith", prompt="Compute {answer} - {response}",
+                           parse=zero_means_right, parser=judged.parser, cache=CACHE)
+else:
+    # No client: the judge is the embedded model (no key needed), asked a yes/no question.
+    judge = vf.JudgeRubric(parser=judged.parser, cache=CACHE)
+judged.rubric = judge
+judge'''
+
+
+def judge_and_groups() -> nbformat.NotebookNode:
+    return new_notebook(cells=[
+        new_markdown_cell("# Environment groups, an LLM judge and the response cache\n\nTwo bundled environments "
+                          "and a judge-scored task evaluated as one `vf.EnvGroup`, studied per task; then the "
+                          "same run re-scored with another rubric straight from the response cache."),
+        code(PARAMS + '\nN = 3 if SMALL else 20\nROLLOUTS = 2 if SMALL else 4\n'
+             'CACHE = "outputs/04_cache.sqlite"  # the response cache: model answers on disk', ["parameters"]),
+        code(MODEL),
+        new_markdown_cell("## Three tasks\n\n`arithmetic` and `reasoning_gym` (its `chain_sum` family) are bundled; "
+                          "the third task asks the same kind of questions but is graded by an LLM judge "
+                          "(`vf.JudgeRubric`): its raw answer and parsed score are kept on each row."),
+        code('arithmetic = vf.load_environment("arithmetic", num_examples=N)\n'
+             'chain_sum = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=N, min_terms=2,\n'
+             '                                 max_terms=2, max_digits=1)\n'
+             'judged = vf.load_environment("arithmetic", num_examples=N, seed=1)'),
+        code(JUDGE),
+        code('group = vf.EnvGroup([arithmetic, chain_sum, judged], names=["arithmetic", "chain_sum", "judged"])\n'
+             'results = group.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n'
+             '                              max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
+             'results'),
+        new_markdown_cell("## Per task\n\n`by_task()` splits the run; each part keeps its task\'s pass criterion."),
+        code('import pandas as pd\n\n'
+             'per_task = pd.DataFrame({t: {**o.summary, "pass@1": o.pass_at_k(1)} for t, o in results.by_task().items()}).T\n'
+             'per_task[["num_rollouts", "reward_mean", "reward_stderr", "pass@1"]]'),
+        code('vf.plot_rewards(results, by="task");'),
+        code('vf.plot_pass_at_k(results, by="task");'),
+        new_markdown_cell("## What the judge said"),
+        code('df = results.to_pandas()\n'
+             'df[df.task == "judged"][["answer", "judge_response", "judge_score", "reward"]].head()'),
+        new_markdown_cell("## Re-score from the cache\n\nSwap `arithmetic`\'s exact-match rubric for `vf.MathRubric` "
+                          "(math-verify) and run again: every model and judge answer comes from the cache, so only "
+                          "the scoring runs."),
+        code('arithmetic_math = vf.load_environment("arithmetic", num_examples=N, scorer="math")\n'
+             'regroup = vf.EnvGroup([arithmetic_math, chain_sum, judged], names=["arithmetic", "chain_sum", "judged"])\n'
+             'rescored = regroup.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n'
+             '                                 max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
+             'print("cache:", rescored.metadata["cache"])\n'
+             'assert rescored.metadata["cache"]["hit_ratio"] == 1.0\n'
+             'assert [r["completion"] for r in rescored.rows] == [r["completion"] for r in results.rows]\n'
+             'rescored.by_task()["arithmetic"]'),
+        code(CLEANUP + '\n    judge_server.stop()'),
+    ])
+
+
 if __name__ == "__main__":
     for name, nb in [("01_quickstart", quickstart()), ("02_custom_multiturn_env", custom_env()),
-                     ("03_reward_distributions", distributions())]:
+                     ("03_reward_distributions", distributions()), ("04_judge_and_groups", judge_and_groups())]:
         nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
         nbformat.write(nb, HERE / f"{name}.ipynb")
         print("wrote", name)

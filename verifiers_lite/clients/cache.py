@@ -132,6 +132,8 @@ class ResponseCache:
 def endpoint_identity(client: Any) -> str:
     """What names an endpoint across processes: its ``cache_identity`` (the embedded model
     names its model file, not its random port), else its base URL, else its class."""
+    if isinstance(client, list) and client:  # a ClientGroup: processes serving one model
+        return endpoint_identity(client[0])
     ident = getattr(client, "cache_identity", None) or getattr(client, "base_url", None)
     return str(ident) if ident else f"{type(client).__module__}.{type(client).__qualname__}"
 

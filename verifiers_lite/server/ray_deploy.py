@@ -17,11 +17,15 @@ import threading
 import time
 from typing import Any
 
-from verifiers_lite.extras import require
+RAY_HINT = "deploy_rollout_servers needs Ray: pip install 'verifiers_lite[ray]'"
 
 
 def _import_ray() -> Any:
-    return require("ray", "deploy_rollout_servers", "ray")
+    try:
+        import ray
+    except ImportError as exc:
+        raise ImportError(RAY_HINT) from exc
+    return ray
 
 
 class _RolloutServerActor:
