@@ -62,6 +62,7 @@ _LAZY: dict[str, str] = {
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
     "load_results": "verifiers_lite.results.export",
+    "compare": "verifiers_lite.results.compare",
     "plot_rewards": "verifiers_lite.notebook.plots",
     "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
     "plot_pass_at_k": "verifiers_lite.notebook.plots",
@@ -145,6 +146,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.registry import list_environments, load_environment
+    from verifiers_lite.results.compare import compare
     from verifiers_lite.results.export import load_results
     from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs

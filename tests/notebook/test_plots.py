@@ -65,3 +65,40 @@ def test_turns_pass_at_k_and_advantages():
     ax = vf.plot_advantages(runs[0])
     assert "zero=0%" in ax.get_legend().get_texts()[0].get_text()
     ax.figure.savefig(__import__("io").BytesIO(), format="png")
+
+
+def _one_run(rewards: list[float], turns: list[int] | None = None) -> vf.GenerateOutputs:
+    rows = [{"example_id": i // 2, "rollout_index": i % 2, "reward": r, "advantage": 0.0,
+             "turns": (turns or [1] * len(rewards))[i], "metrics": {}} for i, r in enumerate(rewards)]
+    return vf.GenerateOutputs(rows=rows, metadata={"env_id": "e", "model": "tiny-model"})
+
+
+def test_one_run_series_is_named_after_its_model():
+    ax = vf.plot_rewards(_one_run([0.0, 1.0, 1.0, 0.0]))
+    (label,) = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert label.startswith("tiny-model") and "n=4" in label and "mean=0.500" in label
+
+
+def test_few_distinct_rewards_sit_at_their_values_on_a_numeric_axis():
+    ax = vf.plot_rewards(_one_run([0.0, 0.0, 0.2, 1.0, 1.0, 1.0]))
+    centers = sorted(p.get_x() + p.get_width() / 2 for p in ax.patches)
+    assert centers == pytest.approx([0.0, 0.2, 1.0])  # positions are the rewards themselves
+    heights = {round(p.get_x() + p.get_width() / 2, 6): p.get_height() for p in ax.patches}
+    assert heights == pytest.approx({0.0: 2 / 6, 0.2: 1 / 6, 1.0: 3 / 6})
+
+
+def test_two_runs_bars_stay_near_their_reward():
+    a, b = _one_run([0.0, 1.0]), _one_run([0.2, 1.0])
+    ax = vf.plot_rewards({"a": a, "b": b})
+    for p in ax.patches:
+        if p.get_height() > 0:
+            center = p.get_x() + p.get_width() / 2
+            assert min(abs(center - v) for v in (0.0, 0.2, 1.0)) < 0.1
+
+
+def test_reward_vs_turns_draws_points_not_lines_across_missing_turns():
+    ax = vf.plot_reward_vs_turns(_one_run([1.0, 0.0, 0.5, 0.5], turns=[1, 1, 5, 5]))
+    data_lines = [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2]
+    assert data_lines and all(ln.get_linestyle() == "None" for ln in data_lines)
+    assert sorted(data_lines[0].get_xdata()) == [1, 5]  # nothing drawn at turns 2-4
+    assert list(data_lines[0].get_ydata()) == [0.5, 0.5]

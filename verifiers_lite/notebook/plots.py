@@ -8,7 +8,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.notebook._deps import pyplot, require
+from verifiers_lite.notebook._deps import pyplot
+from verifiers_lite.results.compare import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
 
 if TYPE_CHECKING:
@@ -21,20 +22,19 @@ FIGSIZE = (7.0, 3.6)  # readable at notebook width without scrolling
 def runs_frame(data: Any) -> pd.DataFrame:
     """One DataFrame for one or many runs, with ``env``, ``model``, ``temperature`` and a
     ``run`` label naming what differs between runs (model, env or temperature)."""
-    pd = require("pandas")
+    import pandas as pd  # a core dependency, imported when a plot is drawn
     items = list(data.items()) if isinstance(data, dict) else [(None, d) for d in _as_list(data)]
     frames, metas = [], []
     for name, item in items:
         df, meta = _one_frame(item)
         frames.append(df)
         metas.append((name, meta))
-    varying = [k for k in ("env", "model", "temperature") if len({str(m.get(k)) for _, m in metas}) > 1]
-    for i, (df, (name, meta)) in enumerate(zip(frames, metas, strict=True)):
+    labels = run_labels([m for _, m in metas], [n for n, _ in metas])
+    for df, (_, meta), label in zip(frames, metas, labels, strict=True):
         for k in ("env", "model", "temperature"):
             if k not in df.columns:
                 df[k] = meta.get(k)
-        label = name or ", ".join(f"{k}={meta.get(k)}" if k == "temperature" else str(meta.get(k)) for k in varying)
-        df["run"] = label or (f"run {i + 1}" if len(frames) > 1 else str(meta.get("model") or "run"))
+        df["run"] = label
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["reward", "run"])
 
 
@@ -43,20 +43,19 @@ def _as_list(data: Any) -> list[Any]:
 
 
 def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
-    pd = require("pandas")
+    import pandas as pd  # a core dependency, imported when a plot is drawn
     if isinstance(item, pd.DataFrame):
         first = item.iloc[0] if len(item) else {}
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
         return item.copy(), meta
     if hasattr(item, "rows") and hasattr(item, "metadata"):
-        md = item.metadata
-        temp = (md.get("sampling_args") or {}).get("temperature")
-        return item.to_pandas(), {"env": md.get("env_id"), "model": md.get("model"), "temperature": temp}
+        return item.to_pandas(), run_facts(item)
     raise TypeError(f"expected GenerateOutputs or a DataFrame, got {type(item).__name__}")
 
 
 def _groups(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
-    key = by or ("run" if "run" in df.columns and df["run"].nunique() > 1 else None)
+    # Every series is named: one run by its label (the model), several by what differs.
+    key = by or ("run" if "run" in df.columns else None)
     if key is None:
         return [("", df)]
     if key not in df.columns:
@@ -78,6 +77,22 @@ def _label(name: str, values: Any) -> str:
     return f"{prefix}(n={n}, mean={mean:.3f})"
 
 
+def _numeric_bars(ax: Axes, groups: list[tuple[str, Any]], distinct: list[float]) -> None:
+    """Few distinct rewards as bars *at their values* on a numeric axis (0.2 sits near 0, not
+    next to 1), side by side per run."""
+    span = max(1.0, distinct[-1] - distinct[0])
+    gaps = [b - a for a, b in zip(distinct, distinct[1:], strict=False)]
+    slot = max(min(gaps) if gaps else span, 0.04 * span) * 0.8  # all runs' bars at one value
+    width = slot / max(1, len(groups))
+    for i, (name, r) in enumerate(groups):
+        fracs = [float((r == v).mean()) if len(r) else 0.0 for v in distinct]
+        xs = [v + (i - (len(groups) - 1) / 2) * width for v in distinct]
+        ax.bar(xs, fracs, width=width, label=_label(name, r))
+    if len(distinct) <= 8 and (not gaps or min(gaps) >= 0.06 * span):
+        ax.set_xticks(distinct, [f"{v:g}" for v in distinct])
+    ax.set_xlim(distinct[0] - slot, distinct[-1] + slot)
+
+
 def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes | None = None,
                  bins: int = 20) -> Axes:
     """Reward distribution as a histogram (``kind="hist"``) or ECDF, one series per run or per
@@ -96,12 +111,7 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
     else:
         distinct = sorted(set().union(*[set(r) for _, r in groups])) if groups else []
         if 0 < len(distinct) <= 12:
-            width = 0.8 / max(1, len(groups))
-            for i, (name, r) in enumerate(groups):
-                fracs = [float((r == v).mean()) if len(r) else 0.0 for v in distinct]
-                xs = [j + (i - (len(groups) - 1) / 2) * width for j in range(len(distinct))]
-                ax.bar(xs, fracs, width=width, label=_label(name, r))
-            ax.set_xticks(range(len(distinct)), [f"{v:g}" for v in distinct])
+            _numeric_bars(ax, groups, [float(v) for v in distinct])
         else:
             for name, r in groups:
                 weights = [1 / len(r)] * len(r) if len(r) else None
@@ -115,12 +125,15 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
 
 
 def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = None) -> Axes:
-    """Mean reward (± stderr) against the number of turns a rollout took."""
+    """Mean reward (± stderr) at each number of turns some rollout took: points only, no lines
+    through turn counts without rollouts; several runs side by side at each count."""
     df = runs_frame(data)
     ax = _axes(ax)
-    for name, g in _groups(df, by):
+    groups = _groups(df, by)
+    for i, (name, g) in enumerate(groups):
         stats = g.groupby("turns")["reward"].agg(["mean", "sem", "count"]).reset_index()
-        ax.errorbar(stats["turns"], stats["mean"], yerr=stats["sem"].fillna(0), marker="o", capsize=3,
+        shift = (i - (len(groups) - 1) / 2) * min(0.1, 0.6 / max(1, len(groups)))
+        ax.errorbar(stats["turns"] + shift, stats["mean"], yerr=stats["sem"].fillna(0), fmt="o", capsize=3,
                     label=_label(name, g["reward"]))
     ax.set_xlabel("turns")
     ax.set_ylabel("mean reward")
