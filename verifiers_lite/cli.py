@@ -184,8 +184,10 @@ def _serve(argv: list[str]) -> int:
     try:
         from verifiers_lite.server.cli import serve_main
     except ImportError as exc:
+        from verifiers_lite.extras import install_hint
+
         print(f"vf-lite: error: the rollout server is not available ({exc}); "
-              "install it with: pip install 'verifiers_lite[server]'", file=sys.stderr)
+              f"install it with: {install_hint('server')}", file=sys.stderr)
         return 2
     return int(serve_main(argv) or 0)
 

