@@ -74,3 +74,14 @@ def test_hf_scorer_matches_a_manual_forward() -> None:
             logits = model(input_ids=torch.tensor([ids[:i]])).logits[0, -1].double()
         want = float(logits[ids[i]] - torch.logsumexp(logits, 0))
         assert got[i] == pytest.approx(want, abs=1e-3)
+
+
+def test_exports_are_the_functions_whatever_the_import_order() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from verifiers_lite.rollout import hf_scorer, logprob_report, LogprobReport\n"
+        "assert callable(logprob_report) and logprob_report.__name__ == 'logprob_report'\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -31,9 +31,9 @@ _EXPORTS: dict[str, str] = {
     "VLLMSampler": "samplers.vllm",
     "VLLMServerSampler": "samplers.vllm_server",
     "sample_isolated": "sampling",
-    "logprob_report": "logprob_report",
-    "LogprobReport": "logprob_report",
-    "hf_scorer": "logprob_report",
+    "logprob_report": "mismatch",
+    "LogprobReport": "mismatch",
+    "hf_scorer": "mismatch",
     "TokenClient": "token_client",
     "build_training_batch": "training",
     "remote_rollout": "ray_actor",
@@ -45,7 +45,7 @@ __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api_multi_turn import APIMultiTurnRollout, OpenAIChatAPI
-    from .logprob_report import LogprobReport, hf_scorer, logprob_report
+    from .mismatch import LogprobReport, hf_scorer, logprob_report
     from .models import smollm2_gguf_path, smollm2_hf_checkpoint
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout
