@@ -52,7 +52,11 @@ def parse_docstring(doc: str | None) -> tuple[str, dict[str, str]]:
     docstring; whitespace inside each text is collapsed to single spaces."""
     if not doc or not doc.strip():
         return "", {}
-    parsed = docstring_parser.parse(inspect.cleandoc(doc))
+    text = inspect.cleandoc(doc)
+    try:
+        parsed = docstring_parser.parse(text)
+    except docstring_parser.ParseError:  # a malformed section: keep the description only
+        return _one_line(text.split("\n\n")[0]), {}
     description = parsed.short_description or ""
     if parsed.long_description and not parsed.blank_after_short_description:
         # The first paragraph ran on past its first line.
