@@ -8,6 +8,7 @@ import math
 import subprocess
 import sys
 import urllib.parse
+import urllib.request
 from collections import Counter
 
 import pytest
@@ -174,6 +175,17 @@ def test_traversal_attempts_are_404(viewer, path):
     conn.close()
     assert resp.status == 404, (path, resp.status, body[:300])
     assert "root:" not in body and "_write_id" not in body
+
+
+def test_page_and_assets_ship_in_the_package_with_a_strict_csp(viewer):
+    with urllib.request.urlopen(viewer.base + "/", timeout=30) as resp:
+        csp = resp.headers["content-security-policy"]
+        page = resp.read().decode()
+    assert "script-src 'self'" in csp and "default-src 'none'" in csp
+    assert "http" not in page.replace(viewer.base, "")  # no CDN: everything from this server
+    for asset in ("app.js", "app.css"):
+        status, body = viewer.get(f"/static/{asset}")
+        assert status == 200 and "https://" not in body
 
 
 def test_only_loopback_host_names_are_answered(viewer):

@@ -129,3 +129,15 @@ def test_first_rows_are_served_before_the_whole_file_is_indexed(tmp_path):
     assert 10 <= len(index) < 3 * RowIndex.CHUNK and not index.at_eof
     index.scan()
     assert len(index) == 3 * RowIndex.CHUNK and index.at_eof
+
+
+def test_a_time_budget_stops_indexing_early(tmp_path):
+    path = tmp_path / "results.jsonl"
+    path.write_text("".join(json.dumps(make_row(e, 0, float(e % 2))) + "\n" for e in range(3 * RowIndex.CHUNK)))
+    index = RowIndex(path)
+    index.scan(budget_s=0.0)  # one step, then the budget is spent
+    assert len(index) == RowIndex.CHUNK and not index.at_eof
+    partial = run_stats(index, PassCriterion())
+    assert partial["num_rollouts"] == RowIndex.CHUNK
+    index.scan()
+    assert run_stats(index, PassCriterion())["reward_mean"] == pytest.approx(0.5)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -74,12 +75,16 @@ def pass_at_k(
     for r in rows:
         if is_scored(r):
             groups[r.get("example_id")].append(crit.passes(r))
+    return pass_at_k_from_counts([(len(p), sum(p)) for p in groups.values()], k)
+
+
+def pass_at_k_from_counts(counts: Iterable[tuple[int, int]], k: int) -> float:
+    """The unbiased pass@k estimator averaged over examples given as (n scored, c passed);
+    examples with n < k are left out, NaN when none is left."""
     scores = []
-    for passed in groups.values():
-        n = len(passed)
+    for n, c in counts:
         if n < k:
             continue
-        c = sum(passed)
         scores.append(1.0 - comb(n - c, k) / comb(n, k) if n - c >= k else 1.0)
     return sum(scores) / len(scores) if scores else float("nan")
 

@@ -18,6 +18,7 @@ from verifiers_lite.viewer.runs import Run, RunRegistry
 
 TOKEN_COOKIE = "vf_view_token"
 MAX_PAGE = 500
+STATS_BUDGET_S = 0.5  # a summary waits this long for indexing, then shows what is indexed so far
 _ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # Scripts and styles only from this server: even a rendering bug could not run injected code.
@@ -105,12 +106,20 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
 
     @app.get("/api/runs")
     def list_runs() -> JSONResponse:
-        runs = [r.summary() for r in registry.refresh()]
+        runs = []
+        for run in registry.refresh():
+            runs.append(run.summary(budget_s=STATS_BUDGET_S))
+            if not run.index.at_eof:
+                finish_index(run)
         return JSONResponse(json_safe({"runs": runs}))
 
     @app.get("/api/runs/{run_id}")
     def run_detail(run_id: str) -> JSONResponse:
-        return JSONResponse(json_safe(get_run(run_id).detail()))
+        run = get_run(run_id)
+        body = run.detail(budget_s=STATS_BUDGET_S)
+        if not run.index.at_eof:
+            finish_index(run)
+        return JSONResponse(json_safe(body))
 
     @app.get("/api/runs/{run_id}/rows")
     def rows(
@@ -162,8 +171,8 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
         run = get_run(run_id)
         run.index.scan()
         cols = run.index.cols
-        matches = [i for i in range(len(cols.offset))
-                   if cols.rollout_index[i] == rollout_index and str(cols.example_id[i]) == example_id]
+        same_example = run.index.positions_of(example_id)
+        matches = [i for i in same_example if cols.rollout_index[i] == rollout_index]
         if not matches:
             raise HTTPException(404, f"no rollout {rollout_index} of example {example_id!r} in run {run_id!r}")
         try:
@@ -171,8 +180,7 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
         except StaleIndexError:
             raise HTTPException(503, "results file being rewritten; retry") from None
         tokens = strip_token_ids(row)
-        siblings = sorted(cols.rollout_index[i] for i in range(len(cols.offset))
-                          if str(cols.example_id[i]) == example_id)
+        siblings = sorted(cols.rollout_index[i] for i in same_example)
         return JSONResponse(json_safe({"run_id": run.run_id, "row": row, "token_counts": tokens,
                                        "rollout_indices": siblings}))
 

@@ -13,7 +13,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import threading
+import time
 from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +25,7 @@ from verifiers_lite.results.store import _WRITE_ID, _WRITE_SIZE
 
 _HEAD = b'{"example_id": '
 _REWARD_KEY = b', "reward": '
+_INT_IDS = re.compile(rb'\{"example_id": (-?\d+), "rollout_index": (\d+), ')
 _DECODER = json.JSONDecoder()
 NAN = float("nan")
 
@@ -42,6 +45,8 @@ def _dict(value: Any) -> dict[str, Any]:
 
 
 def _int(value: Any) -> int:
+    if value.__class__ is int:
+        return int(value)
     v = _num(value)
     return int(v) if math.isfinite(v) else 0
 
@@ -56,6 +61,10 @@ def _fields(line: bytes) -> dict[str, Any] | None:
         if cut > 0:
             try:
                 tail = json.loads(b"{" + line[cut + 2:])
+                ids = _INT_IDS.match(line)
+                if ids is not None and isinstance(tail, dict):  # integer ids: no decoding at all
+                    tail["example_id"], tail["rollout_index"] = int(ids[1]), int(ids[2])
+                    return tail
                 head = line[:512].decode("utf-8", "replace")
                 eid, end = _DECODER.raw_decode(head, len(_HEAD))
                 key = ', "rollout_index": '
@@ -93,7 +102,7 @@ class _Columns:
 class RowIndex:
     """Index of one ``results.jsonl``; thread-safe, rebuilt when the file is replaced."""
 
-    CHUNK = 4096  # lines per scan step: a long first scan lets other requests in between steps
+    CHUNK = 1024  # lines per scan step: a long first scan lets other requests in between steps
 
     def __init__(self, results_file: Path) -> None:
         self.path = results_file
@@ -104,6 +113,8 @@ class RowIndex:
         self.cols = _Columns()
         self.stop_names: list[str | None] = [None]  # code 0: none
         self.error_names: list[str | None] = [None]
+        self._stop_codes: dict[str, int] = {}
+        self._error_codes: dict[str, int] = {}
         self._pos = 0
         self._inode = inode
         self._pending: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
@@ -115,9 +126,15 @@ class RowIndex:
 
     # -- scanning ------------------------------------------------------------------------------
 
-    def scan(self, min_rows: int | None = None) -> None:
+    def scan(self, min_rows: int | None = None, budget_s: float | None = None) -> None:
         """Index newly written lines: all of them, or (``min_rows``) until that many rows are
-        indexed, so a first page need not wait for a 100k-row file."""
+        indexed, so a first page need not wait for a 100k-row file. With ``min_rows`` already
+        indexed and the file not yet read to its end, returns at once: whoever reads the rest
+        (a background scan) holds the lock, and the page need not wait for it. ``budget_s``
+        stops after that many seconds (``at_eof`` then says whether the file was read through)."""
+        if min_rows is not None and len(self) >= min_rows and not self.at_eof:
+            return
+        deadline = None if budget_s is None else time.monotonic() + budget_s
         while True:
             with self._lock:
                 self._check_replaced()
@@ -125,6 +142,8 @@ class RowIndex:
                     return
                 if min_rows is not None and len(self) >= min_rows:
                     return
+            if deadline is not None and time.monotonic() > deadline:
+                return
 
     def _check_replaced(self) -> None:
         try:
@@ -174,56 +193,61 @@ class RowIndex:
             for o, n, r in group:
                 self._commit(o, n, r)
 
-    def _code(self, names: list[str | None], value: Any) -> int:
+    @staticmethod
+    def _code(names: list[str | None], codes: dict[str, int], value: Any) -> int:
         if value is None:
             return 0
-        key = str(value)
-        try:
-            return names.index(key)
-        except ValueError:
+        key = value if isinstance(value, str) else str(value)
+        code = codes.get(key)
+        if code is None:
+            code = codes[key] = len(names)
             names.append(key)
-            return len(names) - 1
+        return code
 
     def _commit(self, offset: int, length: int, row: dict[str, Any]) -> None:
+        # The hot loop of indexing (100k calls for a large run): plain appends, no helpers.
         c = self.cols
         n = len(c.offset)
         c.offset.append(offset)
         c.length.append(length)
-        c.reward.append(_num(row.get("reward")))
+        reward = row.get("reward")
+        c.reward.append(float(reward) if reward.__class__ in (float, int) else NAN)
         idx = row.get("rollout_index")
-        c.rollout_index.append(idx if isinstance(idx, int) else 0)
+        c.rollout_index.append(idx if idx.__class__ is int else 0)
         turns = row.get("turns")
-        c.turns.append(turns if isinstance(turns, int) else 0)
-        c.stop.append(self._code(self.stop_names, row.get("stop_reason")))
+        c.turns.append(turns if turns.__class__ is int else 0)
+        c.stop.append(self._code(self.stop_names, self._stop_codes, row.get("stop_reason")))
         err = row.get("error")
         category = (err.get("category") or "unknown") if isinstance(err, dict) else ("unknown" if err else None)
-        c.error.append(self._code(self.error_names, category))
+        c.error.append(self._code(self.error_names, self._error_codes, category))
         usage = _dict(row.get("usage"))
         c.prompt_tokens.append(_int(usage.get("prompt_tokens")))
         c.completion_tokens.append(_int(usage.get("completion_tokens")))
-        timing = _dict(row.get("timing"))
-        c.total_ms.append(_num(timing.get("total_ms")))
+        total = _dict(row.get("timing")).get("total_ms")
+        c.total_ms.append(float(total) if total.__class__ in (float, int) else NAN)
         c.example_id.append(row.get("example_id"))
         metrics = _dict(row.get("metrics"))
         for name, value in metrics.items():
             col = c.metrics.get(name)
             if col is None:  # a metric first seen late: earlier rows lack it
                 col = c.metrics[name] = array("d", [NAN]) * n
-            col.append(_num(value))
-        for col in c.metrics.values():
-            if len(col) == n:
-                col.append(NAN)
+            col.append(float(value) if value.__class__ in (float, int) else NAN)
+        if len(metrics) != len(c.metrics):  # this row lacks some metric: pad its column
+            for col in c.metrics.values():
+                if len(col) == n:
+                    col.append(NAN)
 
     # -- reading rows back ---------------------------------------------------------------------
 
     def read(self, positions: list[int], generation: int | None = None) -> list[dict[str, Any]]:
         """The full rows at these index positions, read from disk; StaleIndexError when the
         index was rebuilt since ``generation`` (positions from before refer to another file)."""
-        with self._lock:
-            if generation is not None and generation != self.generation:
-                raise StaleIndexError(str(self.path))
-            spans = [(self.cols.offset[i], self.cols.length[i]) for i in positions]
-            inode = self._inode
+        # No lock: the column arrays only grow, and a rebuild (new generation, new arrays) is
+        # detected after the spans are taken, so a page never waits for an indexing step.
+        cols, inode = self.cols, self._inode
+        spans = [(cols.offset[i], cols.length[i]) for i in positions]
+        if (generation is not None and generation != self.generation) or cols is not self.cols:
+            raise StaleIndexError(str(self.path))
         out: list[dict[str, Any]] = []
         if not spans:
             return out
@@ -240,14 +264,25 @@ class RowIndex:
 
     def raw_lines(self, positions: list[int]) -> list[bytes]:
         """The raw JSON lines at these positions (for a fast text pre-filter)."""
-        with self._lock:
-            spans = [(self.cols.offset[i], self.cols.length[i]) for i in positions]
+        cols = self.cols
+        spans = [(cols.offset[i], cols.length[i]) for i in positions]
         with open(self.path, "rb") as f:
             out = []
             for offset, length in spans:
                 f.seek(offset)
                 out.append(f.read(length))
             return out
+
+    def positions_of(self, example_id: str) -> list[int]:
+        """Positions of an example's rows; ``example_id`` as text (as in a URL). Ids are compared
+        as numbers first when the text is one (the common case, and no str() per row)."""
+        ids = self.cols.example_id
+        if example_id.lstrip("-").isdigit() and str(int(example_id)) == example_id:
+            number = int(example_id)
+            found = [i for i, v in enumerate(ids) if v == number and v.__class__ is int]
+            if found:
+                return found
+        return [i for i, v in enumerate(ids) if str(v) == example_id]
 
     def error_name(self, i: int) -> str | None:
         return self.error_names[self.cols.error[i]]

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifiers_lite.errors import ERROR_CATEGORIES
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k
+from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
 from verifiers_lite.results.outputs import mean_and_stderr
 from verifiers_lite.state import STOP_REASONS
 from verifiers_lite.viewer.index import RowIndex
@@ -80,7 +80,7 @@ def select(index: RowIndex, f: RowFilter) -> list[int]:
         code = index.stop_names.index(f.stop_reason) if f.stop_reason in index.stop_names else -1
         pos = [i for i in pos if cols.stop[i] == code]
     if f.example_id is not None:
-        pos = [i for i in pos if str(cols.example_id[i]) == f.example_id]
+        pos = sorted(set(pos).intersection(index.positions_of(f.example_id)))
     if f.min_reward is not None or f.max_reward is not None:
         pos = [i for i in pos if _in_range(cols.reward[i], f.min_reward, f.max_reward)]
     if f.metric and (f.min_metric is not None or f.max_metric is not None):
@@ -184,18 +184,20 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
 
 
 def _pass_at_k(index: RowIndex, scored: list[int], criterion: PassCriterion) -> dict[str, float]:
-    """pass@k at k = 1, 2, 4, ... up to the smallest scored group, through the library's
-    estimator (fed minimal rows: example id, reward, the criterion's metric)."""
+    """pass@k at k = 1, 2, 4, ... up to the smallest scored group (the library's estimator over
+    per-example counts of scored and passing rollouts)."""
     cols = index.cols
-    metric = cols.metrics.get(criterion.metric)
-    rows = [{"example_id": cols.example_id[i], "reward": cols.reward[i],
-             "metrics": {criterion.metric: metric[i]} if metric is not None else {}} for i in scored]
-    sizes: dict[str, int] = defaultdict(int)
-    for r in rows:
-        sizes[str(r["example_id"])] += 1
-    kmax = min(sizes.values(), default=0)
+    values = cols.reward if criterion.metric == "reward" else cols.metrics.get(criterion.metric)
+    counts: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
+    for i in scored:
+        acc = counts[cols.example_id[i]]
+        acc[0] += 1
+        if values is not None and values[i] >= criterion.threshold:  # NaN compares False
+            acc[1] += 1
+    kmax = min((n for n, _ in counts.values()), default=0)
     ks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= kmax} | ({kmax} if kmax else set()))
-    return {str(k): pass_at_k(rows, k, criterion=criterion) for k in ks}
+    pairs = [(n, c) for n, c in counts.values()]
+    return {str(k): pass_at_k_from_counts(pairs, k) for k in ks}
 
 
 def example_means(index: RowIndex) -> dict[str, tuple[float, int]]:

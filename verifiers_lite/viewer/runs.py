@@ -56,13 +56,15 @@ class Run:
             return "running"
         return "running" if time.time() - mtime < STALE_AFTER_S else "stale"
 
-    def stats(self, meta: dict[str, Any]) -> dict[str, Any]:
-        """Run statistics over every row on disk, cached until the index grows."""
-        self.index.scan()
+    def stats(self, meta: dict[str, Any], budget_s: float | None = None) -> dict[str, Any]:
+        """Run statistics over the rows on disk, cached until the index grows. With
+        ``budget_s``, over the rows indexed within that time (``complete`` says whether that is
+        all of them); whoever calls finishes the index in the background."""
+        self.index.scan(budget_s=budget_s)
         key = (self.index.generation, len(self.index))
         if self._stats is None or self._stats[0] != key:
             self._stats = (key, run_stats(self.index, PassCriterion.coerce(meta.get("pass_criterion"))))
-        return self._stats[1]
+        return {**self._stats[1], "complete": self.index.at_eof}
 
     def select(self, f: RowFilter) -> list[int]:
         """Matching positions; the last few selections are cached so paging a search is cheap."""
@@ -75,13 +77,13 @@ class Run:
                 self._selections.popitem(last=False)
         return hit
 
-    def detail(self) -> dict[str, Any]:
+    def detail(self, budget_s: float | None = None) -> dict[str, Any]:
         """The Run page: metadata (sampling and environment args), status and statistics."""
         meta = self.metadata()
         return {"run_id": self.run_id, "path": str(self.path), "status": self.status(meta),
-                "metadata": meta, "stats": self.stats(meta)}
+                "metadata": meta, "stats": self.stats(meta, budget_s)}
 
-    def summary(self) -> dict[str, Any]:
+    def summary(self, budget_s: float | None = None) -> dict[str, Any]:
         """A line of the Runs page. Finished runs answer from their metadata (no scan)."""
         meta = self.metadata()
         status = self.status(meta)
@@ -89,7 +91,7 @@ class Run:
             s = {k: meta.get(k) for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
                                           "reward_stderr", "errors")}
         else:
-            st = self.stats(meta)
+            st = self.stats(meta, budget_s)
             s = {k: st[k] for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
                                     "reward_stderr", "errors")}
         planned = meta.get("num_rollouts")

@@ -189,7 +189,7 @@
         h("div", {}, h("h3", {}, "Summary"), kv([
           ["run", d.run_id], ["path", d.path], ["status", badge(d.status)],
           ["started", when(m.start_time)], ["duration", dur],
-          ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "")],
+          ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "") + (s.complete === false ? " (indexing…)" : "")],
           ["examples × rollouts", s.num_examples + " × " + (m.rollouts_per_example || "?")],
           ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, num(s.reward_mean)), " ± ", num(s.reward_stderr),
             s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
@@ -208,11 +208,10 @@
           h("h3", {}, "Stop reasons"), kv(Object.entries(s.stop_reasons).map(([k, v]) => [k === "null" ? "(none)" : rlink(k, { stop_reason: k }), v]))),
         h("div", {}, h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
           h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {})))));
-    if (mounted && !DATA && !FINISHED.includes(d.status)) {
-      let n = s.num_rollouts;
+    if (mounted && !DATA && (!FINISHED.includes(d.status) || s.complete === false)) {
       setLive(async () => {
         const nd = await api("runs/" + enc(id)).catch(() => null);
-        if (nd && (nd.stats.num_rollouts !== n || nd.status !== d.status) && seq === renderSeq) { n = nd.stats.num_rollouts; render(); }
+        if (nd && seq === renderSeq && (nd.stats.num_rollouts !== s.num_rollouts || nd.status !== d.status || nd.stats.complete !== s.complete)) render();
       }, 2000);
     }
   }
