@@ -79,12 +79,16 @@ class _Signature:
     takes_kwargs: bool
 
 
+# Built once per function. A bound method is a new object at every attribute access, so methods
+# are cached under their function (their signature, without ``self``, is the same for every instance).
 _signatures: weakref.WeakKeyDictionary[Any, _Signature] = weakref.WeakKeyDictionary()
+_method_signatures: weakref.WeakKeyDictionary[Any, _Signature] = weakref.WeakKeyDictionary()
 
 
 def _signature(fn: Callable[..., Any]) -> _Signature:
+    cache, key = (_method_signatures, fn.__func__) if inspect.ismethod(fn) else (_signatures, fn)
     try:
-        return _signatures[fn]
+        return cache[key]
     except (KeyError, TypeError):
         pass
     sig = inspect.signature(fn)
@@ -109,7 +113,7 @@ def _signature(fn: Callable[..., Any]) -> _Signature:
     model = pydantic.create_model(f"{getattr(fn, '__name__', 'tool')}_args", __config__=config, **fields)
     spec = _Signature(model, names, takes_kwargs)
     with contextlib.suppress(TypeError):  # not weak-referenceable (a builtin): rebuilt per call
-        _signatures[fn] = spec
+        cache[key] = spec
     return spec
 
 

@@ -213,3 +213,24 @@ async def test_kwargs_and_unknown_types_accept_anything() -> None:
     schema = function_to_schema(f)["function"]["parameters"]
     assert schema["properties"] == {"thing": {}} and schema["required"] == ["thing"]
     assert await call_tool(f, {"thing": 5, "k": 1}) == "5|[('k', 1)]"
+
+
+async def test_bound_methods_are_tools_without_self() -> None:
+    class Counter:
+        def __init__(self) -> None:
+            self.total = 0
+
+        def add(self, n: int) -> int:
+            """Add n.
+
+            Args:
+                n: How much.
+            """
+            self.total += n
+            return self.total
+
+    a, b = Counter(), Counter()
+    assert function_to_schema(a.add)["function"]["parameters"] == {
+        "type": "object", "properties": {"n": {"type": "integer", "description": "How much."}}, "required": ["n"]}
+    assert await call_tool(a.add, {"n": "2"}) == "2" and await call_tool(b.add, {"n": 5}) == "5"
+    assert (a.total, b.total) == (2, 5)
