@@ -122,10 +122,10 @@ async def call_with_retries(
 ) -> T:
     """``attempt()``, retried on ``policy`` while ``retryable(exc)``; the last failure propagates.
 
-    The first attempt runs bare: a tenacity loop around every call costs ~30 µs of CPU, a tenth
-    of a whole request on the lean transport, and nearly every call succeeds at once. Only a
-    failure enters the loop, which replays that failure as its attempt 1, so counts and waits
-    are exactly the policy's.
+    The first attempt runs bare: a tenacity loop around every request measured ~0.2 ms more CPU
+    per request on the lean transport (0.53 against 0.30-0.35 ms, 64 in flight), and nearly
+    every request succeeds at once. Only a failure enters the loop, which replays that failure
+    as its attempt 1, so counts and waits are exactly the policy's.
     """
     try:
         return await attempt()
