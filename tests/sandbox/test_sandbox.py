@@ -213,3 +213,74 @@ def sandbox_processes() -> list[int]:
         if low <= uid < low + 1000 and state != "Z":
             found.append(int(entry))
     return found
+
+
+def test_a_dropped_sandbox_kills_its_idle_workers():
+    import gc
+
+    box = vf.Sandbox(LIMITS, pool_size=1)
+    assert box.run_sync("print(1)").stdout == "1\n"
+    pid = box._idle[0]._proc.pid
+    os.kill(pid, 0)  # alive
+    del box
+    gc.collect()
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/status").read_text().split("State:", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+def test_sync_twins_take_the_async_signature():
+    import inspect
+
+    for cls in (vf.Sandbox, vf.SandboxSession):
+        a, s = inspect.signature(cls.run), inspect.signature(cls.run_sync)
+        assert list(a.parameters.values()) == list(s.parameters.values()), cls
+
+
+@pytest.mark.parametrize("isolation", ["auto", "rlimits"])
+def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolation):
+    import subprocess
+    import sys
+    import textwrap
+
+    script = textwrap.dedent(f"""
+        import os, threading, time, warnings
+        from pathlib import Path
+        warnings.simplefilter("ignore")
+        import verifiers_lite as vf
+
+        def descendants(pid):
+            out = []
+            for task in Path(f"/proc/{{pid}}/task").iterdir():
+                for child in (task / "children").read_text().split():
+                    out += [int(child), *descendants(int(child))]
+            return out
+
+        box = vf.Sandbox(pool_size=1, isolation={isolation!r})
+        box.run_sync("print(1)")
+        root = box._idle[0]._proc.pid
+        idle = descendants(root)
+        threading.Thread(target=box.run_sync, args=("import time; time.sleep(600)",),
+                         kwargs={{"timeout": 600}}, daemon=True).start()
+        deadline = time.monotonic() + 30
+        while len(descendants(root)) <= len(idle) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        print(root, *descendants(root), flush=True)
+        os._exit(0)  # mid-run: no close(), no atexit
+    """)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    pids = [int(p) for p in out.stdout.split()]
+    assert len(pids) >= 2, out.stdout + out.stderr  # the sandbox (worker) process and the running code
+    deadline = time.monotonic() + 10
+    while any(map(_alive, pids)) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert [p for p in pids if _alive(p)] == []

@@ -33,6 +33,8 @@ _null = os.open(os.devnull, os.O_RDWR)
 for _fd in (0, 1, 2):
     os.dup2(_null, _fd)
 ROOT = CONFIG["root"]
+_libc = None
+WORKER_PID = 0
 
 
 def _limit(kind, value):
@@ -54,12 +56,19 @@ def _setup():
     _limit(resource.RLIMIT_NPROC, CONFIG.get("nproc"))
     # Not dumpable: code run for a request (same uid) can then neither ptrace this worker nor open
     # its /proc/<pid>/fd entries to forge answers on the protocol pipe.
+    parent = os.getppid()
     try:
         import ctypes
 
-        ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        global _libc
+        libc = _libc = ctypes.CDLL(None)
+        libc.prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+        # Die with the process that started us (set after the uid change, which clears it).
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG = 1
     except (ImportError, OSError, AttributeError):
         pass  # without ctypes/prctl: a root-started worker is non-dumpable after setresuid anyway
+    if os.getppid() != parent:
+        os._exit(1)  # the parent died before the death signal was armed
     os.chdir(ROOT)
 
 
@@ -153,6 +162,10 @@ def _print_user_traceback(exc):
 def _child(job, workdir, out_path, err_path):
     os.close(PROTO_IN)
     os.close(PROTO_OUT)
+    if _libc is not None:
+        _libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # dies with the worker (PR_SET_PDEATHSIG)
+    if os.getppid() != WORKER_PID:
+        os._exit(1)  # the worker died before the death signal was armed
     os.setsid()
     stdin_path = os.path.join(os.path.dirname(out_path), "stdin")
     with open(stdin_path, "w") as f:
@@ -288,7 +301,9 @@ def _run_cell(job, namespace, n):
 
 
 def main():
+    global WORKER_PID
     _setup()
+    WORKER_PID = os.getpid()
     mode = CONFIG["mode"]
     if mode == "probe":
         _send({"ok": True, "uid": os.getuid(), "pid": os.getpid()})

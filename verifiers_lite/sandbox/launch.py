@@ -195,10 +195,12 @@ def _warn_fallback(reason: str) -> None:
     if _warned:
         return
     _warned = True
+    as_root = os.geteuid() == 0 and not _world_readable(_python()[0])
     message = (
         "SANDBOX FALLBACK: bubblewrap is unavailable (" + reason + "); untrusted code now runs "
         "as a plain subprocess under rlimits only, WITH network access and a view of the "
-        "filesystem. Install the 'code' extra and allow user namespaces for real isolation."
+        "filesystem" + (" AS ROOT (the interpreter is not readable by other users)" if as_root else "")
+        + ". Install the 'code' extra and allow user namespaces for real isolation."
     )
     logger.warning(message)
     warnings.warn(message, RuntimeWarning, stacklevel=3)

@@ -24,6 +24,12 @@ def _close_all() -> None:
 atexit.register(_close_all)
 
 
+def _kill_idle(idle: list[SandboxProcess], threads: ThreadPoolExecutor) -> None:
+    while idle:
+        idle.pop().kill()
+    threads.shutdown(wait=False)
+
+
 def _result(answer: dict[str, Any], isolation: str) -> ExecResult:
     if "error" in answer and "exit_code" not in answer:
         return ExecResult(error=str(answer["error"]), isolation=isolation)
@@ -60,6 +66,9 @@ class Sandbox:
         self._closed = False
         self.started = 0
         _LIVE.add(self)
+        # A sandbox dropped without close() still kills its idle workers (the finalizer holds the
+        # list, not the sandbox).
+        weakref.finalize(self, _kill_idle, self._idle, self._threads)
 
     async def run(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
                   timeout: float | None = None) -> ExecResult:
@@ -76,11 +85,12 @@ class Sandbox:
         job = {"code": code, "stdin": stdin, "files": files or {}, **self.limits.job(timeout)}
         return await asyncio.get_running_loop().run_in_executor(self._threads, self._run_blocking, job)
 
-    def run_sync(self, code: str, **kwargs: Any) -> ExecResult:
+    def run_sync(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
+                 timeout: float | None = None) -> ExecResult:
         """Blocking twin of :meth:`run` (scripts and notebook cells)."""
         from verifiers_lite.sync import run_sync
 
-        return run_sync(self.run(code, **kwargs))
+        return run_sync(self.run(code, stdin=stdin, files=files, timeout=timeout))
 
     def _run_blocking(self, job: dict[str, Any]) -> ExecResult:
         with self._slots:
@@ -123,7 +133,8 @@ class Sandbox:
         """Kill every worker and session of this sandbox."""
         self._closed = True
         with self._lock:
-            idle, self._idle = self._idle, []
+            idle = list(self._idle)
+            self._idle.clear()  # the same list object the finalizer holds
         for worker in idle:
             worker.kill()
         for session in list(self._sessions):
@@ -173,6 +184,12 @@ class SandboxSession:
         job = {"code": code, **self._sandbox.limits.job(timeout)}
         loop = asyncio.get_running_loop()
         return await loop.run_in_executor(self._sandbox._threads, self._run_blocking, job)
+
+    def run_sync(self, code: str, *, timeout: float | None = None) -> ExecResult:
+        """Blocking twin of :meth:`run`."""
+        from verifiers_lite.sync import run_sync
+
+        return run_sync(self.run(code, timeout=timeout))
 
     def _run_blocking(self, job: dict[str, Any]) -> ExecResult:
         with self._lock:
