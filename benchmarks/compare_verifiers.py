@@ -9,10 +9,21 @@ import time are its own. verifiers' semaphore counts groups: 128 in flight is ma
 
     python benchmarks/compare_verifiers.py             # set up the peer venv if needed, run all
     python benchmarks/compare_verifiers.py --turns 1   # single-turn only
+    python benchmarks/compare_verifiers.py --sdk       # also AsyncOpenAI through OpenAIClientAdapter
 
 Target: verifiers_lite >= 3x verifiers' throughput.
 
-Last measured (2026-11-29; 2 cores shared with other jobs, load average ~9; Python 3.11;
+Last measured (2026-11-30, single-turn, load average ~10 on the 2 cores, so the CPU column is
+the steadier figure): a stock AsyncOpenAI now runs on the lean transport.
+    turns library                        rollouts/s CPU ms/rollout peak RSS MB import s
+        1 verifiers_lite (ChatClient)           242           0.80          47     0.45
+        1 verifiers_lite (AsyncOpenAI)          242           0.90          71     0.53
+        1 verifiers_lite (SDK adapter)           31           7.87          75     0.75
+        1 verifiers 0.3.1 (AsyncOpenAI)          44           6.93         249    25.34
+          lite(AsyncOpenAI)/verifiers: throughput 5.53x, CPU/rollout 0.13 (an earlier run at load
+          ~11: 11.76x, 0.10); lite(SDK adapter)/verifiers: 0.72x, CPU/rollout 1.14.
+
+Before that (2026-11-29, AsyncOpenAI still on the SDK's transport; 2 shared cores, load ~9; Python 3.11;
 both sides on openai 3.57 / httpx2):
     turns library                        rollouts/s CPU ms/rollout peak RSS MB import s
         1 verifiers_lite (ChatClient)          1373           0.24          40     0.05
@@ -63,7 +74,8 @@ def _peak_rss() -> float:
 # --- the cases (each runs in a child process) -------------------------------------------------
 
 def _case_lite(base_url: str, turns: int, transport: str) -> dict[str, Any]:
-    """verifiers_lite with its lean ChatClient, or an openai.AsyncOpenAI client."""
+    """verifiers_lite with its lean ChatClient, a stock openai.AsyncOpenAI (which it runs on the
+    lean transport), or that client wrapped in OpenAIClientAdapter (the SDK path)."""
     t0 = time.perf_counter()
     import verifiers_lite as vf
 
@@ -80,10 +92,12 @@ def _case_lite(base_url: str, turns: int, transport: str) -> dict[str, Any]:
     rubric = vf.Rubric([correct])
     env = (vf.SingleTurnEnv(dataset=_rows(), rubric=rubric) if turns == 1
            else Repeat(dataset=_rows(), rubric=rubric, max_turns=turns))
-    if transport == "openai":
+    if transport in ("openai", "sdk"):
         import openai
 
         client: Any = openai.AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+        if transport == "sdk":
+            client = vf.OpenAIClientAdapter(client)
     else:
         client = vf.ChatClient(base_url)
     env.evaluate_sync(client, MODEL, num_examples=4, progress=False)  # warm up
@@ -176,6 +190,8 @@ def _run_case(python: Path, impl: str, transport: str, turns: int, base_url: str
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--turns", type=int, choices=(1, 3), action="append", help="1 and/or 3 (default both)")
+    parser.add_argument("--sdk", action="store_true",
+                        help="also run AsyncOpenAI through vf.OpenAIClientAdapter (the SDK's own transport)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--impl", default="lite", help=argparse.SUPPRESS)
     parser.add_argument("--transport", default="chat", help=argparse.SUPPRESS)
@@ -192,6 +208,8 @@ def main() -> None:
     cases = [("lite", "chat", "verifiers_lite (ChatClient)", Path(sys.executable)),
              ("lite", "openai", "verifiers_lite (AsyncOpenAI)", Path(sys.executable)),
              ("peer", "openai", f"verifiers {PEER_VERSION} (AsyncOpenAI)", peer_python)]
+    if args.sdk:
+        cases.insert(2, ("lite", "sdk", "verifiers_lite (SDK adapter)", Path(sys.executable)))
     print(f"{N_EXAMPLES} examples x {PER_EXAMPLE} rollouts, {IN_FLIGHT} requests in flight, fake server 0 ms; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     print(f"{'turns':>5} {'library':<30} {'rollouts/s':>10} {'CPU ms/rollout':>14} {'peak RSS MB':>11} {'import s':>8}")
@@ -204,7 +222,9 @@ def main() -> None:
                 print(f"{turns:>5} {label:<30} {r['n'] / r['wall']:>10.0f} {r['cpu'] * 1000 / r['n']:>14.2f} "
                       f"{r['peak_rss_mb']:>11.0f} {r['import_s']:>8.2f}", flush=True)
             peer = res["peer/openai"]
-            for key, name in (("lite/chat", "ChatClient"), ("lite/openai", "AsyncOpenAI")):
+            for key, name in (("lite/chat", "ChatClient"), ("lite/openai", "AsyncOpenAI"), ("lite/sdk", "SDK adapter")):
+                if key not in res:
+                    continue
                 r = res[key]
                 print(f"      ratio lite({name})/verifiers: throughput {peer['wall'] / r['wall']:.2f}x "
                       f"(target >= 3x), CPU/rollout {r['cpu'] / peer['cpu']:.2f}, "
