@@ -53,7 +53,16 @@ def _setup():
         os.setgroups([])
         os.setresgid(uid, uid, uid)
         os.setresuid(uid, uid, uid)
-    _limit(resource.RLIMIT_NPROC, CONFIG.get("nproc"))
+    nproc = CONFIG.get("nproc")
+    if nproc and CONFIG.get("nproc_existing"):
+        # Without a uid of its own the limit counts all of this user's processes: allow the
+        # ones already running, plus the sandbox's share.
+        nproc += _count_own_processes()
+    if os.geteuid() == 0 and CONFIG.get("uid") is None:
+        # Root that cannot leave root (a root-only interpreter, no namespaces) at least gives up
+        # its capabilities; the kernel still exempts uid 0 from the process-count limit.
+        _drop_capabilities()
+    _limit(resource.RLIMIT_NPROC, nproc)
     # Not dumpable: code run for a request (same uid) can then neither ptrace this worker nor open
     # its /proc/<pid>/fd entries to forge answers on the protocol pipe.
     parent = os.getppid()
@@ -70,6 +79,40 @@ def _setup():
     if os.getppid() != parent:
         os._exit(1)  # the parent died before the death signal was armed
     os.chdir(ROOT)
+
+
+def _count_own_processes():
+    uid, count = str(os.getuid()), 0
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                with open(f"/proc/{entry}/status") as f:
+                    if f.read().split("Uid:", 1)[1].split()[0] == uid:
+                        count += 1
+            except (OSError, IndexError):
+                pass
+    return count
+
+
+def _drop_capabilities():
+    """Stay uid 0 (to read a root-only Python) but give up every capability, for good."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS: no setuid binary gives them back
+    for cap in range(64):
+        libc.prctl(24, cap, 0, 0, 0)  # PR_CAPBSET_DROP: nor does exec (root's file caps)
+
+    class Header(ctypes.Structure):
+        _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+    class Data(ctypes.Structure):
+        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                    ("inheritable", ctypes.c_uint32)]
+
+    header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3, all zero
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset failed: cannot drop capabilities")
 
 
 def _send(obj):

@@ -125,9 +125,10 @@ def _bwrap_argv(bwrap: str, limits: SandboxLimits, size_flag: bool) -> list[str]
     return [*argv, f"{_PYTHON_MOUNT}/{exe}", "-I"]
 
 
-def _config(mode: str, limits: SandboxLimits, root: str, uid: int | None, kill_all: bool) -> str:
+def _config(mode: str, limits: SandboxLimits, root: str, uid: int | None, kill_all: bool,
+            nproc_existing: bool = False) -> str:
     return json.dumps({
-        "mode": mode, "root": root, "uid": uid, "kill_all": kill_all,
+        "mode": mode, "root": root, "uid": uid, "kill_all": kill_all, "nproc_existing": nproc_existing,
         "nproc": int(limits.max_processes), "memory": int(limits.memory_mb) << 20,
         "fsize": int(limits.max_file_mb) << 20,
     })
@@ -161,8 +162,14 @@ def _rlimit_spec(mode: str, limits: SandboxLimits) -> LaunchSpec:
         uid = None
     root = os.path.join(host_dir, "root")
     argv = [os.path.join(prefix, exe), "-I", "-c", worker_source(),
-            _config(mode, limits, root, uid, kill_all=uid is not None)]
+            _config(mode, limits, root, uid, kill_all=uid is not None, nproc_existing=uid is None)]
     return LaunchSpec(argv, _env(root, prefix), host_dir, "rlimits", host_dir)
+
+
+def process_limit_enforced(isolation: str) -> bool:
+    """Whether ``max_processes`` holds: not for uid 0, which the kernel exempts from it (the
+    fallback as root when the interpreter is readable only by root)."""
+    return isolation.startswith("bubblewrap") or os.geteuid() != 0 or _world_readable(_python()[0])
 
 
 def _world_readable(path: str) -> bool:
@@ -199,7 +206,8 @@ def _warn_fallback(reason: str) -> None:
     message = (
         "SANDBOX FALLBACK: bubblewrap is unavailable (" + reason + "); untrusted code now runs "
         "as a plain subprocess under rlimits only, WITH network access and a view of the "
-        "filesystem" + (" AS ROOT (the interpreter is not readable by other users)" if as_root else "")
+        "filesystem" + (" AS ROOT without capabilities and WITHOUT a process-count limit (the "
+                        "interpreter is not readable by other users)" if as_root else "")
         + ". Install the 'code' extra and allow user namespaces for real isolation."
     )
     logger.warning(message)

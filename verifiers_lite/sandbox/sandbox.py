@@ -9,7 +9,7 @@ import weakref
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from verifiers_lite.sandbox.launch import launch_spec, resolve_isolation
+from verifiers_lite.sandbox.launch import launch_spec, process_limit_enforced, resolve_isolation
 from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
 from verifiers_lite.sandbox.process import SandboxProcess, SandboxProcessError, SandboxTimeout
 
@@ -57,6 +57,7 @@ class Sandbox:
         self.reuse = reuse
         self._mode, self._bwrap = resolve_isolation(isolation)
         self.isolation = "bubblewrap" if self._mode.startswith("bubblewrap") else "rlimits"
+        self.process_limit_enforced = process_limit_enforced(self._mode)
         self._idle: list[SandboxProcess] = []
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(pool_size)
