@@ -35,6 +35,7 @@ class Run:
     index: RowIndex
     _stats: tuple[tuple[int, int], dict[str, Any]] | None = None
     _selections: OrderedDict[tuple[Any, ...], list[int]] = field(default_factory=OrderedDict)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def metadata(self) -> dict[str, Any]:
         try:
@@ -69,12 +70,14 @@ class Run:
     def select(self, f: RowFilter) -> list[int]:
         """Matching positions; the last few selections are cached so paging a search is cheap."""
         key = (self.index.generation, len(self.index), f)
-        hit = self._selections.get(key)
+        with self._lock:
+            hit = self._selections.get(key)
         if hit is None:
             hit = select(self.index, f)
-            self._selections[key] = hit
-            while len(self._selections) > 8:
-                self._selections.popitem(last=False)
+            with self._lock:  # requests run on a thread pool
+                self._selections[key] = hit
+                while len(self._selections) > 8:
+                    self._selections.popitem(last=False)
         return hit
 
     def detail(self, budget_s: float | None = None) -> dict[str, Any]:
