@@ -61,8 +61,10 @@ class Sandbox:
         self._idle: list[SandboxProcess] = []
         self._lock = threading.Lock()
         self._slots = threading.BoundedSemaphore(pool_size)
-        # Own threads: the blocking protocol must not queue behind other to_thread users.
-        self._threads = ThreadPoolExecutor(max_workers=pool_size + 8, thread_name_prefix="vf-sandbox")
+        # Own threads: the blocking protocol must not queue behind other to_thread users. Runs
+        # wait for a pool slot inside their thread; sessions (one per rollout in flight) need
+        # threads of their own, so there are plenty (idle threads cost little).
+        self._threads = ThreadPoolExecutor(max_workers=pool_size + 128, thread_name_prefix="vf-sandbox")
         self._sessions: weakref.WeakSet[SandboxSession] = weakref.WeakSet()
         self._closed = False
         self.started = 0
