@@ -120,3 +120,35 @@ def test_cli_cache_stats_and_clear(fake_server, tmp_path, capsys):
     assert vf.ResponseCache(path).stats()["entries"] == 0
     assert cli_main(["cache", "stats", "--path", str(tmp_path / "missing.sqlite")]) == 2
     assert "no response cache" in capsys.readouterr().err
+
+
+def test_hits_and_misses_reach_the_progress_display_live(fake_server, tmp_path):
+    from verifiers_lite.notebook.summary_html import stats_line
+
+    seen: list[tuple] = []
+    lines: list[str] = []
+
+    def on_progress(stats, rows):
+        seen.append((stats.cache_hits, stats.cache_misses))
+        lines.append(stats_line(stats))
+
+    env = env_with(boxed_correct, 6)
+    client = vf.ChatClient(fake_server.base_url)
+    env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
+                      cache=tmp_path / "c", on_progress=on_progress, max_concurrent=1)
+    assert seen[-1] == (0, 12) and [m for _, m in seen] == sorted(m for _, m in seen) and seen[0][1] < 12
+    seen.clear()
+    env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
+                      cache=tmp_path / "c", on_progress=on_progress, max_concurrent=1)
+    assert seen[-1] == (12, 0) and all(m == 0 for _, m in seen) and seen[0][0] < 12
+    assert "cache 12 hits / 0 misses" in lines[-1]
+
+
+def test_cache_with_an_out_of_process_executor_is_refused(fake_server, tmp_path):
+    class Elsewhere:  # any executor that is not the in-process one
+        async def start(self, ctx, group_size):
+            raise AssertionError("must not start")
+
+    with pytest.raises(ValueError, match="cache= works with the in-process executor only"):
+        run(env_with(boxed_correct), fake_server, cache=tmp_path / "c", executor=Elsewhere())
+    assert fake_server.stats()["requests"] == 0

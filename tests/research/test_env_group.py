@@ -20,6 +20,9 @@ from .group_helpers import boxed_correct, group, products_env, sums_env
 
 ROOT = Path(__file__).resolve().parents[2]
 T0 = {"temperature": 0}
+# No per-rollout seed: the group renumbers examples, so a seed derived from the example id would
+# differ from the member's own run; without one, answers depend on the messages alone.
+SAME = {"sampling_args": T0, "seed": None, "progress": False}
 
 
 def test_dataset_is_the_members_concatenated_with_task_and_unique_ids():
@@ -37,11 +40,10 @@ def test_dataset_is_the_members_concatenated_with_task_and_unique_ids():
 
 def test_each_rollout_is_run_and_scored_by_its_own_member(fake_server):
     client = vf.ChatClient(fake_server.base_url)
-    out = group(6, 4).evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=T0, progress=False)
+    out = group(6, 4).evaluate_sync(client, "fake-arith", rollouts_per_example=2, **SAME)
     alone = {
-        "sums": sums_env(6).evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=T0, progress=False),
-        "products": products_env(4).evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=T0,
-                                                  progress=False),
+        "sums": sums_env(6).evaluate_sync(client, "fake-arith", rollouts_per_example=2, **SAME),
+        "products": products_env(4).evaluate_sync(client, "fake-arith", rollouts_per_example=2, **SAME),
     }
     parts = out.by_task()
     assert list(parts) == ["sums", "products"]
@@ -142,3 +144,25 @@ def test_group_resumed_after_sigkill_runs_only_what_is_missing(fake_server, tmp_
     assert all(set(r["metrics"]) - {"task_passed"} == ({"boxed_off_by"} if r["task"] == "products" else {"boxed_correct"})
                for r in out.rows)
     assert json.loads((results / "metadata.json").read_text())["status"] == "completed"
+
+
+def test_resume_refuses_a_group_whose_member_args_changed(fake_server, tmp_path):
+    client = vf.ChatClient(fake_server.base_url)
+
+    def grp(digits: int) -> vf.EnvGroup:
+        return vf.EnvGroup([vf.load_environment("arithmetic", num_examples=3, digits=digits), sums_env()])
+
+    grp(1).evaluate_sync(client, "fake-arith", num_examples=1, results_path=str(tmp_path), progress=False)
+    with pytest.raises(vf.ResumeMismatchError, match="env_args: saved"):
+        grp(2).evaluate_sync(client, "fake-arith", num_examples=1, results_path=str(tmp_path), progress=False)
+
+
+def test_plots_split_by_task(fake_server):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    out = group(4, 4).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
+                                    progress=False)
+    ax = vf.plot_rewards(out, by="task")
+    labels = " ".join(ax.get_legend_handles_labels()[1])
+    assert "sums" in labels and "products" in labels

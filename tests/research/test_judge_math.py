@@ -140,3 +140,13 @@ def test_arithmetic_with_the_math_scorer_agrees_with_exact_matching(fake_server)
     assert "math_verified" in math.rows[0]["metrics"]
     with pytest.raises(ValueError, match="scorer must be"):
         vf.load_environment("arithmetic", scorer="fuzzy")
+
+
+def test_resume_refuses_another_judge_prompt(fake_server, judge, tmp_path):
+    client = vf.ChatClient(fake_server.base_url)
+    judged_env(judge.base_url, n=2).evaluate_sync(client, "fake-arith", results_path=str(tmp_path), progress=False)
+    other = vf.SingleTurnEnv(dataset=sums_rows(2), rubric=vf.JudgeRubric(
+        vf.ChatClient(judge.base_url), "fake-arith", prompt="Compute {response} - {answer}", parse=zero_means_right,
+        parser=BoxedParser()))
+    with pytest.raises(vf.ResumeMismatchError, match="rubric: saved"):
+        other.evaluate_sync(client, "fake-arith", results_path=str(tmp_path), progress=False)
