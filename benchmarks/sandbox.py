@@ -6,7 +6,9 @@ Workload: N short programs (``print(sum(range(1000)))``), run one at a time (lat
 - bare: ``subprocess.run([python, "-I", "-c", code])``, no isolation at all (the floor);
 - fresh: ``vf.Sandbox(reuse=False)``, a new sandbox (bubblewrap + interpreter start) per run;
 - pooled: ``vf.Sandbox(pool_size=P)``, reused workers, a fresh forked process per run;
-- pooled rlimits: the same pool under the rlimit-only fallback (no namespaces).
+- pooled rlimits: the same pool under the rlimit-only fallback (no namespaces);
+
+and the latency of a new session (a sandboxed interpreter, as ``PythonEnv`` opens per rollout).
 
     python benchmarks/sandbox.py              # N=200
     python benchmarks/sandbox.py --n 50
@@ -102,11 +104,22 @@ def main() -> None:
                 "per_s": _throughput(lambda box=pooled: _sandbox_many(box, n, par), n),
             }
 
+    with vf.Sandbox(pool_size=par) as box:
+
+        def new_session() -> None:
+            session = box.session()
+            assert session.run_sync(CODE).stdout == EXPECTED
+            session.close()
+
+        # PythonEnv opens one per rollout: the latency before its first tool result.
+        session_ms = 1000 * _latency(new_session, lat_n)
+
     bare = results["bare subprocess"]
     print(f"{n} executions of {CODE!r}, {par} in flight, {os.cpu_count()} cores; latency = median of {lat_n} one at a time")
     print(f"{'case':34} {'exec/s':>8} {'latency ms':>11} {'vs bare (exec/s)':>17}")
     for name, r in results.items():
         print(f"{name:34} {r['per_s']:8.1f} {r['latency_ms']:11.1f} {r['per_s'] / bare['per_s']:16.2f}x")
+    print(f"new session (PythonEnv, per rollout): first result after {session_ms:.1f} ms")
     print(json.dumps({k: {m: round(v, 2) for m, v in r.items()} for k, r in results.items()}))
 
 
