@@ -17,6 +17,10 @@ def test_judge_and_groups(jupyter_kernel, notebook_backend, tmp_path):
     per_task = next(h for h in tables if "reward_mean" in h and "pass@1" in h)
     assert all(t in per_task for t in ("arithmetic", "chain_sum", "judged"))
     assert any("judge_response" in h for h in tables)
+    # The progress display's saved frame counts the cache: all misses first, all hits on the re-run.
+    frames = [h for h in tables if "vf-progress" in h]
+    assert len(frames) == 2 and " hits / " in frames[0] and "cache 0 hits" in frames[0]
+    assert " / 0 misses" in frames[1]
     printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout")
     assert "'hit_ratio': 1.0" in printed and "'misses': 0" in printed
     assert (tmp_path / "outputs" / "04_cache.sqlite").is_file()
