@@ -58,8 +58,16 @@ def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
     local = srv_cleanup_env.load_environment(log=str(tmp_path / "local.jsonl"), num_examples=N).evaluate_sync(
         clients, MODEL, **kw)
     driver_log = tmp_path / "driver.jsonl"
+    in_flight: list[int] = []
+
+    class Live:  # what a live display sees while the run goes
+        def on_update(self, stats: Any) -> None:
+            in_flight.append(stats.in_flight)
+
     remote = srv_cleanup_env.load_environment(log=str(driver_log), num_examples=N).evaluate_sync(
-        clients, MODEL, executor=vf.RemoteExecutor(srv.url, api_key=KEY), **kw)
+        clients, MODEL, executor=vf.RemoteExecutor(srv.url, api_key=KEY), callbacks=[Live()], max_concurrent=4,
+        **kw)
+    assert max(in_flight) > 0 and in_flight[-1] == 0  # rollouts counted as they start and end
 
     def key(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
         return sorted(tuple(json.dumps(r[k], sort_keys=True) for k in COMPARED) for r in rows)

@@ -14,6 +14,7 @@ from typing import Any
 
 from verifiers_lite.errors import categorize
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
+from verifiers_lite.progress import track_rollout
 from verifiers_lite.server.client import RolloutClient, failure_state
 from verifiers_lite.server.pool import RolloutClientPool
 
@@ -73,7 +74,10 @@ class RemoteExecutor:
         e = min(range(len(self.endpoints)), key=self.groups.__getitem__)
         self.groups[e] += 1
         url, key = self.endpoints[e]
-        states = await asyncio.gather(*(self._one(inp, url, key) for inp in unit.inputs))
+        states = await asyncio.gather(*(
+            track_rollout(self._one(inp, url, key), (unit.example_id, index))  # live counts, as in-process
+            for inp, index in zip(unit.inputs, unit.indices, strict=True)
+        ))
         for state, index in zip(states, unit.indices, strict=True):
             state["rollout_index"] = index
         rows = await self.ctx.env.finish_group(list(states), score=self.ctx.score, started=started)
