@@ -24,6 +24,13 @@ def json_safe(value: Any) -> Any:
     return str(value)
 
 
+def _number(value: Any) -> float | None:
+    """A number, or None for anything else (a hand-edited file may hold text)."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    return None
+
+
 def _short(text: str, limit: int = EXCERPT) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -70,7 +77,7 @@ def row_summary(row: dict[str, Any]) -> dict[str, Any]:
     return json_safe({
         "example_id": row.get("example_id"),
         "rollout_index": row.get("rollout_index", 0),
-        "reward": row.get("reward"),
+        "reward": _number(row.get("reward")),
         "metrics": row.get("metrics") or {},
         "turns": row.get("turns"),
         "stop_reason": row.get("stop_reason"),
