@@ -162,3 +162,36 @@ def test_one_retry_after_reader():
 def test_retry_policy_rejects_nonsense():
     with pytest.raises(ValueError, match="max_attempts"):
         vf.RetryPolicy(max_attempts=0)
+
+
+def test_a_dead_server_process_fails_at_once_as_crashed_not_retried():
+    """process_check (a supervisor's view of the server process) stops the retry loop."""
+    from verifiers_lite.testing.fake_server import FakeServerProcess
+
+    server = FakeServerProcess().start()
+    proc = server.proc
+    assert proc is not None
+    checks: list[float] = []
+
+    def process_check(wait: float) -> str | None:
+        checks.append(wait)
+        try:
+            code = proc.wait(wait)
+        except Exception:
+            return None
+        return f"exited with {code}"
+
+    client = vf.ChatClient(server.base_url, process_check=process_check,
+                           retry=vf.RetryPolicy(max_attempts=5, base_delay=5.0))
+    assert "boxed" in chat(client).content
+    proc.kill()
+    proc.wait()
+    t0 = time.perf_counter()
+    with pytest.raises(vf.ModelAPIError) as info:
+        chat(client)
+    assert info.value.category == "model_crashed" and "exited with" in str(info.value)
+    with pytest.raises(vf.ModelAPIError) as again:
+        chat(client)
+    assert again.value.category == "model_crashed" and len(checks) == 1  # decided once
+    assert time.perf_counter() - t0 < 2.5  # no 5 s backoff was slept
+    server.stop()
