@@ -3,10 +3,12 @@ for a notebook kernel's life (``vf.view``)."""
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import ipaddress
 import os
 import secrets
+import shutil
 import socket
 import tempfile
 import threading
@@ -155,7 +157,9 @@ def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) ->
     from verifiers_lite.viewer.standalone import run_slug
 
     if isinstance(target, GenerateOutputs):
-        path = Path(tempfile.mkdtemp(prefix="vf-view-")) / run_slug(target)
+        tmp = tempfile.mkdtemp(prefix="vf-view-")
+        atexit.register(shutil.rmtree, tmp, True)  # served for the kernel's life, then gone
+        path = Path(tmp) / run_slug(target)
         target.save(path)
     else:
         path = Path(target)
