@@ -29,12 +29,14 @@ class Recorder:
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         self.fail_next: list[int] = []
+        self.fail_headers: dict[str, str] = {}
 
     async def handle(self, request: Any) -> Any:
         self.requests.append({"headers": {k.lower(): v for k, v in request.headers.items()}, "query": dict(request.query),
                               "body": json.loads(await request.text()), "path": request.path})
         if self.fail_next:
-            return web.json_response({"error": {"message": "busy"}}, status=self.fail_next.pop(0))
+            return web.json_response({"error": {"message": "busy"}}, status=self.fail_next.pop(0),
+                                     headers=self.fail_headers)
         return web.json_response(COMPLETION)
 
 
@@ -153,3 +155,14 @@ def test_proxy_environment_is_followed_only_where_it_applies(monkeypatch: pytest
     monkeypatch.setenv("NO_PROXY", "127.0.0.1")
     assert as_model_client(openai.AsyncOpenAI(base_url=remote, api_key="k")).trust_env
     assert not as_model_client(openai.AsyncOpenAI(base_url=local, api_key="k")).trust_env
+
+
+async def test_retry_after_ms_is_honoured_before_retry_after(recorder) -> None:
+    """OpenAI's retry-after-ms (which the SDK reads first) wins over the coarser Retry-After."""
+    rec, url = recorder
+    client = as_model_client(openai.AsyncOpenAI(base_url=url, api_key="k", max_retries=1))
+    rec.fail_next, rec.fail_headers = [429], {"retry-after-ms": "300", "Retry-After": "30"}
+    t0 = asyncio.get_running_loop().time()
+    assert (await client.chat("m", [{"role": "user", "content": "hi"}])).content == "ok"
+    assert 0.29 <= asyncio.get_running_loop().time() - t0 < 5  # 0.3 s, not 30 s
+    assert len(rec.requests) == 2

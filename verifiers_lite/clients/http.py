@@ -204,7 +204,7 @@ class ChatClient:
             async with self._session().post(url, json=body, **options) as resp:
                 text = await resp.text()
                 if resp.status >= 400:
-                    raise _status_error(resp.status, text, resp.headers.get("Retry-After"), url)
+                    raise _status_error(resp.status, text, _asked_wait(resp.headers), url)
         except ModelAPIError:
             raise
         except TimeoutError as exc:
@@ -246,7 +246,14 @@ def _close_quietly(sessions: dict[int, Any]) -> None:
     sessions.clear()
 
 
-def _status_error(status: int, text: str, retry_after: str | None, url: str) -> ModelAPIError:
+def _asked_wait(headers: Any) -> float | None:
+    """Seconds the server asked to wait: OpenAI's finer ``retry-after-ms`` (which the openai SDK
+    reads first), else ``Retry-After``."""
+    ms = parse_retry_after(headers.get("retry-after-ms"))
+    return parse_retry_after(headers.get("Retry-After"), None if ms is None else ms / 1000)
+
+
+def _status_error(status: int, text: str, retry_after: float | None, url: str) -> ModelAPIError:
     detail = text.strip()
     try:
         payload = json.loads(text)
@@ -258,14 +265,14 @@ def _status_error(status: int, text: str, retry_after: str | None, url: str) -> 
     if status == 429:
         return ModelAPIError(
             f"HTTP 429 from {url}: {detail}", category="model_rate_limited", status=429,
-            retryable=True, retry_after=parse_retry_after(retry_after),
+            retryable=True, retry_after=retry_after,
         )
     retryable = status >= 500 or status == 408
     hint = _NON_RETRYABLE_HINT.get(status)
     msg = f"HTTP {status}{f' ({hint})' if hint else ''} from {url}: {detail}"
     return ModelAPIError(
         msg, category="model_http_error", status=status, retryable=retryable,
-        retry_after=parse_retry_after(retry_after) if retryable else None,
+        retry_after=retry_after if retryable else None,
     )
 
 
