@@ -34,6 +34,7 @@ from verifiers_lite.results.fingerprint import (
 )
 from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
 from verifiers_lite.results.store import ResultsStore, read_rows
+from verifiers_lite.seeding import seed_inputs
 
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
@@ -111,6 +112,7 @@ async def generate(
     score_rollouts: bool | None = None,
     rerun_errors: bool = True,
     cache: Any = None,
+    seed: int | None = 0,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model``.
 
@@ -126,7 +128,10 @@ async def generate(
     input is refused with the differing fields named). Errored rollouts are rerun (the whole
     group in grouped mode) unless ``rerun_errors=False``; each row counts its ``attempts``.
     ``score_rollouts=False`` (default: the environment's) leaves every row unscored: no reward
-    function runs. ``cache=True`` (or a file path) answers model calls from the response cache
+    function runs. ``seed`` (default 0) gives each rollout its own sampling seed derived from
+    it, the example and the rollout index (sent as the request's ``seed``, kept on the row): the
+    same call draws the same samples, and a group's rollouts draw different ones; ``None`` sends
+    no seed; a ``seed`` in the sampling args is one fixed seed for every request instead. ``cache=True`` (or a file path) answers model calls from the response cache
     when it has them (see :mod:`verifiers_lite.clients.cache`); hits and misses are in
     ``metadata["cache"]``.
     """
@@ -143,6 +148,9 @@ async def generate(
             "(or pass score_rollouts=False)"
         )
     prepared = prepare_inputs(env, inputs)
+    run_seed = None if "seed" in {**env.sampling_args, **(sampling_args or {})} else seed
+    if run_seed is not None:
+        seed_inputs(prepared, run_seed)
     executor = executor or LocalExecutor()
     if cache not in (None, False) and not isinstance(executor, LocalExecutor):
         raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
@@ -169,11 +177,14 @@ async def generate(
         "pass_criterion": env.pass_criterion.to_dict(),
         **({"tasks": env.task_metadata(prepared)} if hasattr(env, "task_metadata") else {}),
         "max_concurrent": limit,
+        "seed": run_seed,
         "library_version": _version(),
         "start_time": time.time(),
     }
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
+    if run_seed is not None:  # the seed decides the samples: a resume must use the same one
+        metadata[FINGERPRINT_KEY]["seed"] = run_seed
     hashes = {}
     for inp in prepared:
         if inp["example_id"] not in hashes:

@@ -24,7 +24,7 @@ TOKEN_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_log
 # Keys the framework itself puts on a state or row: never taken for extra dataset columns.
 _STATE_KEYS = frozenset((
     *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
-    "endpoint", "worker", "attempts", "judge",
+    "endpoint", "worker", "attempts", "judge", "seed",
 ))
 
 
@@ -119,7 +119,7 @@ def state_to_row(state: State) -> dict[str, Any]:
     row["reward"] = float(state["reward"]) if state.get("reward") is not None else None
     row["advantage"] = float(state["advantage"]) if state.get("advantage") is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
-    for k in (*TOKEN_KEYS, "judge"):  # a judge rubric's raw answer and parsed score
+    for k in (*TOKEN_KEYS, "judge", "seed"):  # a judge rubric's raw answer; the rollout's sampling seed
         if k in state:
             row[k] = state[k]
     return row

@@ -88,3 +88,80 @@ def test_results_repr_html_renders_in_chromium(tmp_path):
     png = screenshot(page, tmp_path / "results.png", size="1100,700")
     assert_not_blank(png)
     assert count_near(png, (0xC6, 0x28, 0x28), tol=40) > 50, "error category not shown in red"
+
+
+def _stats_mid_run():
+    """A run 7 rollouts into 12: 4 scored (one cut at max_tokens), 3 ended awaiting their group, 2 running."""
+    from verifiers_lite.progress import RunStats
+
+    stats = RunStats(total=12)
+    stats.started -= 2.0  # two seconds into the run
+    rows = [{"example_id": 0, "rollout_index": i, "reward": r, "stop_reason": s}
+            for i, (r, s) in enumerate([(1.0, "stop"), (0.0, "length"), (1.0, "stop"), (0.2, "stop")])]
+    stats.add(rows)
+    for i in range(3):
+        stats.rollout_started()
+        stats.rollout_ended((1, i))
+    stats.rollout_started()
+    stats.rollout_started()
+    return stats
+
+
+@needs_chromium
+def test_live_widget_and_final_frame_render_in_chromium(tmp_path):
+    """The widget's own HTML parts mid-run (counts, in flight, stop reasons, histogram) and the
+    static final frame with the max_tokens warning, as a reader sees them."""
+    from verifiers_lite.notebook.display import NotebookProgress
+    from verifiers_lite.notebook.summary_html import final_frame_html
+
+    stats = _stats_mid_run()
+    live = NotebookProgress("rollouts", show=False)
+    live.on_start(stats)
+    live._render(stats)
+    pct = 100 * live.bar.value / live.bar.max
+    bar = (f'<div style="display:flex;gap:8px;align-items:center;font-family:sans-serif"><b>rollouts</b>'
+           f'<div style="width:45%;height:14px;background:#eee"><div style="width:{pct:.0f}%;height:100%;'
+           f'background:#2196f3"></div></div>{live.count.value}</div>')
+    ended = _stats_mid_run()  # the same run at its end, the rest cut at max_tokens
+    ended.add([{"example_id": 1 + i // 4, "rollout_index": i % 4, "reward": 1.0, "stop_reason": "length"}
+               for i in range(8)])
+    ended.in_flight = 0
+    ended.started -= 2.0
+    final = final_frame_html("rollouts", ended, "success")
+    page = tmp_path / "widget.html"
+    page.write_text("<!doctype html><meta charset='utf-8'><body style='margin:16px'>"
+                    f"<h3>live</h3>{bar}{live.figures.value}{live.stops.value}{live.hist.value}"
+                    f"<h3>final frame</h3>{final}</body>", encoding="utf-8")
+    assert live.count.value == "7/12" and "2 running" in live.figures.value
+    assert "stop reasons: stop 3, length 1" in live.stops.value
+    assert "max_tokens" in final and "length 9" in final and "9 of 12 rollouts (75%)" in final
+    png = screenshot(page, tmp_path / "widget.png", size="1000,520")
+    assert_not_blank(png)
+    assert count_near(png, (0x21, 0x96, 0xF3), tol=12) > 300, "no blue live progress bar visible"
+    assert count_near(png, (0xB2, 0x6A, 0x00), tol=30) > 30, "max_tokens warning not shown"
+
+
+@needs_chromium
+def test_plots_render_in_chromium(tmp_path):
+    """Named series on a numeric reward axis, and reward vs turns without invented lines."""
+    import base64
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = [{"example_id": i // 4, "rollout_index": i % 4, "reward": [0.0, 0.2, 1.0, 1.0][i % 4],
+             "advantage": 0.0, "turns": [1, 1, 4, 4][i % 4], "metrics": {}} for i in range(16)]
+    out = vf.GenerateOutputs(rows=rows, metadata={"env_id": "game", "model": "tiny-model", "rollouts_per_example": 4})
+    images = []
+    for draw in (vf.plot_rewards, vf.plot_reward_vs_turns):
+        ax = draw(out)
+        buf = io.BytesIO()
+        ax.figure.savefig(buf, format="png")
+        images.append(base64.b64encode(buf.getvalue()).decode())
+    page = tmp_path / "plots.html"
+    page.write_text("<!doctype html><body>" + "".join(f"<img src='data:image/png;base64,{b}'>" for b in images)
+                    + "</body>", encoding="utf-8")
+    png = screenshot(page, tmp_path / "plots.png", size="1500,420")
+    assert_not_blank(png)
+    assert count_near(png, (0x1F, 0x77, 0xB4)) > 2000, "no matplotlib series visible"

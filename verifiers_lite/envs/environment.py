@@ -167,6 +167,8 @@ class Environment(ABC):
     ) -> ChatResponse:
         """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing)."""
         args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
+        if state.get("seed") is not None:  # the rollout's own seed, derived from the run's
+            args.setdefault("seed", state["seed"])
         t0 = time.perf_counter()
         try:
             response = await client.chat(model, messages, args or None, state.get("tool_defs"))
@@ -317,12 +319,15 @@ class Environment(ABC):
     @final
     async def evaluate(
         self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int = 0, **kwargs: Any,
+        shuffle: bool = False, seed: int | None = 0, **kwargs: Any,
     ) -> GenerateOutputs:
-        """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate."""
+        """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate. ``seed``
+        shuffles (with ``shuffle=True``) and is the run seed: each rollout samples with a seed
+        derived from it (``None``: no seed is sent; shuffling then uses 0)."""
         _check_run_options("evaluate", kwargs)
-        inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, seed)
+        inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, 0 if seed is None else seed)
         kwargs.setdefault("rollouts_per_example", rollouts_per_example)
+        kwargs["seed"] = seed  # also the run seed: each rollout samples with a seed derived from it
         return await self.generate(inputs, client, model, **kwargs)
 
     @final
@@ -336,7 +341,7 @@ class Environment(ABC):
     @final
     def evaluate_sync(
         self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int = 0, **kwargs: Any,
+        shuffle: bool = False, seed: int | None = 0, **kwargs: Any,
     ) -> GenerateOutputs:
         """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs.
         Same signature as :meth:`evaluate`."""

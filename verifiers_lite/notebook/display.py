@@ -112,6 +112,9 @@ class NotebookProgress:
             self._stats = stats
             wait = self.min_interval - (time.monotonic() - self._last)
             if wait <= 0:
+                if self._timer is not None:  # this draw shows the pending change too
+                    self._timer.cancel()
+                    self._timer = None
                 self._render(stats)
             elif self._timer is None:  # flush later so the last change is never lost
                 self._timer = threading.Timer(wait, self._flush)

@@ -207,7 +207,7 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     out["error"] = err.get("message") if isinstance(err, dict) else err
     out["error_category"] = err.get("category") if isinstance(err, dict) else None
     out["info"] = row.get("info")
-    for k in ("endpoint", "worker"):  # where it ran: which model endpoint / Ray worker
+    for k in ("endpoint", "worker", "seed"):  # where it ran (model endpoint / Ray worker), its seed
         if k in row:
             out[k] = row[k]
     judge = row.get("judge")

@@ -1,0 +1,30 @@
+"""Per-rollout sampling seeds derived from a run seed: reproducible runs, distinct group members."""
+
+from __future__ import annotations
+
+import hashlib
+from collections import defaultdict
+from typing import Any
+
+SEED_KEY = "seed"
+_MAX = 2**31 - 1  # fits every server's seed field (llama.cpp uint32, vLLM/OpenAI int)
+
+
+def derive_seed(run_seed: int, example_id: Any, rollout_index: int) -> int:
+    """The seed of one rollout: a hash of (run seed, example_id, rollout index), so a rerun or
+    a resume draws the same samples and the rollouts of one group draw different ones."""
+    digest = hashlib.sha256(f"{run_seed}:{example_id!r}:{rollout_index}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") % _MAX
+
+
+def seed_inputs(inputs: list[dict[str, Any]], run_seed: int) -> None:
+    """Give each input (in place) its rollout's seed; the rollout index is the input's position
+    among the inputs of its example, as the scheduler numbers them. A ``seed`` already on an
+    input is kept."""
+    if isinstance(run_seed, bool) or not isinstance(run_seed, int):
+        raise ValueError(f"seed must be an integer or None, got {run_seed!r}")
+    position: dict[Any, int] = defaultdict(int)
+    for inp in inputs:
+        eid = inp["example_id"]
+        inp.setdefault(SEED_KEY, derive_seed(run_seed, eid, position[eid]))
+        position[eid] += 1
