@@ -74,7 +74,7 @@ class LogprobReport:
         lo, hi = self.ratio_bounds
         return (
             f"{self.name}: {st['tokens']} tokens in {st['sequences']} sequences | "
-            f"|dlogp| mean {st['mean_abs_diff']:.4f} max {st['max_abs_diff']:.4f} | "
+            f"|dlogp| mean {st['mean_abs_diff']:.3g} max {st['max_abs_diff']:.3g} | "
             f"KL k1 {st['kl_k1']:.2e} k3 {st['kl_k3']:.2e} | ratio mean {st['ratio_mean']:.4f} "
             f"min {st['ratio_min']:.4f} max {st['ratio_max']:.4f} "
             f"outside [{lo}, {hi}] {100 * st['ratio_outside']:.2f}%"
