@@ -22,6 +22,12 @@ the steadier figure): a stock AsyncOpenAI now runs on the lean transport.
         1 verifiers 0.3.1 (AsyncOpenAI)          44           6.93         249    25.34
           lite(AsyncOpenAI)/verifiers: throughput 5.53x, CPU/rollout 0.13 (an earlier run at load
           ~11: 11.76x, 0.10); lite(SDK adapter)/verifiers: 0.72x, CPU/rollout 1.14.
+    3-turn (same day, load ~9.6, a test run beside the AsyncOpenAI case):
+        3 verifiers_lite (ChatClient)           182           1.23          49     0.45
+        3 verifiers_lite (AsyncOpenAI)           90           1.56          72     0.71
+        3 verifiers 0.3.1 (AsyncOpenAI)          26          14.32         254    31.00
+          lite(ChatClient)/verifiers: 7.06x, CPU/rollout 0.09; lite(AsyncOpenAI)/verifiers:
+          3.50x, CPU/rollout 0.11.
 
 Before that (2026-11-29, AsyncOpenAI still on the SDK's transport; 2 shared cores, load ~9; Python 3.11;
 both sides on openai 3.57 / httpx2):
