@@ -85,3 +85,15 @@ def test_exports_are_the_functions_whatever_the_import_order() -> None:
         "assert callable(logprob_report) and logprob_report.__name__ == 'logprob_report'\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_plot_draws_one_point_per_token() -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    rows = [{"input_ids": [1, 2, 3], "labels": [X, 2, 3], "logprobs": [-0.2, -0.3]}]
+    rep = logprob_report(rows, lambda ids: [0.0, -0.25, -0.3], name="toy")
+    ax = rep.plot()
+    (points,) = ax.collections
+    assert points.get_offsets().tolist() == [[-0.2, -0.25], [-0.3, -0.3]]
+    assert ax.get_title() == "toy"
