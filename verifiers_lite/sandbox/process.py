@@ -93,17 +93,52 @@ class SandboxProcess:
         return f"exit status {self._proc.returncode}: {err.decode('utf-8', 'replace').strip()[-500:]}"
 
     def kill(self) -> None:
-        """Kill the sandbox and everything in it (its pid namespace dies with it), and reap."""
+        """Kill the sandbox and everything in it, reap it, and return once all of it is gone
+        (a pid namespace is torn down asynchronously after its first process dies)."""
+        inside = _descendants(self._proc.pid) if self._proc.poll() is None else []
         if self._proc.poll() is None:
             try:
                 os.killpg(self._proc.pid, signal.SIGKILL)
             except OSError:
                 self._proc.kill()
+        for pid in inside:
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(subprocess.TimeoutExpired):
             self._proc.wait(timeout=10)
         for stream in (self._proc.stdin, self._proc.stdout, self._proc.stderr):
             if stream is not None:
                 with contextlib.suppress(OSError):
                     stream.close()
+        deadline = time.monotonic() + 5.0
+        while any(map(_running, inside)) and time.monotonic() < deadline:
+            time.sleep(0.005)
         if self.spec.host_dir:
             shutil.rmtree(self.spec.host_dir, ignore_errors=True)
+
+
+def _descendants(pid: int) -> list[int]:
+    """Every process below ``pid`` (best effort: a process may exit or fork meanwhile)."""
+    found: list[int] = []
+    try:
+        tasks = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return found
+    for tid in tasks:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/children") as f:
+                children = [int(c) for c in f.read().split()]
+        except OSError:
+            continue
+        for child in children:
+            found += [child, *_descendants(child)]
+    return found
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
