@@ -6,6 +6,7 @@ see in which process cleanup ran, how often, and whether the rollout was scored 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterator
@@ -18,7 +19,9 @@ from srv_helpers import ServerProc, free_port, start_serve
 
 import verifiers_lite as vf
 from verifiers_lite.results.store import read_rows
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.server import LocalBackend, RolloutClient
+from verifiers_lite.server.backend import RolloutContext
+from verifiers_lite.server.types import RolloutRequest
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"
@@ -177,3 +180,23 @@ def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerPro
     assert not hasattr(vf.Environment, "env_client")
     with pytest.raises(TypeError, match="env_client"):
         vf.SingleTurnEnv(dataset=[{"question": "1+1", "answer": "2"}], env_client=object())  # type: ignore[call-arg]
+
+
+@pytest.mark.parametrize("return_state", [True, False])
+async def test_a_rollout_cancelled_as_it_ends_is_still_cleaned_up_once(tmp_path: Path, return_state: bool) -> None:
+    log = tmp_path / "cleanup.jsonl"
+    ctx = RolloutContext("r1", lambda status: None)
+
+    class EndsCancelled(vf.Environment):
+        async def rollout(self, input: Any, client: Any, model: str, sampling_args: Any = None) -> Any:
+            ctx.cancel_requested.set()  # the cancel arrives while the rollout finishes
+            return self.init_state(input, client, model, sampling_args)
+
+    backend = LocalBackend(EndsCancelled(rubric=srv_cleanup_env.TracingRubric(str(log))), model=MODEL)
+    request = RolloutRequest(rollout_id="r1", initial_messages=[{"role": "user", "content": "hi"}],
+                             chat_completions_url="http://127.0.0.1:9/v1", grade=False,
+                             metadata={"return_state": return_state})
+    with pytest.raises(asyncio.CancelledError):
+        await backend.execute(request, ctx)
+    assert len(_lines(log)) == 1
+    await backend.shutdown()

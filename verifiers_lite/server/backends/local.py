@@ -125,6 +125,7 @@ class LocalBackend:
                 self._running.pop(request.rollout_id, None)
             if return_state:
                 if ctx.cancel_requested.is_set():
+                    await self.env.finish_group([state], score=False)  # nobody will clean it up
                     raise asyncio.CancelledError()
                 # Whatever the environment put on its state must cross as JSON.
                 row: dict[str, Any] = to_jsonable_python(state, fallback=repr)
