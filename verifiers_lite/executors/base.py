@@ -55,4 +55,6 @@ def endpoint_specs(client: Any, who: str) -> list[tuple[str, str | None]]:
         if not base_url:
             raise TypeError(f"{who} needs clients with a base_url to reach them from another process; got {c!r}")
         specs.append((base_url.rstrip("/"), getattr(c, "api_key", None)))
+    if not specs:
+        raise ValueError(f"{who} needs at least one model client (endpoint); got none")
     return specs
