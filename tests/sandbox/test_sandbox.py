@@ -290,3 +290,16 @@ def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolat
     while any(map(_alive, pids)) and time.monotonic() < deadline:
         time.sleep(0.02)
     assert [p for p in pids if _alive(p)] == []
+
+
+def test_a_sandbox_pickles_as_its_settings():
+    import pickle
+
+    box = vf.Sandbox(LIMITS, pool_size=3, reuse=False)
+    copy = pickle.loads(pickle.dumps(box))
+    try:
+        assert (copy.limits, copy.pool_size, copy.reuse, copy.isolation) == (LIMITS, 3, False, box.isolation)
+        assert copy.run_sync("print('copy')").stdout == "copy\n"
+    finally:
+        box.close()
+        copy.close()

@@ -55,6 +55,7 @@ class Sandbox:
         self.limits = limits or SandboxLimits()
         self.pool_size = pool_size
         self.reuse = reuse
+        self.requested_isolation = isolation
         self._mode, self._bwrap = resolve_isolation(isolation)
         self.isolation = "bubblewrap" if self._mode.startswith("bubblewrap") else "rlimits"
         self.process_limit_enforced = process_limit_enforced(self._mode)
@@ -161,6 +162,15 @@ class Sandbox:
 
     def __repr__(self) -> str:
         return f"Sandbox(isolation={self.isolation!r}, pool_size={self.pool_size}, limits={self.limits})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Pickled as its settings (an environment shipped to a Ray worker or a rollout server):
+        # the copy starts its own workers there.
+        return (_rebuild, (self.limits, self.pool_size, self.reuse, self.requested_isolation))
+
+
+def _rebuild(limits: SandboxLimits, pool_size: int, reuse: bool, isolation: str) -> Sandbox:
+    return Sandbox(limits, pool_size=pool_size, reuse=reuse, isolation=isolation)
 
 
 class SandboxSession:
