@@ -47,6 +47,17 @@ def test_files_are_written_into_a_fresh_private_directory(sandbox):
     assert escape.error and "escapes" in escape.error
 
 
+def test_files_left_beside_the_working_directory_do_not_reach_the_next_run():
+    with vf.Sandbox(LIMITS, pool_size=1) as box:
+        plant = run(box, "import os\nwritten = []\nfor p in ['../planted', '../../planted', '/dev/shm/planted']:\n"
+                         "    try:\n        open(p, 'w').write('x')\n        written.append(p)\n"
+                         "    except OSError:\n        pass\nprint(written)")
+        assert plant.ok and "../planted" in plant.stdout  # beside its own directory: allowed, then removed
+        look = run(box, "import os\nprint([os.path.exists(p) for p in ['../planted', '../../planted', '/dev/shm/planted']])")
+        assert look.stdout == "[False, False, False]\n"
+        assert box.started == 1  # the same worker served both
+
+
 def test_python_state_does_not_leak_between_pooled_runs(sandbox):
     run(sandbox, "import json\njson.leak = 1\nimport builtins\nbuiltins.leak = 2")
     r = run(sandbox, "import json, builtins\nprint(hasattr(json, 'leak'), hasattr(builtins, 'leak'))")

@@ -196,6 +196,24 @@ def _wait_gone(deadline):
         time.sleep(0.002)
 
 
+def _scrub():
+    """Remove everything a request left in the worker's directory (its own run directory and
+    whatever it wrote beside it) and, in a private /dev, in /dev/shm: the next request starts clean."""
+    places = [ROOT] + (["/dev/shm"] if CONFIG.get("private_dev") else [])
+    for place in places:
+        try:
+            entries = os.listdir(place)
+        except OSError:
+            continue
+        for entry in entries:
+            path = os.path.join(place, entry)
+            if os.path.isdir(path) and not os.path.islink(path):
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    os.unlink(path)
+
+
 def _print_user_traceback(exc):
     """The traceback from the user's code down, without the worker's own frame."""
     tb = exc.__traceback__.tb_next if exc.__traceback__ is not None else None
@@ -291,7 +309,7 @@ def _run_exec(job, n):
     cap = int(job["max_output"])
     stdout, out_trunc = _read_capped(out_path, cap)
     stderr, err_trunc = _read_capped(err_path, cap)
-    shutil.rmtree(base, ignore_errors=True)
+    _scrub()
     code = os.waitstatus_to_exitcode(status)
     return {
         "stdout": stdout, "stderr": stderr, "exit_code": code, "timed_out": timed_out,

@@ -126,9 +126,10 @@ def _bwrap_argv(bwrap: str, limits: SandboxLimits, size_flag: bool) -> list[str]
 
 
 def _config(mode: str, limits: SandboxLimits, root: str, uid: int | None, kill_all: bool,
-            nproc_existing: bool = False) -> str:
+            nproc_existing: bool = False, private_dev: bool = False) -> str:
     return json.dumps({
         "mode": mode, "root": root, "uid": uid, "kill_all": kill_all, "nproc_existing": nproc_existing,
+        "private_dev": private_dev,
         "nproc": int(limits.max_processes), "memory": int(limits.memory_mb) << 20,
         "fsize": int(limits.max_file_mb) << 20,
     })
@@ -149,7 +150,8 @@ def _probe_bwrap(bwrap: str, size_flag: bool) -> str | None:
 
 def _bwrap_spec(bwrap: str, mode: str, limits: SandboxLimits, size_flag: bool) -> LaunchSpec:
     argv = _bwrap_argv(bwrap, limits, size_flag)
-    argv += ["-c", worker_source(), _config(mode, limits, _SANDBOX_ROOT, _next_uid(), kill_all=True)]
+    argv += ["-c", worker_source(),
+             _config(mode, limits, _SANDBOX_ROOT, _next_uid(), kill_all=True, private_dev=True)]
     return LaunchSpec(argv, {}, "/", "bubblewrap", None)
 
 
