@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
+from pathlib import Path
 
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.sandbox import launch
 from verifiers_lite.testing.scripted import ScriptedClient, tool_call
 
 LIMITS = vf.SandboxLimits(timeout=5, cpu=5, memory_mb=512)
@@ -44,7 +47,23 @@ def test_python_tool_keeps_state_within_a_rollout_and_not_across_rollouts():
         tools = _tool_outputs(row["completion"])
         assert tools == ["False\n", "[no output]", f"{row['answer']}\n"]
         assert row["reward"] == 1.0
+    assert env.sandbox.started == 6  # one interpreter per rollout
+    if os.geteuid() == 0:  # each rollout's interpreter is gone with its rollout, before any close()
+        assert _sandbox_processes() == []
     env.sandbox.close()
+
+
+def _sandbox_processes() -> list[int]:
+    low = launch._UID_BASE + (os.getpid() % 100_000) * 1000
+    found = []
+    for entry in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            status = Path(f"/proc/{entry}/status").read_text()
+        except OSError:
+            continue
+        if low <= int(status.split("Uid:", 1)[1].split()[0]) < low + 1000 and "State:\tZ" not in status:
+            found.append(int(entry))
+    return found
 
 
 def test_tool_reports_errors_and_timeouts_to_the_model():
