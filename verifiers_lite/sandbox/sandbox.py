@@ -77,7 +77,8 @@ class Sandbox:
     async def run(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
                   timeout: float | None = None) -> ExecResult:
         """Run ``code`` as a fresh ``__main__`` with ``stdin`` and ``files`` (name -> text) in
-        its working directory. Never raises for what the code does; see ``ExecResult``."""
+        its working directory; ``timeout`` replaces the wall-clock limit for this run. Never
+        raises for what the code does; see ``ExecResult``."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a string, got {type(code).__name__}")
         if files is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
@@ -115,7 +116,8 @@ class Sandbox:
             return _result(answer, self.isolation)
 
     def _spawn(self, mode: str) -> SandboxProcess:
-        self.started += 1
+        with self._lock:
+            self.started += 1
         return SandboxProcess(launch_spec(mode, self.limits, self._mode, self._bwrap))
 
     def _checkout(self) -> SandboxProcess:
