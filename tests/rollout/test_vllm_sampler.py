@@ -68,3 +68,43 @@ def test_tool_use_with_real_model(vllm_setup) -> None:
 
 def test_batch_independence(vllm_setup) -> None:
     checks.batch_independence(*vllm_setup)
+
+
+def test_logprobs_match_transformers_rescore(vllm_setup) -> None:
+    """vLLM's sampled-token logprobs agree with an independent full forward in transformers."""
+    import numpy as np
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, build_training_batch
+
+    sampler, template = vllm_setup
+    filler = "The quick brown fox jumps over the lazy dog while the cat sleeps. " * 45
+    convs = [
+        [{"role": "user", "content": "Name three colours."}],
+        [{"role": "user", "content": filler + "Summarise in one line."}],
+        [{"role": "user", "content": filler * 2 + "Too long for the context."}],
+    ]
+    rollout = MultiTurnRollout(
+        sampler,
+        template,
+        sampling_params=SamplingParams(temperature=1.0, max_tokens=32, seed=2, logprobs=3),
+    )
+    short, long, too_long = rollout(convs)
+    assert too_long["stop_reason"] == "error" and "sampler context=1024" in too_long["error"]
+    assert long["prompt_length"] > 512
+    from verifiers_lite.rollout import smollm2_hf_checkpoint
+
+    model = AutoModelForCausalLM.from_pretrained(str(smollm2_hf_checkpoint()), dtype=torch.float32)
+    batch = build_training_batch([short, long])
+    for ids, labels, lps in zip(
+        batch["input_ids"], batch["labels"], batch["logprobs"], strict=True
+    ):
+        with torch.no_grad():
+            logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+        ref = torch.log_softmax(logits, -1)
+        where = [i for i, lab in enumerate(labels) if lab != -100]
+        want = np.array([float(ref[i - 1, ids[i]]) for i in where])
+        got = np.array([lps[i] for i in where])
+        assert np.abs(got - want).max() < 0.02, np.abs(got - want).max()
+        assert np.abs(-np.log(ref.shape[-1]) - want).max() > 0.2  # a constant would fail
