@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 T = TypeVar("T")
 
 TICK_SECONDS = 1.0  # how often displays redraw the clock (elapsed, ETA, rate) between events
+EVENT_SECONDS = 0.05  # rollout start/end events reach the displays at most this often
 # A share of rollouts stopped at the token limit at or above which the summary warns.
 LENGTH_WARN_SHARE = 0.1
 
@@ -157,16 +158,23 @@ async def track_rollout(work: Awaitable[T], key: tuple[Any, int]) -> T:
 
 
 def rollout_listener(stats: RunStats, on_update: Callable[[RunStats], None]) -> Callable[[str, tuple[Any, int]], None]:
-    """The listener generate() installs: keeps ``stats`` current and tells the displays."""
+    """The listener generate() installs: keeps ``stats`` current and tells the displays, at
+    most every ``EVENT_SECONDS`` (hundreds of rollouts a second would otherwise cost a display
+    call each; the clock tick shows what was skipped)."""
+    last = 0.0
 
     def listen(kind: str, key: tuple[Any, int]) -> None:
+        nonlocal last
         if kind == "start":
             stats.rollout_started()
         elif kind == "end":
             stats.rollout_ended(key)
         else:
             stats.in_flight = max(0, stats.in_flight - 1)
-        on_update(stats)
+        now = time.monotonic()
+        if now - last >= EVENT_SECONDS:
+            last = now
+            on_update(stats)
 
     return listen
 
@@ -242,13 +250,26 @@ def postfix(stats: RunStats, final: bool = False) -> str:
     return f"{running}reward={reward} errors={stats.error_count}" + (f" stop[{stops}]" if stops else "")
 
 
+# Displays offered by the layers above (the notebook widget registers itself from the package
+# root): the core never imports the UI. Each factory returns a display, or None where it does not
+# apply (a widget outside a kernel).
+_DISPLAY_FACTORIES: list[Callable[[str], ProgressCallback | None]] = []
+
+
+def register_display(factory: Callable[[str], ProgressCallback | None]) -> None:
+    """Offer a display to :func:`default_progress` (tried before the terminal bar)."""
+    if factory not in _DISPLAY_FACTORIES:
+        _DISPLAY_FACTORIES.append(factory)
+
+
 def default_progress(desc: str = "rollouts") -> ProgressCallback:
-    """The display for where we run: a live widget in Jupyter, tqdm in a terminal."""
-    try:
-        from verifiers_lite.notebook.display import notebook_progress  # added by the notebook layer
-    except ImportError:
-        return TqdmProgress(desc)
-    return notebook_progress(desc) or TqdmProgress(desc)
+    """The display for where we run: the first registered display that applies (the live widget
+    in Jupyter), else tqdm in a terminal."""
+    for factory in _DISPLAY_FACTORIES:
+        display = factory(desc)
+        if display is not None:
+            return display
+    return TqdmProgress(desc)
 
 
 class CallbackSet:

@@ -39,7 +39,8 @@ def test_rollouts_are_counted_as_they_finish_within_one_group():
     assert len(out) == 4 and rec.groups == [4]
     before_group = [u for u in rec.updates if u[2] == 0]  # nothing recorded yet
     assert sorted({u[0] for u in before_group}) == [0, 1, 2, 3, 4]
-    assert max(u[1] for u in before_group) == 4  # all four started, waiting on the semaphore
+    # All four started at once (waiting on the semaphore); each end leaves one fewer in flight.
+    assert {3, 2, 1} <= {u[1] for u in before_group}
     assert rec.updates[-1][1] == 0
 
 

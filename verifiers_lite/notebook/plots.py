@@ -60,7 +60,7 @@ def _groups(df: pd.DataFrame, by: str | None) -> list[tuple[str, pd.DataFrame]]:
         return [("", df)]
     if key not in df.columns:
         raise KeyError(f"no column {key!r} to group by; columns: {list(df.columns)}")
-    return [(str(k), g) for k, g in df.groupby(key, sort=True, dropna=False)]
+    return [(f"{by}={k}" if by else str(k), g) for k, g in df.groupby(key, sort=True, dropna=False)]
 
 
 def _axes(ax: Axes | None) -> Axes:
