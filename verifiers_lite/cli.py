@@ -416,7 +416,7 @@ def run_eval(args: argparse.Namespace) -> int:
             out = env.evaluate_sync(
                 client, model, num_examples=num_examples, rollouts_per_example=rollouts,
                 max_concurrent=args.max_concurrent, sampling_args=sampling_args or None,
-                results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id),
+                results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id, warn=False),
                 executor=executor, rerun_errors=not args.keep_errors, cache=args.cache,
             )
         except KeyboardInterrupt:

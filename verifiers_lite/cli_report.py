@@ -73,7 +73,7 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
     stops = summary.get("stop_reasons") or {}
     row("stop reasons", format_stop_reasons(stops))
-    warning = length_warning(stops, summary["num_rollouts"])
+    warning = length_warning(stops, summary["num_rollouts"], remedy="raise --max-tokens (max_tokens)")
     if warning:
         row("warning", warning)
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "

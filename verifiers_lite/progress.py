@@ -109,13 +109,13 @@ class RunStats:
         return sum(self.errors.values())
 
 
-def length_warning(stop_reasons: Any, total: int) -> str | None:
+def length_warning(stop_reasons: Any, total: int, remedy: str = "raise max_tokens in sampling_args") -> str | None:
     """Warn, naming ``max_tokens``, when at least ``LENGTH_WARN_SHARE`` of rollouts ended ``length``."""
     n = int((stop_reasons or {}).get("length", 0))
     if not total or n / total < LENGTH_WARN_SHARE:
         return None
     return (f"{n} of {total} rollouts ({100 * n / total:.0f}%) stopped at the token limit "
-            "(stop_reason 'length'): raise max_tokens in sampling_args, or ask for shorter answers")
+            f"(stop_reason 'length'): {remedy}, or ask for shorter answers")
 
 
 def format_stop_reasons(stop_reasons: Any) -> str:
@@ -197,8 +197,9 @@ class TqdmProgress:
     """Terminal progress: tqdm bar counting rollouts as they finish, with in-flight count,
     reward ± stderr, errors and stop reasons in the postfix; redrawn on every clock tick."""
 
-    def __init__(self, desc: str = "rollouts") -> None:
+    def __init__(self, desc: str = "rollouts", warn: bool = True) -> None:
         self.desc = desc
+        self.warn = warn  # False where a summary that carries the warning follows (vf-lite eval)
         self.bar: Any = None
         self._lock = threading.Lock()
         self._last = 0.0
@@ -237,7 +238,7 @@ class TqdmProgress:
             self.bar.set_postfix_str(postfix(stats, final=True), refresh=False)
             self.bar.close()
             self.bar = None
-        warning = stats.length_warning()
+        warning = stats.length_warning() if self.warn else None
         if warning:
             print(f"warning: {warning}", file=sys.stderr)
 
