@@ -1,16 +1,29 @@
-"""Regenerate the example notebooks (unexecuted): ``python notebooks/build_notebooks.py``.
+"""Regenerate the example notebooks: ``python notebooks/build_notebooks.py [--execute] [NAME ...]``.
 
-Kept as code so the three notebooks share one parameters cell and stay reviewable in diffs.
+Kept as code so the notebooks share one parameters cell and stay reviewable in diffs. With
+``--execute`` each notebook is run top to bottom in a fresh kernel against the embedded model
+(full size, in a scratch directory) and written with its outputs: the live widget's static final
+frame, tables and plots, so a reader on a code host sees results. The notebook's metadata
+records a hash of its code cells; the test suite checks the committed outputs belong to the
+current sources.
 """
 
 from __future__ import annotations
 
+import argparse
+import hashlib
+import json
+import os
+import sys
+import tempfile
+import time
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 
 HERE = Path(__file__).parent
+STAMP = "verifiers_lite"  # notebook metadata key of the execution stamp
 
 PARAMS = '''# Parameters (papermill-style; CI sets VF_NOTEBOOK_SMALL=1 to keep the run tiny).
 import os
@@ -75,8 +88,6 @@ def quickstart() -> nbformat.NotebookNode:
 
 CHAIN_ENV = '''import re
 
-from verifiers_lite.state import State
-
 
 class ChainSumEnv(vf.MultiTurnEnv):
     """Keep a running total: each turn asks for the next sum, starting from the true total.
@@ -85,12 +96,12 @@ class ChainSumEnv(vf.MultiTurnEnv):
     then asks the next step; the game ends after the last increment.
     """
 
-    async def setup_state(self, state: State) -> None:
+    async def setup_state(self, state: vf.State) -> None:
         state["total"] = state["info"]["start"]
         state["step"] = 0
         state["step_correct"] = []
 
-    async def is_completed(self, messages, state) -> bool:
+    async def is_completed(self, messages: vf.Messages, state: vf.State) -> bool:
         # Score the model's latest answer, then stop once every increment was asked.
         inc = state["info"]["increments"][state["step"]]
         state["total"] += inc
@@ -98,7 +109,7 @@ class ChainSumEnv(vf.MultiTurnEnv):
         state["step"] += 1
         return state["step"] == len(state["info"]["increments"])
 
-    async def env_response(self, messages, state):
+    async def env_response(self, messages: vf.Messages, state: vf.State) -> vf.Messages:
         verdict = "Correct." if state["step_correct"][-1] else f"Not quite: it is {state['total']}."
         nxt = state["info"]["increments"][state["step"]]
         return [{"role": "user", "content": f"{verdict} What is {state['total']} + {nxt}?"}]
@@ -153,6 +164,17 @@ env = ChainSumEnv(
 env'''
 
 
+PERFECT = '''def perfect_player(messages: vf.Messages) -> str:
+    """Answers the last question ("What is A + B?") right."""
+    a, b = map(int, re.findall(r"What is (-?\\d+) \\+ (-?\\d+)\\?", messages[-1]["content"])[-1])
+    return str(a + b)
+
+
+check = env.evaluate_sync(vf.ScriptedClient(perfect_player), "scripted", rollouts_per_example=2, progress=False)
+assert check.rewards == [1.5] * len(check), check.rewards
+check.summary["reward_mean"], check.summary["stop_reasons"]'''
+
+
 def custom_env() -> nbformat.NotebookNode:
     return new_notebook(cells=[
         new_markdown_cell("# A custom multi-turn environment\n\nWrite a new task by subclassing `vf.MultiTurnEnv`: "
@@ -168,6 +190,13 @@ def custom_env() -> nbformat.NotebookNode:
                           "`info` by name; every function's value is kept as a metric."),
         code(CHAIN_RUBRIC),
         code(CHAIN_DATA),
+        new_markdown_cell("## Check the environment first\n\nA small model scoring low says nothing about the task. "
+                          "A scripted player that always answers right (`vf.ScriptedClient`) must reach the "
+                          "maximal reward (1.5: `step_accuracy` 1 plus half of `all_correct` 1); if it does not, "
+                          "the environment is wrong, not the model."),
+        code(PERFECT),
+        new_markdown_cell("## Now the model\n\nThe widget counts rollouts as they end, shows how many are in "
+                          "flight and how they stopped (`stop`, `length`, `max_turns`, `env_done`)."),
         code('results = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS, max_concurrent=4)\nresults'),
         code('df = results.to_pandas()\ndf[["example_id", "turns", "stop_reason", "step_accuracy", "all_correct", "reward"]].head(8)'),
         code('longest = max(results.rows, key=lambda r: r["turns"])  # one conversation, in full\n'
@@ -190,8 +219,9 @@ def distributions() -> nbformat.NotebookNode:
              '    runs[f"T={t}"] = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS,\n'
              '                                       sampling_args={"temperature": t}, max_concurrent=4)\n'
              'runs'),
-        code('import pandas as pd\n\npd.DataFrame({name: r.summary for name, r in runs.items()}).T[\n'
-             '    ["num_rollouts", "reward_mean", "reward_stderr"]]'),
+        new_markdown_cell("`vf.compare` puts the runs side by side, one flat row each: reward ± stderr, metrics, "
+                          "pass@k, errors and stop reasons."),
+        code('vf.compare(runs)'),
         code('vf.plot_rewards(runs);'),
         code('vf.plot_rewards(runs, kind="ecdf");'),
         code('vf.plot_pass_at_k(runs);'),
@@ -264,9 +294,71 @@ def judge_and_groups() -> nbformat.NotebookNode:
     ])
 
 
-if __name__ == "__main__":
-    for name, nb in [("01_quickstart", quickstart()), ("02_custom_multiturn_env", custom_env()),
-                     ("03_reward_distributions", distributions()), ("04_judge_and_groups", judge_and_groups())]:
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+NOTEBOOKS = {
+    "01_quickstart": quickstart, "02_custom_multiturn_env": custom_env,
+    "03_reward_distributions": distributions, "04_judge_and_groups": judge_and_groups,
+}
+
+
+def sources_hash(nb: nbformat.NotebookNode) -> str:
+    """SHA-256 of the notebook's cells (type and source), what its outputs were made from."""
+    cells = [[c.cell_type, c.source] for c in nb.cells]
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()
+
+
+def build(name: str) -> nbformat.NotebookNode:
+    nb = NOTEBOOKS[name]()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    return nb
+
+
+def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.NotebookNode:
+    """Run ``nb`` in a fresh kernel of this interpreter against the embedded model."""
+    from nbclient import NotebookClient
+
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "kernels" / "python3"
+        spec.mkdir(parents=True)
+        (spec / "kernel.json").write_text(json.dumps({
+            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+            "display_name": "Python 3", "language": "python"}))
+        work = Path(tmp) / "work"
+        work.mkdir()
+        env = {"JUPYTER_PATH": tmp, "VF_NOTEBOOK_MODEL": "local", "VF_NOTEBOOK_SMALL": "0", "VF_PROGRESS": ""}
+        old = {k: os.environ.get(k) for k in env}
+        os.environ.update(env)
+        try:
+            # No widget state is kept: each run's widget leaves a static HTML frame in its output.
+            NotebookClient(nb, kernel_name="python3", timeout=timeout, store_widget_state=False,
+                           resources={"metadata": {"path": str(work)}}).execute()
+        finally:
+            for k, v in old.items():
+                if v is None:
+                    os.environ.pop(k, None)
+                else:
+                    os.environ[k] = v
+    return nb
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("names", nargs="*", choices=[[], *NOTEBOOKS], metavar="NAME",
+                    help=f"notebooks to write (default: all): {', '.join(NOTEBOOKS)}")
+    ap.add_argument("--execute", action="store_true", help="run each against the embedded model and keep outputs")
+    args = ap.parse_args(argv)
+    for name in args.names or list(NOTEBOOKS):
+        nb = build(name)
+        if args.execute:
+            from verifiers_lite import __version__
+
+            t0 = time.monotonic()
+            execute(nb)
+            nb.metadata[STAMP] = {"sources_sha256": sources_hash(nb), "backend": "embedded SmolLM2-135M-Instruct",
+                                  "library_version": __version__}
+            print(f"executed {name} in {time.monotonic() - t0:.0f} s")
         nbformat.write(nb, HERE / f"{name}.ipynb")
         print("wrote", name)
+
+
+if __name__ == "__main__":
+    main()

@@ -18,7 +18,8 @@ def run_notebook(name: str, workdir: Path, backend: str):
 
 
 def eval_cells(nb) -> list[int]:
-    return [i for i, c in enumerate(nb.cells) if c.cell_type == "code" and "evaluate_sync" in c.source]
+    return [i for i, c in enumerate(nb.cells)
+            if c.cell_type == "code" and "evaluate_sync" in c.source and "progress=False" not in c.source]
 
 
 def assert_live_progress(nb, client) -> None:
@@ -51,6 +52,9 @@ def test_quickstart(executed_quickstart):
 def test_custom_multiturn_env(jupyter_kernel, notebook_backend, tmp_path):
     nb, client = run_notebook("02_custom_multiturn_env.ipynb", tmp_path, notebook_backend)
     assert_live_progress(nb, client)
+    # The scripted perfect player reached the maximal reward before the model ran.
+    check = next(c for c in nb.cells if c.cell_type == "code" and "ScriptedClient" in c.source)
+    assert check.outputs[0]["data"]["text/plain"].startswith("(1.5,")
     assert len(outputs_of(nb, "image/png")) >= 2
     frame = next(html for _, html in outputs_of(nb, "text/html") if "step_accuracy" in html)
     assert "GenerateOutputs" in frame or "turns" in frame
@@ -61,4 +65,6 @@ def test_custom_multiturn_env(jupyter_kernel, notebook_backend, tmp_path):
 def test_reward_distributions(jupyter_kernel, notebook_backend, tmp_path):
     nb, client = run_notebook("03_reward_distributions.ipynb", tmp_path, notebook_backend)
     assert_live_progress(nb, client)
+    compared = next(html for _, html in outputs_of(nb, "text/html") if "reward_stderr" in html)
+    assert "T=0.2" in compared and "T=1.2" in compared and "pass@1" in compared
     assert len(outputs_of(nb, "image/png")) >= 5
