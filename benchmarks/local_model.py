@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import verifiers_lite as vf  # noqa: E402
-from verifiers_lite.clients.local_model import LocalModel  # noqa: E402
+from verifiers_lite.local.supervisor import LocalModel  # noqa: E402
 
 SAMPLING = {"max_tokens": 16, "temperature": 0.0}
 # Measured on 2 shared AMD EPYC cores with the earlier -march=native build (same 64 rollouts,
@@ -134,7 +134,7 @@ def main() -> None:
 def sweep_processes(args: argparse.Namespace) -> None:
     """llama-cpp-python's server answers one request at a time: compare 1 process using every
     core with one single-threaded process per core (examples split between them, as vf routes)."""
-    from verifiers_lite.clients.local_model import start_servers
+    from verifiers_lite.local.supervisor import start_servers
 
     _, inputs = build_inputs(args.rollouts, args.rollouts_per_example)
     cores = os.cpu_count() or 1

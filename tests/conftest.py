@@ -27,7 +27,7 @@ def local_llm():
     Skipped only when llama-cpp-python is not installed (the ``local`` extra).
     """
     pytest.importorskip("llama_cpp", reason="needs the 'local' extra: pip install 'verifiers_lite[local]'")
-    from verifiers_lite.clients.local_model import LocalModel
+    from verifiers_lite.local.supervisor import LocalModel
 
     with LocalModel() as server:
         yield server

@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from verifiers_lite.version import __version__
 
 _LAZY: dict[str, str] = {
     # environments
@@ -45,9 +45,9 @@ _LAZY: dict[str, str] = {
     "RetryPolicy": "verifiers_lite.clients.retry",
     "CachedClient": "verifiers_lite.clients.cache",
     "ResponseCache": "verifiers_lite.clients.cache",
-    "LocalModel": "verifiers_lite.clients.local_model",
-    "local_model": "verifiers_lite.clients.local_model",
-    "local_model_client": "verifiers_lite.clients.local_model",
+    "LocalModel": "verifiers_lite.local.supervisor",
+    "local_model": "verifiers_lite.local.supervisor",
+    "local_model_client": "verifiers_lite.local.supervisor",
     # execution
     "LocalExecutor": "verifiers_lite.executors.local",
     "RayExecutor": "verifiers_lite.executors.ray",
@@ -73,14 +73,14 @@ _LAZY: dict[str, str] = {
     "run_rollout_server": "verifiers_lite.server.runner",
     "RolloutBackend": "verifiers_lite.server.backend",
     "LocalBackend": "verifiers_lite.server.backends.local",
-    "RolloutClient": "verifiers_lite.server.client",
-    "RolloutClientPool": "verifiers_lite.server.pool",
+    "RolloutClient": "verifiers_lite.remote.client",
+    "RolloutClientPool": "verifiers_lite.remote.pool",
     "deploy_rollout_servers": "verifiers_lite.server.ray_deploy",
-    "RolloutHandle": "verifiers_lite.server.handle",
+    "RolloutHandle": "verifiers_lite.remote.handle",
     "RolloutStatus": "verifiers_lite.server.types",
     "RolloutResultResponse": "verifiers_lite.server.types",
-    "RolloutAdmissionTimeoutError": "verifiers_lite.server.errors",
-    "RolloutProtocolError": "verifiers_lite.server.errors",
+    "RolloutAdmissionTimeoutError": "verifiers_lite.remote.errors",
+    "RolloutProtocolError": "verifiers_lite.remote.errors",
     # token-level rollouts (samplers need the local / vllm extras)
     "Template": "verifiers_lite.rollout.template",
     "SamplingParams": "verifiers_lite.rollout.sampling",
@@ -98,6 +98,33 @@ _LAZY: dict[str, str] = {
 }
 
 __all__ = sorted([*_LAZY, "__version__"])
+
+
+def _notebook_display(desc: str) -> Any:
+    """The live widget, where it applies: the notebook layer imported only when a run starts."""
+    from verifiers_lite.notebook.display import notebook_progress
+
+    return notebook_progress(desc)
+
+
+def _view(outputs: Any, **kwargs: Any) -> Any:
+    from verifiers_lite.viewer.serve import view
+
+    return view(outputs, **kwargs)
+
+
+def _write_html(outputs: Any, path: Any) -> Any:
+    from verifiers_lite.viewer.standalone import write_html
+
+    return write_html(outputs, path)
+
+
+# The core never imports the UI: the package root, on top of both, offers the UI to it (the
+# default progress display, the viewer behind ``out.view()``), importing the UI only when used.
+importlib.import_module("verifiers_lite.progress").register_display(_notebook_display)
+_outputs = importlib.import_module("verifiers_lite.results.outputs")
+_outputs.register_viewer("view", _view)
+_outputs.register_viewer("write_html", _write_html)
 
 
 def __getattr__(name: str) -> Any:
@@ -118,7 +145,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.clients.cache import CachedClient, ResponseCache
     from verifiers_lite.clients.group import ClientGroup
     from verifiers_lite.clients.http import ChatClient
-    from verifiers_lite.clients.local_model import LocalModel, local_model, local_model_client
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.clients.scripted import ScriptedClient
@@ -133,6 +159,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.interrupt import RunInterrupted
+    from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
     from verifiers_lite.messages import Messages
     from verifiers_lite.notebook.plots import (
         plot_advantages,
@@ -146,6 +173,10 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.registry import list_environments, load_environment
+    from verifiers_lite.remote.client import RolloutClient
+    from verifiers_lite.remote.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
+    from verifiers_lite.remote.handle import RolloutHandle
+    from verifiers_lite.remote.pool import RolloutClientPool
     from verifiers_lite.results.compare import compare
     from verifiers_lite.results.export import load_results
     from verifiers_lite.results.metrics import PassCriterion
@@ -167,10 +198,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.app import create_rollout_server
     from verifiers_lite.server.backend import RolloutBackend
     from verifiers_lite.server.backends.local import LocalBackend
-    from verifiers_lite.server.client import RolloutClient
-    from verifiers_lite.server.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
-    from verifiers_lite.server.handle import RolloutHandle
-    from verifiers_lite.server.pool import RolloutClientPool
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus

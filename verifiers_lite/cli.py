@@ -305,7 +305,7 @@ def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tu
         where = ", ".join(urls)
         yield (clients if len(clients) > 1 else clients[0]), model, where
         return
-    from verifiers_lite.clients.local_model import (
+    from verifiers_lite.local.supervisor import (
         LocalModel,
         LocalModelError,
         default_model_path,
@@ -339,7 +339,7 @@ def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tu
 
 
 def _embedded_name() -> str:
-    from verifiers_lite.clients.local_model import DEFAULT_MODEL_NAME
+    from verifiers_lite.local.supervisor import DEFAULT_MODEL_NAME
 
     return DEFAULT_MODEL_NAME
 

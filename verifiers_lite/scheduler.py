@@ -381,6 +381,6 @@ def _sort_key(value: Any) -> tuple[int, Any]:
 
 
 def _version() -> str:
-    from verifiers_lite import __version__
+    from verifiers_lite.version import __version__
 
     return __version__

@@ -59,7 +59,7 @@ def test_installed_build_is_portable():
 _GREEDY = r"""
 import json, sys
 from verifiers_lite.local.cpu_safety import apply_to_llama_cpp
-from verifiers_lite.rollout.models import smollm2_gguf_path
+from verifiers_lite.local.models import smollm2_gguf_path
 allowed = apply_to_llama_cpp(sys.argv[1])
 import llama_cpp
 llm = llama_cpp.Llama(model_path=str(smollm2_gguf_path()), n_ctx=256, n_threads=1, verbose=False, seed=0)
@@ -94,6 +94,6 @@ def test_embedded_model_present_where_the_suite_requires_it():
         pytest.skip("VF_REQUIRE_LOCAL_MODEL is not set (scripts/test.sh sets it)")
     import llama_cpp  # noqa: F401
 
-    from verifiers_lite.rollout.models import smollm2_gguf_path
+    from verifiers_lite.local.models import smollm2_gguf_path
 
     assert smollm2_gguf_path().stat().st_size > 50_000_000

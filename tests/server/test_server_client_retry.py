@@ -18,7 +18,7 @@ from srv_helpers import FakeClock, ServerProc, script
 from srv_proxy import FaultProxy
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
-from verifiers_lite.server import (
+from verifiers_lite.remote import (
     RolloutAdmissionTimeoutError,
     RolloutClient,
     RolloutProtocolError,
@@ -208,7 +208,7 @@ def test_retry_after_clamp(header: str | None, expected: float) -> None:
 
 
 async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest.MonkeyPatch, connect: Connect) -> None:
-    import verifiers_lite.server.client as client_mod
+    import verifiers_lite.remote.client as client_mod
 
     monkeypatch.setattr(client_mod, "CANCEL_TIMEOUT_SEC", 0.3)
     proxy = await FaultProxy(int(server.url.rsplit(":", 1)[1]), match="/cancel").start()
@@ -225,7 +225,7 @@ async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest
 
 def test_cancel_bound_is_five_seconds() -> None:
     from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
-    from verifiers_lite.server.retry import CANCEL_TIMEOUT_SEC
+    from verifiers_lite.remote.clock import CANCEL_TIMEOUT_SEC
 
     assert CANCEL_TIMEOUT_SEC == 5.0
     assert RESULT_POLL_NETWORK.delays == (0.1, 0.5)

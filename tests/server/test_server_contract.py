@@ -11,7 +11,7 @@ import httpx
 import pytest
 from srv_helpers import ServerProc, script
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.types import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "What is 6 * 7?"}]

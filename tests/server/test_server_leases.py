@@ -18,7 +18,7 @@ import httpx
 import pytest
 from srv_helpers import ServerProc, script, start_serve
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.lifecycle import ShutdownTimeouts
 from verifiers_lite.server.types import LEASE_HEADER
 from verifiers_lite.testing.fake_server import FakeServerProcess

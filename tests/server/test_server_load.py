@@ -9,7 +9,7 @@ from typing import Any
 
 from srv_helpers import script
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 
 N = 1000
 

@@ -19,7 +19,8 @@ from srv_helpers import REPO, free_port
 from verifiers_lite.clients import ChatClient
 from verifiers_lite.executors.remote import RemoteExecutor
 from verifiers_lite.registry import load_environment
-from verifiers_lite.server import LocalBackend, RolloutClient
+from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.server.types import RolloutRequest

@@ -12,7 +12,8 @@ import pytest
 from verifiers_lite.clients import ChatClient
 from verifiers_lite.executors.remote import RemoteExecutor
 from verifiers_lite.registry import load_environment
-from verifiers_lite.server import RolloutClientPool, deploy_rollout_servers
+from verifiers_lite.remote import RolloutClientPool
+from verifiers_lite.server import deploy_rollout_servers
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'verifiers_lite[ray]'")

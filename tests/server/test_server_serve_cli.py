@@ -18,7 +18,7 @@ import httpx
 import pytest
 from srv_helpers import HERE, REPO, ServerProc, start_serve
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 # The request a user writes from the documentation: no metadata, no model.

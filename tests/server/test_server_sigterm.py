@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from srv_helpers import script
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest

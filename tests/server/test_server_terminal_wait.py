@@ -12,7 +12,7 @@ import pytest
 from srv_helpers import ServerProc, script
 from srv_proxy import FaultProxy
 
-from verifiers_lite.server import RolloutClient
+from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.types import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "6*7?"}]

@@ -15,8 +15,8 @@ from typing import Any
 from verifiers_lite.errors import categorize
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.progress import track_rollout
-from verifiers_lite.server.client import RolloutClient, failure_state
-from verifiers_lite.server.pool import RolloutClientPool
+from verifiers_lite.remote.client import RolloutClient, failure_state
+from verifiers_lite.remote.pool import RolloutClientPool
 
 
 class RemoteExecutor:

@@ -1,1 +1,1 @@
-"""The embedded model's runtime: llama.cpp CPU safety and the server entry point."""
+"""The embedded model: the llama.cpp server supervisor, model paths, and CPU safety."""

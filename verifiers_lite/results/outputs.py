@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,16 +164,12 @@ class GenerateOutputs:
     def view(self, height: int = 720) -> Any:
         """This run in the results viewer, inline in a notebook (an iframe onto a loopback server
         kept for the kernel's life); needs the ``view`` extra (FastAPI, uvicorn)."""
-        from verifiers_lite.viewer.serve import view
-
-        return view(self, height=height)
+        return _viewer("view")(self, height=height)
 
     def to_html(self, path: str | os.PathLike[str]) -> Path:
         """Write the viewer's page for this run as one self-contained HTML file (no server, no
         network) to share; returns its path."""
-        from verifiers_lite.viewer.standalone import write_html
-
-        return write_html(self, path)
+        return Path(_viewer("write_html")(self, path))
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
@@ -233,3 +230,19 @@ def _columns(flat_rows: list[dict[str, Any]]) -> list[str]:
         for k in r:
             seen.setdefault(k, None)
     return list(seen)
+
+
+# Showing a run is the viewer's job, a layer above results: the package root offers it here
+# ("view", "write_html"), so results never import the UI.
+_VIEWER: dict[str, Callable[..., Any]] = {}
+
+
+def register_viewer(name: str, func: Callable[..., Any]) -> None:
+    """Offer a viewer function (``view`` or ``write_html``) to :class:`GenerateOutputs`."""
+    _VIEWER[name] = func
+
+
+def _viewer(name: str) -> Callable[..., Any]:
+    if name not in _VIEWER:
+        raise RuntimeError(f"no results viewer registered for {name!r} (import verifiers_lite first)")
+    return _VIEWER[name]

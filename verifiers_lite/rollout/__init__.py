@@ -37,16 +37,16 @@ _EXPORTS: dict[str, str] = {
     "TokenClient": "token_client",
     "build_training_batch": "training",
     "remote_rollout": "ray_actor",
-    "smollm2_gguf_path": "models",
-    "smollm2_hf_checkpoint": "models",
+    "smollm2_gguf_path": ".local.models",
+    "smollm2_hf_checkpoint": ".local.models",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..local.models import smollm2_gguf_path, smollm2_hf_checkpoint
     from .api_multi_turn import APIMultiTurnRollout, OpenAIChatAPI
     from .mismatch import LogprobReport, hf_scorer, logprob_report
-    from .models import smollm2_gguf_path, smollm2_hf_checkpoint
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout
     from .samplers.llama_cpp import LlamaCppSampler, load_llama

@@ -113,7 +113,7 @@ class JudgeRubric(Rubric):
 
             client = self._client_arg
             if client is None:
-                from verifiers_lite.clients.local_model import local_model_client
+                from verifiers_lite.local.supervisor import local_model_client
 
                 client, self._model = await asyncio.to_thread(local_model_client)
             elif isinstance(client, str):

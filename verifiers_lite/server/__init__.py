@@ -1,4 +1,6 @@
-"""Rollout server (FastAPI + uvicorn) and ``RolloutClient`` (httpx).
+"""The rollout server (FastAPI + uvicorn): app, service, backends, lifecycle, deployment.
+
+Its client side is :mod:`verifiers_lite.remote`.
 
 Names are imported lazily so ``import verifiers_lite.server`` needs neither fastapi nor uvicorn;
 the server pieces fail with an ImportError naming the ``server`` extra.
@@ -15,11 +17,8 @@ _EXPORTS: dict[str, str] = {
     "RolloutBackend": "backend",
     "RolloutContext": "backend",
     "LocalBackend": "backends.local",
-    "RolloutClient": "client",
-    "RolloutClientPool": "pool",
     "deploy_rollout_servers": "ray_deploy",
     "RolloutServers": "ray_deploy",
-    "RolloutHandle": "handle",
     "RolloutStatus": "types",
     "RolloutRequest": "types",
     "RolloutAccepted": "types",
@@ -27,8 +26,6 @@ _EXPORTS: dict[str, str] = {
     "RolloutSample": "types",
     "ErrorCategory": "types",
     "ShutdownTimeouts": "lifecycle",
-    "RolloutAdmissionTimeoutError": "errors",
-    "RolloutProtocolError": "errors",
     "RolloutFailure": "errors",
 }
 

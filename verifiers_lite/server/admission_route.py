@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from .bodies import error, invalid, read_json
-from .registry import DuplicateRolloutError, RegistryClosedError
+from .rollout_table import DuplicateRolloutError, RegistryClosedError
 from .service import BackendFullError, RolloutService
 from .types import RolloutRequest, RolloutStatus
 

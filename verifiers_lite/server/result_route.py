@@ -16,7 +16,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .registry import RegistryClosedError
+from .rollout_table import RegistryClosedError
 from .service import RolloutService
 from .types import LEASE_HEADER, RolloutStatus
 

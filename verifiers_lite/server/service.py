@@ -11,7 +11,7 @@ from typing import Any
 
 from .backend import RolloutBackend
 from .errors import RolloutFailure
-from .registry import RegistryClosedError, RolloutRecord, RolloutRegistry
+from .rollout_table import RegistryClosedError, RolloutRecord, RolloutRegistry
 from .types import (
     CancelDisposition,
     ErrorCategory,

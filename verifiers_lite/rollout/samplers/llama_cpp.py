@@ -20,7 +20,7 @@ def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) 
 
     apply_to_llama_cpp()  # a native build on an AMX CPU would crash on the first decode
     if model_path is None:
-        from ..models import smollm2_gguf_path
+        from verifiers_lite.local.models import smollm2_gguf_path
 
         model_path = smollm2_gguf_path()
     # Half the cores, as llama.cpp itself defaults: its threads spin-wait, so on busy cores

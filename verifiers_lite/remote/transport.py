@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
-from .errors import missing_server_dependency
+from verifiers_lite.server.errors import missing_server_dependency
 
 try:
     import httpx

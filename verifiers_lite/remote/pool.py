@@ -6,8 +6,9 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
+from verifiers_lite.server.types import RolloutResultResponse
+
 from .client import RolloutClient
-from .types import RolloutResultResponse
 
 
 class RolloutClientPool:

@@ -5,11 +5,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
-from .errors import RolloutProtocolError, missing_server_dependency
-from .retry import GATEWAY_STATUSES, Clock
+from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
+from verifiers_lite.server.errors import missing_server_dependency
+from verifiers_lite.server.types import LEASE_HEADER, RolloutAccepted, RolloutStatus
+
+from .clock import GATEWAY_STATUSES, Clock
+from .errors import RolloutProtocolError
 from .transport import Reply
-from .types import LEASE_HEADER, RolloutAccepted, RolloutStatus
 
 try:
     import httpx

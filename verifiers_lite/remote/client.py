@@ -8,18 +8,20 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ..clients.retry import ADMISSION_RETRY_AFTER
-from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError, missing_server_dependency
-from .handle import RolloutHandle
-from .polling import detail, poll_result
-from .retry import (
+from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
+from verifiers_lite.server.errors import missing_server_dependency
+from verifiers_lite.server.types import RolloutAccepted, RolloutResultResponse
+
+from .clock import (
     CANCEL_TIMEOUT_SEC,
     WAIT_IDLE_RETRY_STATUSES,
     Clock,
     SystemClock,
 )
+from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError
+from .handle import RolloutHandle
+from .polling import detail, poll_result
 from .transport import AiohttpTransport, HttpxTransport, Reply, Transport
-from .types import RolloutAccepted, RolloutResultResponse
 
 try:
     import httpx

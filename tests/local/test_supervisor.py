@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 
-from verifiers_lite.clients import local_model as lm
+from verifiers_lite.local import supervisor as lm
 
 
 def _alive(pid: int) -> bool:
@@ -138,7 +138,7 @@ def test_server_dies_with_a_killed_parent(tmp_path):
 
     script = (
         "import sys, time\n"
-        "from verifiers_lite.clients.local_model import LocalModel\n"
+        "from verifiers_lite.local.supervisor import LocalModel\n"
         "m = LocalModel(n_ctx=512).start()\n"
         "print(m.proc.pid, flush=True)\n"
         "time.sleep(600)\n"
