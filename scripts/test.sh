@@ -10,6 +10,8 @@ if ! bash .ci/install_chromium.sh; then
   echo "test.sh: could not install chromium; the browser test will be skipped" >&2
 fi
 export RAY_USAGE_STATS_ENABLED=0
+# Screenshots the browser tests take (widget, final frame, plots, a committed notebook) are kept here.
+export VF_TEST_ARTIFACTS="${VF_TEST_ARTIFACTS:-outputs/test-artifacts}"
 # The embedded model is part of the install: its tests must run here, never skip.
 export VF_REQUIRE_LOCAL_MODEL=1
 if [ "${VF_SKIP_VLLM:-0}" != "1" ]; then

@@ -1,8 +1,10 @@
-"""The executed quickstart and a results table, rendered to HTML and opened in headless Chromium.
+"""The executed quickstart, a results table, the live widget's parts and its final frame, the
+plots and a committed notebook, rendered to HTML and opened in headless Chromium.
 
 Needs Debian's chromium (``.ci/install_chromium.sh``); skipped, with that hint, without it.
 Widgets need a CDN-loaded manager and stay empty offline; the progress display's static final
-frame, the plots and the results tables must all show.
+frame, the plots and the results tables must all show. With ``VF_TEST_ARTIFACTS`` set
+(``scripts/test.sh`` sets it) every screenshot is kept there for a person to look at.
 """
 
 from __future__ import annotations
@@ -165,3 +167,22 @@ def test_plots_render_in_chromium(tmp_path):
     png = screenshot(page, tmp_path / "plots.png", size="1500,420")
     assert_not_blank(png)
     assert count_near(png, (0x1F, 0x77, 0xB4)) > 2000, "no matplotlib series visible"
+
+
+@needs_chromium
+def test_committed_notebook_reads_without_a_kernel(tmp_path):
+    """What a reader on a code host sees: the committed multi-turn notebook, as static HTML."""
+    import nbformat
+    from nbconvert import HTMLExporter
+
+    from .nb_helpers import NOTEBOOKS
+
+    nb = nbformat.read(NOTEBOOKS / "02_custom_multiturn_env.ipynb", as_version=4)
+    body, _ = HTMLExporter().from_notebook_node(nb)
+    assert "stop reasons:" in body and "vf-progress" in body
+    page = tmp_path / "notebook02.html"
+    page.write_text(body, encoding="utf-8")
+    png = screenshot(page, tmp_path / "notebook02.png", size="1280,6400")
+    assert_not_blank(png)
+    assert count_near(png, (0x4C, 0xAF, 0x50), tol=12) > 300, "no final progress frame visible"
+    assert count_near(png, (0x1F, 0x77, 0xB4)) > 1000, "no plots visible"
