@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.lazy import lazy_exports
 from verifiers_lite.version import __version__
 
 _LAZY: dict[str, str] = {
@@ -127,17 +128,7 @@ _outputs.register_viewer("view", _view)
 _outputs.register_viewer("write_html", _write_html)
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'verifiers_lite' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only

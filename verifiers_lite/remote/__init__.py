@@ -6,28 +6,17 @@ HTTP dependency fails with an ImportError naming the ``server`` extra.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from verifiers_lite.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "RolloutClient": "client",
-    "RolloutClientPool": "pool",
-    "RolloutHandle": "handle",
-    "RolloutAdmissionTimeoutError": "errors",
-    "RolloutProtocolError": "errors",
+    "RolloutClient": ".client",
+    "RolloutClientPool": ".pool",
+    "RolloutHandle": ".handle",
+    "RolloutAdmissionTimeoutError": ".errors",
+    "RolloutProtocolError": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'verifiers_lite.remote' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

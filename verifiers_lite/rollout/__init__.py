@@ -7,38 +7,39 @@ vllm, torch, ray or llama_cpp.
 # ruff: noqa: F401  (the TYPE_CHECKING imports are there for type checkers)
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.lazy import lazy_exports
+
 _EXPORTS: dict[str, str] = {
-    "Template": "template",
-    "hermes_tool_prompt": "template",
-    "SamplingParams": "sampling",
-    "SampleResult": "sampling",
-    "Sampler": "sampling",
-    "ToolManager": "tool_manager",
-    "HermesToolParser": "tool_manager",
-    "ParsedToolCall": "tool_manager",
-    "MultiTurnRollout": "multi_turn",
-    "IGNORE_INDEX": "multi_turn",
-    "APIMultiTurnRollout": "api_multi_turn",
-    "OpenAIChatAPI": "api_multi_turn",
-    "STOP_REASONS": "trajectory",
-    "is_truncated": "trajectory",
-    "write_trace": "traces",
-    "LlamaCppSampler": "samplers.llama_cpp",
-    "load_llama": "samplers.llama_cpp",
-    "VLLMSampler": "samplers.vllm",
-    "VLLMServerSampler": "samplers.vllm_server",
-    "sample_isolated": "sampling",
-    "logprob_report": "mismatch",
-    "LogprobReport": "mismatch",
-    "hf_scorer": "mismatch",
-    "TokenClient": "token_client",
-    "build_training_batch": "training",
-    "remote_rollout": "ray_actor",
-    "smollm2_gguf_path": ".local.models",
-    "smollm2_hf_checkpoint": ".local.models",
+    "Template": ".template",
+    "hermes_tool_prompt": ".template",
+    "SamplingParams": ".sampling",
+    "SampleResult": ".sampling",
+    "Sampler": ".sampling",
+    "ToolManager": ".tool_manager",
+    "HermesToolParser": ".tool_manager",
+    "ParsedToolCall": ".tool_manager",
+    "MultiTurnRollout": ".multi_turn",
+    "IGNORE_INDEX": ".multi_turn",
+    "APIMultiTurnRollout": ".api_multi_turn",
+    "OpenAIChatAPI": ".api_multi_turn",
+    "STOP_REASONS": ".trajectory",
+    "is_truncated": ".trajectory",
+    "write_trace": ".traces",
+    "LlamaCppSampler": ".samplers.llama_cpp",
+    "load_llama": ".samplers.llama_cpp",
+    "VLLMSampler": ".samplers.vllm",
+    "VLLMServerSampler": ".samplers.vllm_server",
+    "sample_isolated": ".sampling",
+    "logprob_report": ".mismatch",
+    "LogprobReport": ".mismatch",
+    "hf_scorer": ".mismatch",
+    "TokenClient": ".token_client",
+    "build_training_batch": ".training",
+    "remote_rollout": ".ray_actor",
+    "smollm2_gguf_path": "verifiers_lite.local.models",
+    "smollm2_hf_checkpoint": "verifiers_lite.local.models",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -61,14 +62,4 @@ if TYPE_CHECKING:  # pragma: no cover
     from .trajectory import STOP_REASONS, is_truncated
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())

@@ -8,38 +8,27 @@ the server pieces fail with an ImportError naming the ``server`` extra.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from verifiers_lite.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
-    "create_rollout_server": "app",
-    "run_rollout_server": "runner",
-    "RolloutBackend": "backend",
-    "RolloutContext": "backend",
-    "LocalBackend": "backends.local",
-    "deploy_rollout_servers": "ray_deploy",
-    "RolloutServers": "ray_deploy",
-    "RolloutStatus": "types",
-    "RolloutRequest": "types",
-    "RolloutAccepted": "types",
-    "RolloutResultResponse": "types",
-    "RolloutSample": "types",
-    "ErrorCategory": "types",
-    "ShutdownTimeouts": "lifecycle",
-    "RolloutFailure": "errors",
+    "create_rollout_server": ".app",
+    "run_rollout_server": ".runner",
+    "RolloutBackend": ".backend",
+    "RolloutContext": ".backend",
+    "LocalBackend": ".backends.local",
+    "deploy_rollout_servers": ".ray_deploy",
+    "RolloutServers": ".ray_deploy",
+    "RolloutStatus": ".types",
+    "RolloutRequest": ".types",
+    "RolloutAccepted": ".types",
+    "RolloutResultResponse": ".types",
+    "RolloutSample": ".types",
+    "ErrorCategory": ".types",
+    "ShutdownTimeouts": ".lifecycle",
+    "RolloutFailure": ".errors",
 }
 
 __all__ = sorted(_EXPORTS)
 
 
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'verifiers_lite.server' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, globals())
