@@ -361,6 +361,7 @@ def _executor(args: argparse.Namespace) -> Any:
 def run_eval(args: argparse.Namespace) -> int:
     """``vf-lite eval``: run, print the summary table, write results and the reward plot."""
     from verifiers_lite.cli_report import format_table, run_summary, save_reward_histogram
+    from verifiers_lite.executors.ray import WorkerStartError
     from verifiers_lite.progress import TqdmProgress
 
     _check_numbers(args)
@@ -425,6 +426,9 @@ def run_eval(args: argparse.Namespace) -> int:
             return 130
         except ValueError as exc:  # e.g. a resume directory of another run
             raise CLIError(str(exc)) from exc
+        except WorkerStartError as exc:  # no Ray worker could build the environment
+            print(f"vf-lite: error: {exc}", file=sys.stderr)
+            return 1
         wall = time.perf_counter() - t0
 
     summary = run_summary(out.rows, rollouts, wall, out.pass_criterion)
