@@ -5,22 +5,18 @@ from __future__ import annotations
 import copy
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse
 from verifiers_lite.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.messages import normalize_messages
+from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, TokenFields
+
+__all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
+           "record_response", "state_to_row"]
 
 State = dict[str, Any]
-
-STOP_REASONS = ("stop", "length", "max_turns", "env_done", "error")
-
-# Keys of an output row, in DataFrame column order (metrics are expanded per function later).
-ROW_KEYS = (
-    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
-    "info", "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage",
-)
-TOKEN_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs")
 # Keys the framework itself puts on a state or row: never taken for extra dataset columns.
 _STATE_KEYS = frozenset((
     *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
@@ -93,23 +89,48 @@ def record_response(state: State, response: ChatResponse) -> None:
     state["trajectory"].append({"finish_reason": response.finish_reason, "message": response.message})
     if response.completion_ids is None:
         return
-    prompt_ids = list(response.prompt_ids or [])
-    logprobs = response.completion_logprobs
-    n = len(response.completion_ids)
+    tokens = extend_tokens(
+        _tokens_of(state), response.prompt_ids or [], response.completion_ids, response.completion_logprobs
+    )
+    state.update(tokens)
+
+
+def _tokens_of(state: State) -> TokenFields | None:
     if "prompt_ids" not in state:
-        state["prompt_ids"] = prompt_ids
-        state["completion_ids"], state["completion_mask"], state["completion_logprobs"] = [], [], []
-    else:
-        # Everything between the previous turn's end and this prompt's end was written by the
-        # environment (tool/user turns, bridge tokens): kept, but masked out of training.
-        seen = len(state["prompt_ids"]) + len(state["completion_ids"])
-        bridge = prompt_ids[seen:]
-        state["completion_ids"].extend(bridge)
-        state["completion_mask"].extend([0] * len(bridge))
-        state["completion_logprobs"].extend([0.0] * len(bridge))
-    state["completion_ids"].extend(response.completion_ids)
-    state["completion_mask"].extend([1] * n)
-    state["completion_logprobs"].extend(list(logprobs) if logprobs is not None else [0.0] * n)
+        return None
+    return {"prompt_ids": state["prompt_ids"], "completion_ids": state["completion_ids"],
+            "completion_mask": state["completion_mask"], "completion_logprobs": state["completion_logprobs"]}
+
+
+def extend_tokens(
+    tokens: TokenFields | None,
+    prompt_ids: Sequence[int],
+    completion_ids: Sequence[int],
+    logprobs: Sequence[float] | None,
+) -> TokenFields:
+    """Add one model turn to a rollout's token ids (``tokens`` None for the first turn; its lists
+    are extended in place). The turn's prompt must extend everything so far (previous prompt +
+    completion): ValueError otherwise, since splicing a re-tokenised prompt would corrupt the
+    training data. Its new part was written by the environment (tool/user turns, bridge
+    tokens): kept, masked out (0). Missing logprobs are 0.0."""
+    n = len(completion_ids)
+    lps = [float(x) for x in logprobs] if logprobs is not None and len(logprobs) == n else [0.0] * n
+    if tokens is None:
+        return {"prompt_ids": list(prompt_ids), "completion_ids": list(completion_ids),
+                "completion_mask": [1] * n, "completion_logprobs": lps}
+    head, done = tokens["prompt_ids"], tokens["completion_ids"]
+    seen = len(head) + len(done)
+    if list(prompt_ids[: len(head)]) != head or list(prompt_ids[len(head): seen]) != done:
+        raise ValueError(
+            "a turn's prompt_ids do not extend the previous turns' tokens (the backend re-tokenised "
+            "the conversation, e.g. a chat template that drops earlier reasoning); token ids for "
+            "training need a prompt that only grows"
+        )
+    bridge = list(prompt_ids[seen:])
+    tokens["completion_ids"].extend([*bridge, *completion_ids])
+    tokens["completion_mask"].extend([0] * len(bridge) + [1] * n)
+    tokens["completion_logprobs"].extend([0.0] * len(bridge) + lps)
+    return tokens
 
 
 def state_to_row(state: State) -> dict[str, Any]:

@@ -14,7 +14,7 @@ import json
 import typing
 import warnings
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any
 
@@ -23,6 +23,7 @@ import pydantic
 
 __all__ = [
     "ToolCallError",
+    "answer_tool_call",
     "call_tool",
     "function_to_schema",
     "parse_docstring",
@@ -33,7 +34,8 @@ __all__ = [
 class ToolCallError(Exception):
     """A tool call that could not produce a result.
 
-    ``kind`` is one of ``unknown_tool``, ``bad_arguments``, ``timeout``, ``exception``.
+    ``kind`` is one of ``parse_error``, ``unknown_tool``, ``bad_arguments``, ``timeout``,
+    ``exception``.
     """
 
     def __init__(self, kind: str, tool: str, message: str) -> None:
@@ -291,3 +293,28 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         raise
     except Exception as e:
         raise ToolCallError("exception", tool, f"{type(e).__name__}: {e}") from e
+
+
+async def answer_tool_call(
+    tools: Mapping[str, Callable[..., Any]],
+    name: Any,
+    arguments: Any,
+    timeout: float | None = None,
+    *,
+    parse_error: str | None = None,
+) -> tuple[str, str | None]:
+    """The text answering one tool call, and its error kind (None when the tool ran).
+
+    Whatever the model wrote is answered, never raised: call text that could not be parsed
+    (``parse_error``), an unknown tool, bad arguments, a timeout or an exception in the tool
+    come back as :func:`tool_error_message` text."""
+    tool = name if isinstance(name, str) and name else "invalid_tool_call"
+    try:
+        if parse_error is not None:
+            raise ToolCallError("parse_error", tool, f"could not parse tool call: {parse_error}")
+        fn = tools.get(tool)
+        if fn is None:
+            raise ToolCallError("unknown_tool", tool, f"no such tool; available: {', '.join(tools) or 'none'}")
+        return await call_tool(fn, arguments, timeout, raise_errors=True, name=tool), None
+    except ToolCallError as err:
+        return tool_error_message(err), err.kind

@@ -93,7 +93,7 @@ def test_every_model_turn_is_seen_by_is_completed(fake_server, model, max_turns,
 
 class PortedFromVerifiers(vf.Environment):
     async def rollout(self, input, client, model, sampling_args=None) -> State:
-        state = self.init_state(input, client, model, sampling_args)
+        state = self.init_state(input, model, sampling_args)
         await client.chat.completions.create(model=model, messages=state["prompt"])
         return state
 

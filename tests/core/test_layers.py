@@ -13,7 +13,7 @@ class EchoTwiceEnv(vf.Environment):
     """A subclass that writes only rollout(): two model calls, keeps both answers."""
 
     async def rollout(self, input, client, model, sampling_args=None):
-        state = self.init_state(input, client, model, sampling_args)
+        state = self.init_state(input, model, sampling_args)
         for _ in range(2):
             response = await self.get_model_response(client, model, state["prompt"], state)
             state["completion"].append(response.message)
@@ -42,8 +42,8 @@ def test_overriding_a_final_method_raises_type_error(method):
 def test_init_state_is_a_fresh_workbench():
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(1), tool_defs=[{"type": "function", "function": {"name": "t"}}])
     inp = {"prompt": [{"role": "user", "content": "hi"}], "answer": "1", "info": '{"a": {"b": 2}}', "example_id": 3}
-    s1 = env.init_state(inp, None, "m")
-    s2 = env.init_state(inp, None, "m")
+    s1 = env.init_state(inp, "m")
+    s2 = env.init_state(inp, "m")
     assert s1["info"] == {"a": {"b": 2}}  # JSON string parsed
     assert inp["info"] == '{"a": {"b": 2}}'  # input untouched
     assert s1["trajectory"] == [] and s1["completion"] == [] and s1["reward"] is None
@@ -52,7 +52,7 @@ def test_init_state_is_a_fresh_workbench():
     s1["prompt"][0]["content"] = "changed"
     assert inp["prompt"][0]["content"] == "hi"  # deep copy
     with_tools = dict(inp, info={"tool_defs": [{"type": "function", "function": {"name": "own"}}]})
-    assert env.init_state(with_tools, None, "m")["tool_defs"][0]["function"]["name"] == "own"
+    assert env.init_state(with_tools, "m")["tool_defs"][0]["function"]["name"] == "own"
 
 
 async def test_run_rollout_directly_with_a_plain_async_openai_client(fake_server):

@@ -91,7 +91,7 @@ def test_stop_reasons_and_failures_are_per_trajectory() -> None:
     before = copy.deepcopy(inp)
     out = rollout(inp)
     assert inp == before
-    assert [t["stop_reason"] for t in out] == ["stop", "api_error", "length", "max_turns"]
+    assert [t["stop_reason"] for t in out] == ["stop", "error", "length", "max_turns"]
     assert [t["turns"] for t in out] == [2, 0, 1, 3]
     for t in out:
         assert t["stop_reason"] in STOP_REASONS and t["truncated"] == is_truncated(t["stop_reason"])
@@ -150,7 +150,7 @@ def test_traces(tmp_path) -> None:
         json.loads((tmp_path / [n for n in names if n.startswith("fail-")][0]).read_text())[
             "stop_reason"
         ]
-        == "api_error"
+        == "error"
     )
 
 

@@ -194,7 +194,7 @@ async def test_a_rollout_cancelled_as_it_ends_is_still_cleaned_up_once(tmp_path:
     class EndsCancelled(vf.Environment):
         async def rollout(self, input: Any, client: Any, model: str, sampling_args: Any = None) -> Any:
             ctx.cancel_requested.set()  # the cancel arrives while the rollout finishes
-            return self.init_state(input, client, model, sampling_args)
+            return self.init_state(input, model, sampling_args)
 
     backend = LocalBackend(EndsCancelled(rubric=srv_cleanup_env.TracingRubric(str(log))), model=MODEL)
     request = RolloutRequest(rollout_id="r1", initial_messages=[{"role": "user", "content": "hi"}],

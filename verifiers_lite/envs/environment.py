@@ -134,7 +134,6 @@ class Environment(ABC):
     def init_state(
         self,
         rollout_input: RolloutInput,
-        client: Any,
         model: str,
         sampling_args: dict[str, Any] | None = None,
         rollout_index: int = 0,
@@ -208,7 +207,7 @@ class Environment(ABC):
                 if attempt >= self.max_retries or not retryable:
                     # Keep what the failed attempt did (partial completion, usage, timing, turns).
                     state = started[0] if started else self.init_state(
-                        rollout_input, client, model, sampling_args, rollout_index
+                        rollout_input, model, sampling_args, rollout_index
                     )
                     state["rollout_index"] = rollout_index
                     state["error"] = categorize(exc)

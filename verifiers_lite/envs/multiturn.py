@@ -45,7 +45,7 @@ class MultiTurnEnv(Environment):
     async def rollout(
         self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
     ) -> State:
-        state = self.init_state(input, client, model, sampling_args)
+        state = self.init_state(input, model, sampling_args)
         await self.setup_state(state)
         messages: Messages = list(state["prompt"])
         while True:

@@ -16,7 +16,7 @@ class SingleTurnEnv(Environment):
     async def rollout(
         self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
     ) -> State:
-        state = self.init_state(input, client, model, sampling_args)
+        state = self.init_state(input, model, sampling_args)
         response = await self.get_model_response(client, model, state["prompt"], state, sampling_args)
         state["completion"].append(response.message)
         state["turns"] = 1

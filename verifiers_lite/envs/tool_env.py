@@ -9,7 +9,7 @@ from typing import Any
 from verifiers_lite.envs.multiturn import MultiTurnEnv
 from verifiers_lite.messages import Messages
 from verifiers_lite.state import State
-from verifiers_lite.tools import call_tool, function_to_schema
+from verifiers_lite.tools import answer_tool_call, function_to_schema
 
 
 class ToolEnv(MultiTurnEnv):
@@ -46,11 +46,7 @@ class ToolEnv(MultiTurnEnv):
         call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else f"call_{index}"
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
-        fn = self.tools.get(name) if isinstance(name, str) else None
-        if fn is None:
-            content = f"Error (unknown_tool): no tool named {name!r}; available: {sorted(self.tools)}"
-            return {"role": "tool", "tool_call_id": call_id, "content": content}
-        # Arguments go to call_tool as the model wrote them: it decodes them once (decoding here
-        # too would turn the JSON string '"x"' into x and misreport it as invalid JSON).
-        content = await call_tool(fn, function.get("arguments"), self.tool_timeout, name=name)
+        # Arguments go as the model wrote them: call_tool decodes them once (decoding here too
+        # would turn the JSON string '"x"' into x and misreport it as invalid JSON).
+        content, _ = await answer_tool_call(self.tools, name, function.get("arguments"), self.tool_timeout)
         return {"role": "tool", "tool_call_id": call_id, "content": content}

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import ROW_KEYS
 from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k
 
 if TYPE_CHECKING:
@@ -191,10 +192,10 @@ class GenerateOutputs:
         )
 
 
-_BASE_COLUMNS = (
-    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
-    "reward", "advantage", "turns", "stop_reason", "error", "error_category",
-)
+# The row's own columns in row order; its nested fields (info, metrics, timing, usage) are
+# expanded after them, and the error's category gets a column beside its message.
+_EXPANDED = ("info", "metrics", "timing", "usage")
+_BASE_COLUMNS = (*(k for k in ROW_KEYS if k not in _EXPANDED), "error_category")
 
 
 def flatten_row(row: dict[str, Any]) -> dict[str, Any]:

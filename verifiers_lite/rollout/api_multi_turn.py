@@ -1,7 +1,7 @@
 """``APIMultiTurnRollout``: multi-turn tool rollouts over an OpenAI-compatible chat API.
 
 Each trajectory runs on its own worker of a thread pool (network concurrency); a failure of the
-API ends that trajectory only (``api_error``). Messages only: no token ids (use
+API ends that trajectory only (``error``, with the reason in ``error``). Messages only: no token ids (use
 ``MultiTurnRollout`` or ``TokenClient`` for training data).
 """
 
@@ -80,7 +80,7 @@ class APIMultiTurnRollout:
     """Multi-turn rollouts against a chat API with a thread pool of ``concurrency`` workers.
 
     Stop reasons: ``stop`` (no tool calls), ``length`` (``finish_reason='length'``),
-    ``max_turns``, ``api_error`` (the API call or tool dispatch raised; ``error`` says why).
+    ``max_turns``, ``error`` (the API call or tool dispatch raised; the ``error`` field says why).
     ``truncated`` follows :func:`~verifiers_lite.rollout.trajectory.is_truncated`, as in
     ``MultiTurnRollout``. Tool calls come from the API's ``tool_calls`` or, when a server does
     not parse them, from the assistant text with the ToolManager's parser.
@@ -150,7 +150,7 @@ class APIMultiTurnRollout:
                     _clean(messages), tools or None, params, self.extra_body
                 )
             except Exception as e:  # one trajectory's failure must not end the others
-                stop_reason, error = "api_error", f"{type(e).__name__}: {e}"
+                stop_reason, error = "error", f"{type(e).__name__}: {e}"
                 break
             turns += 1
             assistant: dict[str, Any] = {"role": "assistant", "content": msg.get("content") or ""}
@@ -168,7 +168,7 @@ class APIMultiTurnRollout:
                     raise RuntimeError("the model called tools but no ToolManager was given")
                 tool_msgs, errs = split_tool_errors(tm.dispatch(calls), turns)
             except Exception as e:
-                stop_reason, error = "api_error", f"{type(e).__name__}: {e}"
+                stop_reason, error = "error", f"{type(e).__name__}: {e}"
                 break
             messages.extend(tool_msgs)
             errors.extend(errs)

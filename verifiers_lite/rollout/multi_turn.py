@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..sync import run_sync
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
-from .tool_manager import ParsedToolCall, ToolManager, run_sync
+from .tool_manager import ParsedToolCall, ToolManager
 from .traces import SuccessCallback, TraceCallback, write_traces
-from .trajectory import Trajectory, as_trajectory, is_truncated
+from .trajectory import StopReason, Trajectory, as_trajectory, is_truncated
 
 __all__ = ["IGNORE_INDEX", "MultiTurnRollout", "split_tool_errors"]
 
@@ -198,7 +199,7 @@ class MultiTurnRollout:
         logger.warning("trajectory %d failed: %s", run.index, message)
         self._finish(run, "error", message)
 
-    def _finish(self, run: _Run, stop_reason: str, error: str | None = None) -> None:
+    def _finish(self, run: _Run, stop_reason: StopReason, error: str | None = None) -> None:
         n = len(run.ids)
         run.out.update(
             messages=run.messages,

@@ -5,18 +5,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-import threading
 import uuid
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
-from ..tools import ToolCallError, call_tool, function_to_schema, tool_error_message
+from ..sync import run_sync
+from ..tools import answer_tool_call, function_to_schema
 
-__all__ = ["HermesToolParser", "ParsedToolCall", "ToolManager", "run_sync"]
-
-T = TypeVar("T")
-
+__all__ = ["HermesToolParser", "ParsedToolCall", "ToolManager"]
 
 @dataclass(slots=True)
 class ParsedToolCall:
@@ -94,28 +91,6 @@ class HermesToolParser:
         return result
 
 
-def run_sync(coro: Coroutine[Any, Any, T]) -> T:
-    """Run a coroutine to completion from sync code, even inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    box: dict[str, Any] = {}
-
-    def target() -> None:
-        try:
-            box["v"] = asyncio.run(coro)
-        except BaseException as e:  # re-raised in the caller's thread
-            box["e"] = e
-
-    t = threading.Thread(target=target, daemon=True)
-    t.start()
-    t.join()
-    if "e" in box:
-        raise box["e"]
-    return box["v"]
-
-
 class ToolManager:
     """Python tools a model may call, described to it as OpenAI function schemas.
 
@@ -161,29 +136,9 @@ class ToolManager:
 
     async def call_async(self, call: ParsedToolCall) -> dict[str, Any]:
         """Run one call; the tool message answering it (errors included)."""
-        content: str
-        error: str | None = None
-        if call.error:
-            error = "parse_error"
-            content = f"Error (parse_error): could not parse tool call: {call.error}"
-        elif call.name not in self._fns:
-            error = "unknown_tool"
-            content = tool_error_message(
-                ToolCallError(
-                    "unknown_tool", call.name, f"no such tool; available: {', '.join(self._fns)}"
-                )
-            )
-        else:
-            try:
-                content = await call_tool(
-                    self._fns[call.name],
-                    call.arguments,
-                    self.timeout,
-                    raise_errors=True,
-                    name=call.name,
-                )
-            except ToolCallError as err:
-                error, content = err.kind, tool_error_message(err)
+        content, error = await answer_tool_call(
+            self._fns, call.name, call.arguments, self.timeout, parse_error=call.error
+        )
         msg: dict[str, Any] = {
             "role": "tool",
             "tool_call_id": call.id,

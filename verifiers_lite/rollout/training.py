@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from ..records import TokenFields
+from ..state import extend_tokens
 from .multi_turn import IGNORE_INDEX
 
 __all__ = ["build_training_batch", "merge_turns"]
@@ -20,38 +22,15 @@ def merge_turns(
     ``prompt_ids`` (the first prompt), ``completion_ids``, ``completion_mask`` and
     ``completion_logprobs`` (0.0 on bridge tokens; None if any turn lacks logprobs).
     """
-    if not turns:
-        return {
-            "prompt_ids": [],
-            "completion_ids": [],
-            "completion_mask": [],
-            "completion_logprobs": None,
-        }
-    prompt0 = list(turns[0][0])
-    seq = list(prompt0)
-    ids: list[int] = []
-    mask: list[int] = []
-    lps: list[float] | None = []
+    merged: TokenFields | None = None
     for prompt, completion, logprobs in turns:
-        prompt = list(prompt)
-        if prompt[: len(seq)] != seq:
-            raise ValueError(
-                "a turn's prompt does not extend the previous turn's ids (re-tokenised?)"
-            )
-        bridge = prompt[len(seq) :]
-        ids += bridge + list(completion)
-        mask += [0] * len(bridge) + [1] * len(completion)
-        if logprobs is None or lps is None or len(logprobs) != len(completion):
-            lps = None
-        else:
-            lps += [0.0] * len(bridge) + [float(x) for x in logprobs]
-        seq = prompt + list(completion)
-    return {
-        "prompt_ids": prompt0,
-        "completion_ids": ids,
-        "completion_mask": mask,
-        "completion_logprobs": lps,
-    }
+        merged = extend_tokens(merged, prompt, completion, logprobs)
+    if merged is None:
+        return {"prompt_ids": [], "completion_ids": [], "completion_mask": [], "completion_logprobs": None}
+    out: dict[str, Any] = dict(merged)
+    if any(lps is None or len(lps) != len(c) for _, c, lps in turns):
+        out["completion_logprobs"] = None
+    return out
 
 
 def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]:
