@@ -97,3 +97,28 @@ def test_plot_draws_one_point_per_token() -> None:
     (points,) = ax.collections
     assert points.get_offsets().tolist() == [[-0.2, -0.25], [-0.3, -0.3]]
     assert ax.get_title() == "toy"
+
+
+def test_committed_mismatch_notebook_ran_from_its_current_sources() -> None:
+    import sys
+    from pathlib import Path
+
+    import nbformat
+
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    sys.path.insert(0, str(notebooks))
+    try:
+        import build_logprob_notebook as builder
+    finally:
+        sys.path.remove(str(notebooks))
+    nb = nbformat.read(notebooks / builder.NAME, as_version=4)
+    built = builder.build()
+    assert [(c.cell_type, c.source) for c in nb.cells] == [
+        (c.cell_type, c.source) for c in built.cells
+    ], "run `.venv-vllm/bin/python notebooks/build_logprob_notebook.py --execute`"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert any("tokens in" in o.get("text", "") for o in outputs)
