@@ -92,6 +92,8 @@ _LAZY: dict[str, str] = {
     "VLLMSampler": "verifiers_lite.rollout.samplers.vllm",
     "TokenClient": "verifiers_lite.rollout.token_client",
     "build_training_batch": "verifiers_lite.rollout.training",
+    "VLLMServerSampler": "verifiers_lite.rollout.samplers.vllm_server",
+    "logprob_report": "verifiers_lite.rollout.mismatch",
     # errors
     "ModelAPIError": "verifiers_lite.errors",
     "ResumeMismatchError": "verifiers_lite.errors",
@@ -128,7 +130,13 @@ _outputs.register_viewer("view", _view)
 _outputs.register_viewer("write_html", _write_html)
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+
+def __getattr__(name: str) -> Any:
+    if name == "rollout":  # ``vf.rollout.logprob_report(...)``: the token-level engine, on first use
+        return importlib.import_module("verifiers_lite.rollout")
+    return _lazy_getattr(name)
 
 
 if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
@@ -173,9 +181,11 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs
     from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
+    from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout
     from verifiers_lite.rollout.samplers.llama_cpp import LlamaCppSampler
     from verifiers_lite.rollout.samplers.vllm import VLLMSampler
+    from verifiers_lite.rollout.samplers.vllm_server import VLLMServerSampler
     from verifiers_lite.rollout.sampling import SamplingParams
     from verifiers_lite.rollout.template import Template
     from verifiers_lite.rollout.token_client import TokenClient

@@ -33,3 +33,15 @@ def test_missing_backend_error_names_the_extra(monkeypatch) -> None:
     monkeypatch.setattr(builtins, "__import__", fake_import)
     with pytest.raises(ImportError, match=r"verifiers_lite\[vllm\]"):
         vllm_mod.VLLMSampler(model="x")
+
+
+def test_vf_rollout_attribute_is_light() -> None:
+    code = (
+        "import sys, verifiers_lite as vf\n"
+        "assert 'verifiers_lite.rollout' not in sys.modules\n"
+        "assert vf.rollout.logprob_report is vf.logprob_report\n"
+        "vf.rollout.VLLMServerSampler, vf.VLLMServerSampler\n"
+        "heavy = [m for m in ('vllm', 'torch', 'llama_cpp', 'transformers') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
