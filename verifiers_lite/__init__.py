@@ -58,7 +58,10 @@ _LAZY: dict[str, str] = {
     "PassCriterion": "verifiers_lite.results.metrics",
     "RunStats": "verifiers_lite.progress",
     "RunInterrupted": "verifiers_lite.interrupt",
-    "State": "verifiers_lite.state",
+    "State": "verifiers_lite.records",
+    "RolloutInput": "verifiers_lite.records",
+    "Row": "verifiers_lite.records",
+    "StopReason": "verifiers_lite.records",
     "Messages": "verifiers_lite.messages",
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
@@ -171,6 +174,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
+    from verifiers_lite.records import RolloutInput, Row, State, StopReason
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.remote.client import RolloutClient
     from verifiers_lite.remote.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
@@ -202,6 +206,5 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
-    from verifiers_lite.state import State
     from verifiers_lite.sync import run_sync
     from verifiers_lite.viewer.serve import view

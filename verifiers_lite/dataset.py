@@ -7,9 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any
 
 from verifiers_lite.messages import Messages, normalize_messages
-
-RolloutInput = dict[str, Any]
-"""One task: ``prompt`` (messages), ``answer``, ``info`` (dict), ``task``, ``example_id``."""
+from verifiers_lite.records import RolloutInput
 
 DatasetLike = Any  # datasets.Dataset | list[dict] | Callable[[], Dataset | list[dict]]
 

@@ -50,6 +50,7 @@ class RolloutInput(TypedDict, total=False):
     info: dict[str, Any]  #: per-example data for reward functions (extra columns land here)
     task: str  #: which task (environment) of a group it belongs to ("default")
     example_id: int  #: the dataset row it came from; rollouts of one example share it
+    seed: int  #: the rollout's sampling seed (set by the run from its seed)
 
 
 class TokenFields(TypedDict):
@@ -80,7 +81,7 @@ class State(TypedDict, total=False):
     stop_reason: StopReason | None  #: why it ended (None while running)
     error: dict[str, Any] | None  #: the categorised failure (see ``errors``), None if none
     reward: float | None  #: the rubric's score; None when unscored or errored
-    metrics: dict[str, float]  #: each reward function's value
+    metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
     advantage: float | None  #: reward minus the group mean; None when unscored
     usage: dict[str, int]  #: prompt_tokens, completion_tokens summed over turns
     timing: dict[str, float]  #: start (epoch s), generation_ms, scoring_ms, total_ms
@@ -90,6 +91,7 @@ class State(TypedDict, total=False):
     completion_logprobs: list[float]
     judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
     seed: int  #: the rollout's sampling seed, when seeded
+    retries: int  #: reruns of a failed rollout before it was given up
 
 
 class Row(TypedDict, total=False):
@@ -105,7 +107,7 @@ class Row(TypedDict, total=False):
     answer: str
     info: dict[str, Any]
     reward: float | None
-    metrics: dict[str, float]
+    metrics: dict[str, float | None]
     advantage: float | None
     turns: int
     stop_reason: StopReason | None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.clients.cache import attach_cache
 from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
@@ -45,7 +45,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     from the env's system prompt. A bad row is a ValueError naming the row and the field."""
     rows = resolve_rows(inputs, "inputs")
     route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
-    out = []
+    out: list[RolloutInput] = []
     for i, row in enumerate(rows):
         row = dict(row) if route is None else route(dict(row), i)
         if row.get("prompt") is None:
@@ -56,7 +56,7 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
         eid = row.setdefault("example_id", i)
         if isinstance(eid, bool) or not isinstance(eid, int):
             raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
-        out.append(row)
+        out.append(cast(RolloutInput, row))  # validated above
     return out
 
 
@@ -185,7 +185,7 @@ async def generate(
         env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
-    hashes = {}
+    hashes: dict[Any, str] = {}
     for inp in prepared:
         if inp["example_id"] not in hashes:
             hashes[inp["example_id"]] = input_hash(inp)
@@ -367,7 +367,7 @@ def _failed_rows(
         error = categorize(exc)
         try:
             state = new_state(inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx)
-            state.update(error=error, stop_reason="error", reward=None, advantage=None)
+            state["error"], state["stop_reason"], state["reward"], state["advantage"] = error, "error", None, None
             rows.append(state_to_row(state))
         except Exception:  # recording a failure must never fail the run: keep the bare facts
             rows.append({"example_id": inp.get("example_id"), "rollout_index": idx, "prompt": inp.get("prompt"),

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
-from typing import Any
+from typing import Any, Final
 
-SEED_KEY = "seed"
+from verifiers_lite.records import RolloutInput
+
+SEED_KEY: Final = "seed"
 _MAX = 2**31 - 1  # fits every server's seed field (llama.cpp uint32, vLLM/OpenAI int)
 
 
@@ -17,7 +19,7 @@ def derive_seed(run_seed: int, example_id: Any, rollout_index: int) -> int:
     return int.from_bytes(digest[:8], "big") % _MAX
 
 
-def seed_inputs(inputs: list[dict[str, Any]], run_seed: int) -> None:
+def seed_inputs(inputs: list[RolloutInput], run_seed: int) -> None:
     """Give each input (in place) its rollout's seed; the rollout index is the input's position
     among the inputs of its example, as the scheduler numbers them. A ``seed`` already on an
     input is kept."""

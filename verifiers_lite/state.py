@@ -5,18 +5,16 @@ from __future__ import annotations
 import copy
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse
 from verifiers_lite.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.messages import normalize_messages
-from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, TokenFields
+from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, State, TokenFields
 
 __all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
            "record_response", "state_to_row"]
-
-State = dict[str, Any]
 # Keys the framework itself puts on a state or row: never taken for extra dataset columns.
 _STATE_KEYS = frozenset((
     *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
@@ -136,11 +134,13 @@ def extend_tokens(
 def state_to_row(state: State) -> dict[str, Any]:
     """The JSON-serialisable output row of a finished rollout. An unscored rollout (errored, or
     run without scoring) keeps reward and advantage None: missing, never a made-up 0."""
-    row = {k: state.get(k) for k in ROW_KEYS}
-    row["reward"] = float(state["reward"]) if state.get("reward") is not None else None
-    row["advantage"] = float(state["advantage"]) if state.get("advantage") is not None else None
+    fields: Mapping[str, Any] = state  # read by name, key by key
+    row = {k: fields.get(k) for k in ROW_KEYS}
+    reward, advantage = state.get("reward"), state.get("advantage")
+    row["reward"] = float(reward) if reward is not None else None
+    row["advantage"] = float(advantage) if advantage is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
     for k in (*TOKEN_KEYS, "judge", "seed"):  # a judge rubric's raw answer; the rollout's sampling seed
-        if k in state:
-            row[k] = state[k]
+        if k in fields:
+            row[k] = fields[k]
     return row

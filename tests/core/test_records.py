@@ -94,3 +94,15 @@ def test_tool_env_and_token_engine_answer_tool_calls_alike():
     assert asyncio.run(manager.call_async(ParsedToolCall("c1", "add", '{"a": 1, "b": 2}')))["content"] == "3"
     parse = asyncio.run(manager.call_async(ParsedToolCall("c2", "add", "{x", "parse_error: bad json")))
     assert parse["content"] == "Error (parse_error) calling tool 'add': could not parse tool call: parse_error: bad json"
+
+
+def test_typed_records_name_every_field_the_library_lays_out():
+    from verifiers_lite.state import new_state, state_to_row
+
+    st = new_state({"prompt": [{"role": "user", "content": "q"}], "example_id": 1}, model="m",
+                   sampling_args=None, tool_defs=None)
+    assert set(st) <= set(records.State.__annotations__), set(st) - set(records.State.__annotations__)
+    row = state_to_row(st)
+    assert set(row) == set(records.ROW_KEYS) and set(row) <= set(records.Row.__annotations__)
+    assert set(records.RolloutInput.__annotations__) >= {"prompt", "answer", "info", "task", "example_id"}
+    assert vf.State is records.State and vf.RolloutInput is records.RolloutInput and "Row" in vf.__all__

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ModelClient
@@ -51,15 +51,15 @@ class EnvGroupRubric(Rubric):
     def requires_group_rollouts(self) -> bool:
         return any(r.requires_group_rollouts for r in self.task_rubrics.values())
 
-    def rubric_for(self, state: dict[str, Any]) -> Rubric:
+    def rubric_for(self, state: Mapping[str, Any]) -> Rubric:
         task = state.get("task")
         if task not in self.task_rubrics:
             raise ValueError(f"rollout task {task!r} is not one of the group's tasks {list(self.task_rubrics)}")
         return self.task_rubrics[task]
 
-    async def score_group(self, states: list[dict[str, Any]]) -> None:
+    async def score_group(self, states: list[State]) -> None:
         """Score each task's states with its own rubric (a group normally holds one task)."""
-        by_task: dict[Any, list[dict[str, Any]]] = {}
+        by_task: dict[Any, list[State]] = {}
         for s in states:
             by_task.setdefault(s.get("task"), []).append(s)
         await asyncio.gather(*(self.rubric_for(part[0]).score_group(part) for part in by_task.values()))
@@ -69,7 +69,7 @@ class EnvGroupRubric(Rubric):
                     passed = self.rubric_for(s).pass_criterion.passes(s)
                     s["metrics"] = {**(s.get("metrics") or {}), PASSED_METRIC: 1.0 if passed else 0.0}
 
-    async def cleanup(self, state: dict[str, Any]) -> None:
+    async def cleanup(self, state: State) -> None:
         await self.rubric_for(state).cleanup(state)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import contextvars
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.dataset import RolloutInput
@@ -13,6 +13,12 @@ from verifiers_lite.state import State
 
 # The session of the rollout being run: tool calls are made from tasks that copy this context.
 _SESSION: contextvars.ContextVar[_RolloutSession | None] = contextvars.ContextVar("vf_python_session", default=None)
+
+
+class PythonState(State, total=False):
+    """A PythonEnv rollout's state: the core fields and how often the model ran code."""
+
+    python_calls: int  #: calls of the ``python`` tool in this rollout
 
 
 class _RolloutSession:
@@ -55,7 +61,7 @@ class PythonEnv(ToolEnv):
         holder = _RolloutSession(self.sandbox)
         token = _SESSION.set(holder)
         try:
-            state = await super().rollout(input, client, model, sampling_args)
+            state = cast(PythonState, await super().rollout(input, client, model, sampling_args))
             state["python_calls"] = holder.calls
             return state
         finally:

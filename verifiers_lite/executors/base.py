@@ -6,6 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from verifiers_lite.records import RolloutInput
+
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
 
@@ -15,7 +17,7 @@ class WorkUnit:
     """One scheduling unit: a whole group (grouped mode) or one rollout (independent mode)."""
 
     example_id: Any
-    inputs: list[dict[str, Any]]
+    inputs: list[RolloutInput]
     indices: list[int]
 
 

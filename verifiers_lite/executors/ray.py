@@ -21,6 +21,7 @@ from typing import Any
 
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.extras import require
+from verifiers_lite.records import RolloutInput
 
 
 def _import_ray() -> Any:
@@ -74,7 +75,7 @@ class _EnvWorker:
         if self.executor is not None:
             self.executor.widen(self.limit)
 
-    async def run_unit(self, example_id: Any, inputs: list[dict[str, Any]], indices: list[int]) -> list[dict[str, Any]]:
+    async def run_unit(self, example_id: Any, inputs: list[RolloutInput], indices: list[int]) -> list[dict[str, Any]]:
         from verifiers_lite.executors.local import LocalExecutor
 
         if self.executor is None:

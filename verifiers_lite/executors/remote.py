@@ -15,6 +15,7 @@ from typing import Any
 from verifiers_lite.errors import categorize
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.progress import track_rollout
+from verifiers_lite.records import RolloutInput, State
 from verifiers_lite.remote.client import RolloutClient, failure_state
 from verifiers_lite.remote.pool import RolloutClientPool
 
@@ -85,7 +86,7 @@ class RemoteExecutor:
             r["endpoint"] = url
         return rows
 
-    async def _one(self, inp: dict[str, Any], url: str, key: str | None) -> dict[str, Any]:
+    async def _one(self, inp: RolloutInput, url: str, key: str | None) -> State:
         assert self.ctx is not None
         try:
             if self._semaphore is None:
@@ -99,7 +100,7 @@ class RemoteExecutor:
             error.update(category="remote_error", message=f"rollout server: {error['message']}")
             return failure_state(inp, self.ctx.model, error)
 
-    async def _send(self, inp: dict[str, Any], url: str, key: str | None) -> dict[str, Any]:
+    async def _send(self, inp: RolloutInput, url: str, key: str | None) -> State:
         assert self.ctx is not None
         return await self.pool.run_state(
             inp, chat_completions_url=url, llm_api_key=key, model=self.ctx.model, sampling_args=self._sampling,

@@ -6,9 +6,10 @@ import asyncio
 import math
 import uuid
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
+from verifiers_lite.records import RolloutInput, State
 from verifiers_lite.server.errors import missing_server_dependency
 from verifiers_lite.server.types import RolloutAccepted, RolloutResultResponse
 
@@ -276,13 +277,13 @@ class RolloutClient:
 
     async def run_state(
         self,
-        input: dict[str, Any],
+        input: RolloutInput,
         *,
         chat_completions_url: str,
         llm_api_key: str | None,
         model: str,
         sampling_args: dict[str, Any] | None,
-    ) -> dict[str, Any]:
+    ) -> State:
         """Run one Environment rollout on the server; return its State, unscored and not
         cleaned up: the caller scores it with the environment's rubric, then runs its cleanup.
 
@@ -305,8 +306,9 @@ class RolloutClient:
         ))
         sample = data.get("sample")
         status = str(data.get("status"))
+        state: State
         if isinstance(sample, dict):
-            state = sample  # the server's own serialised state: no second validation
+            state = cast(State, sample)  # the server's own serialised state: no second validation
             state.setdefault("timing", {})
         else:
             result = _validated(data)
@@ -369,11 +371,11 @@ def _row_error(status: str, err_category: Any, err_message: Any) -> dict[str, st
     return {"category": category, "message": reason}
 
 
-def failure_state(input: dict[str, Any], model: str, error: dict[str, Any] | None) -> dict[str, Any]:
+def failure_state(input: RolloutInput, model: str, error: dict[str, Any] | None) -> State:
     """The State of a rollout that produced none on the server: ``input`` laid out, unscored,
     with ``error`` (None: the caller fills it in)."""
     from verifiers_lite.state import new_state
 
     state = new_state(input, model=model, sampling_args=None, tool_defs=None)
-    state.update(error=error, stop_reason="error" if error else None)
+    state["error"], state["stop_reason"] = error, "error" if error else None
     return state

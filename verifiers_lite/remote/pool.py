@@ -6,6 +6,7 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
+from verifiers_lite.records import RolloutInput, State
 from verifiers_lite.server.types import RolloutResultResponse
 
 from .client import RolloutClient
@@ -53,9 +54,9 @@ class RolloutClientPool:
         finally:
             self.in_flight[i] -= 1
 
-    async def run_state(self, input: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
+    async def run_state(self, input: RolloutInput, **kwargs: Any) -> State:
         """:meth:`RolloutClient.run_state` on the least-loaded server."""
-        state: dict[str, Any] = await self._on("run_state", input, **kwargs)
+        state: State = await self._on("run_state", input, **kwargs)
         return state
 
     async def run_rollout(self, *args: Any, **kwargs: Any) -> RolloutResultResponse:

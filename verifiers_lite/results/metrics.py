@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from math import comb
 from typing import Any
@@ -44,7 +44,7 @@ class PassCriterion:
             f"pass_criterion must be a reward threshold (number), a metric name or a PassCriterion, got {value!r}"
         )
 
-    def passes(self, row: dict[str, Any]) -> bool:
+    def passes(self, row: Mapping[str, Any]) -> bool:
         """Whether a scored row meets the criterion (a missing metric does not pass)."""
         value = row.get("reward") if self.metric == "reward" else (row.get("metrics") or {}).get(self.metric)
         if value is None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from verifiers_lite.errors import RewardFunctionError, categorize
 from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.records import State
 from verifiers_lite.results.metrics import PassCriterion
 
 RewardFunc = Callable[..., Any]
@@ -119,17 +120,18 @@ class Rubric:
         """True when a group reward function needs the scheduler to run rollouts in groups."""
         return any(is_group_reward(f) for f in self.funcs)
 
-    def _available(self, state: dict[str, Any]) -> dict[str, Any]:
-        args = {k: state.get(k) for k in ROLLOUT_ARGS if k != "state"}
+    def _available(self, state: State) -> dict[str, Any]:
+        fields: Mapping[str, Any] = state  # read by name
+        args = {k: fields.get(k) for k in ROLLOUT_ARGS if k != "state"}
         args["state"] = state
         args["parser"] = self.parser
         return args
 
-    async def score_rollout(self, state: dict[str, Any]) -> None:
+    async def score_rollout(self, state: State) -> None:
         """Score one rollout alone (group-level functions see a group of one)."""
         await self.score_group([state])
 
-    async def score_group(self, states: list[dict[str, Any]]) -> None:
+    async def score_group(self, states: list[State]) -> None:
         """Score a group: sets reward, metrics and advantage (reward - mean of the group's scored
         rewards) on each state. Errored rollouts are not scored: reward and advantage None."""
         names = self.func_names
@@ -155,14 +157,15 @@ class Rubric:
         self.compute_advantages(states)
 
     @staticmethod
-    def compute_advantages(states: list[dict[str, Any]]) -> None:
+    def compute_advantages(states: list[State]) -> None:
         """advantage = reward - mean reward of the group's scored rollouts (None when unscored)."""
-        rewards = [s["reward"] for s in states if s.get("reward") is not None]
+        rewards = [r for s in states if (r := s.get("reward")) is not None]
         mean = sum(rewards) / len(rewards) if rewards else 0.0
         for s in states:
-            s["advantage"] = s["reward"] - mean if s.get("reward") is not None else None
+            reward = s.get("reward")
+            s["advantage"] = reward - mean if reward is not None else None
 
-    async def _score_one(self, func: RewardFunc, name: str, state: dict[str, Any]) -> float | None:
+    async def _score_one(self, func: RewardFunc, name: str, state: State) -> float | None:
         try:
             return _as_float(await _call(func, _accepted_kwargs(func, self._available(state))), name)
         except Exception as exc:
@@ -170,7 +173,7 @@ class Rubric:
             return None
 
     async def _score_group_func(
-        self, func: RewardFunc, name: str, states: list[dict[str, Any]], values: list[dict[str, float | None]]
+        self, func: RewardFunc, name: str, states: list[State], values: list[dict[str, float | None]]
     ) -> None:
         available = [self._available(s) for s in states]
         lists: dict[str, Any] = {k: [a[k] for a in available] for k in available[0]} if available else {}
@@ -189,11 +192,11 @@ class Rubric:
                 _record_rubric_error(s, name, exc)
                 v[name] = None
 
-    async def cleanup(self, state: dict[str, Any]) -> None:
+    async def cleanup(self, state: State) -> None:
         """Hook run after scoring (release per-rollout resources). Default: nothing."""
 
 
-def _record_rubric_error(state: dict[str, Any], name: str, exc: BaseException) -> None:
+def _record_rubric_error(state: State, name: str, exc: BaseException) -> None:
     if state.get("error") is None:
         err = categorize(exc)
         err["category"] = "rubric_error"
