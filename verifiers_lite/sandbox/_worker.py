@@ -253,9 +253,7 @@ def _child(job, workdir, out_path, err_path):
     except BaseException as exc:
         _print_user_traceback(exc)
         rc = 1
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BaseException):
-            stream.flush()
+    _flush_std_streams()
     os._exit(rc & 0xFF)
 
 
@@ -342,9 +340,7 @@ def _run_cell(job, namespace, n):
     except BaseException as exc:
         _print_user_traceback(exc)
         rc = 1
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(BaseException):
-            stream.flush()
+    _flush_std_streams()
     duration = time.monotonic() - t0
     os.dup2(_null, 1)
     os.dup2(_null, 2)
@@ -384,6 +380,13 @@ def main():
         except Exception as exc:  # a broken request must not take the worker down
             result = {"error": f"{type(exc).__name__}: {exc}"}
         _send(result)
+
+
+def _flush_std_streams() -> None:
+    """Flush what the user's code printed; a stream it broke or closed must not fail the run."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(BaseException):
+            stream.flush()
 
 
 main()
