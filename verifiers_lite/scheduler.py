@@ -275,6 +275,7 @@ async def generate(
         await asyncio.gather(ticker, return_exceptions=True)
         reset_rollout_listener(listening)
         stats.in_flight = 0
+        events.on_update(stats)  # the last live update shows nothing in flight (updates are throttled)
         rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
         if cache_meter is not None:
             metadata["cache"] = cache_meter.summary()
