@@ -29,6 +29,8 @@ import os
 import time
 from typing import Any
 
+from _prompts import QUESTIONS, WORDS  # benchmarks/ is on sys.path when a script runs
+
 from verifiers_lite.rollout import (
     MultiTurnRollout,
     SamplingParams,
@@ -37,16 +39,6 @@ from verifiers_lite.rollout import (
     logprob_report,
     smollm2_hf_checkpoint,
 )
-
-QUESTIONS = [
-    "What is {a}+{b}?",
-    "Name a colour that starts with the letter {c}.",
-    "Write one sentence about the number {a}.",
-    "Spell the word '{w}' backwards.",
-    "Is {a} larger than {b}? Answer briefly.",
-    "Give a synonym for '{w}'.",
-]
-WORDS = ["apple", "river", "stone", "light", "cloud", "green", "quick", "table"]
 
 
 def conversations(n: int) -> list[list[dict[str, str]]]:

@@ -24,6 +24,8 @@ import platform
 import time
 from typing import Any
 
+from _prompts import QUESTIONS, WORDS  # benchmarks/ is on sys.path when a script runs
+
 from verifiers_lite.rollout import (
     MultiTurnRollout,
     SamplingParams,
@@ -32,16 +34,6 @@ from verifiers_lite.rollout import (
     VLLMSampler,
 )
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ParseResult
-
-QUESTIONS = [
-    "What is {a}+{b}?",
-    "Name a colour that starts with the letter {c}.",
-    "Write one sentence about the number {a}.",
-    "Spell the word '{w}' backwards.",
-    "Is {a} larger than {b}? Answer briefly.",
-    "Give a synonym for '{w}'.",
-]
-WORDS = ["apple", "river", "stone", "light", "cloud", "green", "quick", "table"]
 
 
 def lookup(topic: str) -> str:
