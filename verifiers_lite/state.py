@@ -84,9 +84,14 @@ def record_response(state: State, response: ChatResponse) -> None:
     """Account one model turn: usage, trajectory step, and token ids when the backend gives them."""
     state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
     state["usage"]["completion_tokens"] += response.usage.completion_tokens
-    state["trajectory"].append({"finish_reason": response.finish_reason, "message": response.message})
+    step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
+    state["trajectory"].append(step)
     if response.completion_ids is None:
         return
+    # The turn's tokens as the sampler saw and returned them: the merge below keeps only their
+    # join, these let a validator check it (each prompt extends the last, masks, logprobs).
+    step["tokens"] = {"prompt_ids": response.prompt_ids or [], "completion_ids": response.completion_ids,
+                      "completion_logprobs": response.completion_logprobs}
     tokens = extend_tokens(
         _tokens_of(state), response.prompt_ids or [], response.completion_ids, response.completion_logprobs
     )
