@@ -1,47 +1,117 @@
-"""Peak RSS of a long run: N single-turn rollouts against the fake server with results_path.
+"""Peak RSS of long runs with results_path: N single-turn rollouts, each N in its own process.
 
-    python benchmarks/memory.py [--n 100000]
+    python benchmarks/memory.py --n 100000 --n 300000 --n 1000000 [--client scripted|server]
 
-Target: 100,000 rollouts stay under 500 MB peak RSS (results streamed to disk).
+For each N: wall time, the dataset's memory (RSS once the environment is built, before the
+run), the peak RSS of the run and of reading its outputs back (``len``, ``summary``, pass@k,
+a two-column DataFrame, all streamed from disk), and the growth of the peak between successive
+N. ``--client scripted`` (default) answers in-process (``vf.ScriptedClient``: no HTTP, so the
+figures are the library's own); ``server`` goes through the fake OpenAI server as a real
+client would.
+
+Targets: peak RSS of 1,000,000 rollouts <= 1 GB, and flat: the 300k run within 10% of the
+100k one.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
+import re
+import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from _rss import peak_rss_mb  # benchmarks/ is on sys.path when a script runs
-
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from _rss import peak_rss_mb  # noqa: E402
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--n", type=int, default=100_000)
-    parser.add_argument("--per-example", type=int, default=4)
-    args = parser.parse_args()
+
+def current_rss_mb() -> float:
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def answer(messages: list[dict]) -> str:
+    """Right on even numbers, wrong on odd ones: a reward mean near 0.5."""
+    a, b = map(int, re.findall(r"-?\d+", messages[-1]["content"])[:2])
+    return f"The answer is \\boxed{{{a + b if a % 2 == 0 else a + b + 1}}}."
+
+
+def one_run(n: int, per_example: int, client_kind: str) -> dict:
     import verifiers_lite as vf
-    from verifiers_lite.testing.fake_server import FakeServerProcess
 
-    n_examples = args.n // args.per_example
+    n_examples = n // per_example
     rows = [{"question": f"What is {i} + {i % 9}?", "answer": str(i + i % 9)} for i in range(n_examples)]
 
     def correct(completion, answer) -> float:
         return float(vf.extract_boxed_answer(completion[-1]["content"] or "") == answer)
 
     env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([correct]))
-    with FakeServerProcess() as server, tempfile.TemporaryDirectory() as tmp:
+    env.get_eval_dataset()  # formatted once, as a run would
+    before = current_rss_mb()
+    with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        out = env.evaluate_sync(vf.ChatClient(server.base_url), "fake-arith", rollouts_per_example=args.per_example,
-                                results_path=tmp, max_concurrent=128, progress=False)
+        if client_kind == "scripted":
+            out = env.evaluate_sync(vf.ScriptedClient(answer), "scripted", rollouts_per_example=per_example,
+                                    results_path=tmp, max_concurrent=128, progress=False)
+        else:
+            from verifiers_lite.testing.fake_server import FakeServerProcess
+
+            with FakeServerProcess() as server:
+                out = env.evaluate_sync(vf.ChatClient(server.base_url), "fake-arith",
+                                        rollouts_per_example=per_example, results_path=tmp,
+                                        max_concurrent=128, progress=False)
         wall = time.perf_counter() - t0
+        run_peak = peak_rss_mb()
+        t1 = time.perf_counter()
+        s = out.summary
+        pass1 = out.pass_at_k(1)
+        df = out.to_pandas(columns=["example_id", "reward"])
+        read_s = time.perf_counter() - t1
         size_mb = (Path(tmp) / "results.jsonl").stat().st_size / 2**20
-    peak = peak_rss_mb()
-    print(f"{len(out)} rollouts in {wall:.1f}s ({len(out) / wall:.0f}/s); results.jsonl {size_mb:.0f} MB; "
-          f"peak RSS {peak:.0f} MB (target < 500 MB)")
+        assert len(out) == n and s["num_rollouts"] == n and len(df) == n, (len(out), s["num_rollouts"], len(df))
+    return {"n": n, "wall_s": wall, "rate": n / wall, "file_mb": size_mb, "dataset_rss_mb": before,
+            "run_peak_mb": run_peak, "peak_mb": peak_rss_mb(), "read_s": read_s,
+            "reward_mean": s["reward_mean"], "pass@1": pass1, "lazy": out.lazy}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--n", type=int, action="append", help="rollouts (repeat for several runs)")
+    parser.add_argument("--per-example", type=int, default=4)
+    parser.add_argument("--client", choices=("scripted", "server"), default="scripted")
+    parser.add_argument("--one", action="store_true", help=argparse.SUPPRESS)  # a child: one run, JSON out
+    args = parser.parse_args()
+    ns = args.n or [100_000]
+    if args.one:
+        print(json.dumps(one_run(ns[0], args.per_example, args.client)))
+        return
+    print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
+          f"({os.cpu_count()} cores); client {args.client}, {args.per_example} rollouts per example")
+    print(f"{'rollouts':>9} {'wall':>8} {'rate':>7} {'file':>8} {'dataset':>8} {'run peak':>9} "
+          f"{'peak':>7} {'growth':>7} {'read back':>10} {'load':>5}")
+    prev = None
+    for n in ns:
+        proc = subprocess.run([sys.executable, __file__, "--one", "--n", str(n), "--per-example",
+                               str(args.per_example), "--client", args.client],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            sys.exit(f"run of {n} failed:\n{proc.stderr[-3000:]}")
+        r = json.loads(proc.stdout.strip().splitlines()[-1])
+        growth = f"{(r['peak_mb'] / prev - 1) * 100:+.1f}%" if prev else "—"
+        print(f"{n:>9,} {r['wall_s']:>7.0f}s {r['rate']:>6.0f}/s {r['file_mb']:>6.0f}MB {r['dataset_rss_mb']:>6.0f}MB "
+              f"{r['run_peak_mb']:>7.0f}MB {r['peak_mb']:>5.0f}MB {growth:>7} {r['read_s']:>9.1f}s "
+              f"{os.getloadavg()[0]:>5.2f}", flush=True)
+        prev = r["peak_mb"]
+    print("peak: the whole process (run, then reading the outputs back); growth: peak over the previous N")
 
 
 if __name__ == "__main__":

@@ -8,8 +8,8 @@ from typing import Any
 
 from verifiers_lite.extras import require
 from verifiers_lite.progress import format_stop_reasons, length_warning
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k
-from verifiers_lite.results.outputs import summarize_rows
+from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
 
 
 def pass_at_k_ks(rollouts_per_example: int) -> list[int]:
@@ -27,21 +27,23 @@ def run_summary(
     """Everything the table shows, as JSON-friendly data (also saved as summary.json). pass@k
     is over scored rollouts under ``pass_criterion`` (the environment's; default reward >= 1)."""
     crit = pass_criterion or PassCriterion()
-    s = summarize_rows(rows)
-    n = max(1, len(rows))
+    agg = RowAggregate(crit).add_all(rows)  # one pass: rows may be read from disk
+    s = agg.summary()
+    n = max(1, s["num_rollouts"])
     out: dict[str, Any] = {
         **s,
-        "num_examples": len({r.get("example_id") for r in rows}),
+        "num_examples": len(agg.per_example()),
         "rollouts_per_example": rollouts_per_example,
         "wall_time_s": wall_s,
-        "rollouts_per_s": len(rows) / wall_s if wall_s > 0 else None,
+        "rollouts_per_s": s["num_rollouts"] / wall_s if wall_s > 0 else None,
         "prompt_tokens_per_rollout": s["prompt_tokens"] / n,
         "completion_tokens_per_rollout": s["completion_tokens"] / n,
         "pass_criterion": crit.to_dict(),
         "pass_at_k": {},
     }
     if rollouts_per_example > 1:
-        out["pass_at_k"] = {k: pass_at_k(rows, k, criterion=crit) for k in pass_at_k_ks(rollouts_per_example)}
+        counts = agg.pass_counts()
+        out["pass_at_k"] = {k: pass_at_k_from_counts(counts, k) for k in pass_at_k_ks(rollouts_per_example)}
     return out
 
 

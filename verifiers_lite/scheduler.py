@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections import defaultdict
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.clients.cache import attach_cache
@@ -24,17 +25,19 @@ from verifiers_lite.progress import (
     rollout_listener,
     set_rollout_listener,
 )
+from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import (
     FINGERPRINT_KEY,
     INPUT_HASH_KEY,
-    changed_inputs,
     fingerprint_diff,
     input_hash,
     run_fingerprint,
 )
-from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
-from verifiers_lite.results.store import ResultsStore, read_rows
-from verifiers_lite.seeding import seed_inputs
+from verifiers_lite.results.outputs import GenerateOutputs
+from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
+from verifiers_lite.results.store import ResultsStore, iter_rows
+from verifiers_lite.seeding import check_run_seed, seeded_input
 
 if TYPE_CHECKING:
     from verifiers_lite.envs.environment import Environment
@@ -46,7 +49,14 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     rows = resolve_rows(inputs, "inputs")
     route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
     out: list[RolloutInput] = []
+    shared: dict[int, RolloutInput] = {}  # a row repeated with its own example_id is one input
     for i, row in enumerate(rows):
+        if route is None and id(row) in shared:
+            out.append(shared[id(row)])
+            continue
+        if route is None and isinstance(row.get("example_id"), int):
+            shared[id(row)] = cast(RolloutInput, row)  # placeholder until prepared, below
+        source = row
         row = dict(row) if route is None else route(dict(row), i)
         if row.get("prompt") is None:
             if not isinstance(row.get("question"), str):
@@ -57,25 +67,41 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
         if isinstance(eid, bool) or not isinstance(eid, int):
             raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
         out.append(cast(RolloutInput, row))  # validated above
+        if id(source) in shared:
+            shared[id(source)] = out[-1]
     return out
 
 
-def plan_units(inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool) -> list[WorkUnit]:
-    """Group inputs by example_id (rollout index = position in its group); skip finished ones.
-    Grouped mode reruns a group whole; independent mode runs only the missing rollouts."""
+def group_inputs(inputs: list[RolloutInput]) -> dict[Any, list[RolloutInput]]:
+    """Inputs by example_id, in first-seen order (rollout index = position in its group)."""
     groups: dict[Any, list[RolloutInput]] = defaultdict(list)
     for inp in inputs:
         groups[inp["example_id"]].append(inp)
-    units: list[WorkUnit] = []
+    return dict(groups)
+
+
+def iter_units(
+    groups: dict[Any, list[RolloutInput]], is_done: Callable[[Any, int], bool], independent: bool,
+    run_seed: int | None = None,
+) -> Iterator[WorkUnit]:
+    """Units to run, made as they are taken (a million rollouts are not planned up front);
+    finished rollouts are skipped. Grouped mode reruns a group whole; independent mode runs only
+    the missing rollouts. With ``run_seed`` each input gets its rollout's seed."""
     for eid, group in groups.items():
-        missing = [i for i in range(len(group)) if (eid, i) not in done]
+        missing = [i for i in range(len(group)) if not is_done(eid, i)]
         if not missing:
             continue
+        indices = missing if independent else list(range(len(group)))
+        inputs = [group[i] if run_seed is None else seeded_input(group[i], run_seed, i) for i in indices]
         if independent:
-            units.extend(WorkUnit(eid, [group[i]], [i]) for i in missing)
+            yield from (WorkUnit(eid, [inp], [i]) for inp, i in zip(inputs, indices, strict=True))
         else:
-            units.append(WorkUnit(eid, group, list(range(len(group)))))
-    return units
+            yield WorkUnit(eid, inputs, indices)
+
+
+def plan_units(inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool) -> list[WorkUnit]:
+    """Every unit of :func:`iter_units` at once, ``done`` as a set of (example_id, rollout_index)."""
+    return list(iter_units(group_inputs(inputs), lambda eid, i: (eid, i) in done, independent))
 
 
 def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
@@ -150,7 +176,7 @@ async def generate(
     prepared = prepare_inputs(env, inputs)
     run_seed = None if "seed" in {**env.sampling_args, **(sampling_args or {})} else seed
     if run_seed is not None:
-        seed_inputs(prepared, run_seed)
+        check_run_seed(run_seed)
     executor = executor or LocalExecutor()
     if cache not in (None, False) and not isinstance(executor, LocalExecutor):
         raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
@@ -160,9 +186,9 @@ async def generate(
         client, cache_meter = attach_cache(client, cache)
     events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
 
-    groups_sizes: dict[Any, int] = defaultdict(int)
-    for inp in prepared:
-        groups_sizes[inp["example_id"]] += 1
+    groups = group_inputs(prepared)
+    num_rollouts = len(prepared)
+    groups_sizes = _GroupSizes(groups)
     per_example = rollouts_per_example or max(groups_sizes.values(), default=1)
     metadata: dict[str, Any] = {
         "env_id": env.env_id,
@@ -170,7 +196,7 @@ async def generate(
         "model": model,
         "rollouts_per_example": per_example,
         "num_examples": len(groups_sizes),
-        "num_rollouts": len(prepared),
+        "num_rollouts": num_rollouts,
         "sampling_args": {**env.sampling_args, **(sampling_args or {})},
         "independent_scoring": independent_scoring,
         "score_rollouts": score,
@@ -181,73 +207,59 @@ async def generate(
         "library_version": _version(),
         "start_time": time.time(),
     }
+    del prepared  # the groups hold every input: no second list of a million rollouts
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
-    hashes: dict[Any, str] = {}
-    for inp in prepared:
-        if inp["example_id"] not in hashes:
-            hashes[inp["example_id"]] = input_hash(inp)
+
+    def input_hash_of(eid: Any) -> str:
+        return input_hash(groups[eid][0])
 
     store = ResultsStore(results_path, fsync=fsync) if results_path else None
-    finished: list[dict[str, Any]] = []
+    stats = RunStats(total=num_rollouts)
+    totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
+    rows: list[dict[str, Any]] | None = None if store is not None else []  # in memory without a store
+    saved = SavedRows(rerun_errors)  # nothing saved yet
     prior_attempts: dict[tuple[Any, int], int] = {}
-    if store is not None:
-        loaded = store.open(metadata, lambda saved: _check_same_run(saved, metadata, store.path))
-        changed = changed_inputs(loaded, hashes)
-        if changed:
-            raise ResumeMismatchError(
-                f"results_path {str(store.path)!r} holds rows made from other inputs for "
-                f"{len(changed)} of {len(hashes)} examples (first: example_id {changed[0]!r}: its prompt, "
-                f"answer, info or task differ). {_FRESH_RUN_HINT}"
-            )
-        prior_attempts = {(r.get("example_id"), r.get("rollout_index", 0)): int(r.get("attempts") or 1)
-                          for r in loaded}
-        finished = _usable_rows(loaded, groups_sizes, independent_scoring, rerun_errors)
-        # Rows of examples outside this run (a rerun on fewer examples) stay on disk for a
-        # later, larger rerun: a finished result is never thrown away.
-        others = [r for r in loaded if r.get("example_id") not in groups_sizes]
-        store.rewrite(others + finished)
+    if store is not None and store.open(metadata, lambda old: _check_same_run(old, metadata, store.path)):
+        def kept(row: dict[str, Any]) -> None:
+            totals.add(row)
+            stats.add([row], resumed=True)
+
+        saved, prior_attempts = _resume(store, groups_sizes, input_hash_of, independent_scoring, rerun_errors, kept)
     ctx = RunContext(env, client, model, sampling_args, limit, independent_scoring, events.on_log, score)
     slots = await executor.start(ctx, 1 if independent_scoring else per_example)
-    done_keys = {(r["example_id"], r["rollout_index"]) for r in finished}
-    units = plan_units(prepared, done_keys, independent_scoring)
-
-    stats = RunStats(total=len(prepared))
-    stats.add(finished, resumed=True)
+    n_units = _count_units(groups, saved, independent_scoring)
+    units = iter_units(groups, saved.is_done, independent_scoring, run_seed)
     if cache_meter is not None:
         stats.cache_hits = 0
-    rows: list[dict[str, Any]] = list(finished)
     events.on_start(stats)
     # Each rollout reports its start and end (counts move within a group), and a clock tick
     # keeps elapsed/ETA/rate moving while nothing finishes.
     listening = set_rollout_listener(rollout_listener(stats, events.on_update))
     ticker = asyncio.ensure_future(_tick(stats, events))
-    queue: asyncio.Queue[WorkUnit] = asyncio.Queue()
-    for u in units:
-        queue.put_nowait(u)
-    n_workers = min(len(units), slots)
+    n_workers = min(n_units, slots)
     crashed_endpoints: set[str] = set()
 
     async def worker() -> None:
-        while True:
-            try:
-                unit = queue.get_nowait()
-            except asyncio.QueueEmpty:
-                return
+        for unit in units:  # one shared iterator: each unit is taken by one worker
             try:
                 out = await executor.run(unit)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:  # a framework-level failure still must not take the run down
                 out = _failed_rows(env, unit, model, sampling_args, exc)
+            group_hash = input_hash_of(unit.example_id)
             for r in out:
-                r[INPUT_HASH_KEY] = hashes.get(r.get("example_id"))
+                r[INPUT_HASH_KEY] = group_hash
                 r["attempts"] = prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
             if store is not None:
                 await store.append_group_async(out)
-            rows.extend(out)
+            else:
+                assert rows is not None
+                rows.extend(out)
+            totals.add_all(out)
             stats.add(out)
             if cache_meter is not None:
                 stats.cache_hits, stats.cache_misses = cache_meter.counts()
@@ -265,7 +277,7 @@ async def generate(
                     t.cancel()
                 await asyncio.gather(*tasks, return_exceptions=True)
                 raise
-        status = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
+        status = "completed_with_errors" if totals.errors else "completed"
     except BaseException as exc:
         status = "interrupted"
         interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
@@ -276,13 +288,11 @@ async def generate(
         reset_rollout_listener(listening)
         stats.in_flight = 0
         events.on_update(stats)  # the last live update shows nothing in flight (updates are throttled)
-        rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
+        if rows is not None:
+            rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
         if cache_meter is not None:
             metadata["cache"] = cache_meter.summary()
-        metadata.update(
-            end_time=time.time(), status=status, **executor.summary(),
-            **{k: v for k, v in summarize_rows(rows).items()},
-        )
+        metadata.update(end_time=time.time(), status=status, **executor.summary(), **totals.summary())
         if store is not None:
             store.write_metadata(metadata)
             store.close()
@@ -290,16 +300,66 @@ async def generate(
             _note_interrupt(stats, store, groups_sizes)
         await executor.close()
         events.on_end(stats)
-    return GenerateOutputs(rows=rows, metadata=metadata)
+    if store is None:
+        assert rows is not None
+        return GenerateOutputs(rows=rows, metadata=metadata)
+    on_disk = DiskRows.open(store.results_file, example_ids=groups, sort=True)
+    assert on_disk is not None  # every row the store wrote has integer ids
+    return GenerateOutputs(rows=on_disk, metadata=metadata)
 
 
-def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: dict[Any, int]) -> None:
+class _GroupSizes(Mapping[Any, int]):
+    """example_id -> number of rollouts, read from the groups (no second table)."""
+
+    def __init__(self, groups: dict[Any, list[RolloutInput]]) -> None:
+        self._groups = groups
+
+    def __getitem__(self, eid: Any) -> int:
+        return len(self._groups[eid])
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._groups)
+
+    def __len__(self) -> int:
+        return len(self._groups)
+
+    def __contains__(self, eid: object) -> bool:
+        return eid in self._groups
+
+
+def _resume(
+    store: ResultsStore, sizes: Mapping[Any, int], input_hash_of: Callable[[Any], str], independent: bool,
+    rerun_errors: bool, on_kept: Callable[[dict[str, Any]], None],
+) -> tuple[SavedRows, dict[tuple[Any, int], int]]:
+    """Keep the saved rows still wanted (refusing rows made from other inputs) and rewrite the
+    file with them; returns what is kept and the attempts so far of what runs again."""
+    found = scan_saved(store, sizes, input_hash_of, independent, rerun_errors)
+    if found.changed:
+        raise ResumeMismatchError(
+            f"results_path {str(store.path)!r} holds rows made from other inputs for "
+            f"{len(found.changed)} of {len(sizes)} examples (first: example_id {found.changed[0]!r}: its prompt, "
+            f"answer, info or task differ). {_FRESH_RUN_HINT}"
+        )
+    return found, rewrite_saved(store, sizes, found, on_kept)
+
+
+def _count_units(groups: dict[Any, list[RolloutInput]], saved: SavedRows, independent: bool) -> int:
+    if independent:
+        return sum(len(g) for g in groups.values()) - saved.num_kept
+    return sum(1 for eid, g in groups.items() if saved.keep.get(eid, 0).bit_count() < len(g))
+
+
+def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: Mapping[Any, int]) -> None:
     """Leave the one-line note the sync bridge shows: what is saved, how to resume. Saved rows
     are counted on disk: a group written as the interrupt arrived is saved though not counted."""
     saved = stats.done
     if store is not None:
-        saved = len({(r.get("example_id"), r.get("rollout_index", 0)) for r in read_rows(store.results_file)
-                     if r.get("example_id") in sizes})
+        seen: dict[Any, int] = {}  # example_id -> a bit per saved rollout index
+        for r in iter_rows(store.results_file):
+            eid, idx = r.get("example_id"), r.get("rollout_index", 0)
+            if eid in sizes and isinstance(idx, int) and idx >= 0:
+                seen[eid] = seen.get(eid, 0) | 1 << idx
+        saved = sum(bits.bit_count() for bits in seen.values())
     record_note(interrupt_note(saved, stats.total, saved - stats.resumed, store.path if store else None))
 
 
@@ -320,29 +380,6 @@ def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) 
         raise ResumeMismatchError(
             f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{_FRESH_RUN_HINT}"
         )
-
-
-def _usable_rows(
-    rows: list[dict[str, Any]], sizes: dict[Any, int], independent: bool, rerun_errors: bool = True,
-) -> list[dict[str, Any]]:
-    """Finished rows still wanted: known examples, index < group size, no duplicates, no errors
-    (unless ``rerun_errors`` is off); in grouped mode only whole groups (a group with a missing or
-    errored rollout is rerun whole so its advantages stay right)."""
-    seen: set[tuple[Any, int]] = set()
-    by_example: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-    for r in rows:
-        eid, idx = r.get("example_id"), r.get("rollout_index", 0)
-        if eid not in sizes or not isinstance(idx, int) or idx >= sizes[eid] or (eid, idx) in seen:
-            continue
-        if rerun_errors and r.get("error"):
-            continue
-        seen.add((eid, idx))
-        by_example[eid].append(r)
-    keep: list[dict[str, Any]] = []
-    for eid, group in by_example.items():
-        if independent or len(group) == sizes[eid]:
-            keep.extend(group)
-    return keep
 
 
 def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any) -> None:

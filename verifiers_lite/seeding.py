@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import hashlib
-from collections import defaultdict
-from typing import Any, Final
+from typing import Any, Final, cast
 
 from verifiers_lite.records import RolloutInput
 
@@ -19,14 +18,19 @@ def derive_seed(run_seed: int, example_id: Any, rollout_index: int) -> int:
     return int.from_bytes(digest[:8], "big") % _MAX
 
 
-def seed_inputs(inputs: list[RolloutInput], run_seed: int) -> None:
-    """Give each input (in place) its rollout's seed; the rollout index is the input's position
-    among the inputs of its example, as the scheduler numbers them. A ``seed`` already on an
-    input is kept."""
+def check_run_seed(run_seed: Any) -> int:
+    """The run seed, refused (ValueError) unless it is an integer."""
     if isinstance(run_seed, bool) or not isinstance(run_seed, int):
         raise ValueError(f"seed must be an integer or None, got {run_seed!r}")
-    position: dict[Any, int] = defaultdict(int)
-    for inp in inputs:
-        eid = inp["example_id"]
-        inp.setdefault(SEED_KEY, derive_seed(run_seed, eid, position[eid]))
-        position[eid] += 1
+    return run_seed
+
+
+def seeded_input(inp: RolloutInput, run_seed: int, rollout_index: int) -> RolloutInput:
+    """The input of one rollout with its seed (a copy; the rollout index is the input's position
+    among the inputs of its example, as the scheduler numbers them). A ``seed`` already on the
+    input is kept."""
+    if SEED_KEY in inp:
+        return inp
+    out = dict(inp)
+    out[SEED_KEY] = derive_seed(run_seed, inp["example_id"], rollout_index)
+    return cast(RolloutInput, out)

@@ -34,7 +34,7 @@ def test_partial_group_appears_only_when_whole(tmp_path):
     store.open({})
     store.append_group([make_row(0, 0, 1.0), make_row(0, 1, 0.0)])
     whole = store._encode([make_row(1, 0, 1.0), make_row(1, 1, 1.0), make_row(1, 2, 0.0)])
-    lines = whole.splitlines(keepends=True)
+    lines = [line.decode() for line in whole]
     with open(store.results_file, "a") as f:
         f.write(lines[0] + lines[1] + lines[2][:10])  # two lines of three, then a torn third
     index = RowIndex(store.results_file)

@@ -5,8 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
-from verifiers_lite.results.outputs import summarize_rows
+from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve_from_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -69,14 +68,16 @@ def _as_list(runs: Any) -> list[Any]:
 
 
 def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str, Any]:
-    s, md = summarize_rows(outputs.rows), outputs.metadata
+    md = outputs.metadata
+    agg = outputs.aggregate(PassCriterion.coerce(md.get("pass_criterion")))
+    s = agg.summary()
     n = max(1, s["num_rollouts"])
     row: dict[str, Any] = {"run": label, **run_facts(outputs), "rollouts": s["num_rollouts"],
                            "scored": s["num_scored"], "reward_mean": s["reward_mean"],
                            "reward_stderr": s["reward_stderr"]}
     row.update({f"metric:{k}": v for k, v in s["metrics_mean"].items()})
     group = int(md.get("rollouts_per_example") or 1)
-    curve = pass_at_k_curve(outputs.rows, criterion=PassCriterion.coerce(md.get("pass_criterion")))
+    curve = pass_at_k_curve_from_counts(agg.pass_counts())
     wanted = ks or [k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k < group] + [group]
     row.update({f"pass@{k}": curve.get(k, float("nan")) for k in wanted})
     row["errors"] = s["num_errors"]

@@ -13,6 +13,8 @@ from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.results import row_index
+from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.outputs import flatten_row
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
 
@@ -62,7 +64,7 @@ def to_hf_dataset(outputs: GenerateOutputs) -> datasets.Dataset:
     """A ``datasets.Dataset`` with one row per rollout; run metadata in ``info.description``."""
     import datasets
 
-    ds = datasets.Dataset.from_list(arrow_records(outputs.rows))
+    ds = datasets.Dataset.from_list(arrow_records(list(outputs.rows)))
     ds.info.description = _dumps(outputs.metadata)
     return ds
 
@@ -72,7 +74,7 @@ def to_parquet(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist(arrow_records(outputs.rows))
+    table = pa.Table.from_pylist(arrow_records(list(outputs.rows)))
     meta = dict(table.schema.metadata or {})
     meta[PARQUET_METADATA_KEY] = _dumps(outputs.metadata).encode()
     table = table.replace_schema_metadata(meta)
@@ -83,20 +85,28 @@ def to_parquet(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
 
 
 def save_results(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
-    """Write ``results.jsonl`` + ``metadata.json`` (the layout ``results_path`` runs use)."""
+    """Write ``results.jsonl`` + ``metadata.json`` (the layout ``results_path`` runs use) and
+    the row index; rows are written one at a time (rows on disk are streamed, not loaded)."""
     directory = Path(path)
     directory.mkdir(parents=True, exist_ok=True)
     tmp = directory / f".{RESULTS_FILE}.tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
+    index = row_index.IndexWriter(directory, fresh=True)
+    with open(tmp, "wb") as f:
         for row in outputs.rows:
-            f.write(_dumps(row) + "\n")
+            line = (_dumps(row) + "\n").encode("utf-8")
+            index.append([row], f.tell(), [line])
+            f.write(line)
+    row_index.remove(directory)
     os.replace(tmp, directory / RESULTS_FILE)
+    index.commit()
     write_json_atomic(directory / METADATA_FILE, outputs.metadata)
     return directory
 
 
 def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
-    """Load a saved run: a directory from ``save()`` or ``results_path``, or a Parquet file."""
+    """Load a saved run: a directory from ``save()`` or ``results_path`` (rows stay on disk, read
+    on demand through the row index; rows with ids that are not integers are read into memory),
+    or a Parquet file."""
     from verifiers_lite.results.outputs import GenerateOutputs
 
     p = Path(path)
@@ -106,7 +116,8 @@ def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
         raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
     meta_file = p / METADATA_FILE
     metadata = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
-    return GenerateOutputs(rows=read_rows(p / RESULTS_FILE), metadata=metadata)
+    on_disk = DiskRows.open(p / RESULTS_FILE)
+    return GenerateOutputs(rows=on_disk if on_disk is not None else read_rows(p / RESULTS_FILE), metadata=metadata)
 
 
 def _load_parquet(path: Path) -> GenerateOutputs:

@@ -76,13 +76,3 @@ def fingerprint_diff(saved: dict[str, Any] | None, now: dict[str, Any]) -> list[
     if not saved:
         return ["fingerprint: the saved run has none (written by an older version)"]
     return [f"{k}: saved {saved.get(k)!r}, now {now.get(k)!r}" for k in now if saved.get(k) != now.get(k)]
-
-
-def changed_inputs(rows: list[dict[str, Any]], hashes: dict[Any, str]) -> list[Any]:
-    """Example ids whose saved rows were made from another input than the current one."""
-    changed: list[Any] = []
-    for r in rows:
-        eid = r.get("example_id")
-        if eid in hashes and r.get(INPUT_HASH_KEY) != hashes[eid] and eid not in changed:
-            changed.append(eid)
-    return changed

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.progress import length_warning
@@ -101,7 +102,7 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
     return "".join(parts) + "</div>"
 
 
-def _rows_table(rows: list[dict[str, Any]], max_rows: int) -> str:
+def _rows_table(rows: Sequence[dict[str, Any]], max_rows: int) -> str:
     if not rows:
         return f'<div {_MUTED}>no rows</div>'
     head = ["example", "#", "reward", "adv.", "turns", "stop", "question", "completion", "answer", "error"]

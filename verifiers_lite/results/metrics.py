@@ -60,7 +60,7 @@ class PassCriterion:
 
 
 def pass_at_k(
-    rows: list[dict[str, Any]], k: int, threshold: float = 1.0, criterion: PassCriterion | None = None
+    rows: Iterable[dict[str, Any]], k: int, threshold: float = 1.0, criterion: PassCriterion | None = None
 ) -> float:
     """Unbiased pass@k (Chen et al. 2021) averaged over examples.
 
@@ -70,12 +70,18 @@ def pass_at_k(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    crit = criterion or PassCriterion("reward", threshold)
-    groups: dict[Any, list[bool]] = defaultdict(list)
+    return pass_at_k_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)), k)
+
+
+def pass_counts(rows: Iterable[dict[str, Any]], criterion: PassCriterion) -> list[tuple[int, int]]:
+    """(scored, passing) rollouts per example with a scored rollout, in one pass over the rows."""
+    groups: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
     for r in rows:
         if is_scored(r):
-            groups[r.get("example_id")].append(crit.passes(r))
-    return pass_at_k_from_counts([(len(p), sum(p)) for p in groups.values()], k)
+            acc = groups[r.get("example_id")]
+            acc[0] += 1
+            acc[1] += criterion.passes(r)
+    return [(n, c) for n, c in groups.values()]
 
 
 def pass_at_k_from_counts(counts: Iterable[tuple[int, int]], k: int) -> float:
@@ -90,12 +96,13 @@ def pass_at_k_from_counts(counts: Iterable[tuple[int, int]], k: int) -> float:
 
 
 def pass_at_k_curve(
-    rows: list[dict[str, Any]], threshold: float = 1.0, criterion: PassCriterion | None = None
+    rows: Iterable[dict[str, Any]], threshold: float = 1.0, criterion: PassCriterion | None = None
 ) -> dict[int, float]:
-    """pass@k for k = 1 .. the smallest number of scored rollouts of an example."""
-    sizes: dict[Any, int] = defaultdict(int)
-    for r in rows:
-        if is_scored(r):
-            sizes[r.get("example_id")] += 1
-    kmax = min(sizes.values(), default=0)
-    return {k: pass_at_k(rows, k, threshold, criterion) for k in range(1, kmax + 1)}
+    """pass@k for k = 1 .. the smallest number of scored rollouts of an example (one pass)."""
+    return pass_at_k_curve_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)))
+
+
+def pass_at_k_curve_from_counts(counts: list[tuple[int, int]]) -> dict[int, float]:
+    """:func:`pass_at_k_curve` from (scored, passing) per example."""
+    kmax = min((n for n, _ in counts), default=0)
+    return {k: pass_at_k_from_counts(counts, k) for k in range(1, kmax + 1)}

@@ -1,17 +1,17 @@
-"""GenerateOutputs: the rows of a run plus its metadata, with DataFrame export."""
+"""GenerateOutputs: the rows of a run (in memory, or on disk read on demand) plus its metadata."""
 
 from __future__ import annotations
 
 import math
 import os
-from collections import Counter
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.records import ROW_KEYS
-from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k
+from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.results.disk_rows import DiskRows
+from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k_from_counts
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -32,43 +32,42 @@ def mean_and_stderr(values: list[float]) -> tuple[float, float]:
     return mean, math.sqrt(var / n)
 
 
-def summarize_rows(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """Mean reward ± stderr and per-metric means over the scored rollouts (errored ones have no
-    reward and are left out), with the number scored and error counts by category beside them;
-    counts by stop reason and token totals over all rollouts."""
-    scored = [r for r in rows if is_scored(r)]
-    mean, stderr = mean_and_stderr([float(r["reward"]) for r in scored])
-    metric_values: dict[str, list[float]] = {}
-    for r in scored:
-        for k, v in (r.get("metrics") or {}).items():
-            if v is not None:
-                metric_values.setdefault(k, []).append(float(v))
-    errors = Counter((r.get("error") or {}).get("category") for r in rows if r.get("error"))
-    stops = Counter(str(r.get("stop_reason") or "none") for r in rows)
-    usage = [r.get("usage") or {} for r in rows]
-    return {
-        "num_rollouts": len(rows),
-        "num_scored": len(scored),
-        "num_errors": sum(errors.values()),
-        "reward_mean": mean,
-        "reward_stderr": stderr,
-        "metrics_mean": {k: sum(v) / len(v) for k, v in metric_values.items()},
-        "errors": dict(errors),
-        "stop_reasons": dict(stops.most_common()),
-        "prompt_tokens": sum(int(u.get("prompt_tokens") or 0) for u in usage),
-        "completion_tokens": sum(int(u.get("completion_tokens") or 0) for u in usage),
-    }
+def summarize_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+    """:meth:`RowAggregate.summary` of ``rows`` (read once, one at a time)."""
+    return RowAggregate().add_all(rows).summary()
 
 
-@dataclass
 class GenerateOutputs:
-    """Everything a run produced: one row per rollout and the run's metadata."""
+    """Everything a run produced: one row per rollout and the run's metadata.
 
-    rows: list[dict[str, Any]]
-    metadata: dict[str, Any] = field(default_factory=dict)
+    ``rows`` is a list (a run without ``results_path``: every row in memory) or a
+    :class:`DiskRows` (a run with one, or a loaded run: rows stay in ``results.jsonl`` and are
+    read when asked for). Everything here streams the rows, so both behave the same and a
+    million-row run costs a few numbers per row until its rows themselves are asked for.
+    """
+
+    def __init__(self, rows: Sequence[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None) -> None:
+        self.rows: Sequence[dict[str, Any]] = [] if rows is None else rows
+        self.metadata: dict[str, Any] = {} if metadata is None else metadata
+        self._aggregates: dict[PassCriterion, RowAggregate] = {}
+
+    @property
+    def lazy(self) -> bool:
+        """Whether the rows stay on disk (read on demand) rather than in memory."""
+        return isinstance(self.rows, DiskRows)
 
     def __len__(self) -> int:
         return len(self.rows)
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return iter(self.rows)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, GenerateOutputs):
+            return NotImplemented
+        return self.metadata == other.metadata and len(self) == len(other) and self.rows == other.rows
+
+    __hash__ = None  # type: ignore[assignment]
 
     @property
     def rewards(self) -> list[float]:
@@ -80,14 +79,27 @@ class GenerateOutputs:
         """The environment's pass criterion, as recorded in the run metadata (default reward >= 1)."""
         return PassCriterion.coerce(self.metadata.get("pass_criterion"))
 
+    def aggregate(self, criterion: PassCriterion | None = None) -> RowAggregate:
+        """One pass over the rows (:class:`RowAggregate`), kept for rows on disk, which do
+        not change; rows in memory may, and are read again."""
+        crit = criterion or self.pass_criterion
+        agg = self._aggregates.get(crit)
+        if agg is None:
+            agg = RowAggregate(crit).add_all(self.rows)
+            if self.lazy:
+                self._aggregates[crit] = agg
+        return agg
+
     def pass_at_k(self, k: int) -> float:
         """pass@k over scored rollouts under :attr:`pass_criterion`."""
-        return pass_at_k(self.rows, k, criterion=self.pass_criterion)
+        if k < 1:
+            raise ValueError(f"k must be >= 1, got {k}")
+        return pass_at_k_from_counts(self.aggregate().pass_counts(), k)
 
     @property
     def summary(self) -> dict[str, Any]:
-        """:func:`summarize_rows`, plus the response cache's hits and misses when it was used."""
-        s = summarize_rows(self.rows)
+        """:meth:`RowAggregate.summary`, plus the response cache's hits and misses when it was used."""
+        s = self.aggregate().summary()
         if self.metadata.get("cache"):
             s["cache"] = dict(self.metadata["cache"])
         return s
@@ -95,23 +107,27 @@ class GenerateOutputs:
     def by_task(self) -> dict[str, GenerateOutputs]:
         """The rows split by their ``task`` (an environment group's runs), in first-seen order;
         each part keeps the run metadata, with that task's pass criterion when it is recorded."""
-        parts: dict[str, list[dict[str, Any]]] = {}
-        for r in self.rows:
-            parts.setdefault(str(r.get("task") or "default"), []).append(r)
+        parts: dict[str, list[int]] = {}
+        for i, r in enumerate(self.rows):
+            parts.setdefault(str(r.get("task") or "default"), []).append(i)
         tasks = self.metadata.get("tasks") or {}
         return {
-            name: GenerateOutputs(rows, {**self.metadata, "task": name,
-                                         **({"pass_criterion": tasks[name]["pass_criterion"]}
-                                            if "pass_criterion" in tasks.get(name, {}) else {})})
-            for name, rows in parts.items()
+            name: GenerateOutputs(self._take(positions),
+                                  {**self.metadata, "task": name,
+                                   **({"pass_criterion": tasks[name]["pass_criterion"]}
+                                      if "pass_criterion" in tasks.get(name, {}) else {})})
+            for name, positions in parts.items()
         }
 
-    def to_pandas(self) -> pd.DataFrame:
-        """One row per rollout; each metric, timing and token count as its own column."""
-        import pandas as pd
+    def _take(self, positions: list[int]) -> Sequence[dict[str, Any]]:
+        if isinstance(self.rows, DiskRows):
+            return self.rows.take(positions)
+        return [self.rows[i] for i in positions]
 
-        flat = [flatten_row(r) for r in self.rows]
-        return pd.DataFrame(flat, columns=_columns(flat))
+    def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
+        """One row per rollout; each metric, timing and token count as its own column.
+        ``columns`` picks some (rows are read one at a time and only those columns kept)."""
+        return rows_frame(self.rows, columns)
 
     @property
     def df(self) -> pd.DataFrame:
@@ -143,22 +159,27 @@ class GenerateOutputs:
         server that returns token ids). Errored or unscored rows are left out (they have no
         reward, so no advantage); the batch's ``row_indices`` say which rows it holds. Scored
         rows without token ids raise ValueError. ``options`` (``max_length``, ``truncation``,
-        ``shift_labels``) are ``vf.rollout.build_training_batch``'s, which documents labels."""
-        from verifiers_lite.rollout.training import build_training_batch
+        ``shift_labels``) are ``vf.rollout.build_training_batch``'s, which documents labels.
+        Rows are read one at a time and only their token fields kept."""
+        from verifiers_lite.rollout.training import TRAINING_ROW_KEYS, build_training_batch
 
-        kept = [i for i, r in enumerate(self.rows) if is_scored(r) and not r.get("error")]
-        missing = [i for i in kept if "completion_ids" not in self.rows[i]]
+        kept: list[int] = []
+        missing: list[int] = []
+        token_rows: list[dict[str, Any]] = []
+        for i, r in enumerate(self.rows):
+            if not is_scored(r) or r.get("error"):
+                continue
+            kept.append(i)
+            if "completion_ids" not in r:
+                missing.append(i)
+            elif not missing:
+                token_rows.append({k: r[k] for k in TRAINING_ROW_KEYS if k in r})
         if missing:
             raise ValueError(
                 f"rows {missing[:5]} carry no token ids: run with a token-level client "
                 "(verifiers_lite.rollout.TokenClient) to export a training batch"
             )
-        batch = build_training_batch(
-            [self.rows[i] for i in kept],
-            pad_to_longest=pad_to_longest,
-            pad_token_id=pad_token_id,
-            **options,
-        )
+        batch = build_training_batch(token_rows, pad_to_longest=pad_to_longest, pad_token_id=pad_token_id, **options)
         batch["row_indices"] = kept
         return batch
 
@@ -222,15 +243,29 @@ def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _columns(flat_rows: list[dict[str, Any]]) -> list[str]:
-    """Columns in first-seen order over every flattened row: a metric may first appear late."""
-    if not flat_rows:
-        return list(_BASE_COLUMNS) + ["info", *TIMING_COLUMNS, *USAGE_COLUMNS]
-    seen: dict[str, None] = {}
-    for r in flat_rows:
-        for k in r:
-            seen.setdefault(k, None)
-    return list(seen)
+def rows_frame(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
+    """The DataFrame of :meth:`GenerateOutputs.to_pandas`, built one row at a time: columns in
+    first-seen order over every flattened row (a metric may first appear late), missing cells
+    None; with ``columns``, only those (an unknown one is a column of None)."""
+    import pandas as pd
+
+    wanted = None if columns is None else list(dict.fromkeys(columns))
+    values: dict[str, list[Any]] = {c: [] for c in wanted or ()}
+    n = 0
+    for row in rows:
+        flat = flatten_row(row)
+        for k in flat if wanted is None else wanted:
+            col = values.get(k)
+            if col is None:
+                col = values[k] = [None] * n
+            col.append(flat.get(k))
+        n += 1
+        for col in values.values():
+            if len(col) < n:
+                col.append(None)
+    if not n and wanted is None:
+        return pd.DataFrame(columns=[*_BASE_COLUMNS, "info", *TIMING_COLUMNS, *USAGE_COLUMNS])
+    return pd.DataFrame(values, columns=list(values), index=pd.RangeIndex(n))
 
 
 # Showing a run is the viewer's job, a layer above results: the package root offers it here

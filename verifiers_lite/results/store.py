@@ -2,7 +2,9 @@
 
 Each group is written with one ``write`` then flushed and fsynced, and every line carries the id
 and size of the write it belongs to, so on load a torn or partial group is recognised and dropped:
-a group is on disk whole or not at all.
+a group is on disk whole or not at all. After each group, where its lines lie is appended to the
+row index beside it (:mod:`verifiers_lite.results.row_index`), so a run's rows can be read back
+lazily without parsing the whole file.
 """
 
 from __future__ import annotations
@@ -11,17 +13,18 @@ import asyncio
 import json
 import os
 import uuid
-from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 from verifiers_lite.errors import ResumeMismatchError
+from verifiers_lite.results import row_index
+from verifiers_lite.results.row_index import RESULTS_FILE as RESULTS_FILE
+from verifiers_lite.results.row_index import WRITE_ID as _WRITE_ID
+from verifiers_lite.results.row_index import WRITE_SIZE as _WRITE_SIZE
 
-RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
-_WRITE_ID, _WRITE_SIZE = "_write_id", "_write_size"
 
 
 def _dumps(obj: Any) -> str:
@@ -38,30 +41,56 @@ def write_json_atomic(path: Path, obj: Any) -> None:
     os.replace(tmp, path)
 
 
+class RowReader:
+    """Rows of whole writes only, one at a time; torn lines and partial groups are skipped (and
+    counted in ``skipped`` once read through). A write's rows come once its last line is read
+    (writes are contiguous: one group is pending)."""
+
+    def __init__(self, results_file: Path) -> None:
+        self.results_file = results_file
+        self.skipped = 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        if not self.results_file.exists():
+            return
+        pending: dict[str, list[dict[str, Any]]] = {}
+        with open(self.results_file, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                row = _parse_line(line)
+                if row is None:
+                    self.skipped += 1
+                    continue
+                wid = row.pop(_WRITE_ID, None)
+                size = row.pop(_WRITE_SIZE, 1)
+                if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
+                    yield row
+                    continue
+                group = pending.setdefault(wid, [])
+                group.append(row)
+                if len(group) >= size:
+                    del pending[wid]
+                    yield from group
+        self.skipped += sum(len(g) for g in pending.values())
+
+
+def _parse_line(line: str) -> dict[str, Any] | None:
+    if not line.endswith("\n"):
+        return None  # torn last line: the crash hit mid-write
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+def iter_rows(results_file: Path) -> Iterator[dict[str, Any]]:
+    """:class:`RowReader`'s rows."""
+    return iter(RowReader(results_file))
+
+
 def read_rows(results_file: Path) -> list[dict[str, Any]]:
-    """Rows of whole writes only; torn lines and partial groups are skipped."""
-    if not results_file.exists():
-        return []
-    writes: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    sizes: dict[str, int] = {}
-    order: list[str] = []
-    with open(results_file, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            if not line.endswith("\n"):
-                break  # torn last line: the crash hit mid-write
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if not isinstance(row, dict):
-                continue
-            wid = row.pop(_WRITE_ID, None) or uuid.uuid4().hex
-            size = row.pop(_WRITE_SIZE, 1)
-            if wid not in sizes:
-                order.append(wid)
-            sizes[wid] = size
-            writes[wid].append(row)
-    return [row for wid in order if len(writes[wid]) == sizes[wid] for row in writes[wid]]
+    """Rows of whole writes only (every row in memory; :func:`iter_rows` streams them)."""
+    return list(iter_rows(results_file))
 
 
 class ResultsStore:
@@ -73,12 +102,14 @@ class ResultsStore:
         self.metadata_file = self.path / METADATA_FILE
         self.fsync = fsync
         self._fd: int | None = None
+        self._index: row_index.IndexWriter | None = None
         self._writer: ThreadPoolExecutor | None = None
 
     def open(
         self, metadata: dict[str, Any], check_same_run: Callable[[dict[str, Any]], None] | None = None,
-    ) -> list[dict[str, Any]]:
-        """Create or reopen the directory; returns the finished rows already on disk.
+    ) -> bool:
+        """Create or reopen the directory; True when it holds an earlier run whose finished rows
+        (:func:`iter_rows`) may be resumed.
 
         ``check_same_run`` gets the saved metadata and raises (ResumeMismatchError) when the
         directory holds another run; nothing on disk changes before it has passed.
@@ -86,7 +117,7 @@ class ResultsStore:
         if self.path.exists() and not self.path.is_dir():
             raise ValueError(f"results_path {str(self.path)!r} exists and is not a directory")
         self.path.mkdir(parents=True, exist_ok=True)
-        rows: list[dict[str, Any]] = []
+        resuming = False
         if self.metadata_file.exists():
             try:
                 old = json.loads(self.metadata_file.read_text(encoding="utf-8"))
@@ -94,45 +125,65 @@ class ResultsStore:
                 raise ValueError(f"{self.metadata_file} is not valid JSON: {exc}") from exc
             if check_same_run is not None:
                 check_same_run(old)
-            rows = read_rows(self.results_file)
+            resuming = True
         elif self.results_file.exists() and self.results_file.stat().st_size > 0:
             raise ResumeMismatchError(
                 f"{self.results_file} exists without {METADATA_FILE}: refusing to mix runs"
             )
         write_json_atomic(self.metadata_file, metadata)
-        return rows
+        return resuming
 
-    def rewrite(self, rows: list[dict[str, Any]]) -> None:
-        """Replace results.jsonl by ``rows`` (each as a whole write of its own group)."""
+    def rewrite(self, rows: Iterable[dict[str, Any]]) -> None:
+        """Replace results.jsonl by ``rows``, streamed: consecutive rows of one example are one
+        write. The row index is removed first and written anew after, so a crash in between
+        leaves no index (rebuilt from the rows when read), never a stale one."""
         tmp = self.results_file.with_name(f".{RESULTS_FILE}.tmp")
-        groups: dict[Any, list[dict[str, Any]]] = defaultdict(list)
-        for row in rows:
-            groups[row.get("example_id")].append(row)
-        with open(tmp, "w", encoding="utf-8") as f:
-            for group in groups.values():
-                f.write(self._encode(group))
+        index = row_index.IndexWriter(self.path, fresh=True)
+        with open(tmp, "wb") as f:
+
+            def write(group: list[dict[str, Any]]) -> None:
+                lines = self._encode(group)
+                index.append(group, f.tell(), lines)
+                f.write(b"".join(lines))
+
+            group: list[dict[str, Any]] = []
+            for row in rows:
+                if group and row.get("example_id") != group[-1].get("example_id"):
+                    write(group)
+                    group = []
+                group.append(row)
+            if group:
+                write(group)
             f.flush()
             os.fsync(f.fileno())
+        row_index.remove(self.path)
         os.replace(tmp, self.results_file)
+        index.commit()
 
     @staticmethod
-    def _encode(rows: list[dict[str, Any]]) -> str:
+    def _encode(rows: list[dict[str, Any]]) -> list[bytes]:
+        """One group's lines, each tagged with the write's id and size."""
         wid = uuid.uuid4().hex
-        return "".join(_dumps({**r, _WRITE_ID: wid, _WRITE_SIZE: len(rows)}) + "\n" for r in rows)
+        return [(_dumps({**r, _WRITE_ID: wid, _WRITE_SIZE: len(rows)}) + "\n").encode("utf-8") for r in rows]
 
     def append_group(self, rows: list[dict[str, Any]]) -> None:
-        """Append one group with a single write; flushed and (by default) fsynced."""
+        """Append one group with a single write; flushed and (by default) fsynced; then its
+        lines' places to the row index."""
         if not rows:
             return
         if self._fd is None:
             self._fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        data = self._encode(rows).encode("utf-8")
-        view = memoryview(data)
+            self._index = row_index.IndexWriter(self.path)
+        lines = self._encode(rows)
+        offset = os.fstat(self._fd).st_size  # one writer: the group lands at the current end
+        view = memoryview(b"".join(lines))
         while view:
             written = os.write(self._fd, view)
             view = view[written:]
         if self.fsync:
             os.fsync(self._fd)
+        assert self._index is not None
+        self._index.append(rows, offset, lines)
 
     async def append_group_async(self, rows: list[dict[str, Any]]) -> None:
         """:meth:`append_group` on one dedicated writer thread: the event loop keeps running
@@ -151,3 +202,6 @@ class ResultsStore:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        if self._index is not None:
+            self._index.close()
+            self._index = None

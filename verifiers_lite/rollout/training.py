@@ -33,6 +33,11 @@ def merge_turns(
     return out
 
 
+TRAINING_ROW_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs",
+                     "input_ids", "labels", "logprobs", "advantage")
+"""The fields of a row that :func:`build_training_batch` reads."""
+
+
 def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]:
     """(input_ids, labels, per-position logprobs) for one output row."""
     if "prompt_ids" in row and row.get("completion_ids") is not None:

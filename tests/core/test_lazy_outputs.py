@@ -1,0 +1,213 @@
+"""Outputs of a run with results_path read lazily from disk equal the same rows held in memory.
+
+The reference for each comparison is computed without the lazy reader: rows read back by the
+store's plain reader (every row in memory, as before), or a second run of the same
+deterministic client without results_path; figures (reward mean, pass@k) are computed here by
+hand from those rows.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+import math
+import statistics
+from math import comb
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import verifiers_lite as vf
+from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
+from verifiers_lite.results.outputs import flatten_row
+from verifiers_lite.results.row_index import INDEX_FILE, RECORD
+from verifiers_lite.results.store import read_rows
+from verifiers_lite.rollout import TokenClient
+from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
+
+N_EXAMPLES, PER_EXAMPLE = 12, 3
+VOLATILE = ("trajectory_id", "timing")  # differ between two runs of the same script
+
+
+def reply(prompt: str) -> str:
+    """Example i: a model error when i % 5 == 4; else right on rollouts whose seed is even."""
+    i = int(prompt.rsplit("question ", 1)[1].split()[0])
+    if i % 5 == 4:
+        raise RuntimeError(f"model down for question {i}")
+    return f"answer {i}" if i % 3 else f"answer {i + 1}"
+
+
+def correct(completion, answer) -> float:
+    return float((completion[-1]["content"] or "").strip() == answer)
+
+
+def length(completion) -> float:
+    return float(len(completion[-1]["content"] or ""))
+
+
+def make_env(n: int = N_EXAMPLES) -> vf.SingleTurnEnv:
+    rows = [{"question": f"question {i} here", "answer": f"answer {i}"} for i in range(n)]
+    return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([correct, length], weights=[1.0, 0.0]))
+
+
+def client() -> TokenClient:
+    template = toy_template()
+    return TokenClient(ScriptedSampler(template, reply), template)
+
+
+def run(results_path: Path | None, n: int = N_EXAMPLES, **kw) -> vf.GenerateOutputs:
+    return make_env(n).evaluate_sync(client(), "toy", rollouts_per_example=PER_EXAMPLE, progress=False,
+                                     results_path=str(results_path) if results_path else None, **kw)
+
+
+def reference(results_dir: Path, example_ids=None, sort: bool = True) -> list[dict]:
+    """The rows on disk read by the store's plain reader, as a finished run returns them."""
+    rows = [r for r in read_rows(results_dir / "results.jsonl") if example_ids is None or r["example_id"] in example_ids]
+    return sorted(rows, key=lambda r: (r["example_id"], r["rollout_index"])) if sort else rows
+
+
+def stable(rows) -> list[dict]:
+    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
+
+
+def hand_pass_at_k(rows: list[dict], k: int) -> float:
+    per: dict[int, list[int]] = {}
+    for r in rows:
+        if r.get("reward") is not None:
+            acc = per.setdefault(r["example_id"], [0, 0])
+            acc[0] += 1
+            acc[1] += r["reward"] >= 1.0
+    vals = [1 - comb(n - c, k) / comb(n, k) for n, c in per.values() if n >= k]
+    return sum(vals) / len(vals) if vals else math.nan
+
+
+def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
+    """``lazy`` (rows on disk) against ``rows`` (in memory): row for row, summary, pass@k,
+    DataFrame and training batch, each also checked against a hand computation."""
+    assert lazy.lazy and isinstance(lazy.rows, DiskRows)
+    memory = vf.GenerateOutputs(rows, dict(lazy.metadata))
+    assert not memory.lazy
+    assert len(lazy) == len(rows)
+    assert list(lazy) == rows  # row for row, in order
+    assert [lazy.rows[i] for i in (0, len(rows) // 2, -1)] == [rows[0], rows[len(rows) // 2], rows[-1]]
+    assert lazy.summary == memory.summary
+    scored = [r["reward"] for r in rows if r.get("reward") is not None]
+    assert lazy.summary["num_scored"] == len(scored)
+    assert lazy.summary["reward_mean"] == pytest.approx(statistics.fmean(scored))
+    assert lazy.summary["reward_stderr"] == pytest.approx(statistics.stdev(scored) / math.sqrt(len(scored)))
+    assert lazy.summary["num_errors"] == sum(1 for r in rows if r.get("error"))
+    for k in range(1, PER_EXAMPLE + 1):
+        assert lazy.pass_at_k(k) == memory.pass_at_k(k)
+        assert lazy.pass_at_k(k) == pytest.approx(hand_pass_at_k(rows, k), nan_ok=True)
+    expected = pd.DataFrame([flatten_row(r) for r in rows])
+    pd.testing.assert_frame_equal(lazy.to_pandas(), expected)
+    pd.testing.assert_frame_equal(memory.to_pandas(), expected)
+    pd.testing.assert_frame_equal(lazy.to_pandas(columns=["example_id", "reward", "length"]),
+                                  expected[["example_id", "reward", "length"]])
+    kept = [r for r in rows if r.get("reward") is not None and not r.get("error")]
+    batch = lazy.to_training_batch()
+    assert batch == memory.to_training_batch()
+    assert batch["input_ids"] == [r["prompt_ids"] + r["completion_ids"] for r in kept]
+    assert batch["advantages"] == [r["advantage"] for r in kept]
+    assert lazy.by_task()["default"].summary == memory.summary
+
+
+def test_fresh_run_lazy_equals_in_memory(tmp_path: Path) -> None:
+    lazy = run(tmp_path / "run")
+    rows = reference(tmp_path / "run")
+    assert len(rows) == N_EXAMPLES * PER_EXAMPLE
+    assert any(r.get("error") for r in rows) and any(r.get("reward") == 1.0 for r in rows)
+    assert_same_outputs(lazy, rows)
+    # The same run without results_path holds its rows in memory; they agree but for ids and times.
+    memory = run(None)
+    assert not memory.lazy and isinstance(memory.rows, list)
+    assert stable(lazy) == stable(memory.rows)
+    assert lazy.summary == memory.summary
+    assert lazy.to_training_batch() == memory.to_training_batch()
+    assert vf.load_results(tmp_path / "run").rows == reference(tmp_path / "run", sort=False)
+
+
+def test_resumed_run_lazy_equals_in_memory(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    first = run(path, n=7)
+    first_rows = list(first)
+    lazy = run(path)  # resumes: keeps the 7 examples' good rows, reruns errors, adds the rest
+    rows = reference(path, example_ids=set(range(N_EXAMPLES)))
+    assert len(rows) == N_EXAMPLES * PER_EXAMPLE
+    assert {r["attempts"] for r in rows if r["example_id"] == 4} == {2}  # errored: run again
+    assert {r["attempts"] for r in rows if r["example_id"] != 4 and r["example_id"] < 7} == {1}
+    assert_same_outputs(lazy, rows)
+    assert stable(lazy) == [{**r, "attempts": 2 if r["example_id"] == 4 else 1} for r in stable(run(None))]
+    with pytest.raises(StaleRowsError, match="replaced"):  # the resume rewrote the file (errors dropped)
+        list(first)
+    assert len(first_rows) == 7 * PER_EXAMPLE
+
+
+def test_rerun_of_smaller_run_keeps_other_examples_out_of_outputs(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    run(path)
+    smaller = run(path, n=5, rerun_errors=False)
+    assert len(read_rows(path / "results.jsonl")) == N_EXAMPLES * PER_EXAMPLE  # nothing thrown away
+    assert_same_outputs(smaller, reference(path, example_ids=set(range(5))))
+
+
+def _append(path: Path, data: bytes) -> None:
+    with open(path, "ab") as f:
+        f.write(data)
+
+
+def test_torn_writes_and_a_lagging_index_read_like_the_plain_reader(tmp_path: Path) -> None:
+    path = tmp_path / "run"
+    run(path)
+    results, index = path / "results.jsonl", path / INDEX_FILE
+    whole = index.read_bytes()
+    # A crash while the last write's index records were written: one of three, then part of one.
+    index.write_bytes(whole[: len(whole) - (PER_EXAMPLE - 1) * RECORD.itemsize + 7])
+    # Then a torn group (2 of its 3 lines) and a torn last line.
+    row = json.loads(results.read_bytes().splitlines()[0])
+    torn = [json.dumps({**row, "example_id": 99, "rollout_index": i, "_write_id": "w99", "_write_size": 3})
+            for i in range(2)]
+    _append(results, ("\n".join(torn) + "\n" + json.dumps({**row, "example_id": 98})[:40]).encode())
+    loaded = vf.load_results(path)
+    assert loaded.lazy
+    assert list(loaded) == reference(path, sort=False)
+    assert len(loaded) == N_EXAMPLES * PER_EXAMPLE
+    index.unlink()  # no index at all: the rows are scanned
+    assert list(vf.load_results(path)) == reference(path, sort=False)
+    index.write_bytes(b"\x01" * RECORD.itemsize * 3)  # an index of another file: not trusted
+    assert list(vf.load_results(path)) == reference(path, sort=False)
+    # A rerun drops the torn lines, rewrites the file and its index, and reads the same.
+    again = run(path, rerun_errors=False)
+    assert_same_outputs(again, reference(path))
+    assert len(index.read_bytes()) == N_EXAMPLES * PER_EXAMPLE * RECORD.itemsize
+
+
+def test_lazy_outputs_hold_no_rows(tmp_path: Path) -> None:
+    lazy = run(tmp_path / "run")
+    disk = lazy.rows
+    assert isinstance(disk, DiskRows)
+    held = [v for v in vars(disk).values() if isinstance(v, (list, dict, tuple))]
+    assert held == []  # positions only: two integer arrays
+    assert disk._offsets.nbytes + disk._lengths.nbytes == 16 * len(disk)
+    assert lazy.rows[0] == lazy.rows[0] and lazy.rows[0] is not lazy.rows[0]  # read anew each time
+    (tmp_path / "run" / "results.jsonl").rename(tmp_path / "moved.jsonl")
+    assert len(lazy) == N_EXAMPLES * PER_EXAMPLE  # len reads nothing
+    with pytest.raises(FileNotFoundError):
+        next(iter(lazy))
+
+
+def _live_rows() -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if type(o) is dict and "trajectory_id" in o and "reward" in o)
+
+
+def test_a_run_with_results_path_keeps_no_rows_in_memory(tmp_path: Path) -> None:
+    n = 60
+    before = _live_rows()
+    lazy = run(tmp_path / "run", n=n)
+    assert len(lazy) == n * PER_EXAMPLE
+    assert _live_rows() - before <= PER_EXAMPLE  # at most the last group's, not the run's
+    memory = run(None, n=n)
+    assert _live_rows() - before >= n * PER_EXAMPLE  # the same run without results_path holds them
+    del memory

@@ -1,0 +1,115 @@
+"""One streaming pass over a run's rows: the summary, pass@k counts and per-example figures.
+
+Rows held in memory and rows read back from disk go through this same accumulator, one row at a
+time, so a run's summary is computed one way whatever holds its rows, and a million rows cost a
+few numbers per example (rows of one example usually come together; they are kept as runs).
+"""
+
+from __future__ import annotations
+
+import math
+from array import array
+from collections import Counter
+from collections.abc import Iterable
+from typing import Any
+
+from verifiers_lite.results.metrics import PassCriterion, is_scored
+
+
+class RowAggregate:
+    """Add rows with :meth:`add`; read :meth:`summary` and :meth:`pass_counts` at any time."""
+
+    def __init__(self, criterion: PassCriterion | None = None) -> None:
+        self.criterion = criterion or PassCriterion()
+        self.num_rollouts = 0
+        self.num_scored = 0
+        self._reward_total = 0.0
+        self._mean = 0.0  # Welford: running mean and sum of squared deviations (for the variance)
+        self._m2 = 0.0
+        self._metric_sums: dict[str, list[float]] = {}  # name -> [sum, count] over scored rows
+        self.errors: Counter[Any] = Counter()
+        self.stop_reasons: Counter[str] = Counter()
+        self.prompt_tokens = 0
+        self.completion_tokens = 0
+        # Per example, as runs of consecutive rows: id, scored rollouts, reward sum, passing.
+        self._example_ids: list[Any] = []
+        self._scored = array("q")
+        self._reward_sum = array("d")
+        self._passed = array("q")
+
+    def add_all(self, rows: Iterable[dict[str, Any]]) -> RowAggregate:
+        for row in rows:
+            self.add(row)
+        return self
+
+    def add(self, row: dict[str, Any]) -> None:
+        self.num_rollouts += 1
+        err = row.get("error")
+        if err:
+            self.errors[err.get("category") if isinstance(err, dict) else None] += 1
+        self.stop_reasons[str(row.get("stop_reason") or "none")] += 1
+        usage = row.get("usage") or {}
+        self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
+        self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        eid = row.get("example_id")
+        if not self._example_ids or self._example_ids[-1] != eid:
+            self._example_ids.append(eid)
+            self._scored.append(0)
+            self._reward_sum.append(0.0)
+            self._passed.append(0)
+        if not is_scored(row):
+            return
+        reward = float(row["reward"])
+        self.num_scored += 1
+        self._reward_total += reward
+        delta = reward - self._mean
+        self._mean += delta / self.num_scored
+        self._m2 += delta * (reward - self._mean)
+        for name, value in (row.get("metrics") or {}).items():
+            if value is not None:
+                acc = self._metric_sums.setdefault(name, [0.0, 0])
+                acc[0] += float(value)
+                acc[1] += 1
+        self._scored[-1] += 1
+        self._reward_sum[-1] += reward
+        self._passed[-1] += self.criterion.passes(row)
+
+    def reward_mean_and_stderr(self) -> tuple[float, float]:
+        """Mean reward over scored rollouts and the standard error of that mean."""
+        n = self.num_scored
+        if n == 0:
+            return float("nan"), float("nan")
+        mean = self._reward_total / n  # the plain sum, as a mean over a list would be
+        if n < 2:
+            return mean, 0.0
+        return mean, math.sqrt(self._m2 / (n - 1) / n)
+
+    def per_example(self) -> dict[Any, tuple[int, float, int]]:
+        """example_id -> (scored rollouts, reward sum, passing rollouts), in first-seen order."""
+        out: dict[Any, tuple[int, float, int]] = {}
+        for i, eid in enumerate(self._example_ids):
+            n, s, p = out.get(eid, (0, 0.0, 0))
+            out[eid] = (n + self._scored[i], s + self._reward_sum[i], p + self._passed[i])
+        return out
+
+    def pass_counts(self) -> list[tuple[int, int]]:
+        """(scored, passing) per example with a scored rollout: pass@k's input."""
+        return [(n, p) for n, _, p in self.per_example().values() if n]
+
+    def summary(self) -> dict[str, Any]:
+        """Mean reward ± stderr and per-metric means over the scored rollouts (errored ones have
+        no reward and are left out), with the number scored and error counts by category beside
+        them; counts by stop reason and token totals over all rollouts."""
+        mean, stderr = self.reward_mean_and_stderr()
+        return {
+            "num_rollouts": self.num_rollouts,
+            "num_scored": self.num_scored,
+            "num_errors": sum(self.errors.values()),
+            "reward_mean": mean,
+            "reward_stderr": stderr,
+            "metrics_mean": {k: s / c for k, (s, c) in self._metric_sums.items()},
+            "errors": dict(self.errors),
+            "stop_reasons": dict(self.stop_reasons.most_common()),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+        }

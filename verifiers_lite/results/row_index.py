@@ -1,0 +1,174 @@
+"""The row index beside ``results.jsonl``: where each saved row's line lies, 40 bytes a row.
+
+``results.index`` holds fixed records (example_id, rollout_index, byte offset, byte length, and
+where the row's write began), one per row, appended after each group's lines are on disk. It is
+derived data and checked against the rows when read: the last write's records are dropped and
+that write is read again from the rows (its records may be torn), records with gaps between
+them, past the end of the rows or off line boundaries void the index (the rows are then
+scanned), and rows written after
+the last record (a crash between the two writes) are scanned from the rows, with the store's
+torn-write rules.
+A rewrite of the rows removes the index before replacing them, so an index never describes
+another file, and a writer that appends first brings the index up to date with the rows. Rows whose ids are not integers are not indexed: they are read into memory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+INDEX_FILE = "results.index"
+RESULTS_FILE = "results.jsonl"
+RECORD = np.dtype([("example_id", "<i8"), ("rollout_index", "<i8"), ("offset", "<i8"), ("length", "<i8"),
+                   ("write_start", "<i8")])
+WRITE_ID, WRITE_SIZE = "_write_id", "_write_size"  # the store's tags on each line of a write
+
+
+def _records(rows: list[dict[str, Any]], offset: int, lines: list[bytes]) -> bytes | None:
+    """Packed records of one write, or None when an id is not an integer."""
+    out = np.empty(len(rows), dtype=RECORD)
+    start = offset
+    for i, (row, line) in enumerate(zip(rows, lines, strict=True)):
+        eid, idx = row.get("example_id"), row.get("rollout_index", 0)
+        if eid.__class__ is not int or idx.__class__ is not int:
+            return None
+        out[i] = (eid, idx, offset, len(line), start)
+        offset += len(line)
+    return out.tobytes()
+
+
+class IndexWriter:
+    """Appends records to the run's index (``fresh``: builds a new one, put in place by
+    :meth:`commit`). Gives up, removing its file, on a row it cannot index."""
+
+    def __init__(self, run_dir: Path, fresh: bool = False) -> None:
+        self.path = run_dir / INDEX_FILE
+        self.target = self.path.with_name(f".{INDEX_FILE}.tmp")
+        self.fresh = fresh
+        self._fd: int | None = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        if not fresh:  # appending: first make the index describe every row already on disk
+            records = load(run_dir / RESULTS_FILE)
+            if records is None:
+                self.close()
+                self.target.unlink(missing_ok=True)
+                return
+            os.write(self._fd, records.tobytes())
+            self.close()
+            os.replace(self.target, self.path)
+            self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
+
+    def append(self, rows: list[dict[str, Any]], offset: int, lines: list[bytes]) -> None:
+        if self._fd is None:
+            return
+        data = _records(rows, offset, lines)
+        if data is None:
+            self.close()
+            self.target.unlink(missing_ok=True)
+            return
+        os.write(self._fd, data)  # no fsync: a lost or torn record is rebuilt from the rows
+
+    def commit(self) -> None:
+        if self._fd is not None:
+            self.close()
+            if self.fresh:
+                os.replace(self.target, self.path)
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def remove(run_dir: Path) -> None:
+    (run_dir / INDEX_FILE).unlink(missing_ok=True)
+
+
+def load(results_file: Path) -> np.ndarray | None:
+    """Every whole row's record, in file order: from the index, checked, plus the rows written
+    after it; None when some row has ids that are not integers (or there is no file)."""
+    try:
+        size = results_file.stat().st_size
+    except FileNotFoundError:
+        return None
+    records = _checked_index(results_file, size)
+    start = 0
+    if len(records):  # the last write is read again from the rows: its records may be torn
+        start = int(records["write_start"][-1])
+        records = records[records["offset"] < start]
+    tail = _scan(results_file, start)
+    if tail is None:
+        return None
+    return np.concatenate([records, tail]) if len(tail) else records
+
+
+def _checked_index(results_file: Path, size: int) -> np.ndarray:
+    index = results_file.with_name(INDEX_FILE)
+    try:
+        raw = index.read_bytes()
+    except FileNotFoundError:
+        return np.empty(0, dtype=RECORD)
+    records = np.frombuffer(raw[: len(raw) - len(raw) % RECORD.itemsize], dtype=RECORD)
+    if not len(records):
+        return records
+    ends = records["offset"] + records["length"]
+    contiguous = int(records["offset"][0]) == 0 and bool(np.all(records["offset"][1:] == ends[:-1]))
+    if not contiguous or int(ends[-1]) > size or not _on_line_boundaries(results_file, records):
+        return np.empty(0, dtype=RECORD)  # not this file's index: scan the rows instead
+    return records
+
+
+def _on_line_boundaries(results_file: Path, records: np.ndarray) -> bool:
+    """The first and last records start after a newline and end with one."""
+    with open(results_file, "rb") as f:
+        for rec in (records[0], records[-1]):
+            offset, length = int(rec["offset"]), int(rec["length"])
+            f.seek(max(0, offset - 1))
+            around = f.read(length + (1 if offset else 0))
+            if (offset and around[:1] != b"\n") or not around.endswith(b"\n"):
+                return False
+    return True
+
+
+def _scan(results_file: Path, start: int) -> np.ndarray | None:
+    """Records of the whole writes from byte ``start`` on (the store's torn-write rules)."""
+    found: list[tuple[int, int, int, int, int]] = []
+    for rec in _scan_lines(results_file, start):
+        if rec is None:
+            return None
+        found.append(rec)
+    return np.array(found, dtype=RECORD)
+
+
+def _scan_lines(results_file: Path, start: int) -> Iterator[tuple[int, int, int, int, int] | None]:
+    pending: dict[str, list[tuple[int, int, int, int, int]]] = {}
+    with open(results_file, "rb") as f:
+        f.seek(start)
+        offset = start
+        for line in f:
+            if not line.endswith(b"\n"):
+                return  # torn last line
+            here, offset = offset, offset + len(line)
+            try:
+                row = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(row, dict):
+                continue
+            eid, idx = row.get("example_id"), row.get("rollout_index", 0)
+            if eid.__class__ is not int or idx.__class__ is not int:
+                yield None
+                return
+            wid, n = row.get(WRITE_ID), row.get(WRITE_SIZE, 1)
+            if not isinstance(wid, str) or not isinstance(n, int) or n <= 1:
+                yield (eid, idx, here, len(line), here)
+                continue
+            group = pending.setdefault(wid, [])
+            group.append((eid, idx, here, len(line), group[0][2] if group else here))
+            if len(group) >= n:
+                del pending[wid]
+                yield from group
