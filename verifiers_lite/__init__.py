@@ -96,6 +96,7 @@ _LAZY: dict[str, str] = {
     "TokenClient": "verifiers_lite.rollout.token_client",
     "build_training_batch": "verifiers_lite.rollout.training",
     "VLLMServerSampler": "verifiers_lite.rollout.samplers.vllm_server",
+    "TransformersSampler": "verifiers_lite.rollout.samplers.transformers",
     "logprob_report": "verifiers_lite.rollout.mismatch",
     # training: trainer formats, their validator (extra: train for Parquet and TRL)
     "validate_training_rows": "verifiers_lite.train.validate",
@@ -195,6 +196,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout
     from verifiers_lite.rollout.samplers.llama_cpp import LlamaCppSampler
+    from verifiers_lite.rollout.samplers.transformers import TransformersSampler
     from verifiers_lite.rollout.samplers.vllm import VLLMSampler
     from verifiers_lite.rollout.samplers.vllm_server import VLLMServerSampler
     from verifiers_lite.rollout.sampling import SamplingParams

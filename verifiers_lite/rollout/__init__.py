@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "load_llama": ".samplers.llama_cpp",
     "VLLMSampler": ".samplers.vllm",
     "VLLMServerSampler": ".samplers.vllm_server",
+    "TransformersSampler": ".samplers.transformers",
     "sample_isolated": ".sampling",
     "logprob_report": ".mismatch",
     "LogprobReport": ".mismatch",
@@ -51,6 +52,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout
     from .samplers.llama_cpp import LlamaCppSampler, load_llama
+    from .samplers.transformers import TransformersSampler
     from .samplers.vllm import VLLMSampler
     from .samplers.vllm_server import VLLMServerSampler
     from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
