@@ -67,6 +67,11 @@ _LAZY: dict[str, str] = {
     "run_sync": "verifiers_lite.sync",
     "load_results": "verifiers_lite.results.export",
     "compare": "verifiers_lite.results.compare",
+    "compare_runs": "verifiers_lite.results.paired",
+    "examples_needed": "verifiers_lite.results.paired",
+    "RunComparison": "verifiers_lite.results.paired",
+    "ExamplesMismatchError": "verifiers_lite.results.paired",
+    "clustered_mean": "verifiers_lite.stats",
     "plot_rewards": "verifiers_lite.notebook.plots",
     "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
     "plot_pass_at_k": "verifiers_lite.notebook.plots",
@@ -192,6 +197,12 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.results.export import load_results
     from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.results.paired import (
+        ExamplesMismatchError,
+        RunComparison,
+        compare_runs,
+        examples_needed,
+    )
     from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout
@@ -215,6 +226,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
+    from verifiers_lite.stats import clustered_mean
     from verifiers_lite.sync import run_sync
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
     from verifiers_lite.train.token_files import write_token_rows

@@ -1,5 +1,5 @@
 """``vf-lite``: evaluate a bundled or installed environment from the shell (``vf-lite eval``),
-list environments (``vf-lite list``), scaffold an environment package (``vf-lite init``) and serve
+compare two runs (``vf-lite compare``), list environments (``vf-lite list``), scaffold an environment package (``vf-lite init``) and serve
 rollouts (``vf-lite serve``)."""
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _view(args)
         if args.command == "cache":
             return run_cache(args)
+        if args.command == "compare":
+            return _compare(args)
         if args.command == "list":
             return _list()
         if args.command == "init":
@@ -98,6 +100,16 @@ def _view(args: argparse.Namespace) -> int:
         raise CLIError(str(exc)) from exc
     except OSError as exc:
         raise CLIError(f"cannot listen on {args.host}:{args.port}: {exc.strerror or exc}") from exc
+
+
+def _compare(args: argparse.Namespace) -> int:
+    """``vf-lite compare``: a bad path or option is a CLIError (exit 2) before anything is read."""
+    from verifiers_lite.cli_compare import run_compare
+
+    try:
+        return run_compare(args)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CLIError(str(exc)) from exc
 
 
 def _serve(argv: list[str]) -> int:
@@ -283,6 +295,7 @@ def run_eval(args: argparse.Namespace) -> int:
     from verifiers_lite.cli_report import format_table, run_summary, save_reward_histogram
     from verifiers_lite.executors.ray import WorkerStartError
     from verifiers_lite.progress import TqdmProgress
+    from verifiers_lite.stats import format_estimate
 
     _check_numbers(args)
     env_ids = list(args.env_id) if isinstance(args.env_id, list) else [args.env_id]
@@ -366,7 +379,8 @@ def run_eval(args: argparse.Namespace) -> int:
         try:
             plot_path = str(save_reward_histogram(
                 out.rewards, run_dir / "reward_hist.png",
-                title=f"{args.env_id} · {model} · reward {summary['reward_mean']:.3f} ± {summary['reward_stderr']:.3f}",
+                title=f"{args.env_id} · {model} · reward "
+                      + format_estimate(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"]),
             ))
         except ImportError as exc:
             print(f"vf-lite: no plot: {exc}", file=sys.stderr)

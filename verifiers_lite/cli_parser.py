@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from verifiers_lite.cli_cache import add_cache_parser
+from verifiers_lite.cli_compare import add_compare_parser
 
 DEFAULT_SAVE_DIR = "outputs/evals"
 DEFAULT_NUM_EXAMPLES = 10
@@ -16,7 +17,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
-    sub = parser.add_subparsers(dest="command", metavar="{eval,list,init,view,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,compare,list,init,view,serve}")
     ev = sub.add_parser(
         "eval", help="evaluate an environment against a model",
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
@@ -70,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "~/.cache/verifiers_lite/responses.sqlite, or $VERIFIERS_LITE_CACHE)")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
     sub.add_parser("list", help="list the bundled and installed environments")
+    add_compare_parser(sub)
     add_cache_parser(sub)
     init = sub.add_parser("init", help="scaffold an installable environment package",
                           description="Create NAME/ (or --path): pyproject, module with load_environment, "

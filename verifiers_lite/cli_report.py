@@ -53,6 +53,13 @@ def _fmt(x: float | None, digits: int = 3) -> str:
     return f"{x:.{digits}f}"
 
 
+def _with_interval(mean: float | None, stderr: float | None, ci: Any) -> str:
+    """``0.600 ± 0.135  95% CI [0.295, 0.905]``; the mean alone when there is no interval."""
+    if stderr is None or not ci or any(_fmt(x) == "n/a" for x in (mean, stderr, *ci)):
+        return _fmt(mean)
+    return f"{_fmt(mean)} ± {_fmt(stderr)}  95% CI [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+
+
 def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | None]) -> str:
     """The plain-text summary table printed at the end of a run."""
     lines = [header, "-" * min(100, max(40, len(header)))]
@@ -65,9 +72,10 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     scored = summary.get("num_scored", summary["num_rollouts"])
     over = "" if scored == summary["num_rollouts"] else (
         f" over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored")
-    row("reward", f"{_fmt(summary['reward_mean'])} ± {_fmt(summary['reward_stderr'])}  (mean ± stderr{over})")
+    row("reward", _with_interval(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"])
+        + f"  (mean ± stderr clustered by example{over})")
     for name, value in summary["metrics_mean"].items():
-        row(f"  {name}", _fmt(value))
+        row(f"  {name}", _with_interval(value, summary["metrics_stderr"].get(name), summary["metrics_ci"].get(name)))
     crit = PassCriterion.coerce(summary.get("pass_criterion"))
     for i, (k, value) in enumerate(summary["pass_at_k"].items()):
         row(f"pass@{k}", _fmt(value) + (f"  (a rollout passes when {crit.describe()})" if i == 0 else ""))

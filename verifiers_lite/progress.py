@@ -10,7 +10,10 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from verifiers_lite.stats import Estimate
 
 T = TypeVar("T")
 
@@ -37,6 +40,7 @@ class RunStats:
     stop_reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
+    example_rewards: dict[Any, list[float]] = field(default_factory=dict)  # id -> [sum, count]
     cache_hits: int | None = None  # None: the run uses no response cache
     cache_misses: int = 0
     in_flight: int = 0
@@ -68,6 +72,9 @@ class RunStats:
             self.reward_sum += reward
             self.reward_sq_sum += reward * reward
             self.recent_rewards.append(reward)
+            totals = self.example_rewards.setdefault(r.get("example_id"), [0.0, 0])
+            totals[0] += reward
+            totals[1] += 1
         del self.recent_rewards[:-2000]  # a bounded window for live histograms
         self.done += len(rows)
         if resumed:
@@ -78,12 +85,27 @@ class RunStats:
         return self.reward_sum / self.scored if self.scored else float("nan")
 
     @property
+    def reward_estimate(self) -> Estimate:
+        """Mean reward so far with its standard error clustered by example and 95% interval."""
+        # numpy/scipy are imported only once a display asks
+        from verifiers_lite.stats import estimate_from_totals
+
+        totals = list(self.example_rewards.values())
+        return estimate_from_totals([t[0] for t in totals], [t[1] for t in totals])
+
+    @property
     def stderr(self) -> float:
-        n = self.scored
-        if n < 2:
-            return 0.0
-        var = max(0.0, (self.reward_sq_sum - n * self.mean_reward**2) / (n - 1))
-        return math.sqrt(var / n)
+        """Standard error of the mean reward, clustered by example (NaN below two examples)."""
+        return self.reward_estimate.stderr
+
+    def reward_text(self) -> str:
+        """``0.600 ± 0.135 (95% CI [0.295, 0.905])``, or ``—`` before the first score."""
+        from verifiers_lite.stats import format_estimate
+
+        if not self.scored:
+            return "—"
+        e = self.reward_estimate
+        return format_estimate(e.mean, e.stderr, e.ci)
 
     @property
     def elapsed(self) -> float:
@@ -244,9 +266,12 @@ class TqdmProgress:
 
 
 def postfix(stats: RunStats, final: bool = False) -> str:
-    """The figures beside a text bar: in flight, reward ± stderr, errors, stop reasons."""
+    """The figures beside a text bar: in flight, reward ± clustered stderr, errors, stop reasons."""
     running = "" if final else f"running={stats.in_flight} "
-    reward = f"{stats.mean_reward:.3f}±{stats.stderr:.3f}" if stats.scored else "—"
+    reward = "—"
+    if stats.scored:
+        se = stats.stderr
+        reward = f"{stats.mean_reward:.3f}" + (f"±{se:.3f}" if math.isfinite(se) else "")
     stops = ",".join(f"{k}={v}" for k, v in sorted(stats.stop_reasons.items(), key=lambda kv: -kv[1]))
     return f"{running}reward={reward} errors={stats.error_count}" + (f" stop[{stops}]" if stops else "")
 

@@ -82,6 +82,20 @@ def hand_pass_at_k(rows: list[dict], k: int) -> float:
     return sum(vals) / len(vals) if vals else math.nan
 
 
+def hand_clustered_stderr(rows: list[dict]) -> float:
+    """The standard error clustered by example (CR1): sqrt(G/(G-1) · Σ_g (S_g − n_g·mean)²) / N."""
+    per: dict = {}
+    for r in rows:
+        if r.get("reward") is not None:
+            acc = per.setdefault(r["example_id"], [0.0, 0])
+            acc[0] += r["reward"]
+            acc[1] += 1
+    n = sum(c for _, c in per.values())
+    mean = sum(s for s, _ in per.values()) / n
+    g = len(per)
+    return math.sqrt(g / (g - 1) * sum((s - c * mean) ** 2 for s, c in per.values())) / n
+
+
 def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
     """``lazy`` (rows on disk) against ``rows`` (in memory): row for row, summary, pass@k,
     DataFrame and training batch, each also checked against a hand computation."""
@@ -95,7 +109,7 @@ def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
     scored = [r["reward"] for r in rows if r.get("reward") is not None]
     assert lazy.summary["num_scored"] == len(scored)
     assert lazy.summary["reward_mean"] == pytest.approx(statistics.fmean(scored))
-    assert lazy.summary["reward_stderr"] == pytest.approx(statistics.stdev(scored) / math.sqrt(len(scored)))
+    assert lazy.summary["reward_stderr"] == pytest.approx(hand_clustered_stderr(rows))
     assert lazy.summary["num_errors"] == sum(1 for r in rows if r.get("error"))
     for k in range(1, PER_EXAMPLE + 1):
         assert lazy.pass_at_k(k) == memory.pass_at_k(k)

@@ -82,7 +82,10 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     assert (s["num_rollouts"], s["num_scored"], s["num_errors"]) == (9, 6, 3)
     assert s["errors"] == {"model_http_error": 3}
     assert s["reward_mean"] == 0.5
-    assert s["reward_stderr"] == pytest.approx(math.sqrt((6 * 0.25 / 5) / 6))  # sample var 0.3, n 6
+    # Clustered by example: every example's scored rollouts are {1, 0} (mean 0.5), so the
+    # example means do not vary and the error bar is 0 (the 6 rollouts as independent draws
+    # would say 0.224).
+    assert s["reward_stderr"] == pytest.approx(0.0) and s["reward_ci"] == pytest.approx((0.5, 0.5))
     assert s["metrics_mean"] == {"right": 0.5}  # the failed rollouts' 1.0 would make it 0.667
     # pass@k over each example's 2 scored rollouts (1 pass): 1/2 and 1, not 1/3 and 2/3.
     assert out.pass_at_k(1) == 0.5 and out.pass_at_k(2) == 1.0 and math.isnan(out.pass_at_k(3))
@@ -94,7 +97,8 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     assert sorted(batch["advantages"]) == [-0.5] * 3 + [0.5] * 3
     assert out.rewards == [r["reward"] for r in scored]
     table = format_table(run_summary(out.rows, 3, 1.0, out.pass_criterion), "t", {})
-    assert "0.500 ± 0.224  (mean ± stderr over the 6 scored of 9; errored rollouts are not scored)" in table
+    assert ("0.500 ± 0.000  95% CI [0.500, 0.500]  (mean ± stderr clustered by example over the 6 scored "
+            "of 9; errored rollouts are not scored)") in table
     assert "model_http_error=3" in table
     assert "over 6 scored (errored rollouts are not scored)" in out._repr_html_()
 

@@ -29,7 +29,10 @@ def test_one_flat_row_per_run_with_independent_figures():
     assert not any(isinstance(v, dict) for v in df.to_numpy().ravel())  # flat: no dict cells
     ra, rb = df.iloc[0], df.iloc[1]
     assert ra["reward_mean"] == pytest.approx(0.75)
-    assert ra["reward_stderr"] == pytest.approx(math.sqrt(0.25 / 4))  # sample sd 0.5, n=4
+    # Clustered by example: example means 0.5 and 1.0 (sd 0.354) over 2 examples.
+    assert ra["reward_stderr"] == pytest.approx(math.sqrt(0.125) / math.sqrt(2))
+    half = 12.706 * ra["reward_stderr"]  # t(0.975; 1 df)
+    assert (ra["reward_ci_low"], ra["reward_ci_high"]) == pytest.approx((0.75 - half, 0.75 + half), abs=1e-3)
     assert rb["scored"] == 3 and rb["reward_mean"] == pytest.approx(2 / 3)
     assert ra["metric:correct"] == pytest.approx(0.75)
     # pass@1 = mean over examples of c/n; pass@2 = share of examples with a pass (n=2)

@@ -62,10 +62,11 @@ def test_widget_figures_and_final_state():
     stats = RunStats(total=6)
     p.on_start(stats)
     assert p.bar.value == 0 and p.count.value == "0/6" and "mean reward —" in p.figures.value
-    for reward in (1.0, 0.0, 1.0):
-        stats.add(_rows(1, reward))
+    for i, reward in enumerate((1.0, 0.0, 1.0)):
+        stats.add([{"example_id": i, "reward": reward, "error": None}])
         p.on_progress(stats, [])
-    assert p.bar.value == 3 and "mean reward 0.667 ± 0.333" in p.figures.value
+    # Three examples, one rollout each: sd 0.577 / √3 = 0.333; 95% CI ± t(0.975; 2) = 4.303 × that.
+    assert p.bar.value == 3 and "mean reward 0.667 ± 0.333 (95% CI [-0.768, 2.101])" in p.figures.value
     assert "reward histogram (n=3)" in p.hist.value
     stats.add(_rows(2) + _rows(1, 0.0, {"category": "timeout", "message": "x"}))
     p.on_progress(stats, [])

@@ -5,11 +5,14 @@ from __future__ import annotations
 import http.client
 import json
 import math
+import statistics
 import subprocess
 import sys
 import urllib.parse
 import urllib.request
 from collections import Counter
+
+from scipy import stats
 
 import pytest
 
@@ -47,8 +50,15 @@ def test_run_page_statistics(viewer, runs):
     rewards = [r["reward"] for r in rows]
     n = len(rewards)
     mean = sum(rewards) / n
-    stderr = math.sqrt(sum((x - mean) ** 2 for x in rewards) / (n - 1) / n)
+    # Clustered by example; every example has as many rollouts, so the standard error is that
+    # of the per-example means.
+    per_example: dict = {}
+    for r in rows:
+        per_example.setdefault(r["example_id"], []).append(r["reward"])
+    means = [sum(v) / len(v) for v in per_example.values()]
+    stderr = statistics.stdev(means) / math.sqrt(len(means))
     assert s["reward_mean"] == pytest.approx(mean) and s["reward_stderr"] == pytest.approx(stderr)
+    assert s["reward_ci"][1] - s["reward_mean"] == pytest.approx(stats.t.ppf(0.975, len(means) - 1) * stderr)
     assert {b["lo"]: b["count"] for b in s["reward_histogram"]} == dict(Counter(rewards))
     # pass@1 is the mean pass rate per example; pass@3 with 3 rollouts: any of them passed
     by_ex: dict = {}
@@ -138,6 +148,18 @@ def test_compare_two_runs_of_one_environment(viewer, runs):
     for e in c["examples"]:
         assert e["means"] == pytest.approx([ma[e["example_id"]], mb[e["example_id"]]])
         assert e["diff"] == pytest.approx(mb[e["example_id"]] - ma[e["example_id"]])
+    # The paired figures (vf.compare_runs'), checked against scipy's paired t-test; the runs
+    # differ only in their model, so that labels them.
+    assert [r["label"] for r in c["runs"]] == ["fake-arith", "fake-echo"]
+    (p,) = c["paired"]
+    d = [mb[k] - ma[k] for k in ma]
+    ref = stats.ttest_rel([mb[k] for k in ma], [ma[k] for k in ma])
+    ci = ref.confidence_interval(0.95)
+    assert p["diff"] == pytest.approx(statistics.fmean(d)) and p["p_value"] == pytest.approx(ref.pvalue)
+    assert p["stderr"] == pytest.approx(statistics.stdev(d) / math.sqrt(len(d)))
+    assert p["ci"] == pytest.approx([ci.low, ci.high])
+    assert (p["wins"], p["ties"], p["losses"]) == (sum(x > 0 for x in d), sum(x == 0 for x in d), sum(x < 0 for x in d))
+    assert (p["shared"], p["only_a"], p["only_b"], p["labels"]) == (len(d), [], [], ["fake-arith", "fake-echo"])
     status, body = viewer.get(f"/api/compare?runs={run_id('arith-a')}&runs={run_id('calc')}")
     assert status == 422 and "one environment" in body["detail"]
 

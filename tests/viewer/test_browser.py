@@ -105,6 +105,20 @@ def test_walkthrough(viewer, runs, page, artifacts_dir):
     pg.click("#compare-selected")
     pg.wait_for_selector("table#compare-examples tr.clickable")
     assert pg.locator("table#compare-examples tr.clickable").count() == 12
+    # the paired figures, labelled by what differs (the model); the difference computed here
+    means = [{}, {}]
+    for m, name in zip(means, ("arith-a", "arith-b"), strict=True):
+        for r in runs["outputs"][name].rows:
+            m.setdefault(r["example_id"], []).append(r["reward"])
+    diffs = [sum(means[1][k]) / len(means[1][k]) - sum(means[0][k]) / len(means[0][k]) for k in means[0]]
+    paired = pg.inner_text("table#compare-paired")
+    assert "fake-echo − fake-arith" in paired and "shared examples\t12" in paired.replace("  ", "\t"), paired
+    mean = sum(diffs) / len(diffs)
+    assert ("+" if mean > 0 else "") + f"{mean:.3f}" in paired, paired
+    wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
+    assert f"{wins} / {len(diffs) - wins - losses} / {losses}" in paired
+    assert [pg.inner_text(f"table#compare-runs tr >> nth={i} >> td >> nth=1") for i in (1, 2)] == ["fake-arith", "fake-echo"]
+    shot(pg, artifacts_dir, "compare-paired")
     pg.click("table#compare-examples tr.clickable >> nth=0")
     pg.wait_for_selector("#compare-example")
     pg.wait_for_function("document.querySelectorAll('.compare-col').length === 2")

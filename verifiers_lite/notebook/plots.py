@@ -9,7 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.notebook._deps import pyplot
-from verifiers_lite.results.compare import run_facts, run_labels
+from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
 
 if TYPE_CHECKING:
@@ -21,7 +21,8 @@ FIGSIZE = (7.0, 3.6)  # readable at notebook width without scrolling
 
 def runs_frame(data: Any) -> pd.DataFrame:
     """One DataFrame for one or many runs, with ``env``, ``model``, ``temperature`` and a
-    ``run`` label naming what differs between runs (model, env or temperature)."""
+    ``run`` label naming what differs between runs (``vf.compare``'s labels: the task, model,
+    an environment or sampling argument)."""
     import pandas as pd  # a core dependency, imported when a plot is drawn
     items = list(data.items()) if isinstance(data, dict) else [(None, d) for d in _as_list(data)]
     frames, metas = [], []
@@ -34,6 +35,8 @@ def runs_frame(data: Any) -> pd.DataFrame:
         for k in ("env", "model", "temperature"):
             if k not in df.columns:
                 df[k] = meta.get(k)
+        if "task" in meta and "task" not in df.columns:
+            df["task"] = meta["task"]
         df["run"] = label
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["reward", "run"])
 
@@ -49,7 +52,7 @@ def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
         return item.copy(), meta
     if hasattr(item, "rows") and hasattr(item, "metadata"):
-        return item.to_pandas(), run_facts(item)
+        return item.to_pandas(), run_facts(item.metadata)
     raise TypeError(f"expected GenerateOutputs or a DataFrame, got {type(item).__name__}")
 
 
@@ -125,15 +128,16 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
 
 
 def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = None) -> Axes:
-    """Mean reward (± stderr) at each number of turns some rollout took: points only, no lines
+    """Mean reward at each number of turns some rollout took, with its 95% interval (standard
+    error clustered by example, ``vf.stats``; none below two examples): points only, no lines
     through turn counts without rollouts; several runs side by side at each count."""
     df = runs_frame(data)
     ax = _axes(ax)
     groups = _groups(df, by)
     for i, (name, g) in enumerate(groups):
-        stats = g.groupby("turns")["reward"].agg(["mean", "sem", "count"]).reset_index()
+        turns, means, lo, hi = _by_turns(g)
         shift = (i - (len(groups) - 1) / 2) * min(0.1, 0.6 / max(1, len(groups)))
-        ax.errorbar(stats["turns"] + shift, stats["mean"], yerr=stats["sem"].fillna(0), fmt="o", capsize=3,
+        ax.errorbar([t + shift for t in turns], means, yerr=[lo, hi], fmt="o", capsize=3,
                     label=_label(name, g["reward"]))
     ax.set_xlabel("turns")
     ax.set_ylabel("mean reward")
@@ -141,6 +145,24 @@ def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = Non
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
     ax.legend(fontsize="small", frameon=False)
     return ax
+
+
+def _by_turns(g: pd.DataFrame) -> tuple[list[int], list[float], list[float], list[float]]:
+    """Per turn count: mean reward and the distances down and up to its 95% interval ends."""
+    from verifiers_lite.stats import clustered_mean
+
+    turns, means, lo, hi = [], [], [], []
+    ids = g["example_id"] if "example_id" in g.columns else None
+    for t, part in g.groupby("turns", sort=True):
+        rewards = part["reward"].astype(float)
+        e = clustered_mean(rewards.tolist(), None if ids is None else ids[part.index].tolist())
+        if math.isnan(e.mean):
+            continue
+        turns.append(int(t))
+        means.append(e.mean)
+        lo.append(0.0 if math.isnan(e.ci[0]) else e.mean - e.ci[0])
+        hi.append(0.0 if math.isnan(e.ci[1]) else e.ci[1] - e.mean)
+    return turns, means, lo, hi
 
 
 def plot_pass_at_k(

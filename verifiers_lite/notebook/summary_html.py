@@ -23,11 +23,9 @@ def fmt_seconds(seconds: float | None) -> str:
 
 
 def stats_line(stats: RunStats, final: bool = False) -> str:
-    """One line of figures: mean reward ± stderr, errors, in flight, rate, elapsed and ETA."""
-    if stats.scored:
-        reward = f"mean reward {stats.mean_reward:.3f} ± {stats.stderr:.3f}"
-    else:
-        reward = "mean reward —"
+    """One line of figures: mean reward ± stderr (clustered by example) and its 95% interval,
+    errors, in flight, rate, elapsed and ETA."""
+    reward = f"mean reward {stats.reward_text()}"
     errors = ", ".join(f"{k} {v}" for k, v in sorted(stats.errors.items()))
     err = f"errors {stats.error_count}" + (f" ({errors})" if errors else "")
     running = "" if final else f"{stats.in_flight} running · "

@@ -7,13 +7,16 @@ few numbers per example (rows of one example usually come together; they are kep
 
 from __future__ import annotations
 
-import math
 from array import array
 from collections import Counter
 from collections.abc import Iterable
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.results.metrics import PassCriterion, is_scored
+
+if TYPE_CHECKING:
+    from verifiers_lite.stats import Estimate
 
 
 class RowAggregate:
@@ -24,9 +27,9 @@ class RowAggregate:
         self.num_rollouts = 0
         self.num_scored = 0
         self._reward_total = 0.0
-        self._mean = 0.0  # Welford: running mean and sum of squared deviations (for the variance)
-        self._m2 = 0.0
-        self._metric_sums: dict[str, list[float]] = {}  # name -> [sum, count] over scored rows
+        # name -> example_id -> [sum, count] over scored rows: a metric's error bar is clustered
+        # by example too
+        self._metric_sums: dict[str, dict[Any, list[float]]] = {}
         self.errors: Counter[Any] = Counter()
         self.stop_reasons: Counter[str] = Counter()
         self.prompt_tokens = 0
@@ -62,27 +65,34 @@ class RowAggregate:
         reward = float(row["reward"])
         self.num_scored += 1
         self._reward_total += reward
-        delta = reward - self._mean
-        self._mean += delta / self.num_scored
-        self._m2 += delta * (reward - self._mean)
         for name, value in (row.get("metrics") or {}).items():
             if value is not None:
-                acc = self._metric_sums.setdefault(name, [0.0, 0])
+                acc = self._metric_sums.setdefault(name, {}).setdefault(eid, [0.0, 0])
                 acc[0] += float(value)
                 acc[1] += 1
         self._scored[-1] += 1
         self._reward_sum[-1] += reward
         self._passed[-1] += self.criterion.passes(row)
 
-    def reward_mean_and_stderr(self) -> tuple[float, float]:
-        """Mean reward over scored rollouts and the standard error of that mean."""
-        n = self.num_scored
-        if n == 0:
-            return float("nan"), float("nan")
-        mean = self._reward_total / n  # the plain sum, as a mean over a list would be
-        if n < 2:
-            return mean, 0.0
-        return mean, math.sqrt(self._m2 / (n - 1) / n)
+    def reward_estimate(self) -> Estimate:
+        """Mean reward over scored rollouts with its standard error clustered by example and 95%
+        interval (``verifiers_lite.stats``)."""
+        from verifiers_lite.stats import estimate_from_totals  # numpy/scipy: when a figure is asked
+
+        per = [(n, s) for n, s, _ in self.per_example().values() if n]
+        e = estimate_from_totals([s for _, s in per], [n for n, _ in per])
+        if not self.num_scored:
+            return e
+        mean = self._reward_total / self.num_scored  # the plain sum, as a mean over a list would be
+        half = (e.ci[1] - e.ci[0]) / 2
+        return replace(e, mean=mean, ci=(mean - half, mean + half))
+
+    def metric_estimates(self) -> dict[str, Estimate]:
+        """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
+        from verifiers_lite.stats import estimate_from_totals
+
+        return {name: estimate_from_totals([v[0] for v in per.values()], [v[1] for v in per.values()])
+                for name, per in self._metric_sums.items()}
 
     def per_example(self) -> dict[Any, tuple[int, float, int]]:
         """example_id -> (scored rollouts, reward sum, passing rollouts), in first-seen order."""
@@ -97,17 +107,21 @@ class RowAggregate:
         return [(n, p) for n, _, p in self.per_example().values() if n]
 
     def summary(self) -> dict[str, Any]:
-        """Mean reward ± stderr and per-metric means over the scored rollouts (errored ones have
-        no reward and are left out), with the number scored and error counts by category beside
-        them; counts by stop reason and token totals over all rollouts."""
-        mean, stderr = self.reward_mean_and_stderr()
+        """Mean reward and each metric's mean over the scored rollouts (errored ones have no
+        reward and are left out), each with its standard error clustered by example
+        (``*_stderr``) and 95% interval (``*_ci``), the number scored and error counts by
+        category beside them; counts by stop reason and token totals over all rollouts."""
+        reward, metrics = self.reward_estimate(), self.metric_estimates()
         return {
             "num_rollouts": self.num_rollouts,
             "num_scored": self.num_scored,
             "num_errors": sum(self.errors.values()),
-            "reward_mean": mean,
-            "reward_stderr": stderr,
-            "metrics_mean": {k: s / c for k, (s, c) in self._metric_sums.items()},
+            "reward_mean": reward.mean,
+            "reward_stderr": reward.stderr,
+            "reward_ci": reward.ci,
+            "metrics_mean": {k: e.mean for k, e in metrics.items()},
+            "metrics_stderr": {k: e.stderr for k, e in metrics.items()},
+            "metrics_ci": {k: e.ci for k, e in metrics.items()},
             "errors": dict(self.errors),
             "stop_reasons": dict(self.stop_reasons.most_common()),
             "prompt_tokens": self.prompt_tokens,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve_from_counts
 
 if TYPE_CHECKING:
@@ -12,30 +13,30 @@ if TYPE_CHECKING:
 
     from verifiers_lite.results.outputs import GenerateOutputs
 
-_LABEL_KEYS = ("env", "model", "temperature")
+
+def as_outputs(run: Any, caller: str = "compare()") -> GenerateOutputs:
+    """A run given as ``GenerateOutputs`` or as a run directory, loaded; TypeError otherwise,
+    FileNotFoundError naming a directory that holds no run."""
+    from verifiers_lite.results.export import load_results
+
+    if isinstance(run, (str, os.PathLike)):
+        run = load_results(run)
+    if not (hasattr(run, "rows") and hasattr(run, "metadata")):
+        raise TypeError(f"{caller} takes GenerateOutputs or run directories, got {type(run).__name__}")
+    return run
 
 
-def run_facts(outputs: GenerateOutputs) -> dict[str, Any]:
-    """``env``, ``model`` and ``temperature`` of a run, from its metadata."""
-    md = outputs.metadata
-    return {"env": md.get("env_id"), "model": md.get("model"),
-            "temperature": (md.get("sampling_args") or {}).get("temperature")}
-
-
-def run_labels(facts: list[dict[str, Any]], names: list[str | None]) -> list[str]:
-    """A name per run: the given one, else what differs between the runs (env, model,
-    temperature), else the model (one run) or ``run i``."""
-    varying = [k for k in _LABEL_KEYS if len({str(f.get(k)) for f in facts}) > 1]
-    labels = []
-    for i, (f, name) in enumerate(zip(facts, names, strict=True)):
-        label = name or ", ".join(f"{k}={f.get(k)}" if k == "temperature" else str(f.get(k)) for k in varying)
-        labels.append(label or (f"run {i + 1}" if len(facts) > 1 else str(f.get("model") or "run")))
-    return labels
+def _columns(metadata: dict[str, Any]) -> dict[str, Any]:
+    """The ``env``, ``model`` and ``temperature`` columns of a run."""
+    return {"env": metadata.get("env_id"), "model": metadata.get("model"),
+            "temperature": (metadata.get("sampling_args") or {}).get("temperature")}
 
 
 def compare(runs: Any, ks: list[int] | None = None) -> pd.DataFrame:
-    """One row per run, flat columns: ``run``, env, model, temperature, rollouts, scored,
-    ``reward_mean``/``reward_stderr``, each metric's mean (``metric:NAME``), ``pass@k`` (k = 1,
+    """One row per run, flat columns: ``run`` (named by what differs between the runs: a task of
+    ``out.by_task()``, ``temperature=0.2``, an environment argument, the model), env, model,
+    temperature, rollouts, scored, ``reward_mean``, ``reward_stderr`` (clustered by example),
+    ``reward_ci_low``/``reward_ci_high`` (95%), each metric's mean (``metric:NAME``), ``pass@k`` (k = 1,
     2, 4, ... up to the group size, or ``ks``; under each run's pass criterion),
     ``errors`` and ``error:CATEGORY``, ``stop:REASON`` counts, tokens per rollout and wall time.
 
@@ -44,19 +45,11 @@ def compare(runs: Any, ks: list[int] | None = None) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from verifiers_lite.results.export import load_results
-
     items = list(runs.items()) if isinstance(runs, dict) else [(None, r) for r in _as_list(runs)]
     if not items:
         raise ValueError("compare() needs at least one run")
-    loaded = []
-    for name, r in items:
-        if isinstance(r, (str, os.PathLike)):
-            r = load_results(r)
-        if not (hasattr(r, "rows") and hasattr(r, "metadata")):
-            raise TypeError(f"compare() takes GenerateOutputs or run directories, got {type(r).__name__}")
-        loaded.append((name, r))
-    labels = run_labels([run_facts(r) for _, r in loaded], [n for n, _ in loaded])
+    loaded = [(name, as_outputs(r)) for name, r in items]
+    labels = run_labels([run_facts(r.metadata) for _, r in loaded], [n for n, _ in loaded])
     df = pd.DataFrame([_row(label, r, ks) for label, (_, r) in zip(labels, loaded, strict=True)])
     counts = [c for c in df.columns if c.startswith(("error:", "stop:"))]
     df[counts] = df[counts].fillna(0).astype(int)  # a category one run never hit is a count of 0
@@ -72,9 +65,10 @@ def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str
     agg = outputs.aggregate(PassCriterion.coerce(md.get("pass_criterion")))
     s = agg.summary()
     n = max(1, s["num_rollouts"])
-    row: dict[str, Any] = {"run": label, **run_facts(outputs), "rollouts": s["num_rollouts"],
+    row: dict[str, Any] = {"run": label, **_columns(md), "rollouts": s["num_rollouts"],
                            "scored": s["num_scored"], "reward_mean": s["reward_mean"],
-                           "reward_stderr": s["reward_stderr"]}
+                           "reward_stderr": s["reward_stderr"], "reward_ci_low": s["reward_ci"][0],
+                           "reward_ci_high": s["reward_ci"][1]}
     row.update({f"metric:{k}": v for k, v in s["metrics_mean"].items()})
     group = int(md.get("rollouts_per_example") or 1)
     curve = pass_at_k_curve_from_counts(agg.pass_counts())

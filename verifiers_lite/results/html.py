@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.progress import length_warning
+from verifiers_lite.stats import format_estimate
 
 if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
@@ -62,7 +63,8 @@ def _kv_table(pairs: list[tuple[str, str]]) -> str:
 
 
 def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
-    """Summary (env, model, counts, reward ± stderr, metrics, errors) and the first rows."""
+    """Summary (env, model, counts, reward ± clustered stderr and 95% interval, metrics, errors)
+    and the first rows."""
     s, meta = outputs.summary, outputs.metadata
     n_ex = meta.get("num_examples", len({r.get("example_id") for r in outputs.rows}))
     per = meta.get("rollouts_per_example", "?")
@@ -73,7 +75,8 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
         ("env", _e(meta.get("env_id", "—"))),
         ("model", _e(meta.get("model", "—"))),
         ("rollouts", f"{s['num_rollouts']} ({_e(n_ex)} examples × {_e(per)})"),
-        ("mean reward", f"<b>{_num(s['reward_mean'])}</b> ± {_num(s['reward_stderr'])}"
+        ("mean reward", f"<b>{_e(format_estimate(s['reward_mean'], s['reward_stderr'], s['reward_ci']))}</b>"
+                        + f" <span {_MUTED}>(± stderr clustered by example)</span>"
                         + ("" if s["num_scored"] == s["num_rollouts"] else
                            f" over {s['num_scored']} scored (errored rollouts are not scored)")),
     ]
@@ -85,8 +88,9 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
         facts.append(("tokens", f"{s['prompt_tokens']} prompt / {s['completion_tokens']} completion"))
     parts = [f'<div class="vf-results" {_BOX}><h4 {_H}>GenerateOutputs</h4>', _kv_table(facts)]
     if s["metrics_mean"]:
-        parts.append(f"<h4 {_H}>Metrics (mean)</h4>")
-        parts.append(_kv_table([(k, f'<span {_NUM}>{_num(v)}</span>') for k, v in s["metrics_mean"].items()]))
+        parts.append(f"<h4 {_H}>Metrics (mean ± stderr, 95% CI)</h4>")
+        parts.append(_kv_table([(k, f'<span {_NUM}>{_e(format_estimate(v, s["metrics_stderr"][k], s["metrics_ci"][k]))}</span>')
+                                for k, v in s["metrics_mean"].items()]))
     if s["stop_reasons"]:
         parts.append(f"<h4 {_H}>Stop reasons</h4>")
         parts.append(_kv_table([(str(k), f'<span {_NUM}>{v}</span>') for k, v in s["stop_reasons"].items()]))

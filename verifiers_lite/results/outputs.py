@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import math
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -18,18 +17,6 @@ if TYPE_CHECKING:
 
 TIMING_COLUMNS = ("generation_ms", "scoring_ms", "total_ms")
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
-
-
-def mean_and_stderr(values: list[float]) -> tuple[float, float]:
-    """Mean and standard error of the mean (0 for fewer than two values)."""
-    n = len(values)
-    if n == 0:
-        return float("nan"), float("nan")
-    mean = sum(values) / n
-    if n < 2:
-        return mean, 0.0
-    var = sum((v - mean) ** 2 for v in values) / (n - 1)
-    return mean, math.sqrt(var / n)
 
 
 def summarize_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
@@ -200,13 +187,16 @@ class GenerateOutputs:
         return save_results(self, path)
 
     def __repr__(self) -> str:
+        from verifiers_lite.stats import format_estimate
+
         s = self.summary
         env, model = self.metadata.get("env_id"), self.metadata.get("model")
         errors = ", ".join(f"{k}={v}" for k, v in s["errors"].items()) or "none"
         stops = ", ".join(f"{k}={v}" for k, v in s["stop_reasons"].items()) or "none"
         return (
             f"GenerateOutputs(env={env!r}, model={model!r}, rollouts={s['num_rollouts']}, "
-            f"reward={s['reward_mean']:.3f}±{s['reward_stderr']:.3f} over {s['num_scored']} scored, "
+            f"reward={format_estimate(s['reward_mean'], s['reward_stderr'], s['reward_ci'])} "
+            f"over {s['num_scored']} scored, "
             f"errors: {errors}, stop reasons: {stops}"
             + (f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses" if s.get("cache") else "")
             + ")"

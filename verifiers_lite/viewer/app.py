@@ -11,8 +11,10 @@ from typing import Annotated
 from fastapi import FastAPI, HTTPException, Query, Request, Response
 from fastapi.responses import HTMLResponse, JSONResponse
 
+from verifiers_lite.results.labels import run_facts, run_labels
+from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores
 from verifiers_lite.viewer.index import StaleIndexError
-from verifiers_lite.viewer.query import RowFilter, compare_examples, example_means
+from verifiers_lite.viewer.query import RowFilter, compare_examples, example_scores
 from verifiers_lite.viewer.rows import json_safe, row_summary, strip_token_ids
 from verifiers_lite.viewer.runs import Run, RunRegistry
 
@@ -193,9 +195,20 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
             raise HTTPException(422, f"compare needs runs of one environment, got {sorted(map(str, envs))}")
         for r in chosen:
             r.index.scan()
-        examples = compare_examples([example_means(r.index) for r in chosen])
+        try:
+            scores = [example_scores(r.index) for r in chosen]
+        except StaleIndexError:
+            raise HTTPException(503, "results file being rewritten; retry") from None
+        labels = run_labels([run_facts(r.metadata()) for r in chosen])
+        try:  # each run against the first, paired over shared examples (vf.compare_runs' figures)
+            paired = [compare_scores(scores[0], s, (labels[0], labels[i + 1])).to_dict()
+                      for i, s in enumerate(scores[1:])]
+        except ExamplesMismatchError as exc:
+            raise HTTPException(422, str(exc)) from None
+        examples = compare_examples(scores)
+        runs_out = [{**r.summary(), "label": label} for r, label in zip(chosen, labels, strict=True)]
         return JSONResponse(json_safe({
-            "runs": [r.summary() for r in chosen], "num_examples": len(examples),
+            "runs": runs_out, "num_examples": len(examples), "paired": paired,
             "examples": examples[:limit], "diff": "last - first" if len(chosen) == 2 else "max - min",
         }))
 

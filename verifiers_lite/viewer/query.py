@@ -10,8 +10,9 @@ from typing import Any
 
 from verifiers_lite.errors import ERROR_CATEGORIES
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
-from verifiers_lite.results.outputs import mean_and_stderr
+from verifiers_lite.results.paired import ExampleScore, example_key
 from verifiers_lite.state import STOP_REASONS
+from verifiers_lite.stats import clustered_mean
 from verifiers_lite.viewer.index import RowIndex
 from verifiers_lite.viewer.rows import row_text
 
@@ -148,17 +149,17 @@ def _histogram(values: list[float]) -> list[dict[str, Any]]:
 
 
 def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
-    """Summary of the indexed rows: reward mean ± stderr over scored rollouts, per-metric means,
-    histogram, pass@k, errors and stop reasons, tokens and timing."""
+    """Summary of the indexed rows: reward mean ± stderr clustered by example and its 95%
+    interval over scored rollouts, per-metric means (with theirs), histogram, pass@k, errors and
+    stop reasons, tokens and timing."""
     cols = index.cols
     n = len(cols.offset)
     scored = [i for i in range(n) if not math.isnan(cols.reward[i])]
     rewards = [cols.reward[i] for i in scored]
-    mean, stderr = mean_and_stderr(rewards)
-    metrics: dict[str, float | None] = {}
-    for name, col in cols.metrics.items():
-        vals = [col[i] for i in scored if not math.isnan(col[i])]
-        metrics[name] = sum(vals) / len(vals) if vals else None
+    ids = [cols.example_id[i] for i in scored]
+    reward = clustered_mean(rewards, ids)
+    metric_estimates = {name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()}
+    metrics = {k: None if math.isnan(e.mean) else e.mean for k, e in metric_estimates.items()}
     totals = [t for t in cols.total_ms if not math.isnan(t)]
     examples = {str(e) for e in cols.example_id}
     return {
@@ -166,9 +167,12 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
         "num_scored": len(scored),
         "num_examples": len(examples),
         "num_errors": sum(1 for c in cols.error if c),
-        "reward_mean": mean,
-        "reward_stderr": stderr,
+        "reward_mean": reward.mean,
+        "reward_stderr": reward.stderr,
+        "reward_ci": reward.ci,
         "metrics_mean": metrics,
+        "metrics_stderr": {k: e.stderr for k, e in metric_estimates.items()},
+        "metrics_ci": {k: e.ci for k, e in metric_estimates.items()},
         "reward_histogram": _histogram(rewards),
         "pass_at_k": _pass_at_k(index, scored, criterion),
         "pass_criterion": criterion.describe(),
@@ -200,20 +204,28 @@ def _pass_at_k(index: RowIndex, scored: list[int], criterion: PassCriterion) -> 
     return {str(k): pass_at_k_from_counts(pairs, k) for k in ks}
 
 
-def example_means(index: RowIndex) -> dict[str, tuple[float, int]]:
-    """Mean reward and scored count per example id (as text), for comparing runs."""
+def example_scores(index: RowIndex) -> dict[str, ExampleScore]:
+    """Per example id (as text): summed reward and count of scored rollouts, rollouts in all,
+    and the key of its input (read from its first row), for comparing runs."""
     cols = index.cols
-    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0])
+    out: dict[str, ExampleScore] = {}
+    first: dict[str, int] = {}
     for i in range(len(cols.offset)):
+        e = str(cols.example_id[i])
+        score = out.get(e)
+        if score is None:
+            score, first[e] = out.setdefault(e, ExampleScore()), i
+        score.rollouts += 1
         r = cols.reward[i]
-        acc = sums[str(cols.example_id[i])]
         if not math.isnan(r):
-            acc[0] += r
-            acc[1] += 1
-    return {k: ((s / c) if c else float("nan"), int(c)) for k, (s, c) in sums.items()}
+            score.reward_sum += r
+            score.scored += 1
+    for e, row in zip(first, index.read(list(first.values())), strict=True):
+        out[e].key = example_key(row)
+    return out
 
 
-def compare_examples(means: list[dict[str, tuple[float, int]]]) -> list[dict[str, Any]]:
+def compare_examples(scores: list[dict[str, ExampleScore]]) -> list[dict[str, Any]]:
     """Per-example mean reward of each run and its difference (last - first for two runs, else
     max - min), largest difference first; examples missing or unscored in a run come last."""
     def order(e: str) -> tuple[int, int, str]:
@@ -221,14 +233,14 @@ def compare_examples(means: list[dict[str, tuple[float, int]]]) -> list[dict[str
         return (0 if digits else 1, int(e) if digits else 0, e)
 
     out: list[dict[str, Any]] = []
-    for e in sorted(set().union(*means), key=order):
-        vals = [m.get(e, (math.nan, 0))[0] for m in means]
+    for e in sorted(set().union(*scores), key=order):
+        vals = [m[e].mean if e in m else math.nan for m in scores]
         present = [v for v in vals if not math.isnan(v)]
         if len(vals) == 2:
             diff = vals[1] - vals[0]
         else:
             diff = max(present) - min(present) if len(present) > 1 else math.nan
-        out.append({"example_id": e, "means": vals, "counts": [m.get(e, (0.0, 0))[1] for m in means],
+        out.append({"example_id": e, "means": vals, "counts": [m[e].scored if e in m else 0 for m in scores],
                     "diff": diff})
     out.sort(key=lambda x: (math.isnan(x["diff"]), -abs(x["diff"]) if not math.isnan(x["diff"]) else 0.0))
     return out

@@ -87,16 +87,16 @@ class Run:
                 "metadata": meta, "stats": self.stats(meta, budget_s)}
 
     def summary(self, budget_s: float | None = None) -> dict[str, Any]:
-        """A line of the Runs page. Finished runs answer from their metadata (no scan)."""
+        """A line of the Runs page. Finished runs answer from their metadata (no scan) when it
+        holds the clustered figures (``reward_ci``; older runs' stderr was not clustered)."""
         meta = self.metadata()
         status = self.status(meta)
-        if status in _FINISHED and "reward_mean" in meta:
-            s = {k: meta.get(k) for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
-                                          "reward_stderr", "errors")}
+        keys = ("num_rollouts", "num_scored", "num_errors", "reward_mean", "reward_stderr", "reward_ci", "errors")
+        if status in _FINISHED and "reward_ci" in meta:
+            s = {k: meta.get(k) for k in keys}
         else:
             st = self.stats(meta, budget_s)
-            s = {k: st[k] for k in ("num_rollouts", "num_scored", "num_errors", "reward_mean",
-                                    "reward_stderr", "errors")}
+            s = {k: st[k] for k in keys}
         planned = meta.get("num_rollouts")
         return {
             "run_id": self.run_id, "env_id": meta.get("env_id"), "model": meta.get("model"),

@@ -31,6 +31,14 @@
   }
   const enc = encodeURIComponent;
   function num(v, d = 3) { return v === null || v === undefined || Number.isNaN(v) ? "—" : Number(v).toFixed(d); }
+  // A mean with its error bar, as the library prints it: mean ± stderr (clustered by example)
+  // and the 95% interval; the mean alone when there are too few examples for an interval.
+  function est(mean, se, ci, d = 3) {
+    if (mean === null || mean === undefined) return "—";
+    if (se === null || se === undefined || !ci || ci[0] === null) return num(mean, d);
+    return num(mean, d) + " ± " + num(se, d) + "  [" + num(ci[0], d) + ", " + num(ci[1], d) + "]";
+  }
+  function signed(v, d = 3) { return v === null || v === undefined ? "—" : (v > 0 ? "+" : "") + num(v, d); }
   function when(t) { return t ? new Date(t * 1000).toLocaleString() : "—"; }
   function badge(status) { return h("span", { class: "badge " + status }, status); }
   function pretty(v) { return JSON.stringify(v === undefined ? null : v, null, 2); }
@@ -153,7 +161,7 @@
         h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)),
         h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", {}, when(r.start_time)),
         h("td", { class: "num" }, r.num_rollouts, r.planned_rollouts ? " / " + r.planned_rollouts : ""),
-        h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)),
+        h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci)),
         h("td", { class: "num" }, r.num_errors ? h("span", { class: "error-text" }, r.num_errors) : "0"),
         h("td", {}, badge(r.status)))));
       return data.runs;
@@ -161,7 +169,7 @@
     const runs = await fill();
     mount(seq, h("h2", {}, "Runs"),
       runs.length ? h("table", { id: "runs" }, h("thead", {}, h("tr", {}, ["", "run", "env", "model", "date", "rollouts",
-        "mean reward ± stderr", "errors", "status"].map(c => h("th", {}, c)))), tbody)
+        "mean reward ± stderr [95% CI]", "errors", "status"].map(c => h("th", {}, c)))), tbody)
         : h("p", { class: "muted" }, "No runs found under the given paths."),
       h("p", {}, compareBtn, " ", h("span", { class: "muted" }, "tick two or more runs of one environment")));
     if (!DATA && runs.some(r => r.status === "running")) setLive(() => fill().catch(() => {}), 2000);
@@ -191,15 +199,17 @@
           ["started", when(m.start_time)], ["duration", dur],
           ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "") + (s.complete === false ? " (indexing…)" : "")],
           ["examples × rollouts", s.num_examples + " × " + (m.rollouts_per_example || "?")],
-          ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, num(s.reward_mean)), " ± ", num(s.reward_stderr),
+          ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, est(s.reward_mean, s.reward_stderr, s.reward_ci)),
+            h("span", { class: "muted" }, " ± stderr clustered by example [95% CI]"),
             s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
           ["errors", s.num_errors ? h("span", { class: "error-text" }, s.num_errors) : "0"],
           ["tokens", s.prompt_tokens + " prompt / " + s.completion_tokens + " completion"],
           ["mean time / rollout", s.mean_total_ms === null ? "—" : num(s.mean_total_ms, 0) + " ms"],
         ])),
         h("div", {}, h("h3", {}, "Reward histogram"), histogram(s.reward_histogram)),
-        h("div", {}, h("h3", {}, "Metrics (mean over scored)"),
-          Object.keys(s.metrics_mean).length ? kv(Object.entries(s.metrics_mean).map(([k, v]) => [k, num(v)])) : h("p", { class: "muted" }, "none"),
+        h("div", {}, h("h3", {}, "Metrics (mean over scored ± stderr [95% CI])"),
+          Object.keys(s.metrics_mean).length ? kv(Object.entries(s.metrics_mean).map(([k, v]) =>
+            [k, est(v, (s.metrics_stderr || {})[k], (s.metrics_ci || {})[k])])) : h("p", { class: "muted" }, "none"),
           h("h3", {}, "pass@k (", s.pass_criterion, ")"),
           Object.keys(s.pass_at_k).length ? kv(Object.entries(s.pass_at_k).map(([k, v]) => ["pass@" + k, num(v)])) : h("p", { class: "muted" }, "—")),
         h("div", {}, h("h3", {}, "Errors by category"),
@@ -356,6 +366,20 @@
   }
 
   // ---------------------------------------------------------------- Compare
+  // Each run against the first, paired over the examples both scored (vf.compare_runs' figures).
+  function pairedTable(paired) {
+    const rows = [["difference", p => h("b", {}, signed(p.diff), " ± ", num(p.stderr), "  [", signed(p.ci[0]), ", ", signed(p.ci[1]), "]")],
+      ["p-value (paired t-test)", p => num(p.p_value) + " (" + p.df + " df)"],
+      ["b better / tied / worse", p => p.wins + " / " + p.ties + " / " + p.losses],
+      ["shared examples", p => String(p.shared)],
+      ["only in a / only in b / unscored", p => p.only_a.length + " / " + p.only_b.length + " / " + p.unscored.length],
+      ["detectable at 80% power", p => num(p.mde)]];
+    return h("div", {}, h("h3", {}, "Paired difference b − a over shared examples (mean ± stderr [95% CI])"),
+      h("table", { id: "compare-paired", class: "kv" },
+        h("tr", {}, h("th", {}, ""), paired.map(p => h("th", { class: "num" }, p.labels[1] + " − " + p.labels[0]))),
+        rows.map(([name, f]) => h("tr", {}, h("th", {}, name), paired.map(p => h("td", { class: "num" }, f(p)))))));
+  }
+
   async function comparePage(seq, query) {
     const ids = query.getAll("runs");
     if (ids.length < 2) {
@@ -372,7 +396,7 @@
     }
     const c = await api("compare", { runs: ids });
     const example = query.get("example");
-    const head = h("tr", {}, h("th", {}, "example"), c.runs.map(r => h("th", { class: "num" }, r.model || r.run_id)), h("th", { class: "num" }, "Δ (" + c.diff + ")"));
+    const head = h("tr", {}, h("th", {}, "example"), c.runs.map(r => h("th", { class: "num" }, r.label)), h("th", { class: "num" }, "Δ (" + c.diff + ")"));
     const rows = c.examples.map(e => {
       const q = new URLSearchParams(query); q.set("example", e.example_id);
       return h("tr", { class: "clickable" + (e.example_id === example ? " sorted" : ""), onclick: () => go(["compare"], q) },
@@ -381,16 +405,17 @@
         h("td", { class: "num " + (e.diff > 0 ? "diff-pos" : e.diff < 0 ? "diff-neg" : "") }, e.diff === null ? "—" : (e.diff > 0 ? "+" : "") + num(e.diff)));
     });
     const nodes = [h("h2", {}, "Compare · ", c.runs[0].env_id || ""),
-      h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr"), h("th", { class: "num" }, "errors")),
-        c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.model || "—"),
-          h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)), h("td", { class: "num" }, r.num_errors)))),
+      h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "label"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr [95% CI]"), h("th", { class: "num" }, "errors")),
+        c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.label), h("td", {}, r.model || "—"),
+          h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci)), h("td", { class: "num" }, r.num_errors)))),
+      pairedTable(c.paired),
       h("h3", {}, "Per-example mean reward, largest difference first (", c.num_examples, " examples)"),
       h("div", { class: "grid" }, h("table", { id: "compare-examples" }, head, rows))];
     if (example !== null) {
       const columns = await Promise.all(c.runs.map(async r => {
         const list = await api("runs/" + enc(r.run_id) + "/rows", { example_id: example, limit: 20 });
         const details = await Promise.all(list.rows.map(x => api("runs/" + enc(r.run_id) + "/rows/" + enc(String(x.example_id)) + "/" + x.rollout_index)));
-        return h("div", { class: "compare-col" }, h("h3", {}, r.model || r.run_id, h("span", { class: "muted" }, "  " + r.run_id)),
+        return h("div", { class: "compare-col" }, h("h3", {}, r.label, h("span", { class: "muted" }, "  " + r.run_id)),
           details.length ? details.map(dd => h("div", { class: "compare-rollout" }, h("div", { class: "divider" }, "rollout " + dd.row.rollout_index), transcript(dd, true)))
             : h("p", { class: "muted" }, "no rollouts of this example"));
       }));
