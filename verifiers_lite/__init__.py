@@ -110,6 +110,7 @@ _LAZY: dict[str, str] = {
     "to_skyrl": "verifiers_lite.train.formats",
     "to_prime_rl": "verifiers_lite.train.formats",
     "write_token_rows": "verifiers_lite.train.token_files",
+    "grpo_trainer": "verifiers_lite.train.grpo",
     # errors
     "ModelAPIError": "verifiers_lite.errors",
     "ResumeMismatchError": "verifiers_lite.errors",
@@ -229,6 +230,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.stats import clustered_mean
     from verifiers_lite.sync import run_sync
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
+    from verifiers_lite.train.grpo import grpo_trainer
     from verifiers_lite.train.token_files import write_token_rows
     from verifiers_lite.train.validate import TrainingDataError, validate_training_rows
     from verifiers_lite.viewer.serve import view

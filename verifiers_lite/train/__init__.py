@@ -21,12 +21,15 @@ _EXPORTS: dict[str, str] = {
     "trainable_rows": ".formats",
     "write_token_rows": ".token_files",
     "read_token_rows": ".token_files",
+    "grpo_trainer": ".grpo",
+    "EnvironmentRollouts": ".grpo",
 }
 
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
     from .formats import to_prime_rl, to_skyrl, to_verl, trainable_rows
+    from .grpo import EnvironmentRollouts, grpo_trainer
     from .token_files import read_token_rows, write_token_rows
     from .validate import TrainingDataError, TrainingIssue, validate_training_rows
 

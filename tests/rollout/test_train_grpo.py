@@ -1,0 +1,131 @@
+"""TRL's GRPOTrainer on the library's rollouts: a few real GRPO steps on the SmolLM2 checkpoint,
+and what TRL receives (ids, loss masks, sampler logprobs) compared with the rows item by item,
+a multi-turn tool rollout included."""
+
+from __future__ import annotations
+
+import copy
+import re
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.train
+
+torch = pytest.importorskip("torch")
+trl = pytest.importorskip("trl")
+
+import verifiers_lite as vf  # noqa: E402
+from verifiers_lite.rollout import SamplingParams, Template, smollm2_hf_checkpoint  # noqa: E402
+from verifiers_lite.rollout.testing import ScriptedSampler  # noqa: E402
+from verifiers_lite.train.grpo import grpo_trainer  # noqa: E402
+
+
+def config(tmp_path: Any, **changes: Any) -> Any:
+    base = dict(
+        output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_steps=2,
+        learning_rate=5e-5, logging_steps=1, report_to="none", use_cpu=True, bf16=False,
+        save_strategy="no", max_completion_length=16, seed=0, dataloader_num_workers=0,
+    )
+    base.update(changes)
+    return trl.GRPOConfig(**base)
+
+
+def capture(trainer: Any) -> list[tuple[dict[str, Any], list[dict[str, Any]]]]:
+    """What the trainer's loss will see, with the rows the environment produced for it."""
+    seen: list[tuple[dict[str, Any], list[dict[str, Any]]]] = []
+    original = trainer._generate_and_score_completions
+
+    def wrapped(inputs: Any) -> Any:
+        out = original(inputs)
+        seen.append((out, copy.deepcopy(trainer.vf_rollouts.last_rows)))
+        return out
+
+    trainer._generate_and_score_completions = wrapped
+    return seen
+
+
+def assert_trl_got_the_rows(seen: list[tuple[dict[str, Any], list[dict[str, Any]]]]) -> int:
+    compared = 0
+    for out, rows in seen:
+        assert len(rows) == out["completion_ids"].shape[0]
+        for i, row in enumerate(rows):
+            prompt = out["prompt_ids"][i][out["prompt_mask"][i].bool()].tolist()
+            n = int(out["completion_mask"][i].sum())
+            assert prompt == row["prompt_ids"]
+            assert out["completion_ids"][i][:n].tolist() == row["completion_ids"]
+            assert out["tool_mask"][i][:n].tolist() == row["completion_mask"]
+            assert out["sampling_per_token_logps"][i][:n].tolist() == pytest.approx(
+                row["completion_logprobs"], rel=1e-6, abs=1e-7)
+            compared += 1
+    return compared
+
+
+def test_grpo_steps_on_policy(tmp_path: Any) -> None:
+    env = vf.load_environment("arithmetic", num_examples=4)
+    path = str(smollm2_hf_checkpoint())
+    trainer = grpo_trainer(env, path, config(tmp_path), sampling_params=SamplingParams(max_tokens=12, logprobs=0))
+    seen = capture(trainer)
+    before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
+    trainer.train()
+    assert assert_trl_got_the_rows(seen) == 8  # 2 steps x 4 completions
+    stats = trainer.vf_rollouts.step_stats
+    assert [s["step"] for s in stats] == [0, 1]
+    for s in stats:  # on-policy: an independent re-score of the sampled tokens agrees
+        assert s["max_abs_diff"] < 1e-3 and abs(s["ratio_mean"] - 1) < 1e-3
+    # The reward TRL logged is the rubric's: the mean of the rows' rewards, step by step.
+    logged = [h["reward"] for h in trainer.state.log_history if "reward" in h]
+    assert logged == pytest.approx([s["reward_mean"] for s in stats])
+    assert trainer.use_vllm is False  # on-policy: no importance-sampling correction
+    changed = any(not torch.equal(before[k], v) for k, v in trainer.model.named_parameters())
+    rewards_vary = any(len({r["reward"] for r in rows}) > 1 for _, rows in seen)
+    assert changed == rewards_vary  # GRPO moves the weights only when a group's rewards differ
+
+
+def add(a: int, b: int) -> int:
+    """Add two integers.
+
+    Args:
+        a: first addend
+        b: second addend
+    """
+    return a + b
+
+
+def respond(prompt: str) -> str:
+    q = re.findall(r"What is (\d+) \+ (\d+)\?", prompt)[-1]
+    if "<|im_start|>tool" not in prompt:
+        return f'<tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
+    return "The answer is \\boxed{" + re.findall(r"tool\n(.*?)<", prompt)[-1] + "}"
+
+
+def boxed_correct(completion: Any, answer: str, **kwargs: Any) -> float:
+    return 1.0 if f"\\boxed{{{answer}}}" in (completion[-1]["content"] if completion else "") else 0.0
+
+
+def test_multi_turn_tool_rollouts_reach_trl_verbatim(tmp_path: Any) -> None:
+    path = str(smollm2_hf_checkpoint())
+    template = Template.from_pretrained(path)
+    data = [{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(2)]
+    env = vf.ToolEnv(tools=[add], dataset=data, rubric=vf.Rubric([boxed_correct]), max_turns=3)
+    sampler = ScriptedSampler(template, respond)  # not the trained weights: off-policy
+    trainer = grpo_trainer(env, path, config(tmp_path, max_steps=1), sampler=sampler, template=template,
+                           sampling_params=SamplingParams(max_tokens=64, logprobs=0))
+    seen = capture(trainer)
+    trainer.train()
+    assert assert_trl_got_the_rows(seen) == 4
+    rows = seen[0][1]
+    assert all(r["turns"] == 2 and r["reward"] == 1.0 for r in rows)
+    # The tool answer sits inside the completion and is out of the loss.
+    assert all(0 in r["completion_mask"] and r["completion_mask"][0] == 1 for r in rows)
+    assert trainer.use_vllm is True  # TRL's importance-sampling correction is on
+    assert any("sampling/importance_sampling_ratio/mean" in h for h in trainer.state.log_history)
+    # The scripted sampler's logprobs are not the model's: the mismatch report says so.
+    assert trainer.vf_rollouts.step_stats[0]["max_abs_diff"] > 0.5
+
+
+def test_refuses_biased_sampling(tmp_path: Any) -> None:
+    env = vf.load_environment("arithmetic", num_examples=2)
+    with pytest.raises(ValueError, match="temperature 1.0"):
+        grpo_trainer(env, str(smollm2_hf_checkpoint()), config(tmp_path),
+                     sampling_params=SamplingParams(temperature=0.7, logprobs=0))
