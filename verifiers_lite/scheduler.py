@@ -51,25 +51,33 @@ def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
     out: list[RolloutInput] = []
     shared: dict[int, RolloutInput] = {}  # a row repeated with its own example_id is one input
     for i, row in enumerate(rows):
-        if route is None and id(row) in shared:
-            out.append(shared[id(row)])
-            continue
-        if route is None and isinstance(row.get("example_id"), int):
-            shared[id(row)] = cast(RolloutInput, row)  # placeholder until prepared, below
-        source = row
-        row = dict(row) if route is None else route(dict(row), i)
-        if row.get("prompt") is None:
-            if not isinstance(row.get("question"), str):
-                raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
-            row["prompt"] = build_prompt(row["question"], env.system_prompt, env.few_shot)
-        row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
-        eid = row.setdefault("example_id", i)
-        if isinstance(eid, bool) or not isinstance(eid, int):
-            raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
-        out.append(cast(RolloutInput, row))  # validated above
-        if id(source) in shared:
-            shared[id(source)] = out[-1]
+        known = shared.get(id(row)) if route is None else None
+        if known is None:
+            known = _prepare_row(env, route, row, i)
+            if route is None and isinstance(row.get("example_id"), int):
+                shared[id(row)] = known
+        out.append(known)
     return out
+
+
+def _prepare_row(env: Environment, route: Any, row: dict[str, Any], i: int) -> RolloutInput:
+    """One input, validated; the row itself when it is already in form (an environment's
+    formatted dataset row), else a copy: the caller's rows are never changed."""
+    prompt = row.get("prompt")
+    if route is None and prompt is not None and isinstance(row.get("example_id"), int):
+        normalized = normalize_messages(prompt, f"inputs row {i}, field 'prompt'")
+        if normalized == prompt and type(prompt) is list and not isinstance(row["example_id"], bool):
+            return cast(RolloutInput, row)
+    row = dict(row) if route is None else route(dict(row), i)
+    if row.get("prompt") is None:
+        if not isinstance(row.get("question"), str):
+            raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
+        row["prompt"] = build_prompt(row["question"], env.system_prompt, env.few_shot)
+    row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
+    eid = row.setdefault("example_id", i)
+    if isinstance(eid, bool) or not isinstance(eid, int):
+        raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
+    return cast(RolloutInput, row)  # validated above
 
 
 def group_inputs(inputs: list[RolloutInput]) -> dict[Any, list[RolloutInput]]:
