@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from array import array
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.results.metrics import PassCriterion, is_scored
 
@@ -27,9 +27,9 @@ class RowAggregate:
         self.num_rollouts = 0
         self.num_scored = 0
         self._reward_total = 0.0
-        # name -> example_id -> [sum, count] over scored rows: a metric's error bar is clustered
-        # by example too
-        self._metric_sums: dict[str, dict[Any, list[float]]] = {}
+        # name -> (sum, count) over scored rows per example run (below): a metric's error bar is
+        # clustered by example too; arrays, not a dict per example, so a long run stays small
+        self._metric_runs: dict[str, tuple[array[float], array[int]]] = {}
         self.errors: Counter[Any] = Counter()
         self.stop_reasons: Counter[str] = Counter()
         self.prompt_tokens = 0
@@ -65,11 +65,15 @@ class RowAggregate:
         reward = float(row["reward"])
         self.num_scored += 1
         self._reward_total += reward
+        run = len(self._example_ids) - 1
         for name, value in (row.get("metrics") or {}).items():
             if value is not None:
-                acc = self._metric_sums.setdefault(name, {}).setdefault(eid, [0.0, 0])
-                acc[0] += float(value)
-                acc[1] += 1
+                sums, counts = self._metric_runs.setdefault(name, (array("d"), array("q")))
+                if len(sums) <= run:  # a metric not seen since an earlier example: catch up
+                    sums.extend([0.0] * (run + 1 - len(sums)))
+                    counts.extend([0] * (run + 1 - len(counts)))
+                sums[run] += float(value)
+                counts[run] += 1
         self._scored[-1] += 1
         self._reward_sum[-1] += reward
         self._passed[-1] += self.criterion.passes(row)
@@ -91,16 +95,25 @@ class RowAggregate:
         """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
         from verifiers_lite.stats import estimate_from_totals
 
-        return {name: estimate_from_totals([v[0] for v in per.values()], [v[1] for v in per.values()])
-                for name, per in self._metric_sums.items()}
+        out = {}
+        for name, (sums, counts) in self._metric_runs.items():
+            per = [(s, n) for s, n in self._by_example(sums, counts).values() if n]
+            out[name] = estimate_from_totals([s for s, _ in per], [n for _, n in per])
+        return out
+
+    def _by_example(self, *columns: Sequence[float]) -> dict[Any, tuple[Any, ...]]:
+        """Per-run columns summed per example, in first-seen order (an example's rows may come
+        in several runs: independent scoring, a resume)."""
+        out: dict[Any, tuple[Any, ...]] = {}
+        for i, eid in enumerate(self._example_ids[: min(map(len, columns))]):
+            here = tuple(col[i] for col in columns)
+            seen = out.get(eid)
+            out[eid] = here if seen is None else tuple(a + b for a, b in zip(seen, here, strict=True))
+        return out
 
     def per_example(self) -> dict[Any, tuple[int, float, int]]:
         """example_id -> (scored rollouts, reward sum, passing rollouts), in first-seen order."""
-        out: dict[Any, tuple[int, float, int]] = {}
-        for i, eid in enumerate(self._example_ids):
-            n, s, p = out.get(eid, (0, 0.0, 0))
-            out[eid] = (n + self._scored[i], s + self._reward_sum[i], p + self._passed[i])
-        return out
+        return cast(dict[Any, tuple[int, float, int]], self._by_example(self._scored, self._reward_sum, self._passed))
 
     def pass_counts(self) -> list[tuple[int, int]]:
         """(scored, passing) per example with a scored rollout: pass@k's input."""
