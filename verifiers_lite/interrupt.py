@@ -9,6 +9,7 @@ see the full traceback.
 from __future__ import annotations
 
 import os
+import textwrap
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,7 @@ from pathlib import Path
 _lock = threading.Lock()
 _notes: list[str] = []  # newest last; a run's note is taken by the call that started it
 _count = 0
+NOTE_WIDTH = 88  # characters per line of the note in a notebook
 
 
 class RunInterrupted(KeyboardInterrupt):
@@ -28,7 +30,13 @@ class RunInterrupted(KeyboardInterrupt):
         # the usual full traceback.
         if debug_tracebacks():
             raise AttributeError("_render_traceback_")
-        return lambda: [str(self)]
+        return lambda: wrap_note(str(self))
+
+
+def wrap_note(note: str, width: int = NOTE_WIDTH) -> list[str]:
+    """``note`` as lines of at most ``width`` characters, broken between words (a notebook wraps
+    a long output line wherever it hits the edge, mid-word; a path longer than a line stays whole)."""
+    return textwrap.wrap(note, width, break_long_words=False, break_on_hyphens=False) or [note]
 
 
 def debug_tracebacks() -> bool:

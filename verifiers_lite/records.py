@@ -84,7 +84,7 @@ class State(TypedDict, total=False):
     metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
     advantage: float | None  #: reward minus the group mean; None when unscored
     usage: dict[str, int]  #: prompt_tokens, completion_tokens summed over turns
-    timing: dict[str, float]  #: start (epoch s), generation_ms, scoring_ms, total_ms
+    timing: dict[str, float]  #: start (epoch s), generation_ms, scoring_ms, rollout_ms, total_ms
     prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
     completion_ids: list[int]
     completion_mask: list[int]

@@ -29,7 +29,7 @@ def test_dataframe_columns_follow_the_row_schema():
            "completion": [], "answer": "a", "info": {"k": 1}, "reward": 1.0, "metrics": {"acc": 1.0},
            "advantage": 0.0, "turns": 1, "stop_reason": "stop",
            "error": {"category": "tool", "message": "boom"},
-           "timing": {"generation_ms": 1.0, "scoring_ms": 2.0, "total_ms": 3.0},
+           "timing": {"generation_ms": 1.0, "scoring_ms": 2.0, "rollout_ms": 1.5, "total_ms": 3.0},
            "usage": {"prompt_tokens": 5, "completion_tokens": 6}}
     assert set(row) == set(records.ROW_KEYS)
     flat = flatten_row(row)
@@ -37,7 +37,7 @@ def test_dataframe_columns_follow_the_row_schema():
     assert list(flat) == [
         "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
         "reward", "advantage", "turns", "stop_reason", "error", "error_category", "info", "acc",
-        "generation_ms", "scoring_ms", "total_ms", "prompt_tokens", "completion_tokens"]
+        "generation_ms", "scoring_ms", "rollout_ms", "total_ms", "prompt_tokens", "completion_tokens"]
     assert (flat["error"], flat["error_category"]) == ("boom", "tool")
     assert GenerateOutputs([]).to_pandas().columns.tolist()[:13] == list(flat)[:13]
 

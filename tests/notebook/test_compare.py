@@ -24,7 +24,7 @@ def _run(model: str, rewards: list[float | None], stops: list[str], temperature:
 def test_one_flat_row_per_run_with_independent_figures():
     a = _run("small", [1.0, 0.0, 1.0, 1.0], ["stop", "length", "stop", "stop"])
     b = _run("big", [1.0, 1.0, None, 0.0], ["stop", "stop", "error", "length"])
-    df = vf.compare([a, b])
+    df = vf.compare([a, b], details=True)
     assert list(df["run"]) == ["small", "big"]  # named by what differs
     assert not any(isinstance(v, dict) for v in df.to_numpy().ravel())  # flat: no dict cells
     ra, rb = df.iloc[0], df.iloc[1]
@@ -56,3 +56,14 @@ def test_bad_input_is_refused():
         vf.compare([])
     with pytest.raises(TypeError, match="GenerateOutputs"):
         vf.compare([42])
+
+
+def test_the_default_view_is_compact_and_details_are_on_request():
+    a = _run("small", [1.0, 0.0, 1.0, 1.0], ["stop", "length", "stop", "stop"])
+    b = _run("big", [1.0, 1.0, None, 0.0], ["stop", "stop", "error", "length"])
+    compact, full = vf.compare([a, b]), vf.compare([a, b], details=True)
+    assert list(compact.columns) == ["run", "rollouts", "reward_mean", "reward_stderr", "reward_ci_low", "reward_ci_high",
+                                     "pass@1", "pass@2", "errors"]
+    assert len(full.columns) > 15  # everything else: env, model, metrics, every error and stop kind...
+    assert compact.equals(full[compact.columns])  # the same figures, fewer columns
+    assert list(vf.compare([a, b], ks=[1]))[-2:] == ["pass@1", "errors"]

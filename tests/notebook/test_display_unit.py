@@ -67,7 +67,7 @@ def test_widget_figures_and_final_state():
         p.on_progress(stats, [])
     # Three examples, one rollout each: sd 0.577 / √3 = 0.333; 95% CI ± t(0.975; 2) = 4.303 × that.
     assert p.bar.value == 3 and "mean reward 0.667 ± 0.333 (95% CI [-0.768, 2.101])" in p.figures.value
-    assert "reward histogram (n=3)" in p.hist.value
+    assert "reward histogram · 3 rollouts" in p.hist.value
     stats.add(_rows(2) + _rows(1, 0.0, {"category": "timeout", "message": "x"}))
     p.on_progress(stats, [])
     p.on_end(stats)

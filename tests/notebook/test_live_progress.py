@@ -116,8 +116,10 @@ def test_interrupt_raises_one_line_saying_what_was_saved(tmp_path):
     lines = err._render_traceback_()
     on_disk = len((tmp_path / "results.jsonl").read_text().splitlines())
     assert 4 <= on_disk < 20
-    assert len(lines) == 1 and f"{on_disk} of 20 rollouts are saved" in lines[0] and str(tmp_path) in lines[0]
-    assert f"only the {20 - on_disk} missing rollouts run" in lines[0]
+    assert " ".join(lines) == str(err)  # the one message, broken between words only
+    assert all(len(x) <= 88 or " " not in x for x in lines), lines
+    assert f"{on_disk} of 20 rollouts are saved" in str(err) and str(tmp_path) in str(err)
+    assert f"only the {20 - on_disk} missing rollouts run" in str(err)
     client = vf.ScriptedClient("= 1")
     out = env.evaluate_sync(client, "m", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
     assert len(out) == 20 and client.requests == 20 - on_disk

@@ -102,3 +102,82 @@ def test_reward_vs_turns_draws_points_not_lines_across_missing_turns():
     assert data_lines and all(ln.get_linestyle() == "None" for ln in data_lines)
     assert sorted(data_lines[0].get_xdata()) == [1, 5]  # nothing drawn at turns 2-4
     assert list(data_lines[0].get_ydata()) == [0.5, 0.5]
+
+
+def _drawn(ax):
+    """The figure rendered: (renderer, RGB array with row 0 at the top)."""
+    import numpy as np
+
+    fig = ax.figure
+    fig.canvas.draw()
+    return fig.canvas.get_renderer(), np.asarray(fig.canvas.buffer_rgba())[..., :3].astype(int)
+
+
+def _near(pixels, color, tol: int = 40):
+    import numpy as np
+    from matplotlib.colors import to_rgb
+
+    rgb = np.array([round(255 * c) for c in to_rgb(color)])  # alpha ignored: give what is shown
+    return (np.abs(pixels - rgb) <= tol).all(axis=-1)
+
+
+def _data_boxes(ax, renderer):
+    """Display-space boxes of what carries data: bars with height, and every plotted point."""
+    import numpy as np
+    from matplotlib.transforms import Bbox
+
+    boxes = [p.get_window_extent(renderer) for p in ax.patches if getattr(p, "get_height", lambda: 1)() > 0]
+    for line in ax.get_lines():
+        for x, y in ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float)):
+            boxes.append(Bbox.from_bounds(x - 3, y - 3, 6, 6))
+    return boxes
+
+
+def _uniform(n_values: int, shift: int) -> vf.GenerateOutputs:
+    """Rewards spread evenly over ``n_values`` values: bars of one height fill the whole plot width."""
+    rewards = [((i + shift) % n_values) / (n_values - 1) for i in range(4 * n_values)]
+    rows = [{"example_id": i // 4, "rollout_index": i % 4, "reward": r, "advantage": r - 0.5, "turns": 1 + i % 3,
+             "metrics": {}} for i, r in enumerate(rewards)]
+    return vf.GenerateOutputs(rows=rows, metadata={"env_id": "e", "model": "m", "rollouts_per_example": 4})
+
+
+@pytest.mark.parametrize("draw", [vf.plot_rewards, lambda d: vf.plot_rewards(d, kind="ecdf"),
+                                  vf.plot_pass_at_k, vf.plot_advantages, vf.plot_reward_vs_turns])
+def test_the_legend_never_covers_the_data_and_every_swatch_shows(draw):
+    runs = {"first run": _uniform(12, 0), "second run": _uniform(12, 5)}  # data everywhere in the plot
+    ax = draw(runs)
+    renderer, pixels = _drawn(ax)
+    legend = ax.get_legend()
+    box = legend.get_window_extent(renderer)
+    fig_box = ax.figure.bbox
+    assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1 and fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1
+    hits = [b for b in _data_boxes(ax, renderer) if b.overlaps(box)]
+    assert not hits, f"legend {box} covers data at {hits[:3]}"
+    height = pixels.shape[0]
+    inside = pixels[int(height - box.y1):int(height - box.y0), int(box.x0):int(box.x1)]
+    for handle in legend.legend_handles:  # each series' swatch is drawn, in its colour
+        assert _near(inside, _shown_colour(handle), tol=30).sum() >= 10, f"no visible swatch for {handle}"
+
+
+def _shown_colour(handle):
+    """The colour a legend swatch shows: its line or face colour, blended over white by its alpha."""
+    from matplotlib.colors import to_rgba
+
+    if hasattr(handle, "get_xdata"):  # a line
+        raw = handle.get_color()
+    elif hasattr(handle, "get_segments"):  # error bars
+        raw = handle.get_color()[0]
+    else:  # a patch: its face colour carries its alpha
+        raw = handle.get_facecolor()
+    r, g, b, a = to_rgba(raw)
+    return tuple(a * c + (1 - a) for c in (r, g, b))
+
+
+def test_coinciding_pass_at_k_curves_stay_visible():
+    same = _uniform(6, 0)
+    ax = vf.plot_pass_at_k({"a": same, "b": same})  # one curve, twice
+    first, second = ax.get_lines()[:2]
+    assert list(first.get_ydata()) == list(second.get_ydata())
+    _, pixels = _drawn(ax)
+    shown = [_near(pixels, line.get_color(), tol=30).sum() for line in (first, second)]
+    assert min(shown) >= 0.3 * max(shown), f"one curve hides the other: pixels per series {shown}"

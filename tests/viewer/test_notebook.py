@@ -1,5 +1,7 @@
-"""``out.view()`` / ``vf.view()`` in a real Jupyter kernel: an iframe onto a loopback viewer kept
-for the kernel's life, which a browser renders inline; in-process, outputs not on disk."""
+"""``out.view()`` / ``vf.view()`` in a real Jupyter kernel: a static snapshot of the run, and an
+iframe onto a loopback viewer kept for the kernel's life that a browser adds inline only while
+that server answers (a saved notebook keeps no frame onto a dead URL); in-process, outputs not on
+disk."""
 
 from __future__ import annotations
 
@@ -31,7 +33,11 @@ def test_view_of_outputs_in_process(runs):
     detail = fetch(f"{base}api/runs/{urllib.request.quote(run_id, safe='')}")
     assert detail["stats"]["num_rollouts"] == len(out.rows)
     assert detail["stats"]["reward_mean"] == pytest.approx(stats_by_hand(out.rows)["mean"])
-    assert f'<iframe src="{frame.url}"' in frame._repr_html_()
+    html = frame._repr_html_()
+    assert "<iframe" not in html  # only a live page adds one, once the server answers
+    snapshot = re.sub(r"<[^>]+>", "", html.split("<script>")[0])
+    assert f"mean reward {stats_by_hand(out.rows)['mean']:.3f}" in snapshot
+    assert f"{len(out.rows)} rollouts" in snapshot and frame.url in html
     again = out.view()  # the same server for the process's life, another run added to it
     assert again.url.split("#")[0] == base
     assert {r["run_id"] for r in fetch(base + "api/runs")["runs"]} >= {run_id}
@@ -57,10 +63,10 @@ def test_view_in_a_kernel_renders_inline(runs, tmp_path, artifacts_dir):
 
         run_dir = runs["root"] / "evals" / "arith-a"
         html = run(f"import verifiers_lite as vf\nout = vf.load_results({str(run_dir)!r})\nout.view()")
-        url = re.search(r'<iframe src="([^"]+)"', html).group(1)
+        url = re.search(r'<a href="([^"]+)"', html).group(1)
         assert url.startswith("http://127.0.0.1:") and "#/runs/" in url
         html2 = run(f"vf.view({str(runs['root'])!r})")
-        assert re.search(r'<iframe src="([^"]+)"', html2).group(1).split("#")[0] == url.split("#")[0]
+        assert re.search(r'<a href="([^"]+)"', html2).group(1).split("#")[0] == url.split("#")[0]
         listed = fetch(url.split("#")[0] + "api/runs")["runs"]
         assert len(listed) == 1 + len(runs["outputs"])  # the run, then the folder's runs as well
 
@@ -74,13 +80,21 @@ def test_view_in_a_kernel_renders_inline(runs, tmp_path, artifacts_dir):
             browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
             pg = browser.new_page(viewport={"width": 1200, "height": 900})
             pg.goto(page_file.as_uri())
-            frame = pg.frame_locator("iframe")
+            frame = pg.frame_locator("iframe").first
             mean = frame.locator("#reward-mean")
             mean.wait_for(timeout=30_000)
             rewards = [r["reward"] for r in runs["outputs"]["arith-a"].rows]
             assert f"{sum(rewards) / len(rewards):.3f}" in mean.inner_text()
             pg.screenshot(path=str(artifacts_dir / "viewer-notebook-iframe.png"))
+            kc.stop_channels()
+            km.shutdown_kernel(now=True)  # the viewer goes with the kernel
+            pg.goto(page_file.as_uri())  # the same outputs, read later
+            pg.wait_for_selector(".vf-view[data-live='0']", state="attached")
+            assert pg.locator("iframe").count() == 0
+            assert f"{sum(rewards) / len(rewards):.3f}" in pg.inner_text(".vf-view-snapshot")
+            pg.screenshot(path=str(artifacts_dir / "viewer-notebook-after-kernel.png"))
             browser.close()
     finally:
         kc.stop_channels()
-        km.shutdown_kernel(now=True)
+        if km.is_alive():
+            km.shutdown_kernel(now=True)

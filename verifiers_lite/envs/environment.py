@@ -190,6 +190,7 @@ class Environment(ABC):
         sampling_args: dict[str, Any] | None, rollout_index: int,
     ) -> State:
         attempt = 0
+        t0 = time.perf_counter()
         while True:
             started: list[State] = []
             token = _ATTEMPT_STATES.set(started)
@@ -199,7 +200,7 @@ class Environment(ABC):
                 if not isinstance(state, dict):
                     raise TypeError(f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict")
                 state["rollout_index"] = rollout_index
-                return state
+                return _timed(state, t0)
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
@@ -213,7 +214,7 @@ class Environment(ABC):
                     state["error"] = categorize(exc)
                     state["stop_reason"] = "error"
                     state["retries"] = attempt
-                    return state
+                    return _timed(state, t0)
                 attempt += 1
                 await asyncio.sleep(ROLLOUT_RETRY.delay(attempt))
             finally:
@@ -364,3 +365,13 @@ def _check_run_options(method: str, kwargs: dict[str, Any]) -> None:
             f"{method}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
             f"its options are {', '.join(known)}"
         )
+
+
+def _timed(state: State, started: float) -> State:
+    """Record the rollout's own wall time (its trajectory, retries included) as
+    ``timing.rollout_ms``; ``total_ms`` also counts waiting for its group and scoring."""
+    timing = state.get("timing")
+    if not isinstance(timing, dict):
+        timing = state["timing"] = {}
+    timing["rollout_ms"] = (time.perf_counter() - started) * 1000
+    return state

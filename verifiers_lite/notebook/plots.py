@@ -16,7 +16,11 @@ if TYPE_CHECKING:
     import pandas as pd
     from matplotlib.axes import Axes
 
-FIGSIZE = (7.0, 3.6)  # readable at notebook width without scrolling
+FIGSIZE = (8.0, 3.6)  # readable at notebook width without scrolling, legend beside the plot
+# Series that coincide (two runs with one pass@k curve) must all stay visible: each later series
+# is drawn over the earlier ones with a thinner, broken line and a larger hollow marker.
+_LINE_STYLES = ("-", "--", ":", "-.")
+_MARKERS = ("o", "s", "^", "D", "v", "P")
 
 
 def runs_frame(data: Any) -> pd.DataFrame:
@@ -73,6 +77,20 @@ def _axes(ax: Axes | None) -> Axes:
     return ax
 
 
+def _legend(ax: Axes) -> None:
+    """The legend beside the plot area, never over the data, each swatch on a clear background."""
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small",
+                  frameon=False)
+
+
+def _series_style(i: int) -> dict[str, Any]:
+    """Line and marker of the ``i``-th line series (see ``_LINE_STYLES``)."""
+    return {"linestyle": _LINE_STYLES[i % len(_LINE_STYLES)], "linewidth": max(1.0, 2.4 - 0.5 * i),
+            "marker": _MARKERS[i % len(_MARKERS)], "markersize": 6 + 3 * i,
+            "markerfacecolor": None if i == 0 else "none", "markeredgewidth": 1.5, "zorder": 2 + i}
+
+
 def _label(name: str, values: Any) -> str:
     n = len(values)
     mean = float(values.mean()) if n else math.nan
@@ -106,9 +124,10 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
     ax = _axes(ax)
     groups = [(name, g["reward"].astype(float).dropna()) for name, g in _groups(df, by)]
     if kind == "ecdf":
-        for name, r in groups:
+        for k, (name, r) in enumerate(groups):
             xs = sorted(r)
-            ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=_label(name, r))
+            ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=_label(name, r),
+                    linestyle=_LINE_STYLES[k % len(_LINE_STYLES)], linewidth=max(1.0, 2.4 - 0.5 * k))
         ax.set_ylabel("fraction of rollouts ≤ reward")
         ax.set_ylim(0, 1.02)
     else:
@@ -123,7 +142,7 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
         ax.set_ylabel("fraction of rollouts")
     ax.set_xlabel("reward")
     ax.set_title("Reward distribution" + (f" by {by}" if by else ""))
-    ax.legend(fontsize="small", frameon=False)
+    _legend(ax)
     return ax
 
 
@@ -143,7 +162,7 @@ def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = Non
     ax.set_ylabel("mean reward")
     ax.set_title("Reward vs turns")
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
-    ax.legend(fontsize="small", frameon=False)
+    _legend(ax)
     return ax
 
 
@@ -178,20 +197,20 @@ def plot_pass_at_k(
     crit = _pass_criterion(data, threshold, criterion)
     df = runs_frame(data)
     ax = _axes(ax)
-    for name, g in _groups(df, by):
+    for i, (name, g) in enumerate(_groups(df, by)):
         metric = g[crit.metric] if crit.metric != "reward" and crit.metric in g.columns else None
         records = [
             {"example_id": eid, "reward": reward, "metrics": {crit.metric: None if metric is None else metric.iloc[i]}}
             for i, (eid, reward) in enumerate(zip(g["example_id"], g["reward"], strict=True))
         ]
         curve = pass_at_k_curve(records, criterion=crit)
-        ax.plot(list(curve), list(curve.values()), marker="o", label=name or crit.describe())
+        ax.plot(list(curve), list(curve.values()), label=name or crit.describe(), **_series_style(i))
     ax.set_xlabel("k (samples per example)")
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
     ax.set_title(f"pass@k (passes when {crit.describe()})")
     ax.xaxis.get_major_locator().set_params(integer=True)  # type: ignore[call-arg]  # MaxNLocator
-    ax.legend(fontsize="small", frameon=False)
+    _legend(ax)
     return ax
 
 
@@ -219,5 +238,5 @@ def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bi
     ax.set_xlabel("advantage (reward − group mean)")
     ax.set_ylabel("fraction of rollouts")
     ax.set_title("Advantage distribution")
-    ax.legend(fontsize="small", frameon=False)
+    _legend(ax)
     return ax

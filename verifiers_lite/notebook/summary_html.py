@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 import math
 
-from verifiers_lite.progress import RunStats, format_stop_reasons
+from verifiers_lite.progress import RunStats, format_stop_reasons, note_shown
 
 BAR_COLORS = {"success": "#4caf50", "warning": "#ff9800", "danger": "#e53935", "info": "#2196f3"}
 
@@ -45,12 +45,18 @@ def stop_reasons_html(stats: RunStats) -> str:
     line = f'<div style="font-size:12px">stop reasons: {html.escape(format_stop_reasons(stats.stop_reasons))}</div>'
     warning = stats.length_warning()
     if warning:
+        note_shown(warning)
         line += f'<div class="vf-warning" style="font-size:12px;color:#b26a00">⚠ {html.escape(warning)}</div>'
     return line
 
 
-def histogram_html(rewards: list[float], bins: int = 12, height: int = 36) -> str:
-    """A tiny reward histogram as CSS bars: cheap enough to redraw several times a second."""
+HIST_WIDTH, HIST_HEIGHT = 320, 90  # px: the plot area of the widget's reward histogram
+_AXIS = "border-left:1px solid #888;border-bottom:1px solid #888"
+
+
+def histogram_html(rewards: list[float], bins: int = 10, ticks: int = 5) -> str:
+    """The widget's reward histogram as CSS bars with axes: counts on the bars and the y axis,
+    reward ticks on the x axis. Plain inline-styled HTML, cheap to redraw several times a second."""
     if not rewards:
         return ""
     lo, hi = min(min(rewards), 0.0), max(max(rewards), 1.0)
@@ -59,16 +65,32 @@ def histogram_html(rewards: list[float], bins: int = 12, height: int = 36) -> st
     for r in rewards:
         counts[min(bins - 1, int((r - lo) / width))] += 1
     top = max(counts) or 1
+    label_h = 14  # room above the tallest bar for its count
     bars = "".join(
-        f'<div title="{lo + i * width:.2f}–{lo + (i + 1) * width:.2f}: {c}" style="width:10px;'
-        f'height:{max(1, round(height * c / top)) if c else 0}px;background:#5c6bc0;margin-right:1px"></div>'
+        f'<div class="vf-bin" title="{lo + i * width:.2f}–{lo + (i + 1) * width:.2f}: {c}" style="flex:1;'
+        f'display:flex;flex-direction:column;justify-content:flex-end;align-items:center;height:100%">'
+        f'<span style="font-size:10px;line-height:{label_h}px;color:#333">{c or ""}</span>'
+        f'<div style="width:100%;height:{round(HIST_HEIGHT * c / top) if c else 0}px;background:#5c6bc0"></div></div>'
         for i, c in enumerate(counts)
     )
+    # Zero-width items spread across the axis: each label is centred on its tick position.
+    xticks = "".join(
+        f'<span class="vf-xtick" style="flex:0 0 0;width:0;display:flex;justify-content:center;'
+        f'white-space:nowrap">{lo + k * (hi - lo) / (ticks - 1):g}</span>'
+        for k in range(ticks)
+    )
+    y_axis = (f'<div class="vf-yaxis" style="width:34px;height:{HIST_HEIGHT}px;margin-top:{label_h}px;display:flex;'
+              'flex-direction:column;justify-content:space-between;align-items:flex-end;padding-right:4px;'
+              f'box-sizing:border-box;line-height:1"><span>{top}</span><span>0</span></div>')
     return (
-        f'<div style="display:flex;align-items:flex-end;gap:8px;font-size:11px;color:#666">'
-        f'<span>{lo:g}</span><div style="display:flex;align-items:flex-end;height:{height}px;'
-        f'border-bottom:1px solid #999">{bars}</div><span>{hi:g}</span>'
-        f'<span>reward histogram (n={len(rewards)})</span></div>'
+        '<div class="vf-hist" style="display:inline-block;font-size:11px;color:#555;margin-top:6px">'
+        f'<div style="margin-left:34px;color:#333">reward histogram · {len(rewards)} rollouts'
+        ' <span style="color:#777">(rollouts per bin)</span></div>'
+        f'<div style="display:flex">{y_axis}<div class="vf-bars" style="display:flex;align-items:flex-end;gap:2px;'
+        f'width:{HIST_WIDTH}px;height:{HIST_HEIGHT + label_h}px;{_AXIS}">{bars}</div></div>'
+        f'<div style="display:flex;justify-content:space-between;width:{HIST_WIDTH}px;margin-left:35px;'
+        f'padding-top:2px">{xticks}</div>'
+        f'<div style="width:{HIST_WIDTH}px;margin-left:35px;text-align:center;color:#333">reward</div></div>'
     )
 
 

@@ -13,6 +13,11 @@ if TYPE_CHECKING:
 
     from verifiers_lite.results.outputs import GenerateOutputs
 
+# Left out of the default view (``details=False``): the ``run`` label already names what differs,
+# and counts by kind, metric means and the middle of the pass@k curve are the details.
+_DETAIL_COLUMNS = ("env", "model", "temperature", "scored", "completion_tokens_per_rollout", "wall_time_s")
+_DETAIL_PREFIXES = ("metric:", "error:", "stop:")
+
 
 def as_outputs(run: Any, caller: str = "compare()") -> GenerateOutputs:
     """A run given as ``GenerateOutputs`` or as a run directory, loaded; TypeError otherwise,
@@ -32,13 +37,15 @@ def _columns(metadata: dict[str, Any]) -> dict[str, Any]:
             "temperature": (metadata.get("sampling_args") or {}).get("temperature")}
 
 
-def compare(runs: Any, ks: list[int] | None = None) -> pd.DataFrame:
-    """One row per run, flat columns: ``run`` (named by what differs between the runs: a task of
-    ``out.by_task()``, ``temperature=0.2``, an environment argument, the model), env, model,
-    temperature, rollouts, scored, ``reward_mean``, ``reward_stderr`` (clustered by example),
-    ``reward_ci_low``/``reward_ci_high`` (95%), each metric's mean (``metric:NAME``), ``pass@k`` (k = 1,
-    2, 4, ... up to the group size, or ``ks``; under each run's pass criterion),
-    ``errors`` and ``error:CATEGORY``, ``stop:REASON`` counts, tokens per rollout and wall time.
+def compare(runs: Any, ks: list[int] | None = None, details: bool = False) -> pd.DataFrame:
+    """One row per run, flat columns. By default a compact view that fits a notebook: ``run``
+    (named by what differs between the runs: a task of ``out.by_task()``, ``temperature=0.2``, an
+    environment argument, the model), rollouts, ``reward_mean``, ``reward_stderr`` (clustered by
+    example), ``reward_ci_low``/``reward_ci_high`` (95%), pass@1 and pass@n (n the group size) and
+    ``errors``. ``details=True`` adds env, model, temperature, scored, each metric's mean
+    (``metric:NAME``), every ``pass@k`` (k = 1, 2, 4, ... up to the group size, or ``ks``; under
+    each run's pass criterion), ``error:CATEGORY`` and ``stop:REASON`` counts, tokens per rollout
+    and wall time.
 
     ``runs``: a list of results (``GenerateOutputs`` or run directories), or a dict of
     name -> results to name them yourself.
@@ -53,7 +60,16 @@ def compare(runs: Any, ks: list[int] | None = None) -> pd.DataFrame:
     df = pd.DataFrame([_row(label, r, ks) for label, (_, r) in zip(labels, loaded, strict=True)])
     counts = [c for c in df.columns if c.startswith(("error:", "stop:"))]
     df[counts] = df[counts].fillna(0).astype(int)  # a category one run never hit is a count of 0
-    return df
+    return df if details else df[_summary_columns(list(df.columns), ks)]
+
+
+def _summary_columns(columns: list[str], ks: list[int] | None) -> list[str]:
+    """The compact view: every column but the details; of pass@k, the first and last k (or the
+    ``ks`` asked for)."""
+    passes = [c for c in columns if c.startswith("pass@")]
+    shown_passes = passes if ks else passes[:1] + passes[-1:]
+    return [c for c in columns if c not in _DETAIL_COLUMNS and not c.startswith(_DETAIL_PREFIXES)
+            and (not c.startswith("pass@") or c in shown_passes)]
 
 
 def _as_list(runs: Any) -> list[Any]:

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.progress import length_warning
+from verifiers_lite.progress import length_warning, shown_in_this_cell
 from verifiers_lite.stats import format_estimate
 
 if TYPE_CHECKING:
@@ -95,7 +95,7 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
         parts.append(f"<h4 {_H}>Stop reasons</h4>")
         parts.append(_kv_table([(str(k), f'<span {_NUM}>{v}</span>') for k, v in s["stop_reasons"].items()]))
         warning = length_warning(s["stop_reasons"], s["num_rollouts"])
-        if warning:
+        if warning and not shown_in_this_cell(warning):  # once per cell: the run's display said it
             parts.append(f'<div class="vf-warning" {_WARN}>⚠ {_e(warning)}</div>')
     if s["errors"]:
         parts.append(f"<h4 {_H}>Errors by category</h4>")

@@ -15,7 +15,7 @@ from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k_f
 if TYPE_CHECKING:
     import pandas as pd
 
-TIMING_COLUMNS = ("generation_ms", "scoring_ms", "total_ms")
+TIMING_COLUMNS = ("generation_ms", "scoring_ms", "rollout_ms", "total_ms")
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
 
 

@@ -94,7 +94,8 @@ class _Columns:
     error: array = field(default_factory=lambda: array("i"))
     prompt_tokens: array = field(default_factory=lambda: array("q"))
     completion_tokens: array = field(default_factory=lambda: array("q"))
-    total_ms: array = field(default_factory=lambda: array("d"))
+    rollout_ms: array = field(default_factory=lambda: array("d"))  # the rollout's own time
+    total_ms: array = field(default_factory=lambda: array("d"))  # ... until its group was scored
     example_id: list[Any] = field(default_factory=list)
     metrics: dict[str, array] = field(default_factory=dict)
 
@@ -223,7 +224,9 @@ class RowIndex:
         usage = _dict(row.get("usage"))
         c.prompt_tokens.append(_int(usage.get("prompt_tokens")))
         c.completion_tokens.append(_int(usage.get("completion_tokens")))
-        total = _dict(row.get("timing")).get("total_ms")
+        timing = _dict(row.get("timing"))
+        own, total = timing.get("rollout_ms"), timing.get("total_ms")
+        c.rollout_ms.append(float(own) if own.__class__ in (float, int) else NAN)
         c.total_ms.append(float(total) if total.__class__ in (float, int) else NAN)
         c.example_id.append(row.get("example_id"))
         metrics = _dict(row.get("metrics"))

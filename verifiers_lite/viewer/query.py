@@ -16,7 +16,7 @@ from verifiers_lite.stats import clustered_mean
 from verifiers_lite.viewer.index import RowIndex
 from verifiers_lite.viewer.rows import row_text
 
-SORT_FIELDS = ("reward", "example_id", "rollout_index", "turns", "completion_tokens", "total_ms")
+SORT_FIELDS = ("reward", "example_id", "rollout_index", "turns", "completion_tokens", "rollout_ms", "total_ms")
 HIST_BINS = 20
 _SCAN_BATCH = 2048
 
@@ -160,7 +160,7 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
     reward = clustered_mean(rewards, ids)
     metric_estimates = {name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()}
     metrics = {k: None if math.isnan(e.mean) else e.mean for k, e in metric_estimates.items()}
-    totals = [t for t in cols.total_ms if not math.isnan(t)]
+    own = [t for t in cols.rollout_ms if not math.isnan(t)]
     examples = {str(e) for e in cols.example_id}
     return {
         "num_rollouts": n,
@@ -180,7 +180,7 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
         "stop_reasons": dict(Counter(str(index.stop_names[c]) for c in cols.stop).most_common()),
         "prompt_tokens": sum(cols.prompt_tokens),
         "completion_tokens": sum(cols.completion_tokens),
-        "mean_total_ms": sum(totals) / len(totals) if totals else None,
+        "mean_rollout_ms": sum(own) / len(own) if own else None,
         "metric_names": list(cols.metrics),
         "error_categories": [n for n in index.error_names if n],
         "stop_reason_names": [n for n in index.stop_names if n],

@@ -36,7 +36,7 @@ def _short(text: str, limit: int = EXCERPT) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """Text of a message's content: a string, or the text parts of a multimodal list."""
     if isinstance(content, str):
         return content
@@ -52,7 +52,7 @@ def last_message(messages: Any, role: str) -> str:
     for m in reversed(messages if isinstance(messages, list) else []):
         if not isinstance(m, dict) or m.get("role") != role:
             continue
-        text = _content_text(m.get("content"))
+        text = content_text(m.get("content"))
         if text.strip():
             return _short(text)
         calls = m.get("tool_calls") or []
@@ -88,6 +88,7 @@ def row_summary(row: dict[str, Any]) -> dict[str, Any]:
         "answer": _short(str(row.get("answer") if row.get("answer") is not None else ""), 60),
         "tool_calls": count_tool_calls(row.get("completion")),
         "completion_tokens": usage.get("completion_tokens"),
+        "rollout_ms": timing.get("rollout_ms"),
         "total_ms": timing.get("total_ms"),
     })
 
@@ -103,7 +104,7 @@ def row_text(row: dict[str, Any]) -> str:
         for m in msgs if isinstance(msgs, list) else []:
             if not isinstance(m, dict):
                 continue
-            parts.append(_content_text(m.get("content")))
+            parts.append(content_text(m.get("content")))
             for c in m.get("tool_calls") or []:
                 fn = c.get("function") if isinstance(c, dict) else None
                 if isinstance(fn, dict):

@@ -18,8 +18,9 @@ from typing import Any
 
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
-from verifiers_lite.viewer.index import RowIndex
+from verifiers_lite.viewer.index import RowIndex, StaleIndexError
 from verifiers_lite.viewer.query import RowFilter, run_stats, select
+from verifiers_lite.viewer.rows import content_text
 
 MAX_DEPTH = 4  # root/env--model/timestamp is depth 2; leave room for a folder of folders
 STALE_AFTER_S = 600.0  # no status and no write for this long: the writer is gone
@@ -83,8 +84,23 @@ class Run:
     def detail(self, budget_s: float | None = None) -> dict[str, Any]:
         """The Run page: metadata (sampling and environment args), status and statistics."""
         meta = self.metadata()
+        stats = self.stats(meta, budget_s)
         return {"run_id": self.run_id, "path": str(self.path), "status": self.status(meta),
-                "metadata": meta, "stats": self.stats(meta, budget_s)}
+                "metadata": meta, "stats": stats, "system_prompt": self.system_prompt()}
+
+    def system_prompt(self) -> str | None:
+        """The system message the first rollout's prompt opens with (what the model was told),
+        or None when it has none."""
+        if not len(self.index):
+            return None
+        try:
+            prompt = self.index.read([0])[0].get("prompt")
+        except (StaleIndexError, OSError, ValueError):
+            return None  # being rewritten: the next poll shows it
+        first = prompt[0] if isinstance(prompt, list) and prompt else None
+        if isinstance(first, dict) and first.get("role") == "system":
+            return content_text(first.get("content"))
+        return None
 
     def summary(self, budget_s: float | None = None) -> dict[str, Any]:
         """A line of the Runs page. Finished runs answer from their metadata (no scan) when it

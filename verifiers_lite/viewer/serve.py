@@ -6,15 +6,18 @@ from __future__ import annotations
 import atexit
 import contextlib
 import ipaddress
+import json
 import os
 import secrets
+import shlex
 import shutil
 import socket
+import string
 import tempfile
 import threading
 import webbrowser
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from verifiers_lite.extras import require
@@ -130,23 +133,76 @@ class ViewerServer:
         self._thread.join(timeout=10)
 
 
-class ViewerFrame:
-    """The viewer inline in a notebook (an iframe); in a script, its repr is the URL."""
+_LIVE_FRAME_JS = string.Template(
+    "(function(){var box=document.getElementById($box);if(!box||!window.fetch)return;"
+    "fetch($probe,{mode:'no-cors',cache:'no-store'}).then(function(){"
+    "var f=document.createElement('iframe');f.src=$url;"
+    "f.style.cssText='width:100%;height:${height}px;border:1px solid #ddd';box.appendChild(f);"
+    "box.setAttribute('data-live','1');},function(){box.setAttribute('data-live','0');});})();"
+)
 
-    def __init__(self, url: str, height: int = 720) -> None:
+
+class ViewerFrame:
+    """The viewer inline in a notebook. Its HTML is a static snapshot of what is shown (kept by
+    a saved notebook, read anywhere) and a small script that, where an output may run one (a
+    live notebook), adds the viewer in an iframe once its server answers: a saved notebook never
+    shows a blank frame onto a server that is gone. In a script, its repr is the URL."""
+
+    def __init__(self, url: str, height: int = 720, snapshot: str = "", source: str = "") -> None:
         self.url = url
         self.height = height
+        self.snapshot = snapshot  # static HTML (escaped by whoever made it)
+        self.source = source  # the path `vf-lite view` serves again once this server is gone
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return {"text/html": self._html(), "text/plain": self._text()}
 
     def _repr_html_(self) -> str:
+        return self._html()
+
+    def _text(self) -> str:
+        again = f"; afterwards: vf-lite view {shlex.quote(self.source)}" if self.source else ""
+        return f"vf-lite view: {self.url} (live while this kernel runs{again})"
+
+    def _html(self) -> str:
         from html import escape
 
-        return (f'<iframe src="{escape(self.url)}" style="width:100%;height:{int(self.height)}px;'
-                f'border:1px solid #ddd" loading="lazy"></iframe>'
-                f'<div style="font-size:11px;color:#777">vf-lite view: <a href="{escape(self.url)}" '
-                f'target="_blank">{escape(self.url)}</a></div>')
+        box = f"vf-view-{secrets.token_hex(6)}"
+        again = (f"; afterwards <code>vf-lite view {escape(shlex.quote(self.source))}</code> serves it again"
+                 if self.source else "")
+        # The probe's answer is opaque (another origin): resolving at all means the server lives.
+        script = _LIVE_FRAME_JS.substitute(box=json.dumps(box), height=int(self.height), url=json.dumps(self.url),
+                                           probe=json.dumps(self.url.split("#", 1)[0] + "api/runs"))
+        script = script.replace("</", "<\\/")  # nothing in it may close the script element
+        return (f'<div id="{box}" class="vf-view" style="font-family:sans-serif;font-size:13px">{self.snapshot}'
+                f'<div style="font-size:11px;color:#777;margin:2px 0">vf-lite view: <a href="{escape(self.url)}" '
+                f'target="_blank">{escape(self.url)}</a> (live while this kernel runs{again})</div></div>'
+                f"<script>{script}</script>")
 
     def __repr__(self) -> str:
         return f"ViewerFrame({self.url!r})"
+
+
+def _snapshot(run_ids: list[str], registry: RunRegistry) -> str:
+    """Static HTML of what the frame shows: the run's figures, or the runs under a folder."""
+    from html import escape
+
+    lines = []
+    for run_id in run_ids[:20]:
+        run = registry.get(run_id)
+        if run is None:
+            continue
+        s = run.summary()
+        reward = s.get("reward_mean")
+        figures = (f"mean reward <b>{reward:.3f}</b> ± {s.get('reward_stderr') or 0:.3f}"
+                   if isinstance(reward, (int, float)) else "no scored rollouts")
+        lines.append(f"<li><b>{escape(str(s.get('env_id') or run_id))}</b> · {escape(str(s.get('model') or '?'))}"
+                     f" · {s.get('num_rollouts', 0)} rollouts · {figures} · errors {s.get('num_errors', 0)}"
+                     f" · {escape(str(s.get('status')))}</li>")
+    more = f"<li>… and {len(run_ids) - 20} more</li>" if len(run_ids) > 20 else ""
+    return (f'<div class="vf-view-snapshot" style="border:1px solid #ddd;padding:4px 8px;background:#fafafa">'
+            f'<div style="color:#555">{len(run_ids)} run(s) in the viewer</div>'
+            f'<ul style="margin:2px 0;padding-left:18px">{"".join(lines)}{more}</ul></div>')
 
 
 def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) -> ViewerFrame:
@@ -156,6 +212,7 @@ def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) ->
     from verifiers_lite.results.outputs import GenerateOutputs
     from verifiers_lite.viewer.standalone import run_slug
 
+    saved = not isinstance(target, GenerateOutputs)
     if isinstance(target, GenerateOutputs):
         tmp = tempfile.mkdtemp(prefix="vf-view-")
         atexit.register(shutil.rmtree, tmp, True)  # served for the kernel's life, then gone
@@ -166,5 +223,5 @@ def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) ->
     server = ViewerServer.shared()
     ids = server.registry.add_root(path)
     fragment = f"#/runs/{quote(ids[0], safe='')}" if len(ids) == 1 else "#/"
-    return ViewerFrame(server.url + fragment, height)
-
+    return ViewerFrame(server.url + fragment, height, _snapshot(ids, server.registry),
+                       str(path) if saved else "")

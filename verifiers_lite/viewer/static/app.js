@@ -12,6 +12,9 @@
   const FINISHED = ["completed", "completed_with_errors", "interrupted"];
   let timer = null;
   let renderSeq = 0;
+  // A to_html() file of one run has nothing to compare: no link that leads nowhere.
+  const CAN_COMPARE = !DATA || DATA.runs.length > 1;
+  if (!CAN_COMPARE) document.querySelectorAll("a[href='#/compare']").forEach(a => a.remove());
 
   // ---------------------------------------------------------------- helpers
   function h(tag, attrs, ...kids) {
@@ -39,6 +42,9 @@
     return num(mean, d) + " ± " + num(se, d) + "  [" + num(ci[0], d) + ", " + num(ci[1], d) + "]";
   }
   function signed(v, d = 3) { return v === null || v === undefined ? "—" : (v > 0 ? "+" : "") + num(v, d); }
+  // A metric that counts (characters, turns, tool calls) reads 38, not 38.000.
+  function fmt(v, d = 3) { return Number.isInteger(v) ? String(v) : num(v, d); }
+  function allIntegers(values) { return values.every(v => v === null || v === undefined || Number.isInteger(v)); }
   function when(t) { return t ? new Date(t * 1000).toLocaleString() : "—"; }
   function badge(status) { return h("span", { class: "badge " + status }, status); }
   function pretty(v) { return JSON.stringify(v === undefined ? null : v, null, 2); }
@@ -185,6 +191,23 @@
       h("span", { class: "lbl" }, b.lo === b.hi ? num(b.lo, 2) : num(b.lo, 2) + "–" + num(b.hi, 2)))));
   }
 
+  // The reward is the weighted sum of these functions' values (each is also a metric).
+  function rubricTable(sig) {
+    if (!Array.isArray(sig) || !sig.length) return h("p", { class: "muted" }, "not recorded");
+    const rows = [];
+    const add = (entries, task) => entries.forEach(e => {
+      if (Array.isArray(e[1])) return add(e[1], e[0]); // an environment group: each task's rubric
+      if (e[0] === "config") return;
+      rows.push(h("tr", {}, task === null ? null : h("td", {}, task),
+        h("td", {}, e[0], e[1] && e[1] !== e[0] ? h("span", { class: "muted" }, " (" + e[1] + ")") : ""),
+        h("td", { class: "num" }, fmt(Number(e[2])))));
+    });
+    add(sig, null);
+    const grouped = sig.some(e => Array.isArray(e[1]));
+    return h("table", { id: "rubric" }, h("thead", {}, h("tr", {}, (grouped ? ["task"] : []).concat(["function (metric)", "weight"]).map(c => h("th", {}, c)))),
+      h("tbody", {}, rows));
+  }
+
   async function runPage(seq, id) {
     const d = await api("runs/" + enc(id));
     const s = d.stats, m = d.metadata;
@@ -192,7 +215,7 @@
     const dur = m.end_time && m.start_time ? (m.end_time - m.start_time).toFixed(1) + " s" : "—";
     const mounted = mount(seq,
       h("h2", {}, (m.env_id || id), " · ", (m.model || "?"), " ", badge(d.status)),
-      h("p", {}, rlink("Rollouts (" + s.num_rollouts + ") →"), "  ", s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),
+      h("p", { class: "links" }, rlink("Rollouts (" + s.num_rollouts + ") →"), s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),
       h("div", { class: "grid" },
         h("div", {}, h("h3", {}, "Summary"), kv([
           ["run", d.run_id], ["path", d.path], ["status", badge(d.status)],
@@ -204,7 +227,7 @@
             s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
           ["errors", s.num_errors ? h("span", { class: "error-text" }, s.num_errors) : "0"],
           ["tokens", s.prompt_tokens + " prompt / " + s.completion_tokens + " completion"],
-          ["mean time / rollout", s.mean_total_ms === null ? "—" : num(s.mean_total_ms, 0) + " ms"],
+          ["mean time / rollout", s.mean_rollout_ms === null || s.mean_rollout_ms === undefined ? "—" : num(s.mean_rollout_ms, 0) + " ms"],
         ])),
         h("div", {}, h("h3", {}, "Reward histogram"), histogram(s.reward_histogram)),
         h("div", {}, h("h3", {}, "Metrics (mean over scored ± stderr [95% CI])"),
@@ -216,8 +239,12 @@
           Object.keys(s.errors).length ? kv(Object.entries(s.errors).map(([k, v]) => [rlink(k, { error: k }), h("span", { class: "error-text" }, v)]))
             : h("p", { class: "muted" }, "no errors"),
           h("h3", {}, "Stop reasons"), kv(Object.entries(s.stop_reasons).map(([k, v]) => [k === "null" ? "(none)" : rlink(k, { stop_reason: k }), v]))),
-        h("div", {}, h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
-          h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {})))));
+        h("div", {}, h("h3", {}, "Rubric"), rubricTable((m.fingerprint || {}).rubric),
+          h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
+          h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {})))),
+      h("h3", {}, "System prompt"), d.system_prompt
+        ? h("div", { class: "msg system", id: "system-prompt" }, h("div", { class: "content" }, d.system_prompt))
+        : h("p", { class: "muted", id: "system-prompt" }, "none (the first rollout's prompt has no system message)"));
     if (mounted && !DATA && (!FINISHED.includes(d.status) || s.complete === false)) {
       setLive(async () => {
         const nd = await api("runs/" + enc(id)).catch(() => null);
@@ -257,14 +284,18 @@
       h("button", { class: "primary", type: "submit" }, "Apply"),
       h("button", { type: "button", onclick: () => go(["runs", id, "rollouts"]) }, "Reset"));
     const metrics = s.metric_names.slice(0, 4);
-    const cols = [["example_id", "example"], ["rollout_index", "#"], ["reward", "reward"], ...metrics.map(mn => [mn, mn]),
+    const cols = [["example_id", "example"], ["rollout_index", "#"], ["reward", "reward"], [null, "answer"], ...metrics.map(mn => [mn, mn]),
       ["turns", "turns"], [null, "stop"], [null, "tools"], [null, "error"], [null, "prompt"], [null, "completion"],
-      ["completion_tokens", "tokens"], ["total_ms", "ms"]];
+      ["completion_tokens", "tokens"], ["rollout_ms", "ms"]];
     const sort = params.sort;
     const thead = h("thead", {}, h("tr", {}, cols.map(([key, label]) => {
       if (!key) return h("th", {}, label);
       const active = sort.replace(/^-/, "") === key;
-      return h("th", { class: "sortable" + (active ? " sorted" : ""), "data-sort": key, onclick: () => {
+      const metric = metrics.includes(key);
+      // a long metric name may wrap, only after an underscore
+      if (metric) label = label.split("_").flatMap((part, i) => i ? ["_", h("wbr"), part] : [part]);
+      return h("th", { class: "sortable" + (active ? " sorted" : "") + (metric ? " metric" : ""), "data-sort": key,
+        title: key === "rollout_ms" ? "the rollout's own time (its model calls and environment turns)" : null, onclick: () => {
         const q = new URLSearchParams(query); q.set("sort", active && !sort.startsWith("-") ? "-" + key : key); q.delete("offset");
         go(["runs", id, "rollouts"], q);
       } }, label, active ? (sort.startsWith("-") ? " ▼" : " ▲") : "");
@@ -281,15 +312,17 @@
     }
     function fillRows(res) {
       last = res;
+      const counts = new Set(metrics.filter(mn => allIntegers(res.rows.map(r => (r.metrics || {})[mn]))));
       tbody.replaceChildren(...res.rows.map(r => {
         const href = "#/runs/" + enc(id) + "/rows/" + enc(String(r.example_id)) + "/" + enc(String(r.rollout_index));
         return h("tr", { class: "clickable", onclick: e => { if (e.target.tagName !== "A") location.hash = href; } },
           h("td", {}, h("a", { href }, String(r.example_id))), h("td", { class: "num" }, r.rollout_index),
-          h("td", { class: "num" }, num(r.reward)), metrics.map(mn => h("td", { class: "num" }, num((r.metrics || {})[mn]))),
+          h("td", { class: "num" }, num(r.reward)), h("td", { class: "answer", title: r.answer }, r.answer),
+          metrics.map(mn => h("td", { class: "num" }, (counts.has(mn) ? fmt : num)((r.metrics || {})[mn]))),
           h("td", { class: "num" }, r.turns ?? "—"), h("td", {}, r.stop_reason || ""), h("td", { class: "num" }, r.tool_calls || ""),
           h("td", {}, r.error_category ? h("span", { class: "badge err", title: r.error }, r.error_category) : ""),
           h("td", { class: "text", title: r.prompt }, r.prompt), h("td", { class: "text", title: r.completion }, r.completion),
-          h("td", { class: "num" }, r.completion_tokens ?? "—"), h("td", { class: "num" }, num(r.total_ms, 0)));
+          h("td", { class: "num" }, r.completion_tokens ?? "—"), h("td", { class: "num" }, num(r.rollout_ms, 0)));
       }));
       const off = res.offset;
       info.textContent = res.total ? `rows ${off + 1}–${off + res.rows.length} of ${res.total}${res.complete ? "" : "+ (indexing…)"}` +
@@ -300,7 +333,7 @@
     const res = await api("runs/" + enc(id) + "/rows", params);
     fillRows(res);
     const mounted = mount(seq, h("h2", {}, h("a", { href: "#/runs/" + enc(id) }, d.metadata.env_id || id), " · rollouts ", badge(d.status)),
-      form, h("div", { class: "pager" }, prev, next, info), h("table", { id: "rows" }, thead, tbody));
+      form, h("div", { class: "pager" }, prev, next, info), h("div", { class: "table-wrap" }, h("table", { id: "rows" }, thead, tbody)));
     if (mounted && !DATA && (!FINISHED.includes(res.status) || !res.complete)) {
       setLive(async () => {
         const nr = await api("runs/" + enc(id) + "/rows", params).catch(() => null);
@@ -331,27 +364,44 @@
     });
   }
 
-  function transcript(d, compact) {
-    const r = d.row, err = r.error, t = r.timing || {}, u = r.usage || {};
+  const TIMING = [["rollout_ms", "rollout"], ["generation_ms", "generation"], ["scoring_ms", "scoring"], ["total_ms", "until group scored"]];
+  function timing(t) {
+    return TIMING.filter(([k]) => t[k] !== undefined && t[k] !== null).map(([k, label]) => label + " " + num(t[k], 0) + " ms").join(" · ") || "—";
+  }
+  function errorBox(err, id) {
+    return h("div", { class: "errbox", id }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)));
+  }
+
+  function transcript(d) {
+    const r = d.row, err = r.error, u = r.usage || {};
     const calls = {};
     const facts = [
-      ["reward", h("b", { class: "reward" }, num(r.reward))],
+      ["reward", h("span", {}, h("b", { class: "reward" }, num(r.reward)), h("span", { class: "muted gap" }, "answer "), h("span", { class: "content answer" }, String(r.answer ?? "")))],
       r.advantage !== null && r.advantage !== undefined ? ["advantage", num(r.advantage)] : null,
-      ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, num(v)]),
+      ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, fmt(v)]),
       ["stop reason", r.stop_reason || "—"], ["turns", r.turns ?? "—"],
       ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion"],
-      ["timing", ["generation_ms", "scoring_ms", "total_ms"].filter(k => t[k] !== undefined && t[k] !== null).map(k => k.replace("_ms", "") + " " + num(t[k], 0) + " ms").join(" · ") || "—"],
-      err ? ["error", h("div", { class: "errbox", id: "row-error" }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)))] : null,
-      compact ? null : ["answer", h("span", { class: "content" }, String(r.answer ?? ""))],
-      compact ? null : ["task", r.task || "—"],
-      compact || !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
-      compact || !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
+      ["time", timing(r.timing || {})],
+      err ? ["error", errorBox(err, "row-error")] : null,
+      ["task", r.task || "—"],
+      !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
+      !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
     ];
-    const prompt = messageList(r.prompt, calls);
-    return [kv(facts), h("div", { class: "msgs" },
-      compact ? h("details", {}, h("summary", { class: "divider" }, "prompt (" + prompt.length + " messages)"), prompt)
-        : [h("div", { class: "divider" }, "prompt"), prompt],
+    return [kv(facts), h("div", { class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
       h("div", { class: "divider" }, "completion"), messageList(r.completion, calls))];
+  }
+
+  // One rollout in a comparison: a line of figures, then the completion across the column.
+  function compareRollout(d) {
+    const r = d.row, u = r.usage || {}, t = r.timing || {};
+    const chip = (label, value, cls) => h("span", { class: "chip" + (cls ? " " + cls : "") }, label ? h("span", { class: "muted" }, label + " ") : "", value);
+    const metrics = Object.entries(r.metrics || {}).map(([k, v]) => chip(k, fmt(v)));
+    return h("div", { class: "compare-rollout" },
+      h("div", { class: "facts" }, chip("", "rollout " + r.rollout_index, "idx"), chip("reward", h("b", {}, num(r.reward)), "reward"),
+        metrics, chip("stop", r.stop_reason || "—"), chip("turns", r.turns ?? "—"), chip("tokens", u.completion_tokens ?? "—"),
+        t.rollout_ms !== undefined && t.rollout_ms !== null ? chip("", num(t.rollout_ms, 0) + " ms") : ""),
+      r.error ? errorBox(r.error) : "",
+      h("div", { class: "msgs" }, messageList(r.completion, {})));
   }
 
   async function transcriptPage(seq, id, eid, idx) {
@@ -360,9 +410,9 @@
     const at = sib.indexOf(Number(idx));
     const link = (i, label) => h("a", { href: "#/runs/" + enc(id) + "/rows/" + enc(eid) + "/" + i }, label);
     mount(seq, h("h2", {}, h("a", { href: "#/runs/" + enc(id) + "/rollouts" }, id), " · example ", eid, " · rollout ", idx),
-      h("p", {}, at > 0 ? link(sib[at - 1], "‹ previous rollout") : "", "  ", at >= 0 && at < sib.length - 1 ? link(sib[at + 1], "next rollout ›") : "",
-        "  ", h("a", { href: "#/runs/" + enc(id) + "/rollouts?" + new URLSearchParams({ example_id: eid }) }, "all rollouts of this example")),
-      h("div", { id: "transcript" }, transcript(d, false)));
+      h("p", { class: "links", id: "rollout-links" }, at > 0 ? link(sib[at - 1], "‹ previous rollout") : "", at >= 0 && at < sib.length - 1 ? link(sib[at + 1], "next rollout ›") : "",
+        h("a", { href: "#/runs/" + enc(id) + "/rollouts?" + new URLSearchParams({ example_id: eid }) }, "all rollouts of this example")),
+      h("div", { id: "transcript" }, transcript(d)));
   }
 
   // ---------------------------------------------------------------- Compare
@@ -382,15 +432,21 @@
 
   async function comparePage(seq, query) {
     const ids = query.getAll("runs");
+    if (!CAN_COMPARE) {
+      mount(seq, h("p", {}, "This file holds one run: nothing to compare. ", h("a", { href: "#/" }, "Back to the run")));
+      return;
+    }
     if (ids.length < 2) {
       const data = await api("runs");
       const selected = new Set();
       const btn = h("button", { class: "primary", id: "compare-go", disabled: true, onclick: () => {
         const q = new URLSearchParams(); selected.forEach(r => q.append("runs", r)); go(["compare"], q); } }, "Compare");
       mount(seq, h("h2", {}, "Compare runs"), h("p", { class: "muted" }, "Pick two or more runs of one environment."),
-        h("table", {}, data.runs.map(r => h("tr", {}, h("td", {}, h("input", { type: "checkbox", onchange: e => {
-          if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id); btn.disabled = selected.size < 2; } })),
-          h("td", {}, r.run_id), h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", { class: "num" }, num(r.reward_mean))))),
+        h("table", { id: "compare-picker" }, h("thead", {}, h("tr", {}, ["", "run", "env", "model", "date", "rollouts", "mean reward ± stderr"].map(c => h("th", {}, c)))),
+          h("tbody", {}, data.runs.map(r => h("tr", {}, h("td", {}, h("input", { type: "checkbox", onchange: e => {
+            if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id); btn.disabled = selected.size < 2; } })),
+            h("td", {}, r.run_id), h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", {}, when(r.start_time)),
+            h("td", { class: "num" }, r.num_rollouts), h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)))))),
         h("p", {}, btn));
       return;
     }
@@ -415,11 +471,15 @@
       const columns = await Promise.all(c.runs.map(async r => {
         const list = await api("runs/" + enc(r.run_id) + "/rows", { example_id: example, limit: 20 });
         const details = await Promise.all(list.rows.map(x => api("runs/" + enc(r.run_id) + "/rows/" + enc(String(x.example_id)) + "/" + x.rollout_index)));
-        return h("div", { class: "compare-col" }, h("h3", {}, r.label, h("span", { class: "muted" }, "  " + r.run_id)),
-          details.length ? details.map(dd => h("div", { class: "compare-rollout" }, h("div", { class: "divider" }, "rollout " + dd.row.rollout_index), transcript(dd, true)))
-            : h("p", { class: "muted" }, "no rollouts of this example"));
+        return { details, col: h("div", { class: "compare-col" }, h("h3", {}, r.label, h("span", { class: "muted" }, "  " + r.run_id)),
+          details.length ? details.map(compareRollout) : h("p", { class: "muted" }, "no rollouts of this example")) };
       }));
-      nodes.push(h("h3", { id: "compare-example" }, "Example ", example, " across runs"), h("div", { class: "cols" }, columns));
+      // The example's prompt and answer are the same in every run: shown once, across the page.
+      const first = columns.map(x => x.details[0]).find(Boolean);
+      nodes.push(h("h3", { id: "compare-example" }, "Example ", example, " across runs"),
+        first ? h("div", { class: "compare-prompt" }, h("div", { class: "msgs" }, messageList(first.row.prompt, {})),
+          h("p", {}, h("span", { class: "muted" }, "answer "), h("b", { class: "content", id: "compare-answer" }, String(first.row.answer ?? "")))) : "",
+        h("div", { class: "cols" }, columns.map(x => x.col)));
     }
     mount(seq, ...nodes);
   }
