@@ -12,6 +12,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from verifiers_lite.cluster_totals import ClusterTotals
+
 if TYPE_CHECKING:
     from verifiers_lite.stats import Estimate
 
@@ -40,7 +42,7 @@ class RunStats:
     stop_reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
-    example_rewards: dict[Any, list[float]] = field(default_factory=dict)  # id -> [sum, count]
+    example_rewards: ClusterTotals = field(default_factory=ClusterTotals)  # per example: clustered stderr
     cache_hits: int | None = None  # None: the run uses no response cache
     cache_misses: int = 0
     in_flight: int = 0
@@ -72,9 +74,7 @@ class RunStats:
             self.reward_sum += reward
             self.reward_sq_sum += reward * reward
             self.recent_rewards.append(reward)
-            totals = self.example_rewards.setdefault(r.get("example_id"), [0.0, 0])
-            totals[0] += reward
-            totals[1] += 1
+            self.example_rewards.add(r.get("example_id"), reward)
         del self.recent_rewards[:-2000]  # a bounded window for live histograms
         self.done += len(rows)
         if resumed:
@@ -90,8 +90,7 @@ class RunStats:
         # numpy/scipy are imported only once a display asks
         from verifiers_lite.stats import estimate_from_totals
 
-        totals = list(self.example_rewards.values())
-        return estimate_from_totals([t[0] for t in totals], [t[1] for t in totals])
+        return estimate_from_totals(*self.example_rewards.sums_and_counts())
 
     @property
     def stderr(self) -> float:

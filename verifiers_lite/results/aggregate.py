@@ -2,17 +2,17 @@
 
 Rows held in memory and rows read back from disk go through this same accumulator, one row at a
 time, so a run's summary is computed one way whatever holds its rows, and a million rows cost a
-few numbers per example (rows of one example usually come together; they are kept as runs).
+few numbers per example (:class:`~verifiers_lite.cluster_totals.ClusterTotals`).
 """
 
 from __future__ import annotations
 
-from array import array
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.cluster_totals import ClusterTotals
 from verifiers_lite.results.metrics import PassCriterion, is_scored
 
 if TYPE_CHECKING:
@@ -27,18 +27,15 @@ class RowAggregate:
         self.num_rollouts = 0
         self.num_scored = 0
         self._reward_total = 0.0
-        # name -> (sum, count) over scored rows per example run (below): a metric's error bar is
-        # clustered by example too; arrays, not a dict per example, so a long run stays small
-        self._metric_runs: dict[str, tuple[array[float], array[int]]] = {}
         self.errors: Counter[Any] = Counter()
         self.stop_reasons: Counter[str] = Counter()
         self.prompt_tokens = 0
         self.completion_tokens = 0
-        # Per example, as runs of consecutive rows: id, scored rollouts, reward sum, passing.
-        self._example_ids: list[Any] = []
-        self._scored = array("q")
-        self._reward_sum = array("d")
-        self._passed = array("q")
+        # Per example (clustered error bars, pass@k): reward sum over its scored rollouts, how
+        # many of them pass, each metric's sum over the scored rollouts that have it.
+        self._rewards = ClusterTotals()
+        self._passed = ClusterTotals()
+        self._metrics: dict[str, ClusterTotals] = {}
 
     def add_all(self, rows: Iterable[dict[str, Any]]) -> RowAggregate:
         for row in rows:
@@ -55,36 +52,27 @@ class RowAggregate:
         self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         self.completion_tokens += int(usage.get("completion_tokens") or 0)
         eid = row.get("example_id")
-        if not self._example_ids or self._example_ids[-1] != eid:
-            self._example_ids.append(eid)
-            self._scored.append(0)
-            self._reward_sum.append(0.0)
-            self._passed.append(0)
         if not is_scored(row):
+            self._rewards.add(eid, count=0)  # the example is known, with no score
             return
         reward = float(row["reward"])
         self.num_scored += 1
         self._reward_total += reward
-        run = len(self._example_ids) - 1
+        self._rewards.add(eid, reward)
+        self._passed.add(eid, float(self.criterion.passes(row)))
         for name, value in (row.get("metrics") or {}).items():
             if value is not None:
-                sums, counts = self._metric_runs.setdefault(name, (array("d"), array("q")))
-                if len(sums) <= run:  # a metric not seen since an earlier example: catch up
-                    sums.extend([0.0] * (run + 1 - len(sums)))
-                    counts.extend([0] * (run + 1 - len(counts)))
-                sums[run] += float(value)
-                counts[run] += 1
-        self._scored[-1] += 1
-        self._reward_sum[-1] += reward
-        self._passed[-1] += self.criterion.passes(row)
+                totals = self._metrics.get(name)
+                if totals is None:
+                    totals = self._metrics[name] = ClusterTotals()
+                totals.add(eid, float(value))
 
     def reward_estimate(self) -> Estimate:
         """Mean reward over scored rollouts with its standard error clustered by example and 95%
         interval (``verifiers_lite.stats``)."""
         from verifiers_lite.stats import estimate_from_totals  # numpy/scipy: when a figure is asked
 
-        per = [(n, s) for n, s, _ in self.per_example().values() if n]
-        e = estimate_from_totals([s for _, s in per], [n for n, _ in per])
+        e = estimate_from_totals(*self._rewards.sums_and_counts())
         if not self.num_scored:
             return e
         mean = self._reward_total / self.num_scored  # the plain sum, as a mean over a list would be
@@ -95,25 +83,12 @@ class RowAggregate:
         """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
         from verifiers_lite.stats import estimate_from_totals
 
-        out = {}
-        for name, (sums, counts) in self._metric_runs.items():
-            per = [(s, n) for s, n in self._by_example(sums, counts).values() if n]
-            out[name] = estimate_from_totals([s for s, _ in per], [n for _, n in per])
-        return out
-
-    def _by_example(self, *columns: Sequence[float]) -> dict[Any, tuple[Any, ...]]:
-        """Per-run columns summed per example, in first-seen order (an example's rows may come
-        in several runs: independent scoring, a resume)."""
-        out: dict[Any, tuple[Any, ...]] = {}
-        for i, eid in enumerate(self._example_ids[: min(map(len, columns))]):
-            here = tuple(col[i] for col in columns)
-            seen = out.get(eid)
-            out[eid] = here if seen is None else tuple(a + b for a, b in zip(seen, here, strict=True))
-        return out
+        return {name: estimate_from_totals(*totals.sums_and_counts()) for name, totals in self._metrics.items()}
 
     def per_example(self) -> dict[Any, tuple[int, float, int]]:
         """example_id -> (scored rollouts, reward sum, passing rollouts), in first-seen order."""
-        return cast(dict[Any, tuple[int, float, int]], self._by_example(self._scored, self._reward_sum, self._passed))
+        passed = self._passed.totals()
+        return {eid: (n, s, int(passed.get(eid, (0.0, 0))[0])) for eid, (s, n) in self._rewards.totals().items()}
 
     def pass_counts(self) -> list[tuple[int, int]]:
         """(scored, passing) per example with a scored rollout: pass@k's input."""
