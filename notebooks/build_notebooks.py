@@ -222,6 +222,12 @@ def distributions() -> nbformat.NotebookNode:
         new_markdown_cell("`vf.compare` puts the runs side by side, one flat row each: reward ± stderr, metrics, "
                           "pass@k, errors and stop reasons."),
         code('vf.compare(runs)'),
+        new_markdown_cell("`vf.compare_runs` pairs the two runs over the examples both scored: the difference in "
+                          "mean reward with its standard error (clustered by example), 95% interval and paired "
+                          "t-test p-value, the examples each temperature did better on, and the difference such "
+                          "a study can detect. Pairing cancels each example's difficulty out of the difference."),
+        code('comparison = vf.compare_runs(runs["T=0.2"], runs["T=1.2"])\ncomparison'),
+        code('comparison.per_example.sort_values("diff").head()'),
         code('vf.plot_rewards(runs);'),
         code('vf.plot_rewards(runs, kind="ecdf");'),
         code('vf.plot_pass_at_k(runs);'),
