@@ -26,11 +26,10 @@ import argparse
 import asyncio
 import os
 import resource
-import statistics
+import signal
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from verifiers_lite.clients import ChatClient  # noqa: E402
 from verifiers_lite.executors.remote import RemoteExecutor  # noqa: E402
 from verifiers_lite.registry import load_environment  # noqa: E402
 from verifiers_lite.remote import RolloutClient  # noqa: E402
+from verifiers_lite.server.types import LEASE_HEADER  # noqa: E402
 from verifiers_lite.testing.fake_server import FakeServerProcess, free_port  # noqa: E402
 
 MODEL = "fake-arith"
@@ -57,12 +57,15 @@ def start_rollout_server(max_concurrent: int, num_examples: int, max_queued: int
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )
-    url = f"http://127.0.0.1:{port}"
+    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}")
+
+
+def wait_healthy(proc: subprocess.Popen[bytes], url: str) -> str:
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
             if httpx.get(url + "/health", timeout=1).status_code == 200:
-                return proc, url
+                return url
         except httpx.TransportError:
             time.sleep(0.1)
     proc.kill()
@@ -117,55 +120,262 @@ async def throughput(fake: FakeServerProcess, n: int, concurrency: int, grouped:
     }
 
 
-async def poll_latency(fake: FakeServerProcess, n: int, latency_ms: float) -> dict[str, float]:
-    fake.configure(latency_ms=latency_ms)
-    proc, url = start_rollout_server(n, 10, 0)
-    lat: list[float] = []
-    try:
-        async with RolloutClient(url) as rc:
-            async def one(i: int) -> None:
-                handle = await rc.run_rollout_async(
-                    initial_messages=[{"role": "user", "content": f"What is {i % 10} + 1?"}],
-                    chat_completions_url=fake.base_url, rollout_id=uuid.uuid4().hex,
-                    label=str(i % 10 + 1), metadata={"model": MODEL}, grade=True,
-                )
-                t = time.perf_counter()
-                result = await handle
-                assert result.status == "success", result
-                lat.append((time.perf_counter() - t) * 1000 - latency_ms)
+class StubBackend:
+    """A model of fixed latency inside the server: each rollout sleeps, then returns a tiny row.
 
-            await asyncio.gather(*(one(i) for i in range(n)))
+    Used for the long-poll and scale measurements, so that what is measured is the server and
+    its clients (admission, held polls, wake-ups, answers), not a model client's connection pool.
+    """
+
+    max_admitted: int | None = None
+    retry_after_sec = 1.0
+
+    def __init__(self, latency_sec: float) -> None:
+        self.latency_sec = latency_sec
+        self.running: dict[str, asyncio.Task[Any]] = {}
+
+    async def execute(self, request: Any, ctx: Any) -> dict[str, Any]:
+        ctx.set_status("running")
+        task = asyncio.current_task()
+        assert task is not None
+        self.running[request.rollout_id] = task
+        try:
+            await asyncio.sleep(self.latency_sec)
+        finally:
+            self.running.pop(request.rollout_id, None)
+        return {"completion": [{"role": "assistant", "content": "ok"}], "metrics": {}}
+
+    async def cancel(self, rollout_id: str) -> None:
+        task = self.running.get(rollout_id)
+        if task is not None:
+            task.cancel()
+
+    def health(self) -> dict[str, Any]:
+        return {"backend": "stub", "running": len(self.running)}
+
+    async def shutdown(self) -> None:
+        return None
+
+
+def serve_stub(port: int, latency_sec: float, lease_sec: float) -> None:
+    """The rollout server process of the long-poll and scale runs (``--serve-stub``)."""
+    from verifiers_lite.server import create_rollout_server, run_rollout_server
+
+    app = create_rollout_server(
+        StubBackend(latency_sec), result_wait_timeout_sec=min(30.0, lease_sec / 2),
+        polling_lease_timeout_sec=lease_sec,
+    )
+    run_rollout_server(app, port=port)
+
+
+def start_stub_server(latency_ms: float, lease_sec: float = 120.0) -> tuple[subprocess.Popen[bytes], str]:
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, __file__, "--serve-stub", str(port), "--poll-latency-ms", str(latency_ms),
+         "--lease-sec", str(lease_sec)],
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    return proc, wait_healthy(proc, f"http://127.0.0.1:{port}")
+
+
+def proc_status(pid: int) -> tuple[float, int]:
+    """(RSS in MiB, open file descriptors) of a process (Linux /proc)."""
+    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+               if line.startswith("VmRSS:"))
+    return rss / 1024, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))]
+
+
+async def _admit(http: Any, url: str, rollout_id: str) -> tuple[float, dict[str, Any]]:
+    body = {"rollout_id": rollout_id, "initial_messages": [{"role": "user", "content": "q"}],
+            "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False}
+    t = time.perf_counter()
+    async with http.post(url + "/rollout", json=body) as r:
+        accepted = await r.json()
+        assert r.status == 202, (r.status, accepted)
+    return time.perf_counter() - t, accepted
+
+
+async def _long_poll(http: Any, url: str, accepted: dict[str, Any]) -> dict[str, Any]:
+    """Poll until terminal, ``wait=terminal``: one request per rollout unless it outlives the wait."""
+    headers = {LEASE_HEADER: accepted["polling_lease_token"]}
+    while True:
+        async with http.get(f"{url}/rollout/{accepted['rollout_id']}/result",
+                            params={"wait": "terminal"}, headers=headers) as r:
+            data: dict[str, Any] = await r.json()
+            assert r.status == 200, (r.status, data)
+        if data["status"] in ("success", "failure", "cancelled"):
+            return data
+
+
+def _session() -> Any:
+    import aiohttp
+
+    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
+                                 timeout=aiohttp.ClientTimeout(total=None, sock_read=300))
+
+
+async def poll_latency(n: int, latency_ms: float) -> dict[str, float]:
+    """n rollouts admitted at once, each long-polled by an independent aiohttp client.
+
+    Admission: POST sent -> 202 read. Delivery: 202 read -> terminal result read, minus the
+    model's time. Held-poll cost: the server's RSS and open fds midway, over those before.
+    """
+    proc, url = start_stub_server(latency_ms)
+    latency = latency_ms / 1000
+    try:
+        async with _session() as http:
+            await _long_poll(http, url, (await _admit(http, url, "warm-up"))[1])
+            rss0, fds0 = proc_status(proc.pid)
+            held: dict[str, float] = {}
+
+            async def one(i: int) -> tuple[float, float]:
+                admission, accepted = await _admit(http, url, f"p{i}")
+                t = time.perf_counter()
+                data = await _long_poll(http, url, accepted)
+                assert data["status"] == "success", data
+                return admission, time.perf_counter() - t - latency
+
+            async def sample_midway() -> None:
+                await asyncio.sleep(latency * 0.8)
+                held["rss"], held["fds"] = proc_status(proc.pid)
+
+            results, _ = await asyncio.gather(asyncio.gather(*(one(i) for i in range(n))), sample_midway())
     finally:
         stop(proc)
-        fake.configure(latency_ms=0)
-    lat.sort()
-    return {"polls": n, "p50_ms": statistics.median(lat), "p99_ms": lat[int(0.99 * (len(lat) - 1))]}
+    admission = [1000 * a for a, _ in results]
+    delivery = [1000 * d for _, d in results]
+    return {
+        "polls": n, "admit_p50": _pct(admission, 0.5), "admit_p99": _pct(admission, 0.99),
+        "p50_ms": _pct(delivery, 0.5), "p99_ms": _pct(delivery, 0.99),
+        "kib_per_poll": 1024 * (held["rss"] - rss0) / n, "fds_per_poll": (held["fds"] - fds0) / n,
+    }
 
 
-async def main() -> None:
-    p = argparse.ArgumentParser()
-    p.add_argument("--rollouts", type=int, default=1000)
-    p.add_argument("--concurrency", type=int, default=32)
-    p.add_argument("--latency-ms", type=float, default=20.0, help="fake model latency (throughput run)")
-    p.add_argument("--polls", type=int, default=1000)
-    p.add_argument("--poll-latency-ms", type=float, default=3000.0)
-    p.add_argument("--grouped", action="store_true", help="groups of 4 rollouts (default: independent)")
-    p.add_argument("--skip-polls", action="store_true", help="throughput only")
-    a = p.parse_args()
-    with FakeServerProcess(latency_ms=a.latency_ms) as fake:
-        tp = await throughput(fake, a.rollouts, a.concurrency, a.grouped)
-        print(f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs")
+async def _health(http: Any, url: str) -> dict[str, Any]:
+    async with http.get(url + "/health") as r:
+        data: dict[str, Any] = await r.json()
+        return data
+
+
+async def _until(what: str, check: Any, limit_sec: float) -> float:
+    """Seconds until ``await check()`` is true (polled every 50 ms), or RuntimeError."""
+    t = time.perf_counter()
+    while not await check():
+        if time.perf_counter() - t > limit_sec:
+            raise RuntimeError(f"{what}: not within {limit_sec}s")
+        await asyncio.sleep(0.05)
+    return time.perf_counter() - t
+
+
+async def lease_expiry(n: int, lease_sec: float) -> dict[str, float]:
+    """n rollouts admitted and never polled: every lease lapses, every task is cancelled."""
+    proc, url = start_stub_server(600_000, lease_sec)  # the "model" would take 10 minutes
+    try:
+        async with _session() as http:
+            accepted = await asyncio.gather(*(_admit(http, url, f"e{i}") for i in range(n)))
+            admitted_at = time.perf_counter()
+            rss_held, _ = proc_status(proc.pid)
+
+            async def idle() -> bool:
+                health = await _health(http, url)
+                return bool(health["lifecycle"]["active_rollouts"] == 0 and health["running"] == 0)
+
+            await _until("lease expiry", idle, lease_sec + 120)
+            idle_after = time.perf_counter() - admitted_at
+            results = await asyncio.gather(*(_long_poll(http, url, a) for _, a in accepted))
+    finally:
+        stop(proc)
+    expired = sum(r["err_category"] == "lease_expired" for r in results)
+    return {"admitted": len(accepted), "expired": expired, "idle_after_sec": idle_after, "rss_mib": rss_held}
+
+
+async def drain_on_sigterm(n: int, latency_ms: float) -> dict[str, float]:
+    """n rollouts in flight, each long-polled, when SIGTERM arrives: all answered, then exit."""
+    proc, url = start_stub_server(latency_ms)
+    try:
+        async with _session() as http:
+            accepted = await asyncio.gather(*(_admit(http, url, f"d{i}") for i in range(n)))
+            polls = asyncio.gather(*(_long_poll(http, url, a) for _, a in accepted), return_exceptions=True)
+            t = time.perf_counter()
+            proc.send_signal(signal.SIGTERM)
+            results = await polls
+            await asyncio.to_thread(proc.wait, 120)
+            exit_sec = time.perf_counter() - t
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    ok = sum(isinstance(r, dict) and r["status"] == "success" for r in results)
+    return {"in_flight": n, "answered": ok, "exit_sec": exit_sec, "returncode": proc.returncode}
+
+
+def _load() -> str:
+    return f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
+
+
+async def main(a: argparse.Namespace) -> None:
+    if not a.skip_throughput:
+        with FakeServerProcess(latency_ms=a.latency_ms) as fake:
+            tp = await throughput(fake, a.rollouts, a.concurrency, a.grouped)
+        print(_load())
         print(f"throughput ({a.rollouts} rollouts, {'groups of 4' if a.grouped else 'independent'}, "
               f"{a.concurrency} concurrent, model {a.latency_ms} ms): in-process {tp['in_process_rps']:.0f}/s, "
               f"remote executor {tp['server_rps']:.0f}/s, ratio {tp['ratio']:.2f} (target >= 0.85)")
         print(f"CPU ms per rollout: in-process {tp['local_cpu_ms']:.2f}; through the server: driver "
-              f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f}")
-        if a.skip_polls:
-            return
-        lp = await poll_latency(fake, a.polls, a.poll_latency_ms)
-        print(f"result latency with {lp['polls']} concurrent long polls: "
-              f"p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms (beyond the model's {a.poll_latency_ms:.0f} ms)")
+              f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f} (targets <= 0.5 each)")
+    for n in a.polls:
+        lp = await poll_latency(n, a.poll_latency_ms)
+        print(_load())
+        print(f"{n} rollouts admitted at once, each long-polled (model {a.poll_latency_ms:.0f} ms): "
+              f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
+              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; "
+              f"per in-flight rollout with its held poll: {lp['kib_per_poll']:.1f} KiB server RSS, "
+              f"{lp['fds_per_poll']:.2f} fds")
+    if a.scale:
+        ex = await lease_expiry(a.scale, a.lease_sec)
+        print(_load())
+        print(f"{ex['admitted']} rollouts admitted, never polled (server RSS {ex['rss_mib']:.0f} MiB): "
+              f"{ex['expired']} failed lease_expired, all cancelled and the server idle "
+              f"{ex['idle_after_sec']:.1f} s after admission (lease {a.lease_sec:.0f} s)")
+        dr = await drain_on_sigterm(a.scale, a.drain_latency_ms)
+        print(_load())
+        print(f"SIGTERM with {dr['in_flight']} rollouts in flight (model {a.drain_latency_ms:.0f} ms, drain "
+              f"budget 10 s): {dr['answered']} answered, exit {dr['exit_sec']:.1f} s after the signal "
+              f"(status {dr['returncode']})")
+
+
+def parse_args() -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    p.add_argument("--rollouts", type=int, default=1000)
+    p.add_argument("--concurrency", type=int, default=32)
+    p.add_argument("--latency-ms", type=float, default=20.0, help="fake model latency (throughput run)")
+    p.add_argument("--polls", type=int, nargs="*", default=[1000],
+                   help="sizes of the long-poll runs (e.g. --polls 1000 10000; none: skip)")
+    p.add_argument("--poll-latency-ms", type=float, default=3000.0)
+    p.add_argument("--scale", type=int, default=0,
+                   help="rollouts in flight for the lease-expiry and SIGTERM-drain runs (0: skip)")
+    p.add_argument("--lease-sec", type=float, default=5.0, help="polling lease of the lease-expiry run")
+    p.add_argument("--drain-latency-ms", type=float, default=3000.0, help="model latency of the drain run")
+    p.add_argument("--grouped", action="store_true", help="groups of 4 rollouts (default: independent)")
+    p.add_argument("--skip-throughput", action="store_true", help="long polls (and --scale) only")
+    p.add_argument("--skip-polls", action="store_true", help="throughput only (same as --polls with no size)")
+    p.add_argument("--serve-stub", type=int, metavar="PORT", help=argparse.SUPPRESS)
+    a = p.parse_args()
+    if a.skip_polls:
+        a.polls = []
+    return a
 
 
 if __name__ == "__main__":
-    asyncio.run(main())
+    args = parse_args()
+    if args.serve_stub:
+        serve_stub(args.serve_stub, args.poll_latency_ms / 1000, args.lease_sec)
+    else:
+        # Every held poll is a connection: lift the soft limit on open files (children inherit it).
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+        asyncio.run(main(args))

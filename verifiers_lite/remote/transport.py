@@ -14,6 +14,8 @@ from collections.abc import Mapping
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
+from pydantic_core import from_json, to_json
+
 from verifiers_lite.server.errors import missing_server_dependency
 
 try:
@@ -65,8 +67,23 @@ class Transport(Protocol):
 
 
 def _dumps(body: Any) -> bytes:
-    # Like httpx's json=: compact, and NaN/inf refused on the client rather than sent.
-    return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+    """Like httpx's ``json=``: compact, and NaN/inf refused on the client rather than sent."""
+    try:
+        # pydantic's Rust serialiser is ~10x faster than json; its output is the same JSON.
+        data = to_json(body, inf_nan_mode="constants")
+    except ValueError:  # what it cannot serialise: json's own error is the one to raise
+        data = None
+    if data is None or b"NaN" in data or b"Infinity" in data:  # (a string may hold them too)
+        return json.dumps(body, separators=(",", ":"), allow_nan=False).encode()
+    return data
+
+
+def loads(content: bytes) -> Any:
+    """A response body's JSON (pydantic's Rust parser; Python's for what it refuses)."""
+    try:
+        return from_json(content)
+    except ValueError:
+        return json.loads(content)
 
 
 class HttpxTransport:
@@ -133,7 +150,7 @@ class _Reply:
         return self.content.decode("utf-8", "replace")
 
     def json(self) -> Any:
-        return json.loads(self.content)
+        return loads(self.content)
 
 
 class AiohttpTransport:

@@ -12,6 +12,7 @@ import math
 from collections.abc import Awaitable, Callable
 
 from pydantic import ValidationError
+from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -62,7 +63,7 @@ def make_admission_endpoint(
             "result_wait_timeout_sec": wait_sec,
             "polling_lease_timeout_sec": lease_sec,
         }
-        return JSONResponse(accepted, status_code=202)
+        return Response(to_json(accepted), status_code=202, media_type="application/json")
 
     return submit
 

@@ -18,12 +18,17 @@ def check_api_key(api_key: str | None) -> str | None:
     return api_key
 
 
+def bearer_value(api_key: str) -> bytes:
+    """The exact ``Authorization`` header value that ``api_key`` requires."""
+    return f"Bearer {api_key}".encode()
+
+
 class BearerAuthMiddleware:
     """Answers 401 before routing, so unknown paths and bad bodies never leak a 404/422."""
 
     def __init__(self, app: Any, api_key: str) -> None:
         self.app = app
-        self._expected = f"Bearer {api_key}".encode()
+        self._expected = bearer_value(api_key)
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         if scope["type"] != "http":

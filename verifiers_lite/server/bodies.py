@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
@@ -133,6 +134,15 @@ def _depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
+def _loads(raw: bytes) -> Any:
+    # The Rust parser pydantic ships is ~2x faster; anything it refuses (NaN, non-UTF-8, deep
+    # nesting, bad syntax) goes to Python's, whose answer and errors are the contract.
+    try:
+        return from_json(raw, allow_inf_nan=False)
+    except ValueError:
+        return json.loads(raw)
+
+
 async def read_json(request: Request) -> Any | Response:
     """The request's JSON body, or the 4xx answer that explains what is wrong with it.
 
@@ -145,7 +155,7 @@ async def read_json(request: Request) -> Any | Response:
     if not _wants_json(request.headers.get("content-type")):
         return raw
     try:
-        data = json.loads(raw)
+        data = _loads(raw)
     except json.JSONDecodeError as exc:
         return invalid([{"loc": (exc.pos,), "msg": "JSON decode error", "type": "json_invalid"}])
     except RecursionError:

@@ -1,20 +1,32 @@
-"""Raw ASGI dispatch of the two per-rollout routes, ahead of FastAPI's middleware and router.
+"""Direct dispatch of the two per-rollout routes, ahead of FastAPI's whole middleware stack.
 
 Every rollout costs one ``POST /rollout`` and one ``GET /rollout/{id}/result``; on a small
-machine the layers between uvicorn and those endpoints (exception, telemetry and body-limit
-middleware, exit stack, router scan) were a large share of the server's CPU. This middleware
-sits inside the bearer-auth middleware (401 still comes first) and inside FastAPI's
-ServerErrorMiddleware (an unexpected error still answers 503, never 500); anything else,
-other methods on these paths included, goes down the normal stack.
+machine the layers between uvicorn and those endpoints (error, telemetry and body-limit
+middleware, exception handlers, router scan) were a large share of the server's CPU. The
+:class:`RolloutApp` answers a hot request itself when it is plainly well-formed (authorised,
+a declared body within the limit); anything else, other methods and paths included, goes
+down the normal stack, whose middleware gives the 401/413/400 answers. An unexpected error
+answers a retryable 503 here too, never a 500.
 """
 
 from __future__ import annotations
 
+import hmac
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import JSONResponse, Response
+
+from .errors import missing_server_dependency
+
+try:
+    from fastapi import FastAPI
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise missing_server_dependency(exc) from exc
+
+log = logging.getLogger(__name__)
 
 Endpoint = Callable[[Request], Awaitable[Response]]
 
@@ -23,26 +35,77 @@ _SUFFIX = "/result"
 
 
 class HotRoutes:
-    """Serves ``POST /rollout`` and ``GET /rollout/{id}/result`` with the given endpoints."""
+    """Serves ``POST /rollout`` and ``GET /rollout/{id}/result`` with the given endpoints.
 
-    def __init__(self, app: Any, admission: Endpoint, result: Endpoint) -> None:
-        self.app = app
+    ``authorization``: the exact ``Authorization`` header value required (None: no auth).
+    """
+
+    def __init__(
+        self, admission: Endpoint, result: Endpoint, *, authorization: bytes | None, max_body_bytes: int
+    ) -> None:
         self._admission = admission
         self._result = result
+        self._authorization = authorization
+        self._max_body = max_body_bytes
 
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and not scope.get("root_path"):
-            path: str = scope["path"]
-            method: str = scope["method"]
-            if method == "POST" and path == "/rollout":
-                response = await self._admission(Request(scope, receive))
-                await response(scope, receive, send)
-                return
-            if method == "GET" and path.startswith(_PREFIX) and path.endswith(_SUFFIX):
-                rollout_id = path[len(_PREFIX) : -len(_SUFFIX)]
-                if rollout_id and "/" not in rollout_id:  # the router's {rollout_id} segment
-                    scope["path_params"] = {"rollout_id": rollout_id}
-                    response = await self._result(Request(scope, receive))
-                    await response(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
+    def _match(self, scope: dict[str, Any]) -> Endpoint | None:
+        if scope.get("root_path"):
+            return None
+        path: str = scope["path"]
+        method: str = scope["method"]
+        if method == "POST" and path == "/rollout":
+            return self._admission
+        if method == "GET" and path.startswith(_PREFIX) and path.endswith(_SUFFIX):
+            rollout_id = path[len(_PREFIX) : -len(_SUFFIX)]
+            if rollout_id and "/" not in rollout_id:  # the router's {rollout_id} segment
+                scope["path_params"] = {"rollout_id": rollout_id}
+                return self._result
+        return None
+
+    def _plain(self, scope: dict[str, Any]) -> bool:
+        """Authorised, not chunked, and any declared body within the limit."""
+        given = b""
+        for name, value in scope["headers"]:
+            if name == b"authorization":
+                given = value
+            elif name == b"content-length":
+                if not value.isdigit() or int(value) > self._max_body:
+                    return False
+            elif name == b"transfer-encoding":
+                return False
+        # Constant-time, as in the auth middleware: the key must not leak through timing.
+        return self._authorization is None or hmac.compare_digest(given, self._authorization)
+
+    async def serve(self, scope: dict[str, Any], receive: Any, send: Any) -> bool:
+        """Answer ``scope`` if it is a plain hot request; False leaves it to the full stack."""
+        endpoint = self._match(scope)
+        if endpoint is None or not self._plain(scope):
+            return False
+        try:
+            response = await endpoint(Request(scope, receive))
+        except Exception as exc:  # a bug or a race with shutdown must stay retryable
+            log.exception("unhandled error on %s %s", scope["method"], scope["path"])
+            response = unavailable(exc)
+        await response(scope, receive, send)
+        return True
+
+
+def unavailable(exc: Exception) -> JSONResponse:
+    """The answer to an unexpected error: a retryable 503, never a bare 500."""
+    return JSONResponse(
+        {"detail": f"temporarily unavailable: {type(exc).__name__}"},
+        status_code=503,
+        headers={"Retry-After": "1"},
+    )
+
+
+class RolloutApp(FastAPI):
+    """The rollout server's FastAPI app, with :class:`HotRoutes` in front of its stack."""
+
+    hot_routes: HotRoutes | None = None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        hot = self.hot_routes
+        if scope["type"] == "http" and hot is not None and await hot.serve(scope, receive, send):
+            return
+        await super().__call__(scope, receive, send)

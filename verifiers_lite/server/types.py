@@ -12,6 +12,7 @@ LEASE_HEADER = "X-Osmosis-Rollout-Lease"
 DEFAULT_RESULT_WAIT_TIMEOUT_SEC = 30.0
 DEFAULT_POLLING_LEASE_TIMEOUT_SEC = 120.0
 DEFAULT_RESULT_RETENTION_SEC = 900.0
+_NOT_IN_ID = frozenset("/\\?#%")  # characters that would split or end a URL path segment
 
 
 class RolloutStatus(StrEnum):
@@ -73,7 +74,7 @@ class RolloutRequest(BaseModel):
     @classmethod
     def _one_path_segment(cls, value: str) -> str:
         # The id is used in URLs and artifact file names: one plain segment, nothing else.
-        if value in (".", "..") or any(c in value for c in "/\\?#%") or not value.isprintable():
+        if value in (".", "..") or not _NOT_IN_ID.isdisjoint(value) or not value.isprintable():
             raise ValueError("rollout_id must be a single URL path segment")
         if value != value.strip():
             raise ValueError("rollout_id must not start or end with whitespace")
