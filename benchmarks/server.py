@@ -173,7 +173,7 @@ def start_stub_server(latency_ms: float, lease_sec: float = 120.0) -> tuple[subp
     proc = subprocess.Popen(
         [sys.executable, __file__, "--serve-stub", str(port), "--poll-latency-ms", str(latency_ms),
          "--lease-sec", str(lease_sec)],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.DEVNULL,
     )
     return proc, wait_healthy(proc, f"http://127.0.0.1:{port}")
 
@@ -200,6 +200,37 @@ async def _admit(http: Any, url: str, rollout_id: str) -> tuple[float, dict[str,
     return time.perf_counter() - t, accepted
 
 
+async def _admit_batch(http: Any, url: str, ids: list[str]) -> tuple[float, list[dict[str, Any]]]:
+    """One ``POST /rollouts`` admitting every id."""
+    bodies = [{"rollout_id": i, "initial_messages": [{"role": "user", "content": "q"}],
+               "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False} for i in ids]
+    t = time.perf_counter()
+    async with http.post(url + "/rollouts", json={"rollouts": bodies}) as r:
+        data = await r.json()
+        assert r.status == 200, (r.status, data)
+    results: list[dict[str, Any]] = data["results"]
+    assert all(a["status_code"] == 202 for a in results), results[:3]
+    return time.perf_counter() - t, results
+
+
+async def _long_poll_many(http: Any, url: str, accepted: list[dict[str, Any]]) -> dict[str, float]:
+    """Long-poll every rollout with ``POST /rollouts/results`` until all are terminal; the
+    time each result was read."""
+    pending = {a["rollout_id"]: a["polling_lease_token"] for a in accepted}
+    read_at: dict[str, float] = {}
+    while pending:
+        async with http.post(url + "/rollouts/results", json={"leases": pending}) as r:
+            data = await r.json()
+            assert r.status == 200, (r.status, data)
+        now = time.perf_counter()
+        for item in data["results"]:
+            if item["status"] in ("success", "failure", "cancelled"):
+                assert item["status"] == "success", item
+                read_at[item["rollout_id"]] = now
+                del pending[item["rollout_id"]]
+    return read_at
+
+
 async def _long_poll(http: Any, url: str, accepted: dict[str, Any]) -> dict[str, Any]:
     """Poll until terminal, ``wait=terminal``: one request per rollout unless it outlives the wait."""
     headers = {LEASE_HEADER: accepted["polling_lease_token"]}
@@ -219,11 +250,12 @@ def _session() -> Any:
                                  timeout=aiohttp.ClientTimeout(total=None, sock_read=300))
 
 
-async def poll_latency(n: int, latency_ms: float) -> dict[str, float]:
+async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, float]:
     """n rollouts admitted at once, each long-polled by an independent aiohttp client.
 
-    Admission: POST sent -> 202 read. Delivery: 202 read -> terminal result read, minus the
-    model's time. Held-poll cost: the server's RSS and open fds midway, over those before.
+    Admission: POST sent -> 202 read (``batch``: all n in one ``POST /rollouts``, each
+    rollout's admission time is that request's). Delivery: 202 read -> terminal result read,
+    minus the model's time. Held-poll cost: the server's RSS and open fds midway, over before.
     """
     proc, url = start_stub_server(latency_ms)
     latency = latency_ms / 1000
@@ -233,18 +265,28 @@ async def poll_latency(n: int, latency_ms: float) -> dict[str, float]:
             rss0, fds0 = proc_status(proc.pid)
             held: dict[str, float] = {}
 
-            async def one(i: int) -> tuple[float, float]:
-                admission, accepted = await _admit(http, url, f"p{i}")
+            async def delivered(admission: float, accepted: dict[str, Any]) -> tuple[float, float]:
                 t = time.perf_counter()
                 data = await _long_poll(http, url, accepted)
                 assert data["status"] == "success", data
                 return admission, time.perf_counter() - t - latency
 
+            async def one(i: int) -> tuple[float, float]:
+                return await delivered(*await _admit(http, url, f"p{i}"))
+
+            async def run() -> list[tuple[float, float]]:
+                if not batch:
+                    return await asyncio.gather(*(one(i) for i in range(n)))
+                admission, answers = await _admit_batch(http, url, [f"p{i}" for i in range(n)])
+                t = time.perf_counter()
+                read_at = await _long_poll_many(http, url, answers)
+                return [(admission, at - t - latency) for at in read_at.values()]
+
             async def sample_midway() -> None:
                 await asyncio.sleep(latency * 0.8)
                 held["rss"], held["fds"] = proc_status(proc.pid)
 
-            results, _ = await asyncio.gather(asyncio.gather(*(one(i) for i in range(n))), sample_midway())
+            results, _ = await asyncio.gather(run(), sample_midway())
     finally:
         stop(proc)
     admission = [1000 * a for a, _ in results]
@@ -313,12 +355,23 @@ async def drain_on_sigterm(n: int, latency_ms: float) -> dict[str, float]:
     return {"in_flight": n, "answered": ok, "exit_sec": exit_sec, "returncode": proc.returncode}
 
 
+async def _on_uvloop(coro: Any) -> Any:
+    """Run ``coro`` on a uvloop loop in a thread when uvloop is installed (as the server does):
+    the long-poll clients are a load generator here, and should cost the shared cores little."""
+    try:
+        import uvloop
+    except ImportError:
+        return await coro
+    return await asyncio.to_thread(uvloop.run, coro)
+
+
 def _load() -> str:
     return f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())} on {os.cpu_count()} CPUs"
 
 
 async def main(a: argparse.Namespace) -> None:
     if not a.skip_throughput:
+        # asyncio's own loop here: the driver of an in-process run and of a remote one alike.
         with FakeServerProcess(latency_ms=a.latency_ms) as fake:
             tp = await throughput(fake, a.rollouts, a.concurrency, a.grouped)
         print(_load())
@@ -327,21 +380,23 @@ async def main(a: argparse.Namespace) -> None:
               f"remote executor {tp['server_rps']:.0f}/s, ratio {tp['ratio']:.2f} (target >= 0.85)")
         print(f"CPU ms per rollout: in-process {tp['local_cpu_ms']:.2f}; through the server: driver "
               f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f} (targets <= 0.5 each)")
-    for n in a.polls:
-        lp = await poll_latency(n, a.poll_latency_ms)
+    for n, batch in ((n, batch) for n in a.polls for batch in (False, True)):
+        lp = await _on_uvloop(poll_latency(n, a.poll_latency_ms, batch))
         print(_load())
-        print(f"{n} rollouts admitted at once, each long-polled (model {a.poll_latency_ms:.0f} ms): "
+        how = ("in one POST /rollouts, long-polled together (POST /rollouts/results)" if batch
+               else "at once, each by its own POST /rollout and long-polled by its own GET")
+        print(f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
               f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
               f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; "
-              f"per in-flight rollout with its held poll: {lp['kib_per_poll']:.1f} KiB server RSS, "
+              f"per in-flight rollout with its held poll(s): {lp['kib_per_poll']:.1f} KiB server RSS, "
               f"{lp['fds_per_poll']:.2f} fds")
     if a.scale:
-        ex = await lease_expiry(a.scale, a.lease_sec)
+        ex = await _on_uvloop(lease_expiry(a.scale, a.lease_sec))
         print(_load())
         print(f"{ex['admitted']} rollouts admitted, never polled (server RSS {ex['rss_mib']:.0f} MiB): "
               f"{ex['expired']} failed lease_expired, all cancelled and the server idle "
               f"{ex['idle_after_sec']:.1f} s after admission (lease {a.lease_sec:.0f} s)")
-        dr = await drain_on_sigterm(a.scale, a.drain_latency_ms)
+        dr = await _on_uvloop(drain_on_sigterm(a.scale, a.drain_latency_ms))
         print(_load())
         print(f"SIGTERM with {dr['in_flight']} rollouts in flight (model {a.drain_latency_ms:.0f} ms, drain "
               f"budget 10 s): {dr['answered']} answered, exit {dr['exit_sec']:.1f} s after the signal "

@@ -1,69 +1,112 @@
-"""``POST /rollout`` as a plain Starlette endpoint: one admission per rollout, so it is hot.
+"""``POST /rollout`` (one rollout) and ``POST /rollouts`` (many in one request): admission.
 
-FastAPI's dependency solving around one pydantic body cost more than the validation itself.
-This endpoint reads the body the way FastAPI does (see :func:`bodies.read_json`) and validates
-it with the same ``RolloutRequest`` model, so the 422 details (``loc`` under ``body``, ``msg``,
-``type``) are the ones FastAPI gave.
+Both are plain Starlette endpoints: FastAPI's dependency solving around one pydantic body cost
+more than the validation itself. A body is read the way FastAPI does (see
+:func:`bodies.read_json`) and validated with the same ``RolloutRequest`` model, so the 422
+details (``loc`` under ``body``, ``msg``, ``type``) are the ones FastAPI gave. The batch
+admits each rollout exactly as ``POST /rollout`` would and answers, in order, what that route
+would have answered for it; it exists because a burst of admissions costs one HTTP request
+each, which on a small machine is most of the server's work.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from pydantic import ValidationError
 from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .bodies import error, invalid, read_json
+from .bodies import error, invalid_detail, read_json
 from .rollout_table import DuplicateRolloutError, RegistryClosedError
 from .service import BackendFullError, RolloutService
 from .types import RolloutRequest, RolloutStatus
 
 _RETRY_LATER = {"Retry-After": "1"}
 _QUEUED = RolloutStatus.QUEUED.value
+#: Rollouts one ``POST /rollouts`` may carry.
+MAX_BATCH = 10_000
+
+Answer = tuple[int, dict[str, Any], dict[str, str] | None]  # status, body, headers
 
 
-def busy(retry_after_sec: float) -> JSONResponse:
-    """The 429 answer: HTTP's Retry-After takes whole seconds, the exact hint goes in the body."""
+def _busy(retry_after_sec: float) -> Answer:
     whole = max(1, math.ceil(retry_after_sec))
-    return JSONResponse(
-        {"detail": "backend is full", "retry_after_sec": retry_after_sec},
-        status_code=429,
-        headers={"Retry-After": str(whole)},
-    )
+    body = {"detail": "backend is full", "retry_after_sec": retry_after_sec}
+    return 429, body, {"Retry-After": str(whole)}
+
+
+def admit_one(
+    service: RolloutService, data: Any, wait_sec: float, lease_sec: float, *loc: str | int
+) -> Answer:
+    """What ``POST /rollout`` answers for one request body (``loc``: its place in a batch)."""
+    try:
+        body = RolloutRequest.model_validate(data)
+    except ValidationError as exc:
+        errors = [dict(e) for e in exc.errors(include_url=False, include_input=False)]
+        return 422, {"detail": invalid_detail(errors, *loc)}, None
+    try:
+        record = service.admit(body)
+    except DuplicateRolloutError:
+        return 409, {"detail": f"rollout_id {body.rollout_id!r} is live or still retained"}, None
+    except BackendFullError as exc:
+        return _busy(exc.retry_after_sec)
+    except RegistryClosedError:
+        return 503, {"detail": "server is shutting down"}, _RETRY_LATER
+    accepted = {
+        "rollout_id": record.rollout_id,
+        "status": _QUEUED,
+        "polling_lease_token": record.lease_token,
+        "result_wait_timeout_sec": wait_sec,
+        "polling_lease_timeout_sec": lease_sec,
+    }
+    return 202, accepted, None
 
 
 def make_admission_endpoint(
     service: RolloutService, wait_sec: float, lease_sec: float
 ) -> Callable[[Request], Awaitable[Response]]:
-    """The endpoint bound to ``service``: 202 with the polling lease, or 4xx/503."""
+    """``POST /rollout`` bound to ``service``: 202 with the polling lease, or 4xx/503."""
 
     async def submit(request: Request) -> Response:
         data = await read_json(request)
         if isinstance(data, Response):
             return data
-        try:
-            body = RolloutRequest.model_validate(data)
-        except ValidationError as exc:
-            return invalid([dict(e) for e in exc.errors(include_url=False, include_input=False)])
-        try:
-            record = service.admit(body)
-        except DuplicateRolloutError:
-            return error(409, f"rollout_id {body.rollout_id!r} is live or still retained")
-        except BackendFullError as exc:
-            return busy(exc.retry_after_sec)
-        except RegistryClosedError:
-            return error(503, "server is shutting down", _RETRY_LATER)
-        accepted = {
-            "rollout_id": record.rollout_id,
-            "status": _QUEUED,
-            "polling_lease_token": record.lease_token,
-            "result_wait_timeout_sec": wait_sec,
-            "polling_lease_timeout_sec": lease_sec,
-        }
-        return Response(to_json(accepted), status_code=202, media_type="application/json")
+        status, body, headers = admit_one(service, data, wait_sec, lease_sec)
+        return Response(to_json(body), status_code=status, headers=headers, media_type="application/json")
 
     return submit
 
+
+def make_batch_endpoint(
+    service: RolloutService, wait_sec: float, lease_sec: float
+) -> Callable[[Request], Awaitable[Response]]:
+    """``POST /rollouts`` bound to ``service``: ``{"rollouts": [body, ...]}`` in, 200 with
+    ``{"results": [answer, ...]}`` out, each answer the body ``POST /rollout`` would have
+    given plus its ``status_code`` (and ``retry_after_sec`` on a 429)."""
+
+    async def submit_many(request: Request) -> Response:
+        data = await read_json(request)
+        if isinstance(data, Response):
+            return data
+        items = data.get("rollouts") if isinstance(data, dict) else None
+        if not isinstance(items, list) or set(data) != {"rollouts"}:
+            return _invalid_batch("a JSON object with one key, 'rollouts': a list of rollout requests")
+        if not 1 <= len(items) <= MAX_BATCH:
+            return _invalid_batch(f"'rollouts' must hold 1 to {MAX_BATCH} requests, got {len(items)}")
+        if not service.accepting or service.registry.closed:
+            return error(503, "server is shutting down", _RETRY_LATER)
+        results = []
+        for i, item in enumerate(items):
+            status, body, _ = admit_one(service, item, wait_sec, lease_sec, "rollouts", i)
+            results.append({"status_code": status, **body})
+        return Response(to_json({"results": results}), media_type="application/json")
+
+    return submit_many
+
+
+def _invalid_batch(msg: str) -> JSONResponse:
+    return JSONResponse({"detail": [{"loc": ["body"], "msg": msg, "type": "value_error"}]}, status_code=422)

@@ -13,7 +13,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from .admission_route import make_admission_endpoint
+from .admission_route import make_admission_endpoint, make_batch_endpoint
 from .auth import BearerAuthMiddleware, bearer_value, check_api_key
 from .backend import RolloutBackend
 from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
@@ -21,7 +21,7 @@ from .cancel_route import make_cancel_endpoint
 from .errors import missing_server_dependency
 from .hot_routes import HotRoutes, RolloutApp, unavailable
 from .lifecycle import Lifecycle, ShutdownTimeouts
-from .result_route import make_result_endpoint
+from .result_route import make_batch_result_endpoint, make_result_endpoint
 from .service import RolloutService
 from .types import (
     DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
@@ -134,6 +134,9 @@ def create_rollout_server(
     app.router.add_route("/rollout", submit, methods=["POST"])
     app.router.add_route("/rollout/{rollout_id}/result", result, methods=["GET"])
     app.router.add_route("/rollout/cancel", make_cancel_endpoint(service), methods=["POST"])
+    # Many admissions in one request (a burst, a group): one round trip instead of one each.
+    app.router.add_route("/rollouts", make_batch_endpoint(service, wait_sec, lease_sec), methods=["POST"])
+    app.router.add_route("/rollouts/results", make_batch_result_endpoint(service, wait_sec), methods=["POST"])
     app.hot_routes = HotRoutes(
         submit, result,
         authorization=None if api_key is None else bearer_value(api_key),

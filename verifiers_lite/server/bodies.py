@@ -25,13 +25,17 @@ def error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JS
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
-def invalid(errors: list[dict[str, Any]]) -> JSONResponse:
-    """A 422 in FastAPI's shape; the input is never echoed (NaN/inf are not JSON)."""
-    detail = [
-        {"loc": ["body", *e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+def invalid_detail(errors: list[dict[str, Any]], *loc: str | int) -> list[dict[str, Any]]:
+    """Validation errors in FastAPI's shape (under ``body`` and ``loc``), input never echoed."""
+    return [
+        {"loc": ["body", *loc, *e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
         for e in errors
     ]
-    return JSONResponse({"detail": detail}, status_code=422)
+
+
+def invalid(errors: list[dict[str, Any]]) -> JSONResponse:
+    """A 422 in FastAPI's shape; the input is never echoed (NaN/inf are not JSON)."""
+    return JSONResponse({"detail": invalid_detail(errors)}, status_code=422)
 
 
 def _too_large(limit: int) -> bytes:

@@ -4,6 +4,8 @@ It is served without FastAPI's dependency solving and response-model validation 
 pydantic round trip per poll); the terminal result is serialised once, when it is published.
 Query ``seen=<status>`` waits for a change from that status (the default contract);
 ``wait=terminal`` waits for the terminal result only, so one poll per rollout suffices.
+``POST /rollouts/results`` long-polls many rollouts in one request (a burst of results that
+finish together costs one answer, not one each).
 """
 
 from __future__ import annotations
@@ -12,10 +14,13 @@ import hmac
 import json
 from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from .admission_route import MAX_BATCH
+from .bodies import read_json
 from .rollout_table import RegistryClosedError
 from .service import RolloutService
 from .types import LEASE_HEADER, RolloutStatus
@@ -44,7 +49,8 @@ def make_result_endpoint(
         lease = request.headers.get(LEASE_HEADER)
         if lease is None:
             return _invalid(["header", LEASE_HEADER], "Field required", "missing")
-        query = request.query_params
+        # parse_qsl directly: Starlette's QueryParams multidict cost more than the whole lookup.
+        query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
         seen = query.get("seen")
         if seen is not None and seen not in _STATUSES:
             return _invalid(["query", "seen"], f"must be one of {sorted(_STATUSES)}", "enum")
@@ -82,3 +88,55 @@ def _pending(rollout_id: str, status: str) -> bytes:
         "err_category": None,
     }
     return json.dumps(body).encode()
+
+
+def make_batch_result_endpoint(
+    service: RolloutService, wait_sec: float
+) -> Callable[[Request], Awaitable[Response]]:
+    """``POST /rollouts/results``: ``{"leases": {rollout_id: token, ...}}`` in; it answers once
+    any of them is terminal (or after the result wait), 200 with ``{"results": [...]}``: for
+    each id in order, what ``GET /rollout/{id}/result?wait=terminal`` would have answered
+    then, plus its ``status_code`` (404 unknown id, 403 wrong lease). Every lease is renewed."""
+    registry = service.registry
+
+    async def results(request: Request) -> Response:
+        data = await read_json(request)
+        if isinstance(data, Response):
+            return data
+        leases = data.get("leases") if isinstance(data, dict) else None
+        if (
+            not isinstance(leases, dict) or set(data) != {"leases"} or not 1 <= len(leases) <= MAX_BATCH
+            or not all(isinstance(v, str) for v in leases.values())
+        ):
+            msg = f"a JSON object with one key, 'leases': 1 to {MAX_BATCH} rollout ids, each to its lease token"
+            return _invalid(["body"], msg, "value_error")
+        answers: dict[str, bytes] = {}
+        records = []
+        for rollout_id, lease in leases.items():
+            record = registry.get(rollout_id)
+            if record is None:
+                answers[rollout_id] = _item(404, f"unknown rollout_id {rollout_id!r}")
+            elif not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
+                answers[rollout_id] = _item(403, "polling lease token does not match this rollout")
+            else:
+                records.append(record)
+        for record in records:
+            await service.expire_if_due(record)
+            registry.renew(record)
+        if records:
+            try:
+                await registry.wait_any_terminal(records, wait_sec)
+            except RegistryClosedError:
+                return _error(503, "server is shutting down; retry", _RETRY_LATER)
+        for record in records:
+            registry.renew(record)
+            body = record.result_json or _pending(record.rollout_id, record.status.value)
+            answers[record.rollout_id] = b'{"status_code":200,' + body[1:]
+        return Response(b'{"results":[' + b",".join(answers[i] for i in leases) + b"]}",
+                        media_type="application/json")
+
+    return results
+
+
+def _item(status: int, detail: str) -> bytes:
+    return json.dumps({"status_code": status, "detail": detail}).encode()

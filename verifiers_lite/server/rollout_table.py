@@ -158,11 +158,25 @@ class RolloutRegistry:
         if record.result is None and self.closed:
             raise RegistryClosedError("server is shutting down")
 
+    async def wait_any_terminal(self, records: list[RolloutRecord], timeout: float) -> None:
+        """Long-poll many rollouts at once: return when one of them is terminal (at once if one
+        already is), the registry closes, or ``timeout`` passes."""
+        if any(r.result is not None for r in records):
+            return
+        if self.closed:
+            raise RegistryClosedError("server is shutting down")
+        await self._park_on([r.terminal_waiters for r in records], timeout)
+
     async def _park(self, waiters: list[asyncio.Future[None]], timeout: float) -> None:
         """Wait until ``waiters`` is woken, the registry closes, or ``timeout`` passes."""
+        await self._park_on([waiters], timeout)
+
+    async def _park_on(self, lists: list[list[asyncio.Future[None]]], timeout: float) -> None:
+        """One future parked on every list of ``lists``: the first wake-up of any resolves it."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
-        waiters.append(fut)
+        for waiters in lists:
+            waiters.append(fut)
         self._parked.add(fut)
         timer = loop.call_later(timeout, _resolve, fut)
         try:
@@ -170,10 +184,11 @@ class RolloutRegistry:
         finally:
             timer.cancel()
             self._parked.discard(fut)
-            # A woken future left the list with the wake-up; a timed-out, cancelled or
-            # close-woken one is still listed.
-            with contextlib.suppress(ValueError):
-                waiters.remove(fut)
+            # A list that woke it dropped it with the wake-up; the others (and every list after a
+            # timeout, a cancellation or a close) still hold it.
+            for waiters in lists:
+                with contextlib.suppress(ValueError):
+                    waiters.remove(fut)
 
     def expired_leases(self) -> list[RolloutRecord]:
         now = self.clock()
