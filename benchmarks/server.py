@@ -1,23 +1,24 @@
-"""Rollout server throughput and result latency (reproducible; loopback only).
+"""Rollout server: CPU per rollout, long-poll latency, and 10,000 rollouts in flight (loopback only).
 
-1. rollouts/s of ``env.generate`` in-process vs the same call run through the remote executor
-   (``executor=vf.RemoteExecutor(url)``: a ``vf-lite serve`` subprocess, LocalBackend, runs the
-   rollouts and returns unscored states; the driver scores them) on the same fake model;
-   target ratio >= 0.85. ``--grouped`` runs groups of 4 (default: independent rollouts).
-   Also printed: CPU ms per rollout of the driver and of the server process, which is what
-   bounds the ratio on a small machine (every process competes for the same cores).
-2. p50/p99 result latency with N concurrent long polls: N rollouts in flight at once against a
-   fake model with fixed latency L; latency = (admission -> result received) - L.
+1. Throughput: rollouts/s of ``env.generate`` in-process vs the same call through the remote
+   executor (``executor=vf.RemoteExecutor(url)``: a ``vf-lite serve`` subprocess, LocalBackend,
+   runs the rollouts and returns unscored states; the driver scores them) on the same fake model;
+   target ratio >= 0.85. ``--grouped`` runs groups of 4. Also printed: CPU ms per rollout of the
+   driver and of the server process (targets <= 0.5 each), which bound the ratio on a small
+   machine where every process competes for the same cores.
+2. Long polls (``--polls 1000 10000``): N rollouts admitted at once against a stub model of fixed
+   latency inside the server, each long-polled by an independent aiohttp client (on uvloop, so the
+   load generator costs the shared cores little): admission p50/p99 (POST sent -> 202 read) and
+   delivery p50/p99 (202 read -> result read, minus the model's time), plus the server's RSS and
+   open fds per in-flight rollout with its held poll. Run twice per size: one POST and one GET per
+   rollout, then the batched routes (one ``POST /rollouts``, polls by ``POST /rollouts/results``).
+3. Scale (``--scale 10000``): that many rollouts admitted and never polled (every lease expires,
+   every task is cancelled, the server goes idle), then that many in flight and long-polled when
+   SIGTERM arrives (all answered within the 10 s drain budget, then the process exits).
 
-Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000] [--grouped] [--skip-polls]``.
-
-Last measured through the remote executor, on 2 cores shared with other work (load average
-7.8-8.9 over 2 CPUs, so every process fights for CPU and the ratio is bounded by total CPU):
-independent 1000 rollouts: in-process 301/s, remote 102/s, ratio 0.34; groups of 4: 390/s vs
-121/s, ratio 0.31. CPU ms per rollout: in-process 1.00, driver 1.45 + server 1.88. The previous
-forwarding path measured back to back under the same load: ratio 0.21-0.29, driver 1.0-1.4 +
-server 2.0-2.6 ms. On the same 2 cores without the load it measured 0.84-0.90 (CPU ms:
-in-process 0.36, driver 0.40 + server 0.68); 1000 concurrent long polls p50 772 ms, p99 829 ms.
+Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000 [10000]]
+[--scale 10000] [--grouped] [--skip-throughput] [--skip-polls]`` (default: throughput and 1,000
+polls, about a minute). Figures, with the load average at the time, are in the README.
 """
 
 from __future__ import annotations

@@ -26,6 +26,8 @@ async def test_bearer_auth_on_every_route(spawn: Any) -> None:
         ("POST", "/rollout", {"initial_messages": MSGS, "rollout_id": "a", "chat_completions_url": URL}),
         ("GET", "/rollout/a/result", None),
         ("POST", "/rollout/cancel", {"all": True}),
+        ("POST", "/rollouts", {"rollouts": [{"initial_messages": MSGS, "rollout_id": "b", "chat_completions_url": URL}]}),
+        ("POST", "/rollouts/results", {"leases": {"a": "token"}}),
         ("GET", "/no/such/path", None),
         ("DELETE", "/health", None),
     ]

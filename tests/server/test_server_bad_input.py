@@ -98,7 +98,8 @@ content_types = st.sampled_from(
 
 
 @SWEEP
-@given(raw=raw_bodies, ctype=content_types, path=st.sampled_from(["/rollout", "/rollout/cancel"]))
+@given(raw=raw_bodies, ctype=content_types,
+       path=st.sampled_from(["/rollout", "/rollout/cancel", "/rollouts", "/rollouts/results"]))
 def test_non_json_and_wrong_content_types_are_4xx(http: httpx.Client, raw: bytes, ctype: str, path: str) -> None:
     check_4xx(http.post(path, content=raw, headers={"content-type": ctype} if ctype else {}))
 
@@ -140,11 +141,11 @@ def _nested(depth: int) -> str:
     return "[" * depth + "]" * depth
 
 
-@pytest.mark.parametrize("path", ["/rollout", "/rollout/cancel"])
+@pytest.mark.parametrize("path", ["/rollout", "/rollout/cancel", "/rollouts", "/rollouts/results"])
 @pytest.mark.parametrize("depth", [65, 3000, 200_000])
 def test_over_deep_bodies_are_400_on_every_route(http: httpx.Client, server: ServerProc, path: str, depth: int) -> None:
     # 65 levels parse but are refused; thousands made Python's parser raise RecursionError.
-    field = "initial_messages" if path == "/rollout" else "ids"
+    field = {"/rollout": "initial_messages", "/rollout/cancel": "ids", "/rollouts": "rollouts"}.get(path, "leases")
     resp = http.post(path, content=f'{{"{field}": {_nested(depth)}}}', headers={"content-type": "application/json"})
     assert resp.status_code == 400, resp.text[:300]
     assert "retry-after" not in resp.headers  # the client's fault: nothing to retry
@@ -169,7 +170,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
 
 @pytest.mark.parametrize(("method", "path"), [
     ("POST", "/rollout"), ("POST", "/rollout/cancel"), ("GET", "/rollout/x/result"),
-    ("GET", "/health"), ("POST", "/no/such/route"),
+    ("GET", "/health"), ("POST", "/no/such/route"), ("POST", "/rollouts"), ("POST", "/rollouts/results"),
 ])
 @pytest.mark.parametrize("chunked", [False, True])
 def test_bodies_over_the_limit_are_413_on_every_route(small: ServerProc, method: str, path: str, chunked: bool) -> None:

@@ -18,6 +18,7 @@ from .auth import BearerAuthMiddleware, bearer_value, check_api_key
 from .backend import RolloutBackend
 from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from .cancel_route import make_cancel_endpoint
+from .clock import Clock
 from .errors import missing_server_dependency
 from .hot_routes import HotRoutes, RolloutApp, unavailable
 from .lifecycle import Lifecycle, ShutdownTimeouts
@@ -78,6 +79,7 @@ def create_rollout_server(
     shutdown_timeouts: ShutdownTimeouts | None = None,
     max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
     instance_id: str | None = None,
+    clock: Clock | None = None,
 ) -> Any:
     """Build the rollout server ASGI app; run it with uvicorn (see :func:`run_rollout_server`).
 
@@ -85,6 +87,7 @@ def create_rollout_server(
     (within a second), and only polls already waiting receive its result. ``max_body_bytes``
     bounds every request body (413 above it). ``instance_id`` (default ``$VF_LITE_INSTANCE_ID``,
     else the process id) is reported by ``/health`` for launchers that name their servers.
+    ``clock`` (default the system's) times leases, retention and the lease sweeper.
     """
     api_key = check_api_key(api_key)
     wait_sec = _positive("result_wait_timeout_sec", result_wait_timeout_sec)
@@ -96,7 +99,7 @@ def create_rollout_server(
         raise ValueError(f"max_body_bytes must be a positive int, got {max_body_bytes!r}")
     instance_id = resolve_instance_id(instance_id)
     service = RolloutService(
-        backend, polling_lease_timeout_sec=lease_sec, result_retention_sec=retention_sec
+        backend, polling_lease_timeout_sec=lease_sec, result_retention_sec=retention_sec, clock=clock
     )
     lifecycle = Lifecycle(service, shutdown_timeouts or ShutdownTimeouts())
 

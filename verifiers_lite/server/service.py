@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import time
-from collections.abc import Callable
 from typing import Any
 
 from .backend import RolloutBackend
+from .clock import Clock, SystemClock
 from .errors import RolloutFailure
 from .rollout_table import RegistryClosedError, RolloutRecord, RolloutRegistry
 from .types import (
@@ -48,13 +47,14 @@ class RolloutService:
         *,
         polling_lease_timeout_sec: float,
         result_retention_sec: float,
-        clock: Callable[[], float] = time.monotonic,
+        clock: Clock | None = None,
     ) -> None:
         self.backend = backend
+        self.clock: Clock = clock or SystemClock()
         self.registry = RolloutRegistry(
             polling_lease_timeout_sec=polling_lease_timeout_sec,
             result_retention_sec=result_retention_sec,
-            clock=clock,
+            clock=self.clock.now,
         )
         self.accepting = True
         self._sweeper: asyncio.Task[None] | None = None
@@ -222,7 +222,7 @@ class RolloutService:
 
     async def _sweep_forever(self) -> None:
         while True:
-            await asyncio.sleep(self._sweep_interval)
+            await self.clock.sleep(self._sweep_interval)
             try:
                 await self.sweep()
             except Exception:  # one bad record must not stop expiry for all the others

@@ -1,0 +1,223 @@
+"""Many rollouts on one server: thousands admitted, held, answered and expired under a manual
+clock; long polls woken by their result, not by their timeout; batched admission and polls."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from typing import Any
+
+import httpx
+from srv_helpers import script
+
+from verifiers_lite.server.rollout_table import RolloutRecord
+from verifiers_lite.server.service import RolloutService
+from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
+
+N = 2000  # in flight at once in-process (the benchmark runs 10,000 over HTTP)
+
+
+class ManualClock:
+    """Time moves only when the test advances it; sleepers wake once it passes their target."""
+
+    def __init__(self) -> None:
+        self.t = 0.0
+        self._moved = asyncio.Event()
+
+    def now(self) -> float:
+        return self.t
+
+    async def sleep(self, seconds: float) -> None:
+        target = self.t + seconds
+        while self.t < target:
+            await self._moved.wait()
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+        moved, self._moved = self._moved, asyncio.Event()
+        moved.set()
+
+
+class HeldBackend:
+    """Each rollout runs until the test releases it; cancellations are recorded."""
+
+    max_admitted: int | None = None
+    retry_after_sec = 1.0
+
+    def __init__(self) -> None:
+        self.gates: dict[str, asyncio.Event] = {}
+        self.tasks: dict[str, asyncio.Task[Any]] = {}
+        self.cancelled: set[str] = set()
+
+    async def execute(self, request: RolloutRequest, ctx: Any) -> dict[str, Any]:
+        ctx.set_status("running")
+        rid = request.rollout_id
+        task = asyncio.current_task()
+        assert task is not None
+        self.tasks[rid] = task
+        try:
+            await self.gates.setdefault(rid, asyncio.Event()).wait()
+        except asyncio.CancelledError:
+            self.cancelled.add(rid)
+            raise
+        return {"completion": [{"role": "assistant", "content": rid}], "metrics": {}}
+
+    def release(self, rid: str) -> None:
+        self.gates.setdefault(rid, asyncio.Event()).set()
+
+    async def cancel(self, rollout_id: str) -> None:
+        task = self.tasks.get(rollout_id)
+        if task is not None:
+            task.cancel()
+
+    def health(self) -> dict[str, Any]:
+        return {}
+
+    async def shutdown(self) -> None:
+        return None
+
+
+def _request(rid: str) -> RolloutRequest:
+    return RolloutRequest(
+        rollout_id=rid, initial_messages=[{"role": "user", "content": "q"}],
+        chat_completions_url="http://127.0.0.1:9/v1", grade=False,
+    )
+
+
+async def _until(check: Callable[[], bool], what: str, limit_sec: float = 60) -> None:
+    deadline = time.monotonic() + limit_sec
+    while not check():
+        assert time.monotonic() < deadline, f"not within {limit_sec}s: {what}"
+        await asyncio.sleep(0.01)
+
+
+async def test_thousands_in_flight_expire_exactly_the_unpolled_ones() -> None:
+    clock, backend = ManualClock(), HeldBackend()
+    service = RolloutService(backend, polling_lease_timeout_sec=60, result_retention_sec=900, clock=clock)
+    ids = [f"r{i}" for i in range(N)]
+    records = {rid: service.admit(_request(rid)) for rid in ids}
+    assert len({r.lease_token for r in records.values()}) == N
+    assert service.registry.active_count == N
+    await _until(lambda: len(backend.tasks) == N, "every rollout running")
+
+    finished = set(ids[0::4])  # answered before any lease runs out
+    renewed = set(ids[1::4])  # polled at t=30, so their lease runs to t=90
+    unpolled = set(ids) - finished - renewed
+    for rid in finished:
+        backend.release(rid)
+    await _until(lambda: all(records[r].result is not None for r in finished), "released ones finish")
+    clock.advance(30)
+    for rid in renewed:
+        service.registry.renew(records[rid])
+    clock.advance(31)  # t=61: past the first lease, before the renewed one; the sweeper runs
+    await _until(lambda: all(records[r].result is not None for r in unpolled), "unpolled ones expire")
+    await _until(lambda: backend.cancelled == unpolled, "their work cancelled")
+
+    assert {r for r in ids if records[r].result is not None and records[r].result.status.value == "success"} == finished
+    assert all(records[r].result.err_category.value == "lease_expired" for r in unpolled)  # type: ignore[union-attr]
+    assert all(records[r].result is None and not backend.tasks[r].done() for r in renewed)
+
+    clock.advance(30)  # t=91: the renewed leases run out too
+    await _until(lambda: backend.cancelled == unpolled | renewed, "renewed ones expire later")
+    assert await service.registry.wait_idle(60)
+    assert service.registry.active_count == 0
+    await service.stop_sweeper()
+
+
+async def test_long_poll_is_woken_by_its_result_not_its_timeout() -> None:
+    backend = HeldBackend()
+    service = RolloutService(backend, polling_lease_timeout_sec=7200, result_retention_sec=900)
+    record = service.admit(_request("one"))
+    poll = asyncio.ensure_future(service.registry.wait_terminal(record, 3600))
+    await _until(lambda: len(record.terminal_waiters) == 1, "the poll is parked")
+    backend.release("one")
+    await asyncio.wait_for(poll, 30)  # an hour's timeout: only the result can end it this soon
+    assert record.result is not None and record.result.status.value == "success"
+    assert record.terminal_waiters == []
+    await service.stop_sweeper()
+
+
+async def test_one_poll_over_many_rollouts_wakes_on_the_first_result() -> None:
+    backend = HeldBackend()
+    service = RolloutService(backend, polling_lease_timeout_sec=7200, result_retention_sec=900)
+    records: list[RolloutRecord] = [service.admit(_request(f"m{i}")) for i in range(500)]
+    poll = asyncio.ensure_future(service.registry.wait_any_terminal(records, 3600))
+    await _until(lambda: all(len(r.terminal_waiters) == 1 for r in records), "parked on every rollout")
+    backend.release("m321")
+    await asyncio.wait_for(poll, 30)
+    assert [r.rollout_id for r in records if r.result is not None] == ["m321"]
+    assert all(r.terminal_waiters == [] for r in records)  # nothing left behind on the others
+    for i in range(500):
+        backend.release(f"m{i}")
+    assert await service.registry.wait_idle(60)
+    await service.stop_sweeper()
+
+
+def _body(rid: str, **script_kw: Any) -> dict[str, Any]:
+    return {"rollout_id": rid, "initial_messages": [{"role": "user", "content": "q"}],
+            "chat_completions_url": "http://127.0.0.1:9/v1", "label": "42",
+            "metadata": script(**script_kw)}
+
+
+async def test_batch_admission_answers_each_rollout_as_its_own_post_would(spawn: Any) -> None:
+    srv = spawn(max_concurrent=16, max_admitted=20, wait=5)
+    bodies = [_body(f"b{i}", run_sec=0.2, reward=i) for i in range(24)]
+    bodies[3] = _body("b1", reward=99)  # a duplicate within the batch
+    bodies[5] = {**_body("x"), "rollout_id": "a/b"}  # invalid
+    expected: list[int] = []
+    seen: set[str] = set()
+    for b in bodies:  # what POST /rollout would answer, one by one
+        if "/" in b["rollout_id"]:
+            expected.append(422)
+        elif b["rollout_id"] in seen:
+            expected.append(409)
+        elif len(seen) >= 20:
+            expected.append(429)
+        else:
+            seen.add(b["rollout_id"])
+            expected.append(202)
+    async with httpx.AsyncClient(base_url=srv.url, timeout=30) as http:
+        r = await http.post("/rollouts", json={"rollouts": bodies})
+        assert r.status_code == 200
+        answers = r.json()["results"]
+        assert [a["status_code"] for a in answers] == expected
+        assert answers[5]["detail"][0]["loc"] == ["body", "rollouts", 5, "rollout_id"]
+        assert answers[-1]["retry_after_sec"] == 0.05
+        admitted = [(b, a) for b, a in zip(bodies, answers, strict=True) if a["status_code"] == 202]
+        assert len({a["polling_lease_token"] for _, a in admitted}) == len(admitted) == 20
+        for b, a in admitted:  # each one is an ordinary rollout: polled with plain GETs
+            res = await http.get(f"/rollout/{a['rollout_id']}/result", params={"wait": "terminal"},
+                                 headers={LEASE_HEADER: a["polling_lease_token"]})
+            assert res.status_code == 200
+            assert res.json()["status"] == "success"
+            assert res.json()["sample"]["reward"] == b["metadata"]["script"]["reward"]
+        for bad in ({"rollouts": []}, {"rollouts": bodies[:1], "x": 1}, [bodies[0]], {"rollouts": "b0"}):
+            assert (await http.post("/rollouts", json=bad)).status_code == 422
+
+
+async def test_batch_poll_returns_results_as_they_finish(spawn: Any) -> None:
+    srv = spawn(max_concurrent=8, max_admitted=8, wait=20)
+    run_sec = {"s0": 0.0, "s1": 2.0, "s2": 5.0}
+    async with httpx.AsyncClient(base_url=srv.url, timeout=60) as http:
+        r = await http.post("/rollouts", json={"rollouts": [_body(k, run_sec=v, reward=1) for k, v in run_sec.items()]})
+        leases = {a["rollout_id"]: a["polling_lease_token"] for a in r.json()["results"]}
+        asked = {"nope": "x", **leases, "s1": "wrong-token"}
+        first = (await http.post("/rollouts/results", json={"leases": asked})).json()["results"]
+        assert [a["status_code"] for a in first] == [404, 200, 403, 200]
+        assert [a.get("rollout_id") for a in first] == [None, "s0", None, "s2"]
+        assert first[1]["status"] == "success"
+        assert first[3]["status"] in ("queued", "running", "grading")  # 5 s to go
+        pending = {"s1": leases["s1"], "s2": leases["s2"]}
+        done: dict[str, dict[str, Any]] = {}
+        while pending:
+            answers = (await http.post("/rollouts/results", json={"leases": pending})).json()["results"]
+            assert [a["rollout_id"] for a in answers] == list(pending)
+            finished = [a for a in answers if a["status"] == "success"]
+            assert finished  # woken by a result: the 20 s wait never ran out
+            for a in finished:
+                done[a["rollout_id"]] = a
+                del pending[a["rollout_id"]]
+        for rid in ("s1", "s2"):
+            single = (await http.get(f"/rollout/{rid}/result", headers={LEASE_HEADER: leases[rid]})).json()
+            assert {**single, "status_code": 200} == done[rid]
