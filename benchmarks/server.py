@@ -9,12 +9,14 @@
 2. Long polls (``--polls 1000 10000``): N rollouts admitted at once against a stub model of fixed
    latency inside the server, each long-polled by an independent aiohttp client (on uvloop, so the
    load generator costs the shared cores little): admission p50/p99 (POST sent -> 202 read) and
-   delivery p50/p99 (202 read -> result read, minus the model's time), plus the server's RSS and
-   open fds per in-flight rollout with its held poll. Run twice per size: one POST and one GET per
-   rollout, then the batched routes (one ``POST /rollouts``, polls by ``POST /rollouts/results``).
-3. Scale (``--scale 10000``): that many rollouts admitted and never polled (every lease expires,
-   every task is cancelled, the server goes idle), then that many in flight and long-polled when
-   SIGTERM arrives (all answered within the 10 s drain budget, then the process exits).
+   delivery p50/p99 (202 read -> result read, minus the model's time). Run twice per size: one
+   POST and one GET per rollout, then the batched routes (one ``POST /rollouts``, polls by
+   ``POST /rollouts/results``).
+3. Scale (``--scale 10000``): that many rollouts admitted against a 10-minute model (server RSS
+   per in-flight rollout), each then long-polled by its own GET (RSS and fds per held poll); the
+   polls stop, every lease expires, every task is cancelled, the server goes idle. Then that many
+   in flight and long-polled when SIGTERM arrives: all answered within the 10 s drain budget,
+   then the process exits.
 
 Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000 [10000]]
 [--scale 10000] [--grouped] [--skip-throughput] [--skip-polls]`` (default: throughput and 1,000
@@ -256,46 +258,35 @@ async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, floa
 
     Admission: POST sent -> 202 read (``batch``: all n in one ``POST /rollouts``, each
     rollout's admission time is that request's). Delivery: 202 read -> terminal result read,
-    minus the model's time. Held-poll cost: the server's RSS and open fds midway, over before.
+    minus the model's time.
     """
     proc, url = start_stub_server(latency_ms)
     latency = latency_ms / 1000
     try:
         async with _session() as http:
             await _long_poll(http, url, (await _admit(http, url, "warm-up"))[1])
-            rss0, fds0 = proc_status(proc.pid)
-            held: dict[str, float] = {}
 
-            async def delivered(admission: float, accepted: dict[str, Any]) -> tuple[float, float]:
+            async def one(i: int) -> tuple[float, float]:
+                admission, accepted = await _admit(http, url, f"p{i}")
                 t = time.perf_counter()
                 data = await _long_poll(http, url, accepted)
                 assert data["status"] == "success", data
                 return admission, time.perf_counter() - t - latency
 
-            async def one(i: int) -> tuple[float, float]:
-                return await delivered(*await _admit(http, url, f"p{i}"))
-
-            async def run() -> list[tuple[float, float]]:
-                if not batch:
-                    return await asyncio.gather(*(one(i) for i in range(n)))
+            if batch:
                 admission, answers = await _admit_batch(http, url, [f"p{i}" for i in range(n)])
                 t = time.perf_counter()
                 read_at = await _long_poll_many(http, url, answers)
-                return [(admission, at - t - latency) for at in read_at.values()]
-
-            async def sample_midway() -> None:
-                await asyncio.sleep(latency * 0.8)
-                held["rss"], held["fds"] = proc_status(proc.pid)
-
-            results, _ = await asyncio.gather(run(), sample_midway())
+                results = [(admission, at - t - latency) for at in read_at.values()]
+            else:
+                results = await asyncio.gather(*(one(i) for i in range(n)))
     finally:
         stop(proc)
-    admission = [1000 * a for a, _ in results]
-    delivery = [1000 * d for _, d in results]
+    admission_ms = [1000 * a for a, _ in results]
+    delivery_ms = [1000 * d for _, d in results]
     return {
-        "polls": n, "admit_p50": _pct(admission, 0.5), "admit_p99": _pct(admission, 0.99),
-        "p50_ms": _pct(delivery, 0.5), "p99_ms": _pct(delivery, 0.99),
-        "kib_per_poll": 1024 * (held["rss"] - rss0) / n, "fds_per_poll": (held["fds"] - fds0) / n,
+        "polls": n, "admit_p50": _pct(admission_ms, 0.5), "admit_p99": _pct(admission_ms, 0.99),
+        "p50_ms": _pct(delivery_ms, 0.5), "p99_ms": _pct(delivery_ms, 0.99),
     }
 
 
@@ -315,45 +306,74 @@ async def _until(what: str, check: Any, limit_sec: float) -> float:
     return time.perf_counter() - t
 
 
-async def lease_expiry(n: int, lease_sec: float) -> dict[str, float]:
-    """n rollouts admitted and never polled: every lease lapses, every task is cancelled."""
-    proc, url = start_stub_server(600_000, lease_sec)  # the "model" would take 10 minutes
+async def held_then_expired(n: int, lease_sec: float) -> dict[str, float]:
+    """n rollouts admitted (one batch) against a 10-minute model, each then long-polled by its
+    own GET: the server's RSS per in-flight rollout and RSS and fds per held poll. Then the
+    polls stop: every lease lapses, every task is cancelled, the server goes idle."""
+    proc, url = start_stub_server(600_000, lease_sec)
     try:
         async with _session() as http:
-            accepted = await asyncio.gather(*(_admit(http, url, f"e{i}") for i in range(n)))
-            admitted_at = time.perf_counter()
-            rss_held, _ = proc_status(proc.pid)
+            await _admit(http, url, "warm-up")  # never polled either
+            rss0, fds0 = proc_status(proc.pid)
+            _, accepted = await _admit_batch(http, url, [f"e{i}" for i in range(n)])
+            rss1, _ = proc_status(proc.pid)
+            async with _session() as pollers:
+                polls = [asyncio.ensure_future(_long_poll(pollers, url, a)) for a in accepted]
+
+                async def all_held() -> bool:
+                    return bool((await _health(http, url))["held_polls"] == n)
+
+                await _until("every poll held", all_held, 300)
+                rss2, fds2 = proc_status(proc.pid)
+                for p in polls:
+                    p.cancel()
+                await asyncio.gather(*polls, return_exceptions=True)
+            stopped_at = time.perf_counter()
 
             async def idle() -> bool:
                 health = await _health(http, url)
                 return bool(health["lifecycle"]["active_rollouts"] == 0 and health["running"] == 0)
 
-            await _until("lease expiry", idle, lease_sec + 120)
-            idle_after = time.perf_counter() - admitted_at
-            results = await asyncio.gather(*(_long_poll(http, url, a) for _, a in accepted))
+            await _until("lease expiry", idle, lease_sec + 300)
+            idle_after = time.perf_counter() - stopped_at
+            finals = await _long_poll_batch_once(http, url, accepted)
     finally:
         stop(proc)
-    expired = sum(r["err_category"] == "lease_expired" for r in results)
-    return {"admitted": len(accepted), "expired": expired, "idle_after_sec": idle_after, "rss_mib": rss_held}
+    return {
+        "admitted": len(accepted), "kib_per_rollout": 1024 * (rss1 - rss0) / n,
+        "kib_per_poll": 1024 * (rss2 - rss1) / n, "fds_per_poll": (fds2 - fds0) / n,
+        "expired": sum(r.get("err_category") == "lease_expired" for r in finals),
+        "idle_after_sec": idle_after,
+    }
+
+
+async def _long_poll_batch_once(http: Any, url: str, accepted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One ``POST /rollouts/results`` (answers at once when one is terminal)."""
+    leases = {a["rollout_id"]: a["polling_lease_token"] for a in accepted}
+    async with http.post(url + "/rollouts/results", json={"leases": leases}) as r:
+        data = await r.json()
+        assert r.status == 200, (r.status, data)
+    results: list[dict[str, Any]] = data["results"]
+    return results
 
 
 async def drain_on_sigterm(n: int, latency_ms: float) -> dict[str, float]:
-    """n rollouts in flight, each long-polled, when SIGTERM arrives: all answered, then exit."""
+    """n rollouts in flight (one batch), long-polled together, when SIGTERM arrives: all are
+    answered within the drain budget, then the process exits."""
     proc, url = start_stub_server(latency_ms)
     try:
         async with _session() as http:
-            accepted = await asyncio.gather(*(_admit(http, url, f"d{i}") for i in range(n)))
-            polls = asyncio.gather(*(_long_poll(http, url, a) for _, a in accepted), return_exceptions=True)
+            _, accepted = await _admit_batch(http, url, [f"d{i}" for i in range(n)])
+            polls = asyncio.ensure_future(_long_poll_many(http, url, accepted))
             t = time.perf_counter()
             proc.send_signal(signal.SIGTERM)
-            results = await polls
+            answered = len(await polls)
             await asyncio.to_thread(proc.wait, 120)
             exit_sec = time.perf_counter() - t
     finally:
         if proc.poll() is None:
             proc.kill()
-    ok = sum(isinstance(r, dict) and r["status"] == "success" for r in results)
-    return {"in_flight": n, "answered": ok, "exit_sec": exit_sec, "returncode": proc.returncode}
+    return {"in_flight": n, "answered": answered, "exit_sec": exit_sec, "returncode": proc.returncode}
 
 
 async def _on_uvloop(coro: Any) -> Any:
@@ -388,15 +408,14 @@ async def main(a: argparse.Namespace) -> None:
                else "at once, each by its own POST /rollout and long-polled by its own GET")
         print(f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
               f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
-              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; "
-              f"per in-flight rollout with its held poll(s): {lp['kib_per_poll']:.1f} KiB server RSS, "
-              f"{lp['fds_per_poll']:.2f} fds")
+              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms")
     if a.scale:
-        ex = await _on_uvloop(lease_expiry(a.scale, a.lease_sec))
+        ex = await _on_uvloop(held_then_expired(a.scale, a.lease_sec))
         print(_load())
-        print(f"{ex['admitted']} rollouts admitted, never polled (server RSS {ex['rss_mib']:.0f} MiB): "
-              f"{ex['expired']} failed lease_expired, all cancelled and the server idle "
-              f"{ex['idle_after_sec']:.1f} s after admission (lease {a.lease_sec:.0f} s)")
+        print(f"{ex['admitted']} rollouts in flight: {ex['kib_per_rollout']:.1f} KiB server RSS each; each "
+              f"long-polled by its own GET: {ex['kib_per_poll']:.1f} KiB and {ex['fds_per_poll']:.2f} fds per "
+              f"held poll; polls stopped: {ex['expired']} failed lease_expired, all cancelled, server idle "
+              f"{ex['idle_after_sec']:.1f} s later (lease {a.lease_sec:.0f} s)")
         dr = await _on_uvloop(drain_on_sigterm(a.scale, a.drain_latency_ms))
         print(_load())
         print(f"SIGTERM with {dr['in_flight']} rollouts in flight (model {a.drain_latency_ms:.0f} ms, drain "
@@ -414,7 +433,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--poll-latency-ms", type=float, default=3000.0)
     p.add_argument("--scale", type=int, default=0,
                    help="rollouts in flight for the lease-expiry and SIGTERM-drain runs (0: skip)")
-    p.add_argument("--lease-sec", type=float, default=5.0, help="polling lease of the lease-expiry run")
+    p.add_argument("--lease-sec", type=float, default=60.0, help="polling lease of the held/lease-expiry run")
     p.add_argument("--drain-latency-ms", type=float, default=3000.0, help="model latency of the drain run")
     p.add_argument("--grouped", action="store_true", help="groups of 4 rollouts (default: independent)")
     p.add_argument("--skip-throughput", action="store_true", help="long polls (and --scale) only")

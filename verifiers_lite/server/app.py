@@ -152,7 +152,8 @@ def create_rollout_server(
     async def health() -> dict[str, Any]:
         payload = dict(backend.health())
         payload.update(
-            instance_id=instance_id, process_id=PROCESS_ID, lifecycle=service.lifecycle()
+            instance_id=instance_id, process_id=PROCESS_ID, lifecycle=service.lifecycle(),
+            held_polls=service.registry.held_polls,
         )
         return payload
 

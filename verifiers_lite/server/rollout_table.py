@@ -73,6 +73,11 @@ class RolloutRegistry:
     def __iter__(self) -> Iterator[RolloutRecord]:
         return iter(list(self._records.values()))
 
+    @property
+    def held_polls(self) -> int:
+        """Long polls parked now (a batched poll counts once)."""
+        return len(self._parked)
+
     def get(self, rollout_id: str) -> RolloutRecord | None:
         return self._records.get(rollout_id)
 
