@@ -4,6 +4,8 @@ clock; long polls woken by their result, not by their timeout; batched admission
 from __future__ import annotations
 
 import asyncio
+import re
+import signal
 import time
 from collections.abc import Callable
 from typing import Any
@@ -221,3 +223,38 @@ async def test_batch_poll_returns_results_as_they_finish(spawn: Any) -> None:
         for rid in ("s1", "s2"):
             single = (await http.get(f"/rollout/{rid}/result", headers={LEASE_HEADER: leases[rid]})).json()
             assert {**single, "status_code": 200} == done[rid]
+
+
+async def test_sigterm_with_hundreds_held_answers_every_poll_then_exits(spawn: Any) -> None:
+    import aiohttp
+
+    n = 300
+    srv = spawn(max_concurrent=n, wait=60, lease=120)
+    async with httpx.AsyncClient(base_url=srv.url, timeout=60) as http:
+        r = await http.post("/rollouts", json={"rollouts": [_body(f"t{i}", run_sec=4, reward=i) for i in range(n)]})
+        accepted = r.json()["results"]
+        assert [a["status_code"] for a in accepted] == [202] * n
+        async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as polls:
+            async def poll(a: dict[str, Any]) -> dict[str, Any]:
+                async with polls.get(f"{srv.url}/rollout/{a['rollout_id']}/result", params={"wait": "terminal"},
+                                     headers={LEASE_HEADER: a["polling_lease_token"]}) as resp:
+                    assert resp.status == 200
+                    data: dict[str, Any] = await resp.json()
+                    return data
+
+            tasks = [asyncio.ensure_future(poll(a)) for a in accepted]
+            held = 0
+            deadline = time.monotonic() + 60
+            while held < n:  # every poll parked on the server before the signal
+                assert time.monotonic() < deadline and not any(t.done() for t in tasks), held
+                held = (await http.get("/health")).json()["held_polls"]
+                await asyncio.sleep(0.05)
+            srv.proc.send_signal(signal.SIGTERM)
+            results = await asyncio.gather(*tasks)
+    assert [(d["rollout_id"], d["status"], d["sample"]["reward"]) for d in results] == [
+        (f"t{i}", "success", i) for i in range(n)
+    ]
+    assert await asyncio.to_thread(srv.proc.wait, 60) == 0
+    assert re.findall(r"shutdown phase: (\w+)", srv.log()) == [
+        "stop_admission", "drain", "close_registry", "backend_shutdown", "done",
+    ]
