@@ -20,9 +20,9 @@ def add_compare_parser(sub: Any) -> None:
     cp = sub.add_parser(
         "compare", help="compare two runs, paired over their shared examples",
         description="Run b against run a over the examples both scored (matched by example id, "
-                    "inputs checked): mean difference b − a ± stderr with its 95%% interval, paired "
+                    "inputs checked): mean difference b − a ± stderr with its 95% interval, paired "
                     "t-test p-value, examples where b is better / tied / worse, examples only one run "
-                    "has, the minimal detectable difference at 80%% power and the examples needed to "
+                    "has, the minimal detectable difference at 80% power and the examples needed to "
                     "detect a given difference. Exit status 2 when the runs share no scored example.",
     )
     cp.add_argument("run_a", metavar="RUN_A", help="run directory (what vf-lite eval or results_path wrote)")

@@ -278,3 +278,16 @@ def test_run_written_live_is_followed(tmp_path, runs):
         assert done["num_rollouts"] == final["total"] == n_examples * per
         assert final["status"] == "completed"
         assert vf.load_results(tmp_path / "live").summary["reward_mean"] == pytest.approx(done["reward_mean"])
+
+
+def test_compare_of_runs_with_other_inputs_under_the_same_ids(tmp_path):
+    """Per-example table still; no paired figures, the reason instead (a paired difference of
+    different questions would mean nothing)."""
+    for name, question in (("a", "What is {} + 1?"), ("b", "What is {} + 2?")):
+        rows = [{"example_id": i, "rollout_index": 0, "prompt": [{"role": "user", "content": question.format(i)}],
+                 "answer": "1", "reward": float(i % 2)} for i in range(3)]
+        vf.GenerateOutputs(rows, {"env_id": "toy", "model": "m"}).save(tmp_path / name)
+    with ViewerProcess(str(tmp_path)) as v:
+        c = v.json("/api/compare?runs=a&runs=b")
+    assert c["paired"] == [] and "different inputs under the same example ids (3 of 3" in c["paired_error"]
+    assert c["num_examples"] == 3

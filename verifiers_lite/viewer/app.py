@@ -200,15 +200,18 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
         except StaleIndexError:
             raise HTTPException(503, "results file being rewritten; retry") from None
         labels = run_labels([run_facts(r.metadata()) for r in chosen])
-        try:  # each run against the first, paired over shared examples (vf.compare_runs' figures)
+        # Each run against the first, paired over shared examples (vf.compare_runs' figures);
+        # runs holding other inputs under the same ids get no paired figures, only the reason.
+        paired, paired_error = [], None
+        try:
             paired = [compare_scores(scores[0], s, (labels[0], labels[i + 1])).to_dict()
                       for i, s in enumerate(scores[1:])]
         except ExamplesMismatchError as exc:
-            raise HTTPException(422, str(exc)) from None
+            paired_error = str(exc)
         examples = compare_examples(scores)
         runs_out = [{**r.summary(), "label": label} for r, label in zip(chosen, labels, strict=True)]
         return JSONResponse(json_safe({
-            "runs": runs_out, "num_examples": len(examples), "paired": paired,
+            "runs": runs_out, "num_examples": len(examples), "paired": paired, "paired_error": paired_error,
             "examples": examples[:limit], "diff": "last - first" if len(chosen) == 2 else "max - min",
         }))
 

@@ -464,7 +464,7 @@
       h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "label"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr [95% CI]"), h("th", { class: "num" }, "errors")),
         c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.label), h("td", {}, r.model || "—"),
           h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci)), h("td", { class: "num" }, r.num_errors)))),
-      pairedTable(c.paired),
+      c.paired_error ? h("div", { class: "errbox", id: "compare-paired-error" }, c.paired_error) : pairedTable(c.paired),
       h("h3", {}, "Per-example mean reward, largest difference first (", c.num_examples, " examples)"),
       h("div", { class: "grid" }, h("table", { id: "compare-examples" }, head, rows))];
     if (example !== null) {
