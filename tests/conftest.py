@@ -31,3 +31,17 @@ def local_llm():
 
     with LocalModel() as server:
         yield server
+
+
+@pytest.fixture(autouse=True)
+def asyncio_left_as_found():
+    """Every test leaves asyncio's global state (policy, entry points, loop classes) as it found
+    it, so no test depends on the order it runs in; one that does not is put right and fails."""
+    from verifiers_lite.testing import loop_state
+
+    before = loop_state.snapshot()
+    yield
+    changed = loop_state.changes(before, loop_state.snapshot())
+    if changed:
+        loop_state.restore(before)
+        pytest.fail(f"the test left asyncio changed: {', '.join(changed[:8])}")

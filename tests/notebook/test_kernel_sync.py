@@ -1,5 +1,6 @@
-"""evaluate_sync in a real Jupyter kernel: twice in one cell, on a background loop thread
-(as under uvloop) with the widget still live, interrupted by a kernel interrupt and resumed."""
+"""evaluate_sync in a real Jupyter kernel: twice in one cell, on the background loop thread with
+the widget still live, interrupted by a kernel interrupt and resumed, the kernel's own loop left
+as it was."""
 
 from __future__ import annotations
 
@@ -36,21 +37,22 @@ def test_twice_in_one_cell_with_live_widget(kernel, fake_server):
     fake_server.configure(latency_ms=40)
     kernel.run(SETUP.format(url=fake_server.base_url))
     out = kernel.run(
+        "from verifiers_lite.testing import loop_state\n"
+        "before = loop_state.snapshot()\n"
         "a = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
         "b = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
-        "print(len(a), len(b), a.summary['errors'], b.summary['errors'])"
+        "print(len(a), len(b), a.summary['errors'], b.summary['errors'], loop_state.changes(before, loop_state.snapshot()))"
     )
-    assert out["stdout"].split() == ["12", "12", "{}", "{}"]
+    # ... and the kernel's own loop and asyncio are left as they were.
+    assert out["stdout"].split() == ["12", "12", "{}", "{}", "[]"]
     assert sum("vf-progress" in h for h in out["html"]) == 2  # two final frames, one per run
 
 
 def test_background_loop_thread_updates_the_widget_while_the_cell_runs(kernel, fake_server):
-    """The uvloop path (a loop nest-asyncio cannot patch): work and callbacks on another thread."""
+    """A cell runs inside the kernel's running loop: work and callbacks on the loop thread."""
     fake_server.configure(latency_ms=100)
     kernel.run(SETUP.format(url=fake_server.base_url))
     out = kernel.run(
-        "import verifiers_lite.sync as vsync\n"
-        "vsync._patchable = lambda loop: False  # what a uvloop loop answers\n"
         "threads = set()\n"
         "res = env.evaluate_sync(client, 'fake-arith', num_examples=8, rollouts_per_example=2, max_concurrent=2,\n"
         "                        on_progress=lambda stats, rows: threads.add(threading.current_thread().name))\n"

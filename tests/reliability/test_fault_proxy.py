@@ -4,7 +4,6 @@ retries are bounded, nothing hangs past the configured timeouts."""
 from __future__ import annotations
 
 import asyncio
-import time
 
 import pytest
 
@@ -22,22 +21,21 @@ def test_runs_complete_through_a_faulty_endpoint(fake_server, rate):
         proxy = await FaultProxy(fake_server.port, rate=rate, stall_s=30.0, seed=7).start()
         client = vf.ChatClient(proxy.base_url, timeout=TIMEOUT,
                                retry=vf.RetryPolicy(max_attempts=ATTEMPTS, base_delay=0.02, max_delay=0.1))
-        t0 = time.monotonic()
         try:
             out = await make_env(N_EXAMPLES).evaluate(client, "fake-arith", rollouts_per_example=R,
                                                       max_concurrent=16, progress=False)
         finally:
             await client.aclose()
             await proxy.close()
-        return out, proxy, time.monotonic() - t0
+        return out, proxy
 
-    out, proxy, wall = asyncio.run(main())
+    out, proxy = asyncio.run(main())
     n = N_EXAMPLES * R
     assert len(out) == n
     requests = sum(proxy.counts.values())
     assert requests <= n * ATTEMPTS  # retries are bounded
-    # Worst case: every rollout stalls on each attempt, 16 at a time.
-    assert wall < (n / 16 + 1) * ATTEMPTS * (TIMEOUT + 0.2) + 5
+    # The client's own timeout ended every stall (the proxy would hold each for 30 s).
+    assert proxy.counts["stall"] > 0 and proxy.stalls_cut == proxy.counts["stall"]
     errors = [r["error"] for r in out.rows if r["error"]]
     assert {e["category"] for e in errors} <= {"model_http_error", "model_rate_limited", "model_timeout", "model_connection"}
     if rate == 1.0:

@@ -3,8 +3,8 @@ ends, before its group is scored), rollouts in flight, mean reward ± stderr, er
 reasons, rollouts/s, elapsed/ETA (ticking about once a second) and a reward histogram that
 fills in as groups are scored.
 
-Updates may arrive from any thread (the scheduler's loop runs on a background thread under
-uvloop); they are throttled to a few per second and a pending change is flushed by a timer so
+Updates may arrive from any thread (a `*_sync` call in a cell runs the scheduler on a background
+loop thread); they are throttled to a few per second and a pending change is flushed by a timer so
 the display never lags more than one interval behind. At the end the widget output is replaced
 by a static HTML frame, so the saved notebook reads well anywhere (GitHub, nbconvert, no JS).
 """

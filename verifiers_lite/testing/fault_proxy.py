@@ -3,7 +3,8 @@
 Sits between a model client and an OpenAI-compatible server and, for a seeded random share of
 requests, answers 500 / 502 / 429 (with Retry-After), resets the connection, or stalls; other
 requests are forwarded untouched. Every response closes its connection, so each request is
-judged on its own.
+judged on its own. A stall lasts until the client hangs up or ``stall_s`` passes;
+``stalls_cut`` counts the stalls the client gave up on first (its own timeout worked).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ class FaultProxy:
     retry_after_s: float = 0.05
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
+    stalls_cut: int = 0
 
     def __post_init__(self) -> None:
         unknown = set(self.faults) - set(FAULTS)
@@ -35,6 +37,7 @@ class FaultProxy:
             raise ValueError(f"unknown faults {sorted(unknown)}; known: {FAULTS}")
         self._rng = random.Random(self.seed)
         self._server: asyncio.AbstractServer | None = None
+        self._handling: set[asyncio.Task[None]] = set()
         self.port = 0
 
     @property
@@ -47,40 +50,62 @@ class FaultProxy:
         return self
 
     async def close(self) -> None:
+        """Stop listening, then wait for the requests in progress (a stall the client never
+        hangs up on ends after ``stall_s``), so ``counts`` and ``stalls_cut`` are final."""
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
                 await self._server.wait_closed()
+        if self._handling:
+            await asyncio.wait(self._handling)
 
     def _draw(self) -> str:
         return self._rng.choice(self.faults) if self._rng.random() < self.rate else "pass"
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        if task is not None:
+            self._handling.add(task)
+            task.add_done_callback(self._handling.discard)
+        # Drawn and counted on connection: a client that gives up before its request is read
+        # (a loaded machine, a short timeout) has still made its attempt.
+        fault = self._draw()
+        self.counts[fault] += 1
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
-                           if line.lower().startswith(b"content-length:")), 0)
-            body = await reader.readexactly(length) if length else b""
-            fault = self._draw()
-            self.counts[fault] += 1
             if fault == "reset":
                 writer.transport.abort()  # RST: the client sees a reset connection
                 return
             if fault == "stall":
-                await asyncio.sleep(self.stall_s)
-            elif fault in ("500", "502", "429"):
+                cut = await self._client_hangs_up_within(reader, self.stall_s)
+                self.stalls_cut += cut  # read after the await: concurrent stalls all count
+                return
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
+                           if line.lower().startswith(b"content-length:")), 0)
+            body = await reader.readexactly(length) if length else b""
+            if fault == "pass":
+                writer.write(await self._forward(head, body))
+            else:
                 extra = f"retry-after: {self.retry_after_s}\r\n" if fault == "429" else ""
                 payload = b'{"error": {"message": "injected by FaultProxy"}}'
                 writer.write(f"HTTP/1.1 {fault} Injected\r\ncontent-type: application/json\r\n{extra}"
                              f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n".encode() + payload)
-            else:
-                writer.write(await self._forward(head, body))
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
         finally:
             with contextlib.suppress(Exception):
                 writer.close()
+
+    @staticmethod
+    async def _client_hangs_up_within(reader: asyncio.StreamReader, seconds: float) -> bool:
+        try:
+            await asyncio.wait_for(reader.read(), seconds)  # returns at the client's EOF
+        except TimeoutError:
+            return False
+        except ConnectionError:
+            pass  # a reset is a hang-up too
+        return True
 
     async def _forward(self, head: bytes, body: bytes) -> bytes:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
