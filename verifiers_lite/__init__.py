@@ -66,6 +66,8 @@ _LAZY: dict[str, str] = {
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
     "load_results": "verifiers_lite.results.export",
+    "rescore": "verifiers_lite.results.rescore",
+    "rescore_async": "verifiers_lite.results.rescore",
     "compare": "verifiers_lite.results.compare",
     "compare_runs": "verifiers_lite.results.paired",
     "examples_needed": "verifiers_lite.results.paired",
@@ -204,6 +206,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
         compare_runs,
         examples_needed,
     )
+    from verifiers_lite.results.rescore import rescore, rescore_async
     from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout

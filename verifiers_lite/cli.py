@@ -1,6 +1,7 @@
 """``vf-lite``: evaluate a bundled or installed environment from the shell (``vf-lite eval``),
-compare two runs (``vf-lite compare``), list environments (``vf-lite list``), scaffold an environment package (``vf-lite init``) and serve
-rollouts (``vf-lite serve``)."""
+compare two runs (``vf-lite compare``), list environments (``vf-lite list``), scaffold an
+environment package (``vf-lite init``), serve rollouts (``vf-lite serve``) and re-score a saved
+run (``vf-lite rescore``)."""
 
 from __future__ import annotations
 
@@ -51,6 +52,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list()
         if args.command == "init":
             return _init(args.name, args.path)
+        if args.command == "rescore":
+            return _rescore(args)
         return run_eval(args)
     except CLIError as exc:
         print(f"vf-lite: error: {exc}", file=sys.stderr)
@@ -109,6 +112,19 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         return run_compare(args)
     except (ValueError, FileNotFoundError) as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _rescore(args: argparse.Namespace) -> int:
+    from verifiers_lite.cli_group import load_group
+    from verifiers_lite.cli_rescore import run_rescore
+
+    def group(ids: list[str], env_args: dict[str, Any]) -> Any:
+        return load_group(ids, env_args, None, _load_env, _accepts)
+
+    try:
+        return run_rescore(args, _load_env, group, parse_env_args)
+    except (ValueError, FileNotFoundError, FileExistsError) as exc:
         raise CLIError(str(exc)) from exc
 
 

@@ -6,6 +6,7 @@ import argparse
 
 from verifiers_lite.cli_cache import add_cache_parser
 from verifiers_lite.cli_compare import add_compare_parser
+from verifiers_lite.cli_rescore import add_rescore_parser
 
 DEFAULT_SAVE_DIR = "outputs/evals"
 DEFAULT_NUM_EXAMPLES = 10
@@ -17,7 +18,7 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
-    sub = parser.add_subparsers(dest="command", metavar="{eval,compare,list,init,view,serve}")
+    sub = parser.add_subparsers(dest="command", metavar="{eval,compare,list,init,view,serve,rescore,cache}")
     ev = sub.add_parser(
         "eval", help="evaluate an environment against a model",
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
@@ -73,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub.add_parser("list", help="list the bundled and installed environments")
     add_compare_parser(sub)
     add_cache_parser(sub)
+    add_rescore_parser(sub)
     init = sub.add_parser("init", help="scaffold an installable environment package",
                           description="Create NAME/ (or --path): pyproject, module with load_environment, "
                                       "a test and a README; then `pip install -e NAME` and `vf-lite eval NAME`.")

@@ -60,6 +60,14 @@ class ResumeMismatchError(VerifiersError, ValueError):
     """``results_path`` holds a run of another env/model/rollouts_per_example."""
 
 
+def cleanup_error(owner: str, exc: BaseException) -> dict[str, Any]:
+    """The error recorded on a rollout whose rubric cleanup (``owner``'s) raised: ``env_error``."""
+    err = categorize(exc)
+    err["category"] = "env_error"
+    err["message"] = f"{owner}.cleanup raised {err['message']}"
+    return err
+
+
 def categorize(exc: BaseException) -> dict[str, Any]:
     """Turn any exception into the ``{"category", "message"}`` record stored on a row."""
     if isinstance(exc, (ModelAPIError, RolloutTimeoutError)):

@@ -92,11 +92,13 @@ class State(TypedDict, total=False):
     judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
     seed: int  #: the rollout's sampling seed, when seeded
     retries: int  #: reruns of a failed rollout before it was given up
+    system_fingerprints: list[str]  #: distinct ``system_fingerprint`` values the server returned
 
 
 class Row(TypedDict, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
-    ``seed`` and where it ran (``endpoint``, ``worker``) when present."""
+    ``seed``, where it ran (``endpoint``, ``worker``) and what a re-score needs of its State
+    (``finish_reasons`` or ``trajectory``, ``env_state``) when present."""
 
     example_id: int
     rollout_index: int
@@ -122,3 +124,7 @@ class Row(TypedDict, total=False):
     seed: int
     endpoint: str
     worker: str
+    system_fingerprints: list[str]  #: the server builds that answered (when it said)
+    finish_reasons: list[str | None]  #: per model turn, when the turns are the completion's replies
+    trajectory: list[dict[str, Any]]  #: the model turns, when they are not the completion's replies
+    env_state: dict[str, Any]  #: JSON values the environment put on the State under keys of its own

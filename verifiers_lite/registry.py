@@ -159,4 +159,5 @@ def load_environment(env_id: str, **kwargs: Any) -> Any:
     env = loader(**kwargs)
     env.env_id = env_id
     env.env_args = dict(kwargs)
+    env.source_module = getattr(loader, "__module__", None)  # the code the run manifest hashes
     return env

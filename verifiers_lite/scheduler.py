@@ -32,8 +32,10 @@ from verifiers_lite.results.fingerprint import (
     INPUT_HASH_KEY,
     fingerprint_diff,
     input_hash,
+    reward_code_changed,
     run_fingerprint,
 )
+from verifiers_lite.results.manifest import add_system_fingerprints, endpoint_entries, run_manifest
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
 from verifiers_lite.results.store import ResultsStore, iter_rows
@@ -175,6 +177,8 @@ async def generate(
     if limit is not None and limit < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {limit}")
     score = env.score_rollouts if score_rollouts is None else bool(score_rollouts)
+    if score:
+        env.rubric.check_reward_funcs()  # a misspelled parameter fails now, not on every row
     if independent_scoring and score and env.requires_group_rollouts:
         raise ValueError(
             f"independent_scoring=True cannot be used with {env.env_id}'s rubric: its group reward "
@@ -212,9 +216,11 @@ async def generate(
         **({"tasks": env.task_metadata(prepared)} if hasattr(env, "task_metadata") else {}),
         "max_concurrent": limit,
         "seed": run_seed,
+        **({"results_path": str(results_path)} if results_path else {}),
         "library_version": _version(),
         "start_time": time.time(),
     }
+    metadata["manifest"] = run_manifest(env, metadata["library_version"])
     del prepared  # the groups hold every input: no second list of a million rollouts
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
@@ -229,10 +235,12 @@ async def generate(
     totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
     rows: list[dict[str, Any]] | None = None if store is not None else []  # in memory without a store
     saved = SavedRows(rerun_errors)  # nothing saved yet
+    builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
     prior_attempts: dict[tuple[Any, int], int] = {}
     if store is not None and store.open(metadata, lambda old: _check_same_run(old, metadata, store.path)):
         def kept(row: dict[str, Any]) -> None:
             totals.add(row)
+            add_system_fingerprints(builds, [row])
             stats.add([row], resumed=True)
 
         saved, prior_attempts = _resume(store, groups_sizes, input_hash_of, independent_scoring, rerun_errors, kept)
@@ -268,12 +276,14 @@ async def generate(
                 assert rows is not None
                 rows.extend(out)
             totals.add_all(out)
+            add_system_fingerprints(builds, out)
             stats.add(out)
             if cache_meter is not None:
                 stats.cache_hits, stats.cache_misses = cache_meter.counts()
             events.on_progress(stats, out)
             _report_crashes(out, crashed_endpoints, events.on_log)
 
+    endpoints = asyncio.ensure_future(endpoint_entries(client, model))  # fetched once, beside the run
     status, interrupted = "running", False
     try:
         if n_workers:
@@ -300,6 +310,8 @@ async def generate(
             rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
         if cache_meter is not None:
             metadata["cache"] = cache_meter.summary()
+        metadata["manifest"]["endpoints"] = await _endpoints_or_note(endpoints, interrupted)
+        metadata["manifest"]["system_fingerprints"] = list(builds)
         metadata.update(end_time=time.time(), status=status, **executor.summary(), **totals.summary())
         if store is not None:
             store.write_metadata(metadata)
@@ -357,6 +369,15 @@ def _count_units(groups: dict[Any, list[RolloutInput]], saved: SavedRows, indepe
     return sum(1 for eid, g in groups.items() if saved.keep.get(eid, 0).bit_count() < len(g))
 
 
+async def _endpoints_or_note(task: asyncio.Future[list[dict[str, Any]]], interrupted: bool) -> list[dict[str, Any]]:
+    """The endpoints' ``/models`` entries; an interrupted run does not wait for them."""
+    if interrupted and not task.done():
+        task.cancel()
+        await asyncio.gather(task, return_exceptions=True)
+        return [{"note": "not fetched: the run was interrupted"}]
+    return await task
+
+
 def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: Mapping[Any, int]) -> None:
     """Leave the one-line note the sync bridge shows: what is saved, how to resume. Saved rows
     are counted on disk: a group written as the interrupt arrived is saved though not counted."""
@@ -385,9 +406,17 @@ def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) 
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
     if diff:
+        hint = _rescore_hint(path) if reward_code_changed(diff) else _FRESH_RUN_HINT
         raise ResumeMismatchError(
-            f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{_FRESH_RUN_HINT}"
+            f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{hint}"
         )
+
+
+def _rescore_hint(path: Any) -> str:
+    return (f"Its rows were scored by other reward code. Either re-score them with the current rubric, "
+            f"without model requests: vf.rescore({str(path)!r}, env.rubric) or `vf-lite rescore {path}` "
+            "(each writes a new run directory); or start a fresh run: pass another results_path "
+            "(or delete this one).")
 
 
 def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any) -> None:

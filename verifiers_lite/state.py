@@ -14,12 +14,15 @@ from verifiers_lite.messages import normalize_messages
 from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, State, TokenFields
 
 __all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
-           "record_response", "state_to_row"]
+           "record_response", "row_to_state", "state_to_row"]
 # Keys the framework itself puts on a state or row: never taken for extra dataset columns.
 _STATE_KEYS = frozenset((
     *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
-    "endpoint", "worker", "attempts", "judge", "seed",
+    "endpoint", "worker", "attempts", "judge", "seed", "system_fingerprints", "finish_reasons",
+    "env_state", "input_hash",
 ))
+# Row keys beyond ROW_KEYS a row carries when its state has them.
+_OPTIONAL_ROW_KEYS = (*TOKEN_KEYS, "judge", "seed", "system_fingerprints")
 
 
 _ATOMS = (str, int, float, bool, type(None))
@@ -87,6 +90,11 @@ def record_response(state: State, response: ChatResponse) -> None:
     state["usage"]["completion_tokens"] += response.usage.completion_tokens
     step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
     state["trajectory"].append(step)
+    build = response.system_fingerprint
+    if build:
+        seen = state.setdefault("system_fingerprints", [])
+        if build not in seen:
+            seen.append(build)
     if response.completion_ids is None:
         return
     # The turn's tokens as the sampler saw and returned them: the merge below keeps only their
@@ -139,14 +147,67 @@ def extend_tokens(
 
 def state_to_row(state: State) -> dict[str, Any]:
     """The JSON-serialisable output row of a finished rollout. An unscored rollout (errored, or
-    run without scoring) keeps reward and advantage None: missing, never a made-up 0."""
+    run without scoring) keeps reward and advantage None: missing, never a made-up 0.
+
+    What a reward function may read from the State is kept, so a re-score sees what the first
+    scoring saw (:func:`row_to_state`): the trajectory as its finish reasons when its messages
+    are the completion's assistant turns (else whole), and the JSON values an environment put
+    on the State under keys of its own (``env_state``)."""
     fields: Mapping[str, Any] = state  # read by name, key by key
     row = {k: fields.get(k) for k in ROW_KEYS}
     reward, advantage = state.get("reward"), state.get("advantage")
     row["reward"] = float(reward) if reward is not None else None
     row["advantage"] = float(advantage) if advantage is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
-    for k in (*TOKEN_KEYS, "judge", "seed"):  # a judge rubric's raw answer; the rollout's sampling seed
+    for k in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
         if k in fields:
             row[k] = fields[k]
+    trajectory = state.get("trajectory") or []
+    if trajectory:
+        replies = [m for m in state.get("completion") or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+        if [step.get("message") for step in trajectory] == replies:
+            row["finish_reasons"] = [step.get("finish_reason") for step in trajectory]
+        else:
+            row["trajectory"] = trajectory
+    own = {k: v for k, v in state.items() if k not in _STATE_KEYS and k not in INPUT_FIELDS and _is_json(v)}
+    if own:
+        row["env_state"] = own
     return row
+
+
+def row_to_state(row: Mapping[str, Any], *, model: str, sampling_args: dict[str, Any] | None,
+                 tool_defs: list[dict[str, Any]] | None = None) -> State:
+    """The State a saved row was made from, ready to score again: its fields, the trajectory
+    rebuilt, the environment's own keys back at the top level, the rollout's tools (its info's
+    ``tool_defs``, else ``tool_defs``) and no scores (reward, advantage, metrics, a judge's
+    answer cleared). The row's error is kept, except a ``rubric_error`` (the old rubric's)."""
+    data = copy_json(dict(row))
+    env_state = data.pop("env_state", None) or {}
+    finish_reasons = data.pop("finish_reasons", None)
+    trajectory = data.pop("trajectory", None)
+    if trajectory is None:
+        replies = [m for m in data.get("completion") or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+        trajectory = [{"finish_reason": f, "message": m} for f, m in zip(finish_reasons or [], replies, strict=False)]
+    info = data.get("info") or {}
+    resolved_tools = info.get("tool_defs", tool_defs) if isinstance(info, dict) else tool_defs
+    state = {**env_state, **data}
+    state.update(model=model, sampling_args=dict(sampling_args or {}), trajectory=trajectory,
+                 tool_defs=copy_json(resolved_tools) if resolved_tools else None,
+                 reward=None, advantage=None, metrics={})
+    state.pop("judge", None)
+    if (state.get("error") or {}).get("category") == "rubric_error":
+        state["error"] = None
+    return state  # type: ignore[return-value]  # a row's keys are State keys
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    """JSON-native (dicts with str keys, lists, scalars), so a row keeps it exactly."""
+    if isinstance(value, _ATOMS):
+        return not isinstance(value, float) or value == value  # NaN does not round-trip as JSON
+    if depth > 20:
+        return False
+    if type(value) is list:
+        return all(_is_json(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, str) and _is_json(v, depth + 1) for k, v in value.items())
+    return False

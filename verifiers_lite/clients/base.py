@@ -23,6 +23,7 @@ class ChatResponse:
     ``message`` is an OpenAI-style assistant message dict (``role``, ``content`` and, when the
     model called tools, ``tool_calls``). Token-level backends also fill ``prompt_ids``,
     ``completion_ids`` and ``completion_logprobs`` so training data can be exported verbatim.
+    ``system_fingerprint`` is the server's build identifier when it returns one.
     """
 
     message: Message
@@ -31,6 +32,7 @@ class ChatResponse:
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     completion_logprobs: list[float] | None = None
+    system_fingerprint: str | None = None  #: the serving build, when the server reports one
 
     @property
     def content(self) -> str:

@@ -214,7 +214,7 @@ def _encode(r: ChatResponse) -> str:
         "message": r.message, "finish_reason": r.finish_reason,
         "usage": [r.usage.prompt_tokens, r.usage.completion_tokens],
         "prompt_ids": r.prompt_ids, "completion_ids": r.completion_ids,
-        "completion_logprobs": r.completion_logprobs,
+        "completion_logprobs": r.completion_logprobs, "system_fingerprint": r.system_fingerprint,
     }, ensure_ascii=False)
 
 
@@ -223,7 +223,7 @@ def _decode(text: str) -> ChatResponse:
     return ChatResponse(
         message=d["message"], finish_reason=d.get("finish_reason"), usage=Usage(*d.get("usage", [0, 0])),
         prompt_ids=d.get("prompt_ids"), completion_ids=d.get("completion_ids"),
-        completion_logprobs=d.get("completion_logprobs"),
+        completion_logprobs=d.get("completion_logprobs"), system_fingerprint=d.get("system_fingerprint"),
     )
 
 

@@ -303,6 +303,7 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
         prompt_ids=prompt_ids if completion_ids is not None else None,
         completion_ids=completion_ids,
         completion_logprobs=logprobs,
+        system_fingerprint=fingerprint if isinstance(fingerprint := payload.get("system_fingerprint"), str) else None,
     )
 
 

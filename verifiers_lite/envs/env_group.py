@@ -51,6 +51,10 @@ class EnvGroupRubric(Rubric):
     def requires_group_rollouts(self) -> bool:
         return any(r.requires_group_rollouts for r in self.task_rubrics.values())
 
+    def check_reward_funcs(self) -> None:
+        for rubric in getattr(self, "task_rubrics", {}).values():  # none yet while constructed
+            rubric.check_reward_funcs()
+
     def rubric_for(self, state: Mapping[str, Any]) -> Rubric:
         task = state.get("task")
         if task not in self.task_rubrics:

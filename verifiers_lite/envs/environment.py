@@ -15,7 +15,7 @@ from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.clients.retry import ROLLOUT_RETRY
 from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
-from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
+from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.progress import track_rollout
@@ -47,6 +47,7 @@ class Environment(ABC):
     """
 
     env_id: str | None = None
+    source_module: str | None = None  #: the module that built it (set by ``load_environment``)
 
     def __init__(
         self,
@@ -251,10 +252,7 @@ class Environment(ABC):
         except asyncio.CancelledError:
             raise
         except Exception as exc:
-            err = categorize(exc)
-            err["category"] = "env_error"
-            err["message"] = f"{type(self.rubric).__name__}.cleanup raised {err['message']}"
-            state["error"] = state.get("error") or err
+            state["error"] = state.get("error") or cleanup_error(type(self.rubric).__name__, exc)
 
     @final
     async def run_rollout(

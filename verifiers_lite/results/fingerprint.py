@@ -2,9 +2,9 @@
 
 A resumed run reuses saved rows only when everything that decides a row's content is unchanged:
 the environment and its arguments, the model, the sampling arguments, rollouts per example,
-the scoring mode, the rubric (functions and weights) and the library version — and, per
-example, the formatted input itself (prompt, answer, info, task). Any difference is refused,
-naming the fields, rather than returning rows of another run as this one's.
+the scoring mode, the rubric (its functions, their code, its parser, the weights) and the library
+version — and, per example, the formatted input itself (prompt, answer, info, task). Any
+difference is refused, naming the fields, rather than returning rows of another run as this one's.
 """
 
 from __future__ import annotations
@@ -12,6 +12,8 @@ from __future__ import annotations
 import hashlib
 import json
 from typing import TYPE_CHECKING, Any
+
+from verifiers_lite.results.code_identity import code_hash
 
 if TYPE_CHECKING:
     from verifiers_lite.dataset import RolloutInput
@@ -32,24 +34,28 @@ def input_hash(inp: RolloutInput) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def rubric_signature(env: Environment) -> list[list[Any]]:
-    """[[metric name, function qualname, weight], ...] of the environment's rubric. The module is
-    left out: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is the same.
-    An environment group's is ``[[task, that task's signature], ...]``."""
-    return _signature(env.rubric)
+def rubric_signature(env: Environment) -> dict[str, Any]:
+    """The environment's rubric as :func:`rubric_fingerprint` describes it."""
+    return rubric_fingerprint(env.rubric)
 
 
-def _signature(rubric: Any) -> list[list[Any]]:
+def rubric_fingerprint(rubric: Any) -> dict[str, Any]:
+    """What decides a rubric's scores: ``{"funcs": [[metric name, qualname, weight, code hash],
+    ...], "parser": [class name, code hash], "config": ...}`` (config: a judge's model and
+    prompt). Code hashes come from :mod:`verifiers_lite.results.code_identity`. The module is
+    left out of names: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is
+    the same. An environment group's is ``{"tasks": {task: that task's fingerprint}}``."""
     parts = getattr(rubric, "task_rubrics", None)
     if isinstance(parts, dict):
-        return [[name, _signature(r)] for name, r in parts.items()]
-    sig: list[list[Any]] = [
-        [name, getattr(f, "__qualname__", name), weight]
-        for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)
-    ]
-    extra = getattr(rubric, "fingerprint_extra", None)  # e.g. a judge's model and prompt
+        return {"tasks": {name: rubric_fingerprint(r) for name, r in parts.items()}}
+    sig: dict[str, Any] = {
+        "funcs": [[name, getattr(f, "__qualname__", name), weight, code_hash(f)]
+                  for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)],
+        "parser": [type(rubric.parser).__qualname__, code_hash(rubric.parser)],
+    }
+    extra = getattr(rubric, "fingerprint_extra", None)
     if callable(extra):
-        sig.append(["config", json.loads(_canonical(extra()))])
+        sig["config"] = json.loads(_canonical(extra()))
     return sig
 
 
@@ -72,7 +78,62 @@ def run_fingerprint(
 
 
 def fingerprint_diff(saved: dict[str, Any] | None, now: dict[str, Any]) -> list[str]:
-    """One line per differing field: ``"model: saved 'a', now 'b'"`` (empty when they match)."""
+    """One line per differing field: ``"model: saved 'a', now 'b'"`` (empty when they match).
+    Reward code that changed under the same names is one line starting with
+    :data:`REWARD_CODE_CHANGED`, naming the functions."""
     if not saved:
         return ["fingerprint: the saved run has none (written by an older version)"]
-    return [f"{k}: saved {saved.get(k)!r}, now {now.get(k)!r}" for k in now if saved.get(k) != now.get(k)]
+    lines = []
+    for k in now:
+        if saved.get(k) == now.get(k):
+            continue
+        if k == "rubric":
+            lines.extend(_rubric_diff(saved.get(k), now[k]))
+        else:
+            lines.append(f"{k}: saved {saved.get(k)!r}, now {now.get(k)!r}")
+    return lines
+
+
+REWARD_CODE_CHANGED = "reward code changed"
+
+
+def reward_code_changed(lines: list[str]) -> bool:
+    """True when :func:`fingerprint_diff` found reward code it cannot vouch for."""
+    return any(line.startswith((REWARD_CODE_CHANGED, "rubric: the saved run predates")) for line in lines)
+
+
+def _rubric_diff(saved: Any, now: dict[str, Any]) -> list[str]:
+    if not isinstance(saved, dict):  # a list: written before reward code was fingerprinted
+        return ["rubric: the saved run predates reward-code fingerprints, so its scores cannot be "
+                "checked against the current reward code"]
+    old, new = _flat_rubric(saved), _flat_rubric(now)
+    changed = [key for key, (ident, code) in new.items() if key in old and old[key][0] == ident
+               and old[key][1] != code]
+    lines = []
+    if {k: v[0] for k, v in old.items()} != {k: v[0] for k, v in new.items()}:
+        lines.append(f"rubric: saved {_without_code(saved)!r}, now {_without_code(now)!r}")
+    if changed:
+        lines.append(f"{REWARD_CODE_CHANGED} since the saved run: {', '.join(changed)}")
+    return lines
+
+
+def _flat_rubric(sig: dict[str, Any], prefix: str = "") -> dict[str, tuple[Any, Any]]:
+    """{display name: (what it is, its code hash)} over a rubric fingerprint's parts."""
+    if "tasks" in sig:
+        out: dict[str, tuple[Any, Any]] = {}
+        for task, part in sig["tasks"].items():
+            out.update(_flat_rubric(part, f"{prefix}{task}/"))
+        return out
+    out = {f"{prefix}{name}": ((qualname, weight), code) for name, qualname, weight, code in sig.get("funcs", [])}
+    parser = sig.get("parser") or [None, None]
+    out[f"{prefix}parser {parser[0]}"] = (parser[0], parser[1])
+    out[f"{prefix}config"] = (sig.get("config"), None)
+    return out
+
+
+def _without_code(sig: dict[str, Any]) -> Any:
+    if "tasks" in sig:
+        return {task: _without_code(part) for task, part in sig["tasks"].items()}
+    return [[name, qualname, weight] for name, qualname, weight, _ in sig.get("funcs", [])] + (
+        [sig["config"]] if "config" in sig else [])
+

@@ -180,6 +180,14 @@ class GenerateOutputs:
         network) to share; returns its path."""
         return Path(_viewer("write_html")(self, path))
 
+    def rescore(self, rubric: Any, *, results_path: str | os.PathLike[str] | None = None,
+                overwrite: bool = False) -> GenerateOutputs:
+        """These rollouts scored by ``rubric`` (a Rubric or an Environment), with no model
+        request: see :func:`verifiers_lite.rescore`."""
+        from verifiers_lite.results.rescore import rescore
+
+        return rescore(self, rubric, results_path=results_path, overwrite=overwrite)
+
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
         from verifiers_lite.results.export import save_results

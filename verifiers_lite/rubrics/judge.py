@@ -18,6 +18,7 @@ from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.clients.retry import RetryPolicy
 from verifiers_lite.messages import last_assistant_text
 from verifiers_lite.parsers.parser import Parser
+from verifiers_lite.results.code_identity import code_hash
 from verifiers_lite.rubrics.rubric import Rubric
 
 DEFAULT_JUDGE_PROMPT = (
@@ -100,9 +101,10 @@ class JudgeRubric(Rubric):
         super().__init__([self.judge_score, *extra], [weight, *extra_w], parser=parser, **kwargs)
 
     def fingerprint_extra(self) -> dict[str, Any]:
-        """What else decides this rubric's scores (for resume): judge model, prompt, sampling."""
+        """What else decides this rubric's scores (for resume): judge model, prompt, the parse
+        function's code, sampling."""
         return {"judge_model": self.judge_model, "prompt": self.prompt,
-                "parse": getattr(self.parse, "__qualname__", repr(self.parse)),
+                "parse": [getattr(self.parse, "__qualname__", type(self.parse).__qualname__), code_hash(self.parse)],
                 "judge_sampling_args": self.judge_sampling_args}
 
     async def _judge(self) -> tuple[ModelClient, str]:

@@ -27,6 +27,26 @@ def is_group_reward(func: RewardFunc) -> bool:
     return bool(getattr(func, "__vf_group_reward__", False))
 
 
+def check_reward_params(func: RewardFunc, name: str, available: Sequence[str]) -> None:
+    """Refuse a reward function that needs an argument the rubric cannot supply (a misspelled
+    ``completoin``): ValueError naming the function, the parameter and the names available.
+    Parameters with a default, ``*args`` and ``**kwargs`` are fine."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):  # a builtin without a signature: nothing to check
+        return
+    for p in params:
+        if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            continue
+        if p.kind is inspect.Parameter.POSITIONAL_ONLY or (p.default is inspect.Parameter.empty
+                                                           and p.name not in available):
+            kind = "positional-only parameter" if p.kind is inspect.Parameter.POSITIONAL_ONLY else "parameter"
+            raise ValueError(
+                f"reward function {name!r} has {kind} {p.name!r}, which the rubric cannot supply; "
+                f"reward functions take any of {', '.join(available)} by name (or **kwargs)"
+            )
+
+
 def _accepted_kwargs(func: RewardFunc, available: dict[str, Any]) -> dict[str, Any]:
     params = inspect.signature(func).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
@@ -94,6 +114,7 @@ class Rubric:
         self.funcs: list[RewardFunc] = funcs
         self.weights: list[float] = [float(w) for w in weights]
         self.parser = parser or Parser()
+        self.check_reward_funcs()
         self.pass_criterion = PassCriterion.coerce(pass_criterion)
         if funcs and self.pass_criterion.metric not in ("reward", *self.func_names):
             raise ValueError(
@@ -102,8 +123,22 @@ class Rubric:
             )
 
     def add_reward_func(self, func: RewardFunc, weight: float = 1.0) -> None:
+        if not callable(func):
+            raise TypeError(f"reward function {func!r} is not callable")
+        check_reward_params(func, unique_names([*self.funcs, func])[-1], self.argument_names)
         self.funcs.append(func)
         self.weights.append(float(weight))
+
+    @property
+    def argument_names(self) -> tuple[str, ...]:
+        """The names a reward function may take (what :meth:`_available` supplies)."""
+        return (*ROLLOUT_ARGS, "parser")
+
+    def check_reward_funcs(self) -> None:
+        """ValueError when a reward function takes a parameter the rubric cannot supply; run at
+        construction and again before a run's first request (``funcs`` may have been edited)."""
+        for func, name in zip(self.funcs, self.func_names, strict=True):
+            check_reward_params(func, name, self.argument_names)
 
     @property
     def func_names(self) -> list[str]:

@@ -12,7 +12,9 @@ Behaviour is chosen by the request's ``model``:
 - ``fake-guess``: plays the guess-the-number game by bisection on "higher"/"lower" feedback;
 - ``fake-length``: answers with ``finish_reason="length"``.
 
-Control endpoints: ``POST /_control/config`` ({latency_ms, faults: [...], correct_rate}),
+``GET /v1/models`` lists these models. Control endpoints: ``POST /_control/config``
+({latency_ms, faults: [...], correct_rate, system_fingerprint}; a system_fingerprint is then
+returned with every completion),
 ``POST /_control/reset``, ``GET /_control/stats``. A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
 applied to the next requests in order.
@@ -35,6 +37,7 @@ from typing import Any
 
 _EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
 _NUM = re.compile(r"-?\d+")
+_MODELS = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length")
 
 
 class FakeChatServer:
@@ -43,6 +46,7 @@ class FakeChatServer:
     def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5) -> None:
         self.latency = latency_ms / 1000
         self.correct_rate = correct_rate
+        self.system_fingerprint: str | None = None
         self.faults: list[dict[str, Any]] = []
         self.reset()
 
@@ -53,6 +57,7 @@ class FakeChatServer:
         self.counter = 0
         self.by_status: Counter[int] = Counter()
         self.faults = []
+        self.system_fingerprint = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
@@ -80,6 +85,8 @@ class FakeChatServer:
                 self.correct_rate = float(cfg["correct_rate"])
             if "faults" in cfg:
                 self.faults = list(cfg["faults"])
+            if "system_fingerprint" in cfg:
+                self.system_fingerprint = cfg["system_fingerprint"]
             await _json(send, 200, {"ok": True})
         elif path == "/_control/reset" and method == "POST":
             self.reset()
@@ -90,8 +97,12 @@ class FakeChatServer:
                 "max_in_flight": self.max_in_flight, "by_status": dict(self.by_status),
                 "faults_left": len(self.faults),
             })
-        elif path in ("/health", "/v1/models"):
+        elif path == "/health":
             await _json(send, 200, {"status": "ok", "data": [{"id": "fake-arith"}]})
+        elif path == "/v1/models":
+            await _json(send, 200, {"object": "list", "data": [
+                {"id": m, "object": "model", "created": 0, "owned_by": "fake-server", "max_model_len": 2048}
+                for m in _MODELS]})
         else:
             await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
 
@@ -135,6 +146,7 @@ class FakeChatServer:
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
                 "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                           "total_tokens": prompt_tokens + completion_tokens},
+                **({"system_fingerprint": self.system_fingerprint} if self.system_fingerprint else {}),
             })
         finally:
             self.in_flight -= 1

@@ -199,16 +199,11 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
     """The first model an OpenAI-compatible endpoint lists (vLLM and llama.cpp serve one)."""
     import aiohttp
 
+    from verifiers_lite.clients.models import list_models
+
     url = base_url.rstrip("/") + "/models"
-    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     try:
-        async with (
-            aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=timeout)) as http,
-            http.get(url, headers=headers) as resp,
-        ):
-            resp.raise_for_status()
-            data = (await resp.json(content_type=None)).get("data") or []
-        return str(data[0]["id"])
+        return str((await list_models(base_url, api_key, timeout))[0]["id"])
     except (aiohttp.ClientError, TimeoutError, ValueError, LookupError, TypeError, AttributeError) as exc:
         raise RolloutFailure(
             ErrorCategory.VALIDATION_ERROR,

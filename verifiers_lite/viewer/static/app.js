@@ -191,21 +191,47 @@
       h("span", { class: "lbl" }, b.lo === b.hi ? num(b.lo, 2) : num(b.lo, 2) + "–" + num(b.hi, 2)))));
   }
 
-  // The reward is the weighted sum of these functions' values (each is also a metric).
+  // The reward is the weighted sum of these functions' values (each is also a metric). A run's
+  // fingerprint holds {funcs: [[name, qualname, weight, code], ...]} or, for a group,
+  // {tasks: {task: ...}}; runs saved before code was fingerprinted hold [[name, qualname, weight]].
+  function rubricEntries(sig, task) {
+    if (Array.isArray(sig)) return sig.flatMap(e => Array.isArray(e[1]) ? rubricEntries(e[1], e[0]) : e[0] === "config" ? [] : [[task, e[0], e[1], e[2]]]);
+    if (sig && sig.tasks) return Object.entries(sig.tasks).flatMap(([t, part]) => rubricEntries(part, t));
+    return ((sig && sig.funcs) || []).map(f => [task, f[0], f[1], f[2]]);
+  }
   function rubricTable(sig) {
-    if (!Array.isArray(sig) || !sig.length) return h("p", { class: "muted" }, "not recorded");
-    const rows = [];
-    const add = (entries, task) => entries.forEach(e => {
-      if (Array.isArray(e[1])) return add(e[1], e[0]); // an environment group: each task's rubric
-      if (e[0] === "config") return;
-      rows.push(h("tr", {}, task === null ? null : h("td", {}, task),
-        h("td", {}, e[0], e[1] && e[1] !== e[0] ? h("span", { class: "muted" }, " (" + e[1] + ")") : ""),
-        h("td", { class: "num" }, fmt(Number(e[2])))));
-    });
-    add(sig, null);
-    const grouped = sig.some(e => Array.isArray(e[1]));
+    const entries = rubricEntries(sig, null);
+    if (!entries.length) return h("p", { class: "muted" }, "not recorded");
+    const grouped = entries.some(e => e[0] !== null);
+    const rows = entries.map(([task, name, qualname, weight]) => h("tr", {}, grouped ? h("td", {}, task) : null,
+      h("td", {}, name, qualname && qualname !== name ? h("span", { class: "muted" }, " (" + qualname + ")") : ""),
+      h("td", { class: "num" }, fmt(Number(weight)))));
     return h("table", { id: "rubric" }, h("thead", {}, h("tr", {}, (grouped ? ["task"] : []).concat(["function (metric)", "weight"]).map(c => h("th", {}, c)))),
       h("tbody", {}, rows));
+  }
+
+  // What produced the run: versions, environment code, model endpoint, server builds; and the
+  // run a re-scored one came from.
+  function reproBlock(m) {
+    const man = m.manifest;
+    const from = m.rescored_from;
+    if (!man && !from) return "";
+    const env = (man && man.environment) || {};
+    const code = env.source_sha256 ? "sha256 " + env.source_sha256.slice(0, 16) : env.code_hash ? "code " + env.code_hash : (env.note || "—");
+    const endpoints = ((man && man.endpoints) || []).map(e => e.endpoint
+      ? e.endpoint + (e.model ? " · " + (e.model.id || "") + (e.model.owned_by ? " (" + e.model.owned_by + ")" : "") : e.error ? " · " + e.error : e.note ? " · " + e.note : "")
+      : (e.client || "client") + " · " + (e.note || "no endpoint"));
+    const pkgs = Object.entries((man && man.packages) || {}).map(([k, v]) => k + " " + v).join(", ");
+    const rows = man ? [
+      ["verifiers_lite", man.library_version || "—"],
+      ["python", (man.python || "—").split(" ")[0]], ["platform", man.platform || "—"],
+      ["packages", pkgs || "—"],
+      ["environment", (env.module || env.class || "—") + " · " + code],
+      ["model endpoint", endpoints.length ? h("span", {}, endpoints.map(t => h("div", {}, t))) : "—"],
+      ["system fingerprint", (man.system_fingerprints || []).join(", ") || "none returned"],
+    ] : [];
+    if (from) rows.push(["re-scored from", (from.path || "an in-memory run") + (from.reward_mean !== undefined && from.reward_mean !== null ? " (reward was " + num(from.reward_mean) + ")" : "")]);
+    return h("div", { id: "reproducibility" }, h("h3", {}, "Reproducibility"), kv(rows));
   }
 
   async function runPage(seq, id) {
@@ -241,7 +267,8 @@
           h("h3", {}, "Stop reasons"), kv(Object.entries(s.stop_reasons).map(([k, v]) => [k === "null" ? "(none)" : rlink(k, { stop_reason: k }), v]))),
         h("div", {}, h("h3", {}, "Rubric"), rubricTable((m.fingerprint || {}).rubric),
           h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
-          h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {})))),
+          h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {}))),
+        reproBlock(m)),
       h("h3", {}, "System prompt"), d.system_prompt
         ? h("div", { class: "msg system", id: "system-prompt" }, h("div", { class: "content" }, d.system_prompt))
         : h("p", { class: "muted", id: "system-prompt" }, "none (the first rollout's prompt has no system message)"));
