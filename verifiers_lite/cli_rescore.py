@@ -56,7 +56,7 @@ def run_rescore(
     if args.no_table:
         print(target)
         return 0
-    summary = run_summary(out.rows, int(saved.get("rollouts_per_example") or 1), time.perf_counter() - t0,
+    summary = run_summary(list(out.rows), int(saved.get("rollouts_per_example") or 1), time.perf_counter() - t0,
                           out.pass_criterion)
     before = saved.get("reward_mean")
     print(format_table(summary, f"vf-lite rescore {env_id} · model {saved.get('model')}",
