@@ -11,7 +11,7 @@ import re
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.results.store import read_rows
+from verifiers_lite.results.store import ResultsStore, read_rows
 
 from .helpers import arithmetic_rows, boxed_correct
 
@@ -44,7 +44,7 @@ def test_rescore_applies_the_new_function_with_no_request(fake_server, tmp_path)
     assert fake_server.stats()["requests"] == requests
     target = tmp_path / "run-rescored"
     assert out.metadata["results_path"] == str(target) and out.metadata["rescored_from"]["path"] == str(run)
-    saved = read_rows(target / "results.jsonl")
+    saved = sorted(read_rows(target / "results.jsonl"), key=lambda r: (r["example_id"], r["rollout_index"]))
     assert [r["trajectory_id"] for r in saved] == [r["trajectory_id"] for r in first.rows]
     for row, old in zip(saved, first.rows, strict=True):
         expected = 2.0 / (1 + abs(_stated(old) - int(old["answer"])))
@@ -58,7 +58,7 @@ def test_rescore_applies_the_new_function_with_no_request(fake_server, tmp_path)
     meta = json.loads((target / "metadata.json").read_text())
     assert meta["reward_mean"] == pytest.approx(sum(r["reward"] for r in saved) / len(saved))
     # The original run is untouched, and the new directory resumes under the new rubric.
-    assert read_rows(run / "results.jsonl") == [{k: v for k, v in r.items()} for r in first.rows]
+    assert sorted(read_rows(run / "results.jsonl"), key=lambda r: (r["example_id"], r["rollout_index"])) == list(first.rows)
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(5), rubric=vf.Rubric([off_by], weights=[2.0]))
     again = _eval(env, fake_server, target)
     assert fake_server.stats()["requests"] == requests
@@ -175,3 +175,25 @@ def test_multi_turn_and_tool_runs_rescore_to_the_same_scores(fake_server):
         assert fake_server.stats()["requests"] == requests
         assert [r["reward"] for r in again.rows] == [r["reward"] for r in first.rows]
         assert [r["advantage"] for r in again.rows] == pytest.approx([r["advantage"] for r in first.rows])
+
+
+def test_groups_are_whole_whatever_the_order_of_rows_on_disk(fake_server, tmp_path):
+    """A run's file may hold an example's rollouts apart (resumed and rerun groups): each group
+    is still scored whole, so a group reward sees all its rollouts."""
+    run = tmp_path / "run"
+    _eval(vf.SingleTurnEnv(dataset=arithmetic_rows(4), rubric=vf.Rubric([boxed_correct])), fake_server, run,
+          rollouts_per_example=3)
+    rows = read_rows(run / "results.jsonl")
+    interleaved = sorted(rows, key=lambda r: (r["rollout_index"], -r["example_id"]))
+    ResultsStore(run).rewrite(interleaved)  # every row its own write, no two of an example adjacent
+
+    @vf.group_reward
+    def rank_in_group(completion, example_id):
+        assert len(completion) == 3 and len(set(example_id)) == 1
+        return [float(i) for i in range(3)]
+
+    out = vf.rescore(run, vf.Rubric([rank_in_group]), results_path=tmp_path / "ranked")
+    assert sorted(r["reward"] for r in out.rows) == [0.0] * 4 + [1.0] * 4 + [2.0] * 4
+    for eid in range(4):
+        group = [r for r in out.rows if r["example_id"] == eid]
+        assert sorted(r["advantage"] for r in group) == pytest.approx([-1.0, 0.0, 1.0])

@@ -5,6 +5,7 @@ example's rollouts are scored together by ``rubric.score_group`` (group rewards 
 recomputed; one rollout at a time when the run used independent scoring), the rubric's cleanup
 runs once per rollout, and the rows are written as a new run whose metadata names the run it
 came from and carries the new rubric's fingerprint, so that directory resumes under that rubric.
+Rows stream: a run kept on disk is read group by group and written as it is scored.
 Rollouts that failed before scoring keep their error and stay unscored; a ``rubric_error`` (the
 old rubric's failure) is cleared and scored again. The only requests are the rubric's own (a
 judge's).
@@ -15,16 +16,19 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from collections import defaultdict
+from collections import Counter
+from collections.abc import AsyncIterator, Iterable
 from pathlib import Path
 from typing import Any
 
 from verifiers_lite.errors import cleanup_error
-from verifiers_lite.records import State
+from verifiers_lite.results import row_index
+from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
 from verifiers_lite.results.metrics import PassCriterion
-from verifiers_lite.results.outputs import GenerateOutputs, summarize_rows
-from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore
+from verifiers_lite.results.outputs import GenerateOutputs
+from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore, read_rows
 from verifiers_lite.state import row_to_state, state_to_row
 
 RESCORED_FROM_KEY = "rescored_from"
@@ -42,18 +46,26 @@ async def rescore_async(
     target = _target(source, results_path, overwrite)
     rubric.check_reward_funcs()
     meta = outputs.metadata
-    states = [row_to_state(r, model=str(meta.get("model") or ""), sampling_args=meta.get("sampling_args"),
-                           tool_defs=tool_defs) for r in outputs.rows]
-    await _score(rubric, states, bool(meta.get("independent_scoring")))
-    rows = [{**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)}
-            for old, s in zip(outputs.rows, states, strict=True)]
-    result = GenerateOutputs(rows=rows, metadata=_metadata(meta, rows, rubric, source, target))
-    if target is not None:
-        store = ResultsStore(target)
-        target.mkdir(parents=True, exist_ok=True)
-        store.rewrite(rows)
-        store.write_metadata(result.metadata)  # last: a directory with metadata holds a whole run
-    return result
+    totals = RowAggregate(PassCriterion.coerce(getattr(rubric, "pass_criterion", None)))
+    store = _fresh_store(target) if target is not None else None
+    kept: list[dict[str, Any]] = []
+    try:
+        async for group in _rescored_groups(outputs.rows, rubric, meta, tool_defs):
+            totals.add_all(group)
+            if store is not None:
+                store.append_group(group)  # streamed: a large run is never held in memory
+            else:
+                kept.extend(group)
+        metadata = _metadata(meta, totals, rubric, source, target)
+        if store is not None:
+            store.write_metadata(metadata)  # last: a directory with metadata holds a whole run
+    finally:
+        if store is not None:
+            store.close()
+    if store is None:
+        return GenerateOutputs(rows=kept, metadata=metadata)
+    on_disk = DiskRows.open(store.results_file, sort=True)
+    return GenerateOutputs(rows=on_disk if on_disk is not None else read_rows(store.results_file), metadata=metadata)
 
 
 def rescore(
@@ -75,6 +87,8 @@ def rescore(
 
 def _load(run: Any) -> tuple[Path | None, GenerateOutputs]:
     if isinstance(run, GenerateOutputs):
+        if isinstance(run.rows, DiskRows):  # rows read from a run directory: that is the source
+            return run.rows.results_file.parent, run
         saved = run.metadata.get("results_path")
         return (Path(saved) if saved else None), run
     if isinstance(run, (str, os.PathLike)):
@@ -96,6 +110,15 @@ def _rubric_and_tools(rubric: Any) -> tuple[Any, list[dict[str, Any]] | None]:
     return rubric, None
 
 
+def _fresh_store(target: Path) -> ResultsStore:
+    """The store of the new run; a run replaced there (``overwrite``) is removed first."""
+    target.mkdir(parents=True, exist_ok=True)
+    for name in (METADATA_FILE, RESULTS_FILE):
+        (target / name).unlink(missing_ok=True)
+    row_index.remove(target)
+    return ResultsStore(target)
+
+
 def _target(source: Path | None, results_path: Any, overwrite: bool) -> Path | None:
     """Where the re-scored run goes; an existing run there is refused before any scoring."""
     if results_path is None and source is None:
@@ -110,36 +133,63 @@ def _target(source: Path | None, results_path: Any, overwrite: bool) -> Path | N
     return target
 
 
-async def _score(rubric: Any, states: list[State], independent: bool) -> None:
-    """Each example's rollouts as one group (each rollout alone under independent scoring),
-    then the rubric's cleanup once per rollout; a bounded number of groups at a time."""
-    groups: dict[Any, list[State]] = defaultdict(list)
-    for i, s in enumerate(states):
-        groups[("rollout", i) if independent else s.get("example_id")].append(s)
-    limit = asyncio.Semaphore(_GROUPS_IN_FLIGHT)
+async def _rescored_groups(
+    rows: Iterable[dict[str, Any]], rubric: Any, meta: dict[str, Any], tool_defs: list[dict[str, Any]] | None,
+) -> AsyncIterator[list[dict[str, Any]]]:
+    """The rows re-scored, one group (an example's rollouts; one rollout under independent
+    scoring) at a time, in the order groups complete in ``rows``. Only groups still incomplete
+    and one batch of complete ones are held, so rows stream from disk."""
+    independent = bool(meta.get("independent_scoring"))
+    sizes = Counter(r.get("example_id") for r in rows) if not independent else Counter()
+    pending: dict[Any, list[dict[str, Any]]] = {}
+    batch: list[list[dict[str, Any]]] = []
+    for row in rows:
+        if independent:
+            batch.append([row])
+        else:
+            group = pending.setdefault(row.get("example_id"), [])
+            group.append(row)
+            if len(group) == sizes[row.get("example_id")]:
+                batch.append(pending.pop(row.get("example_id")))
+        if len(batch) >= _GROUPS_IN_FLIGHT:
+            for scored in await _score_batch(batch, rubric, meta, tool_defs):
+                yield scored
+            batch = []
+    for scored in await _score_batch(batch, rubric, meta, tool_defs):
+        yield scored
 
-    async def one(group: list[State]) -> None:
-        async with limit:
-            started = time.perf_counter()
-            await rubric.score_group(group)
-            for s in group:
-                s.setdefault("timing", {})["scoring_ms"] = (time.perf_counter() - started) * 1000
-                try:
-                    await rubric.cleanup(s)
-                except asyncio.CancelledError:
-                    raise
-                except Exception as exc:
-                    s["error"] = s.get("error") or cleanup_error(type(rubric).__name__, exc)
 
-    await asyncio.gather(*(one(g) for g in groups.values()))
+async def _score_batch(
+    groups: list[list[dict[str, Any]]], rubric: Any, meta: dict[str, Any], tool_defs: list[dict[str, Any]] | None,
+) -> list[list[dict[str, Any]]]:
+    """Each group's rows rebuilt as States, scored together, cleaned up once each, and turned
+    back into rows that keep the old row's other fields (attempts, input hash, endpoint)."""
+    model, sampling = str(meta.get("model") or ""), meta.get("sampling_args")
+
+    async def one(old_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        states = [row_to_state(r, model=model, sampling_args=sampling, tool_defs=tool_defs) for r in old_rows]
+        started = time.perf_counter()
+        await rubric.score_group(states)
+        for s in states:
+            s.setdefault("timing", {})["scoring_ms"] = (time.perf_counter() - started) * 1000
+            try:
+                await rubric.cleanup(s)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:
+                s["error"] = s.get("error") or cleanup_error(type(rubric).__name__, exc)
+        return [{**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)}
+                for old, s in zip(old_rows, states, strict=True)]
+
+    return list(await asyncio.gather(*(one(g) for g in groups)))
 
 
-def _metadata(old: dict[str, Any], rows: list[dict[str, Any]], rubric: Any, source: Path | None,
+def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: Any, source: Path | None,
               target: Path | None) -> dict[str, Any]:
     """The source run's metadata with the new scores' summary, pass criterion and fingerprint,
     and where it came from."""
-    meta = {**old, **summarize_rows(rows)}
-    meta["status"] = "completed_with_errors" if any(r.get("error") for r in rows) else "completed"
+    meta = {**old, **totals.summary()}
+    meta["status"] = "completed_with_errors" if totals.errors else "completed"
     meta["score_rollouts"] = True
     meta["pass_criterion"] = PassCriterion.coerce(getattr(rubric, "pass_criterion", None)).to_dict()
     task_rubrics = getattr(rubric, "task_rubrics", None)
