@@ -32,7 +32,7 @@ from verifiers_lite.results.fingerprint import (
     INPUT_HASH_KEY,
     fingerprint_diff,
     input_hash,
-    reward_code_changed,
+    only_rubric_changed,
     run_fingerprint,
 )
 from verifiers_lite.results.manifest import add_system_fingerprints, endpoint_entries, run_manifest
@@ -406,14 +406,14 @@ def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) 
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
     if diff:
-        hint = _rescore_hint(path) if reward_code_changed(diff) else _FRESH_RUN_HINT
+        hint = _rescore_hint(path) if only_rubric_changed(diff) else _FRESH_RUN_HINT
         raise ResumeMismatchError(
             f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{hint}"
         )
 
 
 def _rescore_hint(path: Any) -> str:
-    return (f"Its rows were scored by other reward code. Either re-score them with the current rubric, "
+    return (f"Its rows were scored by another rubric. Either re-score them with the current rubric, "
             f"without model requests: vf.rescore({str(path)!r}, env.rubric) or `vf-lite rescore {path}` "
             "(each writes a new run directory); or start a fresh run: pass another results_path "
             "(or delete this one).")

@@ -21,6 +21,7 @@ _STATE_KEYS = frozenset((
     "endpoint", "worker", "attempts", "judge", "seed", "system_fingerprints", "finish_reasons",
     "env_state", "input_hash",
 ))
+_NOT_ENV_KEYS = _STATE_KEYS | frozenset(INPUT_FIELDS)  # what is left is the environment's own
 # Row keys beyond ROW_KEYS a row carries when its state has them.
 _OPTIONAL_ROW_KEYS = (*TOKEN_KEYS, "judge", "seed", "system_fingerprints")
 
@@ -162,17 +163,30 @@ def state_to_row(state: State) -> dict[str, Any]:
     for k in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
         if k in fields:
             row[k] = fields[k]
-    trajectory = state.get("trajectory") or []
+    trajectory = state.get("trajectory")
     if trajectory:
-        replies = [m for m in state.get("completion") or [] if isinstance(m, dict) and m.get("role") == "assistant"]
-        if [step.get("message") for step in trajectory] == replies:
-            row["finish_reasons"] = [step.get("finish_reason") for step in trajectory]
-        else:
-            row["trajectory"] = trajectory
-    own = {k: v for k, v in state.items() if k not in _STATE_KEYS and k not in INPUT_FIELDS and _is_json(v)}
+        _keep_trajectory(row, trajectory, state.get("completion") or [])
+    own = state.keys() - _NOT_ENV_KEYS
     if own:
-        row["env_state"] = own
+        kept = {k: fields[k] for k in own if _is_json(fields[k])}
+        if kept:
+            row["env_state"] = kept
     return row
+
+
+def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]) -> None:
+    """The trajectory as its finish reasons when its messages are the completion's assistant
+    turns (the usual case: no second copy of every reply), else whole."""
+    replies = [m for m in completion if type(m) is dict and m.get("role") == "assistant"]
+    if len(replies) == len(trajectory):
+        for step, reply in zip(trajectory, replies, strict=True):
+            message = step.get("message")
+            if message is not reply and message != reply:
+                break
+        else:
+            row["finish_reasons"] = [step.get("finish_reason") for step in trajectory]
+            return
+    row["trajectory"] = trajectory
 
 
 def row_to_state(row: Mapping[str, Any], *, model: str, sampling_args: dict[str, Any] | None,

@@ -196,3 +196,18 @@ def _env_vars() -> dict[str, str]:
     import os
 
     return dict(os.environ)
+
+
+def test_the_rescore_way_out_is_offered_only_when_the_rubric_alone_changed(fake_server, tmp_path):
+    reward = _notebook_function(CORRECT_V1)
+    _eval(_env(reward), fake_server, tmp_path)
+    weighted = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([reward], weights=[2.0]))
+    msg = _refused(weighted, fake_server, tmp_path)
+    assert "rubric: saved" in msg and "vf-lite rescore" in msg
+    before, files = fake_server.stats()["requests"], _snapshot(tmp_path)
+    with pytest.raises(vf.ResumeMismatchError) as info:  # the model differs too: rows must be generated
+        weighted.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-echo", rollouts_per_example=2,
+                               results_path=str(tmp_path), progress=False)
+    assert "model: saved 'fake-arith', now 'fake-echo'" in str(info.value)
+    assert "vf-lite rescore" not in str(info.value) and "another results_path" in str(info.value)
+    assert fake_server.stats()["requests"] == before and _snapshot(tmp_path) == files

@@ -97,9 +97,11 @@ def fingerprint_diff(saved: dict[str, Any] | None, now: dict[str, Any]) -> list[
 REWARD_CODE_CHANGED = "reward code changed"
 
 
-def reward_code_changed(lines: list[str]) -> bool:
-    """True when :func:`fingerprint_diff` found reward code it cannot vouch for."""
-    return any(line.startswith((REWARD_CODE_CHANGED, "rubric: the saved run predates")) for line in lines)
+def only_rubric_changed(lines: list[str]) -> bool:
+    """True when everything :func:`fingerprint_diff` found is about the rubric (its functions,
+    their code, weights, parser or settings): the saved rollouts can be re-scored instead of
+    generated again."""
+    return bool(lines) and all(line.startswith(("rubric:", REWARD_CODE_CHANGED)) for line in lines)
 
 
 def _rubric_diff(saved: Any, now: dict[str, Any]) -> list[str]:
