@@ -197,3 +197,27 @@ def test_groups_are_whole_whatever_the_order_of_rows_on_disk(fake_server, tmp_pa
     for eid in range(4):
         group = [r for r in out.rows if r["example_id"] == eid]
         assert sorted(r["advantage"] for r in group) == pytest.approx([-1.0, 0.0, 1.0])
+
+
+def test_an_environment_group_rescores_each_task_with_its_own_rubric_and_resumes(fake_server, tmp_path):
+    def half(completion, answer) -> float:
+        return 0.5 * boxed_correct(completion, answer)
+
+    def group(first_reward, second_reward):
+        a = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([first_reward]))
+        b = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([second_reward]))
+        return vf.EnvGroup([a, b], names=["a", "b"])
+
+    run = tmp_path / "run"
+    first = _eval(group(boxed_correct, boxed_correct), fake_server, run, rollouts_per_example=2)
+    requests = fake_server.stats()["requests"]
+    fixed = group(boxed_correct, half)
+    with pytest.raises(vf.ResumeMismatchError, match=r"(?s)rubric: saved .*'half'.*vf-lite rescore"):
+        _eval(fixed, fake_server, run, rollouts_per_example=2)
+    out = vf.rescore(run, fixed)
+    by_id = {r["trajectory_id"]: r for r in out.rows}
+    for old in first.rows:
+        factor = 0.5 if old["task"] == "b" else 1.0
+        assert by_id[old["trajectory_id"]]["reward"] == factor * old["reward"]
+    again = _eval(fixed, fake_server, out.metadata["results_path"], rollouts_per_example=2)
+    assert fake_server.stats()["requests"] == requests and len(again.rows) == len(first.rows)
