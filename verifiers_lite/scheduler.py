@@ -8,7 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
-from verifiers_lite.clients.cache import attach_cache
+from verifiers_lite.clients.resolve import attach_cache
 from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit

@@ -246,20 +246,3 @@ class CacheMeter:
         total = hits + misses
         return {"path": self.path, "hits": hits, "misses": misses,
                 "hit_ratio": hits / total if total else None}
-
-
-def attach_cache(client: Any, cache: Any) -> tuple[Any, CacheMeter | None]:
-    """``client`` (one or a list) with every endpoint answering through ``cache``, and a meter
-    of the run's hits and misses. Without ``cache``, clients that cache on their own
-    (``ChatClient(cache=...)``) are still metered; None when nothing caches."""
-    from verifiers_lite.clients.resolve import as_model_clients  # resolve -> http -> (lazily) here
-
-    store = ResponseCache.coerce(cache)
-    models = as_model_clients(client)
-    own = [getattr(c, "response_cache", None) for c in models]
-    if store is None:
-        caching = [c for c in own if c is not None]
-        return client, (CacheMeter(caching, str(caching[0].cache.path)) if caching else None)
-    wrapped = [o if o is not None else CachedClient(c, store) for c, o in zip(models, own, strict=True)]
-    many = isinstance(client, (list, tuple))
-    return (wrapped if many else wrapped[0]), CacheMeter(list(wrapped), str(store.path))

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, Usage
+from verifiers_lite.clients.openai_settings import openai_settings
 from verifiers_lite.clients.retry import RetryPolicy, call_with_retries, parse_retry_after
 from verifiers_lite.errors import ModelAPIError
 
@@ -92,8 +93,6 @@ class ChatClient:
         """The lean client for the same endpoint as an ``openai.AsyncOpenAI`` (base URL, key,
         organization/project, custom headers, timeout, ``max_retries``, proxy environment):
         ~10x less CPU per request than the OpenAI client itself. ``kwargs`` override."""
-        from verifiers_lite.clients.resolve import openai_settings  # resolve imports this module
-
         return cls(**{**openai_settings(client), **kwargs})
 
     def __repr__(self) -> str:

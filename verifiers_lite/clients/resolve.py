@@ -10,15 +10,15 @@ path. Wrapping the client in :class:`OpenAIClientAdapter` always keeps the SDK p
 from __future__ import annotations
 
 import contextlib
-import urllib.request
 import weakref
 from collections.abc import Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ModelClient
+from verifiers_lite.clients.cache import CachedClient, CacheMeter, ResponseCache
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
-from verifiers_lite.clients.retry import RetryPolicy
+from verifiers_lite.clients.openai_settings import openai_settings, read_timeout
 
 # One lean client per user client, so every rollout and every evaluate call on it shares one
 # connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.
@@ -88,48 +88,21 @@ def sdk_only_reason(client: Any) -> str | None:
         return "it authenticates by workload identity"
     if attrs.get("_provider") is not None:
         return "it targets a provider preset"
-    if _read_timeout(client.timeout) is None:
+    if read_timeout(client.timeout) is None:
         return "it has no timeout"
     return None
 
 
-def openai_settings(client: Any) -> dict[str, Any]:
-    """:class:`ChatClient` arguments for an ``AsyncOpenAI``'s endpoint, key, organization and
-    project, custom headers, (read) timeout and ``max_retries``; proxies from the environment."""
-    headers: dict[str, str] = {}
-    for name, value in (("OpenAI-Organization", getattr(client, "organization", None)),
-                        ("OpenAI-Project", getattr(client, "project", None))):
-        if isinstance(value, str) and value:
-            headers[name] = value
-    for name, value in dict(getattr(client, "_custom_headers", None) or {}).items():
-        if isinstance(value, str):  # the SDK's Omit markers remove a header: nothing to send
-            headers[str(name)] = value
-    api_key = getattr(client, "api_key", None)
-    max_retries = getattr(client, "max_retries", None)
-    settings: dict[str, Any] = {
-        "base_url": str(client.base_url), "api_key": api_key if isinstance(api_key, str) and api_key else None,
-        "timeout": _read_timeout(getattr(client, "timeout", None)) or 300.0, "headers": headers,
-        "trust_env": _proxied(str(client.base_url)),
-    }
-    if isinstance(max_retries, int) and max_retries >= 0:
-        settings["retry"] = RetryPolicy(max_attempts=max_retries + 1)
-    return settings
-
-
-def _proxied(url: str) -> bool:
-    """Whether proxy environment variables (which the SDK follows) apply to ``url``. Checked once
-    here: aiohttp's ``trust_env`` looks them up on every request, doubling its CPU cost."""
-    scheme, _, rest = url.partition("://")
-    host = rest.split("/", 1)[0]
-    proxies = urllib.request.getproxies_environment()
-    if not (proxies.get(scheme) or proxies.get("all")):
-        return False
-    return not urllib.request.proxy_bypass_environment(host, proxies)  # type: ignore[attr-defined]
-
-
-def _read_timeout(timeout: Any) -> float | None:
-    """Seconds a request may wait for its answer: a number, or an httpx Timeout's read part."""
-    seconds = getattr(timeout, "read", timeout)
-    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) and seconds > 0:
-        return float(seconds)
-    return None
+def attach_cache(client: Any, cache: Any) -> tuple[Any, CacheMeter | None]:
+    """``client`` (one or a list) with every endpoint answering through ``cache``, and a meter
+    of the run's hits and misses. Without ``cache``, clients that cache on their own
+    (``ChatClient(cache=...)``) are still metered; None when nothing caches."""
+    store = ResponseCache.coerce(cache)
+    models = as_model_clients(client)
+    own = [getattr(c, "response_cache", None) for c in models]
+    if store is None:
+        caching = [c for c in own if c is not None]
+        return client, (CacheMeter(caching, str(caching[0].cache.path)) if caching else None)
+    wrapped = [o if o is not None else CachedClient(c, store) for c, o in zip(models, own, strict=True)]
+    many = isinstance(client, (list, tuple))
+    return (wrapped if many else wrapped[0]), CacheMeter(list(wrapped), str(store.path))
