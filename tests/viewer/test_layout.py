@@ -138,6 +138,10 @@ def test_run_page_shows_rubric_and_system_prompt(reading, page, artifacts_dir):
     rubric = pg.eval_on_selector_all("table#rubric tbody tr", "trs => trs.map(tr => [...tr.children].map(td => td.textContent.trim()))")
     assert rubric == [["correct", "1"], ["num_words", "0"]]
     assert pg.inner_text("#system-prompt").strip() == SYSTEM
+    means = dict(pg.eval_on_selector_all("h3:has-text('Metrics') + table.kv tr",
+                                         "trs => trs.map(tr => [tr.children[0].textContent, tr.children[1].textContent])"))
+    words = {len(r["completion"][-1]["content"].split()) for r in reading["disk"][0.2]}
+    assert words == {int(means["num_words"])}, means  # every completion as long: the count, as an integer
     assert pg.locator("table.kv:has-text('mean time / rollout')").count() == 1
 
 

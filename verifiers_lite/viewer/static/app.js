@@ -258,7 +258,8 @@
         h("div", {}, h("h3", {}, "Reward histogram"), histogram(s.reward_histogram)),
         h("div", {}, h("h3", {}, "Metrics (mean over scored ± stderr [95% CI])"),
           Object.keys(s.metrics_mean).length ? kv(Object.entries(s.metrics_mean).map(([k, v]) =>
-            [k, est(v, (s.metrics_stderr || {})[k], (s.metrics_ci || {})[k])])) : h("p", { class: "muted" }, "none"),
+            // a count that never varies (every completion 38 words) reads 38, not 38.000 ± 0.000
+            [k, Number.isInteger(v) && !(s.metrics_stderr || {})[k] ? fmt(v) : est(v, (s.metrics_stderr || {})[k], (s.metrics_ci || {})[k])])) : h("p", { class: "muted" }, "none"),
           h("h3", {}, "pass@k (", s.pass_criterion, ")"),
           Object.keys(s.pass_at_k).length ? kv(Object.entries(s.pass_at_k).map(([k, v]) => ["pass@" + k, num(v)])) : h("p", { class: "muted" }, "—")),
         h("div", {}, h("h3", {}, "Errors by category"),
