@@ -21,8 +21,8 @@ from .clock import (
 )
 from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError
 from .handle import RolloutHandle
-from .polling import detail, poll_result
-from .transport import AiohttpTransport, HttpxTransport, Reply, Transport
+from .polling import NETWORK_ERRORS, TERMINAL, checked_result, detail, poll_result
+from .transport import AiohttpTransport, HttpxTransport, LineStream, Reply, Transport
 
 try:
     import httpx
@@ -115,7 +115,7 @@ class RolloutClient:
             initial_messages, chat_completions_url, rollout_id, llm_api_key, label, grade,
             metadata, agent_timeout_sec, grader_timeout_sec,
         )
-        accepted, sent_at = await self._admit(body, rollout_id)
+        accepted, sent_at, _ = await self._admit(body, rollout_id)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
         return RolloutHandle(accepted, lambda h: self._poll(h, lease_deadline))
 
@@ -127,27 +127,43 @@ class RolloutClient:
         """
         return _validated(await self._run_raw(_request_body(*args, **kwargs)))
 
-    async def _run_raw(self, body: dict[str, Any]) -> dict[str, Any]:
-        accepted, sent_at = await self._admit(body, body["rollout_id"])
+    async def _run_raw(self, body: dict[str, Any], *, streamed: bool = False) -> dict[str, Any]:
+        # ``streamed`` (lean transport only): the result is asked for on the admission response
+        # itself, one request per rollout; it polls as usual if the server does not stream or
+        # the stream breaks.
+        streams = streamed and isinstance(self._transport, AiohttpTransport)
+        accepted, sent_at, stream = await self._admit(body, body["rollout_id"], streamed=streams)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
+        if stream is not None:
+            try:
+                waited_from = self.clock.now()
+                data = await self._streamed_result(stream, accepted)
+            finally:
+                stream.close()
+            if data is not None:
+                lease_deadline = waited_from + accepted.polling_lease_timeout_sec  # renewed since
+                if data["status"] in TERMINAL:
+                    return data
         return await self._poll_raw(accepted, lease_deadline, True)
 
-    async def _admit(self, body: dict[str, Any], rollout_id: str) -> tuple[RolloutAccepted, float]:
+    async def _streamed_result(self, stream: LineStream, accepted: RolloutAccepted) -> dict[str, Any] | None:
+        """The admission response's second line, or None if it did not come (poll instead)."""
+        try:
+            line = await stream.next_line(accepted.result_wait_timeout_sec + self._grace)
+        except NETWORK_ERRORS:
+            return None
+        return checked_result(line) if line.content else None
+
+    async def _admit(
+        self, body: dict[str, Any], rollout_id: str, *, streamed: bool = False
+    ) -> tuple[RolloutAccepted, float, LineStream | None]:
         clock = self.clock
         deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
         while True:
             sent_at = clock.now()
             remaining = None if deadline is None else deadline - sent_at
             try:
-                if remaining is None:
-                    resp = await self._send("POST", "/rollout", json=body, shard_key=rollout_id)
-                else:
-                    resp = await asyncio.wait_for(
-                        self._send(
-                            "POST", "/rollout", json=body, timeout=remaining, shard_key=rollout_id
-                        ),
-                        remaining,
-                    )
+                resp = await self._post_admission(body, rollout_id, remaining, streamed)
             except (TimeoutError, httpx.TimeoutException) as exc:
                 if deadline is None:
                     raise
@@ -158,19 +174,13 @@ class RolloutClient:
                     may_have_been_admitted=True,
                 ) from exc
             if resp.status_code == 202:
+                stream = resp if isinstance(resp, LineStream) else None
                 try:
-                    accepted = RolloutAccepted.model_validate(resp.json())
-                except Exception as exc:
-                    raise RolloutProtocolError(
-                        f"invalid admission response: {exc}", status_code=202
-                    ) from exc
-                if accepted.rollout_id != rollout_id:
-                    # Polling that id would follow (and renew the lease of) someone else's rollout.
-                    raise RolloutProtocolError(
-                        f"admission of {rollout_id!r} answered for {accepted.rollout_id!r}",
-                        status_code=202,
-                    )
-                return accepted, sent_at
+                    return _accepted(resp, rollout_id), sent_at, stream
+                except BaseException:
+                    if stream is not None:
+                        stream.close()
+                    raise
             if resp.status_code != 429:
                 raise RolloutProtocolError(
                     f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {detail(resp)}",
@@ -184,6 +194,19 @@ class RolloutClient:
                     may_have_been_admitted=False,
                 )
             await clock.sleep(wait)
+
+    def _post_admission(
+        self, body: dict[str, Any], rollout_id: str, remaining: float | None, streamed: bool
+    ) -> Awaitable[Reply]:
+        if streamed:
+            assert isinstance(self._transport, AiohttpTransport)
+            sent: Awaitable[Reply] = self._transport.post_lines(
+                self.url + "/rollout", headers=self._auth, json_body=body, timeout=remaining,
+                shard_key=rollout_id,
+            )
+        else:
+            sent = self._send("POST", "/rollout", json=body, timeout=remaining, shard_key=rollout_id)
+        return sent if remaining is None else asyncio.wait_for(sent, remaining)
 
     # -- result polling (the loop itself lives in polling.py) ---------------------------------
 
@@ -287,7 +310,9 @@ class RolloutClient:
         """Run one Environment rollout on the server; return its State, unscored and not
         cleaned up: the caller scores it with the environment's rubric, then runs its cleanup.
 
-        Every column of ``input`` travels with it. A failed rollout keeps its own ``error``;
+        Over the default transport the state comes back on the admission response itself (one
+        request per rollout; polling takes over if that answer does not come). Every column of
+        ``input`` travels with it. A failed rollout keeps its own ``error``;
         one that ended without a state (cancelled, lease expired, refused) comes back as a
         state built from ``input`` whose error says why.
         """
@@ -303,7 +328,7 @@ class RolloutClient:
                 "return_state": True,
                 "input": {k: v for k, v in input.items() if k != "prompt"},
             },
-        ))
+        ), streamed=True)
         sample = data.get("sample")
         status = str(data.get("status"))
         state: State
@@ -327,6 +352,19 @@ def _body_hint(resp: Reply) -> Any:
     except ValueError:
         return None
     return data.get("retry_after_sec") if isinstance(data, dict) else None
+
+
+def _accepted(resp: Reply, rollout_id: str) -> RolloutAccepted:
+    try:
+        accepted = RolloutAccepted.model_validate(resp.json())
+    except Exception as exc:
+        raise RolloutProtocolError(f"invalid admission response: {exc}", status_code=202) from exc
+    if accepted.rollout_id != rollout_id:
+        # Polling that id would follow (and renew the lease of) someone else's rollout.
+        raise RolloutProtocolError(
+            f"admission of {rollout_id!r} answered for {accepted.rollout_id!r}", status_code=202
+        )
+    return accepted
 
 
 def _validated(data: dict[str, Any]) -> RolloutResultResponse:

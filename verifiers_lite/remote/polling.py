@@ -23,7 +23,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 NETWORK_ERRORS = (httpx.RemoteProtocolError, httpx.NetworkError, httpx.ReadTimeout)
 FATAL_TIMEOUTS = (httpx.ConnectTimeout, httpx.WriteTimeout, httpx.PoolTimeout)
 _STATUSES = frozenset(s.value for s in RolloutStatus)
-_TERMINAL = frozenset(s.value for s in RolloutStatus if s.terminal)
+TERMINAL = frozenset(s.value for s in RolloutStatus if s.terminal)
 
 Send = Callable[..., Awaitable[Reply]]
 
@@ -36,8 +36,9 @@ def detail(resp: Reply) -> str:
         return resp.text[:500]
 
 
-def _checked(resp: Reply) -> dict[str, Any]:
-    # A structural check only: a full pydantic validation per poll is left to those who need it.
+def checked_result(resp: Reply) -> dict[str, Any]:
+    """A result answer's JSON, structurally checked (a full validation per poll is left to
+    those who need it)."""
     try:
         data = resp.json()
     except ValueError as exc:
@@ -108,10 +109,10 @@ async def poll_result(
                 f"result poll of {rollout_id!r}: HTTP {resp.status_code}: {detail(resp)}",
                 status_code=resp.status_code,
             )
-        data = _checked(resp)
+        data = checked_result(resp)
         lease_deadline = sent_at + lease_sec  # only a successful poll confirms the lease
         if observe is not None:
             observe(data)
-        if data["status"] in _TERMINAL:
+        if data["status"] in TERMINAL:
             return data
         seen = data["status"]

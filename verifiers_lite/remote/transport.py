@@ -9,8 +9,9 @@ the default because httpx/httpcore/anyio cost ~1.5 ms CPU per request on small m
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any, Protocol
 from urllib.parse import urlencode
 
@@ -23,6 +24,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
+NDJSON = "application/x-ndjson"
 #: Per-request defaults when a call gives no timeout (read/write, connect).
 DEFAULT_TIMEOUT_SEC = 60.0
 DEFAULT_CONNECT_SEC = 10.0
@@ -153,6 +155,32 @@ class _Reply:
         return loads(self.content)
 
 
+class LineStream(_Reply):
+    """A streamed answer: its first line as the body; :meth:`next_line` reads the next one."""
+
+    __slots__ = ("_resp", "_transport")
+
+    def __init__(self, status_code: int, headers: Mapping[str, str], first: bytes, resp: Any,
+                 transport: AiohttpTransport) -> None:
+        super().__init__(status_code, headers, first)
+        self._resp = resp
+        self._transport = transport
+
+    async def next_line(self, timeout: float) -> _Reply:
+        """The next line as a 200 reply (an empty body at the end of the stream)."""
+        with self._transport._httpx_errors():
+            try:
+                async with asyncio.timeout(timeout):
+                    line = await self._resp.content.readline()
+            except TimeoutError as exc:
+                raise httpx.ReadTimeout("read timeout") from exc
+        return _Reply(200, self.headers, line)
+
+    def close(self) -> None:
+        """Give the connection back (or drop it, mid-stream)."""
+        self._resp.release()
+
+
 class AiohttpTransport:
     """One aiohttp session per event loop (a session is bound to its loop), created lazily."""
 
@@ -199,7 +227,6 @@ class AiohttpTransport:
         json_body: Any = None,
         shard_key: str | None = None,
     ) -> Reply:
-        aiohttp = self._aiohttp
         read = DEFAULT_TIMEOUT_SEC if timeout is None else timeout
         limit = self._timeout(read, min(read, connect or DEFAULT_CONNECT_SEC))
         data = None
@@ -208,12 +235,52 @@ class AiohttpTransport:
             headers = {**headers, "Content-Type": "application/json"}
         if params:
             url = f"{url}?{urlencode(params)}"
-        try:
+        with self._httpx_errors():
             async with self._current().request(
                 method, url, headers=headers, data=data, timeout=limit, allow_redirects=False
             ) as resp:
                 content = await resp.read()
                 return _Reply(resp.status, resp.headers, content)
+
+    async def post_lines(
+        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
+        shard_key: str | None = None,
+    ) -> Reply:
+        """POST asking for ``application/x-ndjson``. A streamed answer comes back with its first
+        line as the body and the response left open (a :class:`LineStream`); any other answer is
+        read whole, as :meth:`request` reads it."""
+        read = DEFAULT_TIMEOUT_SEC if timeout is None else timeout
+        limit = self._timeout_connect_only(min(read, DEFAULT_CONNECT_SEC))
+        headers = {**headers, "Content-Type": "application/json", "Accept": f"{NDJSON}, application/json"}
+        with self._httpx_errors():
+            resp = await self._current().request(
+                "POST", url, headers=headers, data=_dumps(json_body), timeout=limit, allow_redirects=False
+            )
+            try:
+                if resp.headers.get("Content-Type", "").startswith(NDJSON):
+                    async with asyncio.timeout(read):
+                        first = await resp.content.readline()
+                    stream = LineStream(resp.status, resp.headers, first, resp, self)
+                    resp = None  # the stream owns it now
+                    return stream
+                async with asyncio.timeout(read):
+                    return _Reply(resp.status, resp.headers, await resp.read())
+            except TimeoutError as exc:
+                raise httpx.ReadTimeout("read timeout") from exc
+            finally:
+                if resp is not None:
+                    resp.release()
+
+    def _timeout_connect_only(self, connect: float) -> Any:
+        # Reads are bounded per line by the caller: the second line comes after the rollout.
+        return self._aiohttp.ClientTimeout(total=None, sock_connect=connect, sock_read=None)
+
+    @contextlib.contextmanager
+    def _httpx_errors(self) -> Iterator[None]:
+        """aiohttp's errors raised as httpx's classes (the client's retry categories)."""
+        aiohttp = self._aiohttp
+        try:
+            yield
         except aiohttp.ConnectionTimeoutError as exc:
             raise httpx.ConnectTimeout(str(exc) or "connect timeout") from exc
         except aiohttp.ServerTimeoutError as exc:  # sock_read

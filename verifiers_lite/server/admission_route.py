@@ -11,6 +11,7 @@ each, which on a small machine is most of the server's work.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -26,6 +27,8 @@ from .service import BackendFullError, RolloutService
 from .types import RolloutRequest, RolloutStatus
 
 _RETRY_LATER = {"Retry-After": "1"}
+#: The media type a client accepts to get its result on the admission response (see below).
+NDJSON = "application/x-ndjson"
 _QUEUED = RolloutStatus.QUEUED.value
 #: Rollouts one ``POST /rollouts`` may carry.
 MAX_BATCH = 10_000
@@ -76,9 +79,43 @@ def make_admission_endpoint(
         if isinstance(data, Response):
             return data
         status, body, headers = admit_one(service, data, wait_sec, lease_sec)
+        if status == 202 and NDJSON in request.headers.get("accept", ""):
+            return AcceptedThenResult(service, body, wait_sec)
         return Response(to_json(body), status_code=status, headers=headers, media_type="application/json")
 
     return submit
+
+
+class AcceptedThenResult(Response):
+    """The 202 of a client that accepts ``application/x-ndjson``: the admission answer as the
+    first line at once, then, on the same response, the line ``GET /rollout/{id}/result?wait=
+    terminal`` would answer (the terminal result, or the current status once the result wait
+    runs out). One request per rollout instead of two; a client that loses the connection after
+    the first line has its lease and polls as usual. The lease is renewed as a poll renews it.
+    """
+
+    media_type = NDJSON
+
+    def __init__(self, service: RolloutService, accepted: dict[str, Any], wait_sec: float) -> None:
+        super().__init__(status_code=202, media_type=NDJSON)
+        self._service = service
+        self._accepted = accepted
+        self._wait_sec = wait_sec
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        registry = self._service.registry
+        # No content-length: uvicorn sends the two lines chunked.
+        headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
+        await send({"type": "http.response.start", "status": 202, "headers": headers})
+        await send({"type": "http.response.body", "body": to_json(self._accepted) + b"\n", "more_body": True})
+        record = registry.get(self._accepted["rollout_id"])
+        if record is not None:  # (a retention of 0 may have dropped it already)
+            registry.renew(record)
+            with contextlib.suppress(RegistryClosedError):  # shutting down: the status so far
+                await registry.wait_terminal(record, self._wait_sec)
+            registry.renew(record)
+        line = b"" if record is None else record.answer() + b"\n"
+        await send({"type": "http.response.body", "body": line, "more_body": False})
 
 
 def make_batch_endpoint(

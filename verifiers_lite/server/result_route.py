@@ -13,7 +13,6 @@ from __future__ import annotations
 import hmac
 import json
 from collections.abc import Awaitable, Callable
-from typing import Any
 from urllib.parse import parse_qsl
 
 from starlette.requests import Request
@@ -72,22 +71,9 @@ def make_result_endpoint(
         except RegistryClosedError:
             return _error(503, "server is shutting down; retry", _RETRY_LATER)
         registry.renew(record)
-        if record.result_json is not None:
-            return Response(record.result_json, media_type="application/json")
-        return Response(_pending(record.rollout_id, record.status.value), media_type="application/json")
+        return Response(record.answer(), media_type="application/json")
 
     return result
-
-
-def _pending(rollout_id: str, status: str) -> bytes:
-    body: dict[str, Any] = {
-        "rollout_id": rollout_id,
-        "status": status,
-        "sample": None,
-        "err_message": None,
-        "err_category": None,
-    }
-    return json.dumps(body).encode()
 
 
 def make_batch_result_endpoint(
@@ -130,7 +116,7 @@ def make_batch_result_endpoint(
                 return _error(503, "server is shutting down; retry", _RETRY_LATER)
         for record in records:
             registry.renew(record)
-            body = record.result_json or _pending(record.rollout_id, record.status.value)
+            body = record.answer()
             answers[record.rollout_id] = b'{"status_code":200,' + body[1:]
         return Response(b'{"results":[' + b",".join(answers[i] for i in leases) + b"]}",
                         media_type="application/json")

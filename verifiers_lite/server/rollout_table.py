@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import json
 import secrets
 import time
 from collections.abc import Callable, Iterator
@@ -41,6 +42,14 @@ class RolloutRecord:
     change_waiters: list[asyncio.Future[None]] = field(default_factory=list)
     terminal_waiters: list[asyncio.Future[None]] = field(default_factory=list)
     result_json: bytes | None = None  # the terminal result, serialised once for every poll
+
+    def answer(self) -> bytes:
+        """The body a result poll answers now: the terminal result, else the current status."""
+        if self.result_json is not None:
+            return self.result_json
+        pending = {"rollout_id": self.rollout_id, "status": self.status.value, "sample": None,
+                   "err_message": None, "err_category": None}
+        return json.dumps(pending).encode()
 
     def snapshot(self) -> RolloutResultResponse:
         """What a result poll returns now."""
