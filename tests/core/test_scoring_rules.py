@@ -175,7 +175,7 @@ def _solved() -> float:
 
 
 def test_guess_number_passes_on_solved_and_says_so(fake_server):
-    from environments.guess_number import load_environment
+    from verifiers_lite_envs.guess_number import load_environment
 
     env = load_environment(num_examples=10, seed=3, max_turns=6)
     out = env.evaluate_sync(fake_server.base_url, "fake-guess", rollouts_per_example=2, progress=False)

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import verifiers_lite as vf
-from environments._common import parse_number
-from environments.calculator import calculator, safe_eval
+from verifiers_lite_envs._common import parse_number
+from verifiers_lite_envs.calculator import calculator, safe_eval
 
 BUNDLED = ["arithmetic", "calculator", "guess_number", "reasoning_gym"]
 
@@ -29,7 +29,7 @@ def test_data_is_deterministic_per_seed(env_id):
 def test_environment_has_a_docstring_saying_what_it_measures(env_id):
     import importlib
 
-    doc = importlib.import_module(f"environments.{env_id}").__doc__ or ""
+    doc = importlib.import_module(f"verifiers_lite_envs.{env_id}").__doc__ or ""
     assert "Measures" in doc and "seed" in doc
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
-from environments.humaneval import build_program, extract_code, load_problems
+from verifiers_lite_envs.humaneval import build_program, extract_code, load_problems
 from verifiers_lite.clients.scripted import ScriptedClient
 from verifiers_lite.sandbox import launch
 
