@@ -38,10 +38,39 @@ def test_extra_buffers_off_exactly_for_amx_builds_unless_forced():
 def test_exit_descriptions_and_fix_hints():
     assert cs.describe_exit(-11) == "killed by signal 11 (SIGSEGV)"
     assert cs.describe_exit(3) == "exited with code 3"
-    hint = cs.crash_hint(-11, cs.cpu_flags(AMX_CPUINFO))
-    assert "AMX" in hint and "GGML_NATIVE=OFF" in hint and "install_llama_cpp.sh" in hint
-    assert "AMX" not in cs.crash_hint(-11, cs.cpu_flags(EPYC_CPUINFO))
     assert "out of memory" in cs.crash_hint(-9, set())
+
+
+AMX_BUILD = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | REPACK = 1 |"
+PORTABLE_BUILD = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | REPACK = 1 |"
+
+
+def test_reinstall_advice_only_for_a_build_with_amx_kernels():
+    on_amx_cpu = cs.crash_hint(-11, cs.cpu_flags(AMX_CPUINFO), build_info=AMX_BUILD)
+    assert "this CPU has AMX" in on_amx_cpu and "GGML_NATIVE=OFF" in on_amx_cpu
+    assert "install_llama_cpp.sh" in on_amx_cpu
+    elsewhere = cs.crash_hint(-4, cs.cpu_flags(EPYC_CPUINFO), build_info=AMX_BUILD)
+    assert "another CPU" in elsewhere and "GGML_NATIVE=OFF" in elsewhere
+    # The portable build crashed (e.g. a SIGSEGV sent from outside): no claim about AMX, no reinstall.
+    for flags in (AMX_CPUINFO, EPYC_CPUINFO):
+        neutral = cs.crash_hint(-11, cs.cpu_flags(flags), build_info=PORTABLE_BUILD)
+        assert "no AMX kernels" in neutral and "this CPU has AMX" not in neutral
+        assert "reinstall" not in neutral and "GGML_NATIVE" not in neutral
+
+
+def test_a_build_that_cannot_be_asked_gets_a_conditional_hint(monkeypatch):
+    monkeypatch.setattr(cs, "installed_build_info", lambda: None)
+    hint = cs.crash_hint(-11, cs.cpu_flags(AMX_CPUINFO))
+    assert "if yours was built with -march=native" in hint and "this CPU has AMX" not in hint
+
+
+def test_the_installed_build_answers_for_itself():
+    """Without build_info, the hint asks the installed llama-cpp-python what it was built with."""
+    pytest.importorskip("llama_cpp")
+    info = cs.installed_build_info()
+    assert info is not None and "AVX" in info
+    hint = cs.crash_hint(-11)
+    assert ("GGML_NATIVE=OFF" in hint) == cs.build_has_amx(info)
 
 
 def test_installed_build_is_portable():

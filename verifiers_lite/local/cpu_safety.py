@@ -9,6 +9,7 @@ portable and never takes that path; this is the defence for a user's own native 
 
 from __future__ import annotations
 
+import functools
 import os
 import signal
 from pathlib import Path
@@ -101,13 +102,38 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
-def crash_hint(returncode: int, flags: set[str] | None = None) -> str:
-    """What to do about a llama.cpp server that died with ``returncode``."""
+@functools.cache
+def installed_build_info() -> str | None:
+    """``llama_print_system_info()`` of the installed llama-cpp-python (the kernels compiled in),
+    or None when it cannot be loaded here."""
+    try:
+        import llama_cpp.llama_cpp as lib
+
+        return str(lib.llama_print_system_info().decode(errors="replace"))
+    except Exception:  # not installed, or a library that does not load: nothing to tell
+        return None
+
+
+def crash_hint(returncode: int, flags: set[str] | None = None, build_info: str | None = None) -> str:
+    """What to do about a llama.cpp server that died with ``returncode``.
+
+    The AMX advice (reinstall portable) is given only when the build has AMX kernels
+    (``build_info``: ``llama_print_system_info()``; default the installed build's): a portable
+    build that crashed, say from a signal sent by another process, gets a neutral hint.
+    """
     if returncode in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS, 139, 132):
-        cause = ("this CPU has AMX, and a llama-cpp-python built with -march=native crashes on it"
-                 if cpu_has_amx(flags) else
-                 "a llama-cpp-python built for another CPU (or a llama.cpp bug) crashes this way")
-        return f"{cause}; {PORTABLE_REINSTALL}"
+        info = installed_build_info() if build_info is None else build_info
+        if info is None:
+            return ("a llama-cpp-python built for another CPU (or a llama.cpp bug) crashes this way; "
+                    f"if yours was built with -march=native, {PORTABLE_REINSTALL}")
+        if build_has_amx(info):
+            cause = ("this CPU has AMX, and the installed llama-cpp-python has AMX kernels (a -march=native "
+                     "build), which crash on it" if cpu_has_amx(flags) else
+                     "the installed llama-cpp-python was built for another CPU (-march=native, with AMX kernels)")
+            return f"{cause}; {PORTABLE_REINSTALL}"
+        return ("the installed llama-cpp-python has no AMX kernels (a portable build), so this is not the "
+                "AMX crash a native build has: the server was killed from outside, or llama.cpp failed on "
+                "this model or input; see the server output")
     if returncode in (-signal.SIGKILL, 137):
         return "the process was killed (out of memory?): try a smaller n_ctx or fewer --parallel servers"
     return "see the server output above"

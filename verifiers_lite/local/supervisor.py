@@ -177,7 +177,7 @@ class LocalModel:
 
     def _crash_message(self, code: int, when: str) -> str:
         return (f"llama.cpp server (model {self.model_path}, port {self.port}) {describe_exit(code)} "
-                f"{when}. Fix: {crash_hint(code)}\n--- server output (tail) ---\n{self.output_tail()}")
+                f"{when}. Hint: {crash_hint(code)}\n--- server output (tail) ---\n{self.output_tail()}")
 
     def crash_report(self, wait: float = 0.0) -> str | None:
         """None while the server runs; once it has died (waiting up to ``wait`` s for it to exit,
