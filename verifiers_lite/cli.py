@@ -12,7 +12,6 @@ import os
 import re
 import sys
 import time
-import urllib.request
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -221,16 +220,22 @@ def _accepts(env_id: str, name: str) -> bool:
 
 
 def _discover_model(base_url: str, api_key: str | None) -> str:
-    """The first model a server lists at ``GET /models`` (vLLM and llama.cpp serve one)."""
-    req = urllib.request.Request(base_url.rstrip("/") + "/models")
-    if api_key:
-        req.add_header("Authorization", f"Bearer {api_key}")
+    """The one model a server lists at ``GET /models`` (vLLM and llama.cpp serve one); several
+    are a usage error naming them (the first is not a guess worth making)."""
+    from verifiers_lite.clients.models import list_models, only_model
+    from verifiers_lite.sync import run_sync
+
+    url = base_url.rstrip("/")
     try:
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            data = json.loads(resp.read()).get("data") or []
-        return str(data[0]["id"])
+        models = run_sync(list_models(url, api_key))
     except Exception as exc:
-        raise CLIError(f"no --model given and {base_url}/models did not name one ({exc}); pass -m MODEL") from exc
+        raise CLIError(f"no --model given and {url}/models did not name one ({exc}); pass -m MODEL") from exc
+    try:
+        model = only_model(models, url, "pass -m MODEL")
+    except ValueError as exc:
+        raise CLIError(f"no --model given: {exc}") from exc
+    print(f"vf-lite: no -m given; using {model!r}, the one model {url}/models lists", file=sys.stderr)
+    return model
 
 
 @contextlib.contextmanager
@@ -240,8 +245,9 @@ def _endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tu
 
     api_key = os.environ.get(args.api_key_var) or None
     urls = list(args.base_url or [])
-    if not urls and args.model is None and saved_model is not None and args.gguf is None:
-        args.model = saved_model if saved_model != _embedded_name() else None
+    if args.model is None and saved_model is not None and args.gguf is None:
+        # a resume goes on with the run's model (on the embedded one unless -b says otherwise)
+        args.model = None if saved_model == _embedded_name() and not urls else saved_model
     if not urls and args.model not in (None, _embedded_name()) and args.gguf is None:
         urls = [OPENAI_BASE_URL]  # a model name alone means a hosted API, as in vf-eval
     if urls == [OPENAI_BASE_URL] and not api_key:
@@ -380,7 +386,13 @@ def run_eval(args: argparse.Namespace) -> int:
             return 1
         wall = time.perf_counter() - t0
 
+    from verifiers_lite.results.sessions import run_duration
+
+    # a resumed run took all its sessions (each recorded in metadata), not just this one
+    if out.metadata.get("resumed"):
+        wall = run_duration(out.metadata) or wall
     summary = run_summary(out.rows, rollouts, wall, out.pass_criterion)
+    summary["sessions"] = len(out.metadata.get("sessions") or [1])
     task_tables = ""
     if len(env_ids) > 1:
         from verifiers_lite.cli_group import per_task_report

@@ -89,7 +89,9 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
                   f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)")
     rate = summary.get("rollouts_per_s")
-    row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else ""))
+    sessions = int(summary.get("sessions") or 1)
+    row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else "")
+        + (f", resumed: {sessions} sessions summed" if sessions > 1 else ""))
     for label, path in paths.items():
         if path:
             row(label, path)

@@ -97,8 +97,8 @@ class State(TypedDict, total=False):
 
 class Row(TypedDict, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
-    ``seed``, where it ran (``endpoint``, ``worker``) and what a re-score needs of its State
-    (``finish_reasons`` or ``trajectory``, ``env_state``) when present."""
+    ``seed``, ``attempts``, where it ran (``endpoint``, ``worker``) and what a re-score needs of
+    its State (``finish_reasons`` or ``trajectory``, ``env_state``) when present."""
 
     example_id: int
     rollout_index: int
@@ -122,6 +122,7 @@ class Row(TypedDict, total=False):
     completion_logprobs: list[float]
     judge: dict[str, Any]
     seed: int
+    attempts: int  #: how often the rollout was run (a resume reruns failed ones)
     endpoint: str
     worker: str
     system_fingerprints: list[str]  #: the server builds that answered (when it said)

@@ -162,4 +162,5 @@ def load_environment(env_id: str, **kwargs: Any) -> Any:
     env.env_id = env_id
     env.env_args = dict(kwargs)
     env.source_module = getattr(loader, "__module__", None)  # the code the run manifest hashes
+    env.loaded_as = env_id  # how to rebuild it elsewhere (a Ray worker): by id, not pickled
     return env

@@ -38,6 +38,7 @@ from verifiers_lite.results.fingerprint import (
 from verifiers_lite.results.manifest import add_system_fingerprints, endpoint_entries, run_manifest
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
+from verifiers_lite.results.sessions import begin_session, earlier_sessions, end_session
 from verifiers_lite.results.store import ResultsStore, iter_rows
 from verifiers_lite.seeding import check_run_seed, seeded_input
 
@@ -218,10 +219,11 @@ async def generate(
         "seed": run_seed,
         **({"results_path": str(results_path)} if results_path else {}),
         "library_version": _version(),
-        "start_time": time.time(),
     }
     metadata["manifest"] = run_manifest(env, metadata["library_version"])
     del prepared  # the groups hold every input: no second list of a million rollouts
+    session_start = time.time()
+    begin_session(metadata, [], session_start)
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
@@ -237,7 +239,7 @@ async def generate(
     saved = SavedRows(rerun_errors)  # nothing saved yet
     builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
     prior_attempts: dict[tuple[Any, int], int] = {}
-    if store is not None and store.open(metadata, lambda old: _check_same_run(old, metadata, store.path)):
+    if store is not None and store.open(metadata, _resume_check(metadata, store, session_start)):
         def kept(row: dict[str, Any]) -> None:
             totals.add(row)
             add_system_fingerprints(builds, [row])
@@ -312,7 +314,8 @@ async def generate(
             metadata["cache"] = cache_meter.summary()
         metadata["manifest"]["endpoints"] = await _endpoints_or_note(endpoints, interrupted)
         metadata["manifest"]["system_fingerprints"] = list(builds)
-        metadata.update(end_time=time.time(), status=status, **executor.summary(), **totals.summary())
+        end_session(metadata, time.time(), rollouts=stats.done - stats.resumed)
+        metadata.update(status=status, **executor.summary(), **totals.summary())
         if store is not None:
             store.write_metadata(metadata)
             store.close()
@@ -400,6 +403,18 @@ async def _tick(stats: RunStats, events: CallbackSet) -> None:
 
 _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete this one); "
                    "to resume it, call again with the saved arguments (metadata.json).")
+
+
+def _resume_check(
+    metadata: dict[str, Any], store: ResultsStore, session_start: float,
+) -> Callable[[dict[str, Any]], None]:
+    """What to do with a results directory's saved metadata before anything on disk changes:
+    refuse another run's, and carry its sessions over to this one."""
+    def check(saved: dict[str, Any]) -> None:
+        _check_same_run(saved, metadata, store.path)
+        begin_session(metadata, earlier_sessions(saved, store.results_file), session_start)
+
+    return check
 
 
 def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) -> None:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
@@ -47,18 +48,39 @@ def test_eval_against_fake_server_prints_summary_and_writes_files(fake_server, t
     assert fake_server.stats()["max_in_flight"] <= 4
 
 
-def test_eval_discovers_model_and_resumes(fake_server, tmp_path):
+def test_eval_without_model_against_several_is_a_usage_error_naming_them(fake_server, tmp_path):
     root = tmp_path / "out"
-    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-n", "3", "-r", "1", "-q",
-                "-a", '{"high": 10}', "-s", str(root), cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-n", "3", "-r", "1", "-q", "-s", str(root),
+                cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    listed = json.loads(urllib.request.urlopen(f"{fake_server.base_url}/models", timeout=5).read())["data"]
+    names = [m["id"] for m in listed]
+    assert len(names) == 5 and "fake-guess" in names
+    assert all(n in r.stderr for n in names) and "-m MODEL" in r.stderr, r.stderr
+    assert fake_server.stats()["requests"] == 0 and not root.exists()
+
+
+def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_server, tmp_path):
+    from verifiers_lite.testing.fake_server import FakeServerProcess
+
+    root = tmp_path / "out"
+    with FakeServerProcess(models=["fake-guess"]) as one:
+        r = vf_lite("eval", "guess_number", "-b", one.base_url, "-n", "3", "-r", "1", "-q",
+                    "-a", '{"high": 10}', "-s", str(root), cwd=tmp_path)
+        assert r.returncode == 0, r.stderr
+        assert "using 'fake-guess', the one model" in r.stderr
     run = _run_dir(root)
-    assert run.parent.name == "guess_number--fake-arith"  # the fake server lists fake-arith first
+    assert run.parent.name == "guess_number--fake-guess"
+    rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
+    # fake-guess bisects on 1..10: it finds every secret within the turn budget
+    assert [r["metrics"]["solved"] for r in rows] == [1.0, 1.0, 1.0]
+    # A resume goes on with the run's model, even against an endpoint that lists several.
     before = fake_server.stats()["requests"]
-    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-q", "--resume", str(run), "-s", str(root), cwd=tmp_path)
+    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-q", "--resume", str(run), "-s", str(root),
+                cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert fake_server.stats()["requests"] == before  # all done: nothing rerun
-    assert "3 (3 examples x 1)" in r.stdout
+    assert "3 (3 examples x 1)" in r.stdout and "model fake-guess" in r.stdout
 
 
 def test_eval_with_two_endpoints_spreads_groups(fake_server, tmp_path):

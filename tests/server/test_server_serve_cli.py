@@ -27,7 +27,7 @@ PLAIN = {"initial_messages": [{"role": "user", "content": "What is 3 + 4?"}], "l
 
 @pytest.fixture(scope="module")
 def fake() -> Iterator[FakeServerProcess]:
-    with FakeServerProcess() as f:
+    with FakeServerProcess(models=["fake-arith"]) as f:  # one model, as vLLM and llama.cpp serve
         yield f
 
 
@@ -121,6 +121,10 @@ async def test_model_comes_from_the_requests_endpoint(fake: FakeServerProcess, s
         # An endpoint that lists no model: a failure that says how to name one.
         nowhere = await client.run_rollout(
             chat_completions_url="http://127.0.0.1:9/v1", rollout_id="m2", **PLAIN)
+        # An endpoint that lists several: ambiguous, never the first one picked silently.
+        with FakeServerProcess() as several:
+            ambiguous = await client.run_rollout(chat_completions_url=several.base_url, rollout_id="m3", **PLAIN)
+            assert several.stats()["requests"] == 0
         assert (await http.get("/health")).status_code == 200
     assert result.status == "success" and result.sample is not None
     # fake-arith answers 3 + 4 in \boxed{}, right or wrong: the reward is what the box says.
@@ -128,6 +132,9 @@ async def test_model_comes_from_the_requests_endpoint(fake: FakeServerProcess, s
     assert result.sample.reward == (1.0 if boxed and boxed[-1] == "7" else 0.0)
     assert (nowhere.status, nowhere.err_category) == ("failure", "validation_error")
     assert "--model" in (nowhere.err_message or "") and "/models" in (nowhere.err_message or "")
+    assert (ambiguous.status, ambiguous.err_category) == ("failure", "validation_error")
+    assert "fake-arith, fake-echo, fake-tool, fake-guess, fake-length" in (ambiguous.err_message or "")
+    assert "--model" in (ambiguous.err_message or "")
 
 
 async def test_rewards_null_unless_graded_and_failures_keep_their_sample(

@@ -86,6 +86,7 @@ class EnvGroup(Environment):
     ``{task: n}`` (only the tasks named; -1 for all of one), so one call runs a balanced mixture
     or a chosen subset. Results split with ``out.by_task()`` and plot with ``by="task"``.
     Options not given (``max_retries``, ``rollout_timeout``) are the most lenient of the members'.
+    ``env_id`` names the group (default: the names joined by ``+``).
     """
 
     def __init__(self, envs: Sequence[Environment], names: Sequence[str] | None = None, **kwargs: Any) -> None:
@@ -107,8 +108,8 @@ class EnvGroup(Environment):
         kwargs.setdefault("rollout_timeout", None if None in timeouts else max(t for t in timeouts if t))
         kwargs.setdefault("max_concurrent", max(e.max_concurrent for e in envs))
         kwargs.setdefault("score_rollouts", all(e.score_rollouts for e in envs))
+        kwargs.setdefault("env_id", "+".join(names))
         super().__init__(rubric=EnvGroupRubric({n: e.rubric for n, e in self.envs.items()}), **kwargs)
-        self.env_id = "+".join(names)
         self.env_args = {"envs": {n: {"env_id": e.env_id, "env_args": e.env_args} for n, e in self.envs.items()}}
         self._train: list[RolloutInput] | None = None
         self._eval: list[RolloutInput] | None = None

@@ -44,10 +44,16 @@ class Environment(ABC):
     Subclasses write only :meth:`rollout` (``MultiTurnEnv`` subclasses only ``env_response`` and
     ``is_completed``). Scoring, retries, scheduling, resume and saving are the framework's and
     cannot be overridden.
+
+    ``env_id`` names the environment in run metadata, tables, plots, ``vf.compare``, the viewer
+    and the results directory; default: the class's ``env_id`` attribute if it sets one, else
+    the class name (``WordChain`` for ``class WordChain(vf.MultiTurnEnv)``).
+    ``vf.load_environment(id)`` names it by its id.
     """
 
     env_id: str | None = None
     source_module: str | None = None  #: the module that built it (set by ``load_environment``)
+    loaded_as: str | None = None  # the id vf.load_environment built it under (None: built by hand)
 
     def __init__(
         self,
@@ -65,6 +71,7 @@ class Environment(ABC):
         tool_defs: list[dict[str, Any]] | None = None,
         env_args: dict[str, Any] | None = None,
         score_rollouts: bool = True,
+        env_id: str | None = None,
     ) -> None:
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
@@ -85,7 +92,11 @@ class Environment(ABC):
         self.tool_defs = tool_defs
         self.env_args = dict(env_args or {})
         self.score_rollouts = score_rollouts  # False: generate/evaluate return unscored rows
-        if self.env_id is None:
+        if env_id is not None:
+            if not isinstance(env_id, str) or not env_id.strip():
+                raise ValueError(f"env_id must be a non-empty string, got {env_id!r}")
+            self.env_id = env_id
+        elif self.env_id is None:
             self.env_id = type(self).__name__
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

@@ -21,7 +21,7 @@ class MultiTurnEnv(Environment):
     turn, whatever ends the rollout. Stop reasons: ``length`` (the model hit its token limit;
     wins over the others), ``env_done`` (:meth:`is_completed` said so, or ``env_response`` set
     ``state["done"] = True``), ``max_turns``, ``stop`` (a subclass's natural end, e.g. no tool
-    call), ``error``.
+    call), ``error``. ``env_id`` names it in results (default: the subclass's name).
     """
 
     def __init__(self, *args: Any, max_turns: int = 10, **kwargs: Any) -> None:

@@ -43,7 +43,7 @@ class PythonEnv(ToolEnv):
     own interpreter, killed when the rollout ends) and never leak into another rollout. The tool
     answers with stdout, stderr and the exit status (the value of a last bare expression is
     printed, as in a REPL). ``sandbox`` may be shared between environments; by default one is
-    made with ``limits``.
+    made with ``limits``. ``env_id`` names it in results (default: the class name).
     """
 
     def __init__(self, *args: Any, sandbox: Sandbox | None = None, limits: SandboxLimits | None = None,

@@ -11,7 +11,11 @@ from verifiers_lite.state import State
 
 
 class SingleTurnEnv(Environment):
-    """Question in, one answer out, scored by the rubric. Stop reason ``stop`` or ``length``."""
+    """Question in, one answer out, scored by the rubric. Stop reason ``stop`` or ``length``.
+
+    ``vf.SingleTurnEnv(dataset=..., rubric=..., env_id="capitals")``: ``env_id`` names it in
+    results, tables and the viewer (default: the class name, so name a plain instance).
+    """
 
     async def rollout(
         self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None

@@ -16,7 +16,7 @@ class ToolEnv(MultiTurnEnv):
     """Tools are sync or async Python functions; their JSON schemas come from signature and
     docstring. Unknown tools, bad arguments, exceptions and timeouts are answered to the model
     as tool messages, never raised. The rollout ends (``stop``) when the model answers without
-    calling a tool."""
+    calling a tool. ``env_id`` names it in results (default: the class name)."""
 
     def __init__(self, tools: list[Callable[..., Any]] | None = None, *args: Any,
                  tool_timeout: float = 30.0, **kwargs: Any) -> None:

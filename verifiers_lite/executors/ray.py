@@ -241,6 +241,8 @@ class RayExecutor:
 def _env_spec(env: Any) -> dict[str, Any]:
     from verifiers_lite.registry import is_registered
 
-    if env.env_id and is_registered(env.env_id):
+    # Rebuilt by id only when load_environment made it under that id: an environment built by
+    # hand (a notebook's) is shipped whole, even when its env_id happens to name a bundled one.
+    if env.env_id and getattr(env, "loaded_as", None) == env.env_id and is_registered(env.env_id):
         return {"env_id": env.env_id, "env_args": env.env_args}
     return {"env": env}  # e.g. a notebook-defined env: ship it (Ray pickles with cloudpickle)

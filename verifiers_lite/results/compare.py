@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve_from_counts
+from verifiers_lite.results.sessions import run_duration
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -94,6 +95,5 @@ def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str
     row.update({f"error:{k}": v for k, v in sorted(s["errors"].items())})
     row.update({f"stop:{k}": v for k, v in s["stop_reasons"].items()})
     row["completion_tokens_per_rollout"] = s["completion_tokens"] / n
-    start, end = md.get("start_time"), md.get("end_time")
-    row["wall_time_s"] = end - start if isinstance(start, (int, float)) and isinstance(end, (int, float)) else None
+    row["wall_time_s"] = run_duration(md)  # summed over sessions when the run was resumed
     return row

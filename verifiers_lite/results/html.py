@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.progress import length_warning, shown_in_this_cell
+from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats import format_estimate
 
 if TYPE_CHECKING:
@@ -68,9 +69,10 @@ def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
     s, meta = outputs.summary, outputs.metadata
     n_ex = meta.get("num_examples", len({r.get("example_id") for r in outputs.rows}))
     per = meta.get("rollouts_per_example", "?")
-    duration = ""
-    if isinstance(meta.get("end_time"), (int, float)) and isinstance(meta.get("start_time"), (int, float)):
-        duration = f"{meta['end_time'] - meta['start_time']:.1f}s"
+    seconds = run_duration(meta)
+    sessions = len(meta.get("sessions") or [])
+    duration = "" if seconds is None else f"{seconds:.1f}s" + (
+        f" (resumed: {sessions} sessions)" if meta.get("resumed") else "")
     facts = [
         ("env", _e(meta.get("env_id", "—"))),
         ("model", _e(meta.get("model", "—"))),

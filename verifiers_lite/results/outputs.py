@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.messages import last_assistant_text
 from verifiers_lite.records import ROW_KEYS
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
@@ -93,18 +94,22 @@ class GenerateOutputs:
 
     def by_task(self) -> dict[str, GenerateOutputs]:
         """The rows split by their ``task`` (an environment group's runs), in first-seen order;
-        each part keeps the run metadata, with that task's pass criterion when it is recorded."""
+        each part keeps the run metadata; a group's parts are named by their task (``env_id``; the
+        group's id stays in ``group_env_id``) and carry that task's pass criterion."""
         parts: dict[str, list[int]] = {}
         for i, r in enumerate(self.rows):
             parts.setdefault(str(r.get("task") or "default"), []).append(i)
         tasks = self.metadata.get("tasks") or {}
-        return {
-            name: GenerateOutputs(self._take(positions),
-                                  {**self.metadata, "task": name,
-                                   **({"pass_criterion": tasks[name]["pass_criterion"]}
-                                      if "pass_criterion" in tasks.get(name, {}) else {})})
-            for name, positions in parts.items()
-        }
+        return {name: GenerateOutputs(self._take(positions), self._task_metadata(name, tasks.get(name)))
+                for name, positions in parts.items()}
+
+    def _task_metadata(self, name: str, task: dict[str, Any] | None) -> dict[str, Any]:
+        meta = {**self.metadata, "task": name}
+        if task is not None:  # a member of a group: named by its task, under its own criterion
+            meta.update(env_id=name, group_env_id=self.metadata.get("env_id"))
+            if "pass_criterion" in task:
+                meta["pass_criterion"] = task["pass_criterion"]
+        return meta
 
     def _take(self, positions: list[int]) -> Sequence[dict[str, Any]]:
         if isinstance(self.rows, DiskRows):
@@ -211,18 +216,25 @@ class GenerateOutputs:
         )
 
 
-# The row's own columns in row order; its nested fields (info, metrics, timing, usage) are
-# expanded after them, and the error's category gets a column beside its message.
+# The row's own columns in row order, with the final assistant text beside the completion;
+# its nested fields (info, metrics, timing, usage) are expanded after them, the error's
+# category gets a column beside its message, and the run count follows.
 _EXPANDED = ("info", "metrics", "timing", "usage")
-_BASE_COLUMNS = (*(k for k in ROW_KEYS if k not in _EXPANDED), "error_category")
+_BASE_COLUMNS = tuple(
+    c for k in ROW_KEYS if k not in _EXPANDED for c in ((k, "completion_text") if k == "completion" else (k,))
+) + ("error_category", "attempts")
 
 
 def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as flat DataFrame columns (metrics, timing and usage expanded)."""
-    out = {k: row.get(k) for k in _BASE_COLUMNS if k not in ("error", "error_category")}
+    """A row as flat DataFrame columns (metrics, timing and usage expanded; ``completion_text``
+    is the final assistant message's text; ``attempts`` how often the rollout was run)."""
+    out = {k: row.get(k) for k in _BASE_COLUMNS if k not in ("error", "error_category", "attempts")}
+    completion = row.get("completion")
+    out["completion_text"] = last_assistant_text(completion) if isinstance(completion, list) else None
     err = row.get("error")
     out["error"] = err.get("message") if isinstance(err, dict) else err
     out["error_category"] = err.get("category") if isinstance(err, dict) else None
+    out["attempts"] = row.get("attempts")
     out["info"] = row.get("info")
     for k in ("endpoint", "worker", "seed"):  # where it ran (model endpoint / Ray worker), its seed
         if k in row:

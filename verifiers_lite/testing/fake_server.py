@@ -12,7 +12,10 @@ Behaviour is chosen by the request's ``model``:
 - ``fake-guess``: plays the guess-the-number game by bisection on "higher"/"lower" feedback;
 - ``fake-length``: answers with ``finish_reason="length"``.
 
-``GET /v1/models`` lists these models. Control endpoints: ``POST /_control/config``
+``GET /v1/models`` lists every one of these (``models=`` / ``--models`` lists a subset, e.g. one,
+like a vLLM or llama.cpp server). Any other model name is answered as ``fake-arith``.
+
+Control endpoints: ``POST /_control/config``
 ({latency_ms, faults: [...], correct_rate, system_fingerprint}; a system_fingerprint is then
 returned with every completion),
 ``POST /_control/reset``, ``GET /_control/stats``. A fault is one of ``{"status": 500}``,
@@ -37,13 +40,16 @@ from typing import Any
 
 _EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
 _NUM = re.compile(r"-?\d+")
-_MODELS = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length")
+
+MODELS: tuple[str, ...] = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length")
 
 
 class FakeChatServer:
     """The ASGI app; state is per process."""
 
-    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5) -> None:
+    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5,
+                 models: tuple[str, ...] | list[str] = MODELS) -> None:
+        self.models = list(models)
         self.latency = latency_ms / 1000
         self.correct_rate = correct_rate
         self.system_fingerprint: str | None = None
@@ -102,7 +108,7 @@ class FakeChatServer:
         elif path == "/v1/models":
             await _json(send, 200, {"object": "list", "data": [
                 {"id": m, "object": "model", "created": 0, "owned_by": "fake-server", "max_model_len": 2048}
-                for m in _MODELS]})
+                for m in self.models]})
         else:
             await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
 
@@ -236,10 +242,12 @@ def free_port() -> int:
 class FakeServerProcess:
     """Runs the fake server in a child process; a context manager that always stops it."""
 
-    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5, port: int | None = None) -> None:
+    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5, port: int | None = None,
+                 models: tuple[str, ...] | list[str] = MODELS) -> None:
         self.port = port or free_port()
         self.latency_ms = latency_ms
         self.correct_rate = correct_rate
+        self.models = list(models)
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -253,7 +261,8 @@ class FakeServerProcess:
     def start(self, timeout: float = 20.0) -> FakeServerProcess:
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "verifiers_lite.testing.fake_server", "--port", str(self.port),
-             "--latency-ms", str(self.latency_ms), "--correct-rate", str(self.correct_rate)],
+             "--latency-ms", str(self.latency_ms), "--correct-rate", str(self.correct_rate),
+             "--models", ",".join(self.models)],
             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C / kernel interrupt of the caller must not kill it
         )
@@ -307,10 +316,13 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8011)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--correct-rate", type=float, default=0.5)
+    parser.add_argument("--models", default=",".join(MODELS),
+                        help="comma-separated model ids GET /v1/models lists (default: all)")
     args = parser.parse_args(argv)
     import uvicorn
 
-    uvicorn.run(FakeChatServer(args.latency_ms, args.correct_rate), host="127.0.0.1", port=args.port,
+    models = [m.strip() for m in args.models.split(",") if m.strip()]
+    uvicorn.run(FakeChatServer(args.latency_ms, args.correct_rate, models), host="127.0.0.1", port=args.port,
                 log_level="warning", access_log=False, backlog=4096, timeout_keep_alive=60)
 
 

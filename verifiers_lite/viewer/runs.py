@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
 from verifiers_lite.viewer.index import RowIndex, StaleIndexError
 from verifiers_lite.viewer.query import RowFilter, run_stats, select
@@ -117,6 +118,7 @@ class Run:
         return {
             "run_id": self.run_id, "env_id": meta.get("env_id"), "model": meta.get("model"),
             "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
+            "duration_s": run_duration(meta), "resumed": bool(meta.get("resumed")),
             "status": status, "planned_rollouts": planned, **s,
         }
 

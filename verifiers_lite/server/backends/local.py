@@ -196,20 +196,26 @@ class LocalBackend:
 
 
 async def discover_model(base_url: str, api_key: str | None, timeout: float = 10.0) -> str:
-    """The first model an OpenAI-compatible endpoint lists (vLLM and llama.cpp serve one)."""
+    """The one model an OpenAI-compatible endpoint lists (vLLM and llama.cpp serve one); an
+    endpoint listing several is a ``validation_error`` naming them."""
     import aiohttp
 
-    from verifiers_lite.clients.models import list_models
+    from verifiers_lite.clients.models import list_models, only_model
 
     url = base_url.rstrip("/") + "/models"
     try:
-        return str((await list_models(base_url, api_key, timeout))[0]["id"])
+        models = await list_models(base_url, api_key, timeout)
     except (aiohttp.ClientError, TimeoutError, ValueError, LookupError, TypeError, AttributeError) as exc:
         raise RolloutFailure(
             ErrorCategory.VALIDATION_ERROR,
             f"no model: the request's metadata has no 'model', the server has no default model "
             f"(vf-lite serve --model) and {url} did not name one ({type(exc).__name__}: {exc})",
         ) from exc
+    try:
+        return only_model(models, base_url.rstrip("/"),
+                          "name the model in the request's metadata ('model') or start the server with --model")
+    except ValueError as exc:
+        raise RolloutFailure(ErrorCategory.VALIDATION_ERROR, f"no model: {exc}") from exc
 
 
 def _rollout_input(request: RolloutRequest, meta: dict[str, Any]) -> dict[str, Any]:

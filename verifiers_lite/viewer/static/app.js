@@ -238,7 +238,8 @@
     const d = await api("runs/" + enc(id));
     const s = d.stats, m = d.metadata;
     const rlink = (label, q) => h("a", { href: "#/runs/" + enc(id) + "/rollouts" + (q ? "?" + new URLSearchParams(q) : "") }, label);
-    const dur = m.end_time && m.start_time ? (m.end_time - m.start_time).toFixed(1) + " s" : "—";
+    const secs = m.duration_s != null ? m.duration_s : (m.end_time && m.start_time ? m.end_time - m.start_time : null);
+    const dur = secs == null ? "—" : secs.toFixed(1) + " s" + (m.resumed ? " (resumed: " + (m.sessions || []).length + " sessions)" : "");
     const mounted = mount(seq,
       h("h2", {}, (m.env_id || id), " · ", (m.model || "?"), " ", badge(d.status)),
       h("p", { class: "links" }, rlink("Rollouts (" + s.num_rollouts + ") →"), s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),

@@ -1,0 +1,65 @@
+"""A run's sessions: the first call and each resume of the same ``results_path``.
+
+Each session's start, end and duration go to ``metadata["sessions"]``; the run's duration
+(``metadata["duration_s"]``) is their sum, so time spent between a crash and its resume is not
+counted, and ``metadata["resumed"]`` says whether the run took more than one session. A session
+that ended without writing its metadata (the process was killed) is closed at the last write
+of ``results.jsonl`` and marked ``end_estimated``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+
+def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[dict[str, Any]]:
+    """The sessions recorded in a run's saved metadata, each closed (a run saved before
+    sessions were recorded counts as one session, from its start and end times)."""
+    sessions = [dict(s) for s in saved.get("sessions") or [] if isinstance(s, dict)]
+    if not sessions and isinstance(saved.get("start_time"), (int, float)):
+        sessions = [{"start_time": saved["start_time"], "end_time": saved.get("end_time")}]
+    return [_closed(s, results_file) for s in sessions]
+
+
+def _closed(session: dict[str, Any], results_file: Path) -> dict[str, Any]:
+    start, end = session.get("start_time"), session.get("end_time")
+    if not isinstance(start, (int, float)):
+        return {**session, "duration_s": float(session.get("duration_s") or 0.0)}
+    if not isinstance(end, (int, float)):  # killed before it could say when it ended
+        try:
+            last_write = os.stat(results_file).st_mtime
+        except OSError:
+            last_write = start
+        end = max(start, last_write)
+        session = {**session, "end_time": end, "end_estimated": True}
+    return {**session, "duration_s": float(session.get("duration_s", end - start))}
+
+
+def begin_session(metadata: dict[str, Any], earlier: list[dict[str, Any]], start: float) -> None:
+    """Record a new session starting at ``start`` after ``earlier`` ones (the run's start time
+    stays that of its first session)."""
+    metadata["sessions"] = [*earlier, {"start_time": start}]
+    metadata["resumed"] = bool(earlier)
+    metadata["start_time"] = earlier[0]["start_time"] if earlier and "start_time" in earlier[0] else start
+
+
+def end_session(metadata: dict[str, Any], end: float, rollouts: int) -> None:
+    """Close the current session (``rollouts`` run in it) and sum the run's duration."""
+    sessions = metadata.setdefault("sessions", [{"start_time": metadata.get("start_time", end)}])
+    current = sessions[-1]
+    current.update(end_time=end, duration_s=end - float(current.get("start_time", end)), rollouts=rollouts)
+    metadata["duration_s"] = sum(float(s.get("duration_s") or 0.0) for s in sessions)
+    metadata["end_time"] = end
+
+
+def run_duration(metadata: dict[str, Any]) -> float | None:
+    """Seconds the run took: its sessions' durations summed (``duration_s``); for runs saved
+    before sessions were recorded, end minus start; None while unknown."""
+    if isinstance(metadata.get("duration_s"), (int, float)):
+        return float(metadata["duration_s"])
+    start, end = metadata.get("start_time"), metadata.get("end_time")
+    if isinstance(start, (int, float)) and isinstance(end, (int, float)):
+        return float(end - start)
+    return None
