@@ -1,0 +1,112 @@
+"""Run README.md's Python blocks as a reader would in one notebook: in order, in one namespace,
+top-level ``await`` allowed (one event loop for the whole session, as a kernel has).
+
+Every environment a block builds by hand (not loaded from the registry) must reach its maximal
+reward when played perfectly by ``vf.ScriptedClient``: the README's own advice, applied to its
+own examples. A block that builds one with no perfect player in ``PLAYERS`` fails.
+
+Usage: ``python readme_runner.py BLOCKS_JSON RESULTS_JSON`` (results are rewritten after each
+block, so a crash or a timeout still says which block got how far).
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import inspect
+import json
+import re
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import verifiers_lite as vf
+
+
+def _word_chain_player(messages: list[dict[str, Any]]) -> str:
+    """Answers with a word starting with the last letter of the word asked about, with the
+    punctuation and capitals a model adds."""
+    words = {"a": "Apple.", "e": "elephant", "t": "Tiger!", "r": "rabbit", "n": "Nest,", "h": "hat", "s": "sun"}
+    asked = re.findall(r"'([^']*)'", str(messages[-1].get("content") or ""))
+    if not asked:
+        return "The word is: Apple."
+    return words.get(asked[-1][-1:].lower(), "egg")
+
+
+# env_id -> (a client that plays perfectly, the maximal reward). The maximum is worked out by hand
+# from the README's example, never read from the environment.
+PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
+    # WordChain(max_turns=5), reward len(words) / 5: five linked words score 1.0
+    "WordChain": (lambda: vf.ScriptedClient(_word_chain_player), 1.0),
+}
+
+
+def _run(src: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop, line: int) -> None:
+    code = compile("\n" * line + src, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+    if code.co_flags & inspect.CO_COROUTINE:
+        loop.run_until_complete(eval(code, namespace))
+    else:
+        exec(code, namespace)
+
+
+def _hand_built(value: Any) -> list[vf.Environment]:
+    """Environments a block built by hand (a group of registry environments is not one)."""
+    if not isinstance(value, vf.Environment) or value.loaded_as is not None:
+        return []
+    if isinstance(value, vf.EnvGroup):
+        return [e for member in value.envs.values() for e in _hand_built(member)]
+    return [value]
+
+
+def _check_players(namespace: dict[str, Any], seen: set[int], line: int) -> list[str]:
+    """Play each environment the block built by hand perfectly; its mean reward must be the maximum."""
+    checked = []
+    for value in list(namespace.values()):
+        for env in _hand_built(value):
+            if id(env) in seen:
+                continue
+            seen.add(id(env))
+            if env.env_id not in PLAYERS:
+                raise AssertionError(
+                    f"README.md:{line} builds environment {env.env_id!r}: add a perfect player for it to "
+                    f"PLAYERS in tests/docs/readme_runner.py (the README's advice: it must reach its maximal "
+                    f"reward under vf.ScriptedClient)")
+            make_client, best = PLAYERS[env.env_id]
+            out = env.evaluate_sync(make_client(), "perfect-player", progress=False)
+            errors = [r["error"] for r in out.rows if r.get("error")]
+            rewards = sorted({r["reward"] for r in out.rows})
+            if errors or rewards != [best]:
+                raise AssertionError(f"README.md:{line}: {env.env_id} played perfectly scores {rewards} "
+                                     f"(maximum {best}); errors: {errors[:2]}")
+            checked.append(env.env_id)
+    return checked
+
+
+def main(blocks_file: str, results_file: str) -> int:
+    blocks = json.loads(open(blocks_file, encoding="utf-8").read())
+    namespace: dict[str, Any] = {"__name__": "__main__"}
+    loop = asyncio.new_event_loop()
+    seen: set[int] = set()
+    results: list[dict[str, Any]] = []
+    for block in blocks:
+        t0 = time.perf_counter()
+        result: dict[str, Any] = {"line": block["line"], "ok": True, "checked": []}
+        print(f"--- README.md:{block['line']}", flush=True)
+        try:
+            if block["setup"]:
+                _run(block["setup"], namespace, loop, block["line"] - 1)
+            _run(block["code"], namespace, loop, block["line"])
+            result["checked"] = _check_players(namespace, seen, block["line"])
+        except BaseException:  # a failing block is reported, and the next ones still run
+            result.update(ok=False, error=traceback.format_exc(limit=-6))
+        result["seconds"] = round(time.perf_counter() - t0, 2)
+        results.append(result)
+        with open(results_file, "w", encoding="utf-8") as f:
+            json.dump(results, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))

@@ -1,0 +1,176 @@
+"""Every code block of README.md runs as printed, or is marked as one that cannot run here.
+
+- Python blocks run in order in one namespace, as in one notebook (``readme_runner.py``), against
+  what the README says: the embedded model, ``vf.ScriptedClient``; environments they build must
+  reach their maximal reward under a perfect scripted player.
+- Shell blocks run with ``bash -e`` in a scratch directory.
+- Printed output (``<!-- readme: output of `CMD` -->``) is compared, by shape, with what CMD prints now.
+- Blocks that cannot run here (``<!-- readme: skip (REASON) -->``) still have their ``vf-lite``
+  command lines parsed; a ``<!-- readme: synopsis -->`` block may name only real options.
+
+Markers are described in ``readme_blocks.py``; an unmarked block that cannot run fails.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from . import readme_blocks as rb
+from verifiers_lite.cli_parser import build_parser
+from verifiers_lite.server.cli import build_parser as build_serve_parser
+
+pytestmark = [pytest.mark.slow, pytest.mark.local_model]
+
+REPO = Path(__file__).resolve().parents[2]
+README = rb.parse()
+RUN_KINDS = ("run", "setup-run")
+PYTHON_BLOCKS = README.of(*RUN_KINDS, langs=rb.PYTHON)
+SHELL_BLOCKS = README.of(*RUN_KINDS, langs=rb.SHELL)
+SESSION_TIMEOUT = 900
+
+
+def _ids(blocks: list[rb.Block]) -> list[str]:
+    return [f"L{b.line}" for b in blocks]
+
+
+def _env(tmp: Path) -> dict[str, str]:
+    """The environment blocks run in: this checkout first on the import path, the venv's scripts
+    (vf-lite) first on PATH, caches and outputs in the scratch directory, plots off-screen."""
+    path = os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return {**os.environ, "PYTHONPATH": path, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+            "MPLBACKEND": "Agg", "VERIFIERS_LITE_CACHE": str(tmp / "responses.sqlite"), "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.fixture(scope="module")
+def python_session(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
+    """Run every Python block once, in one process (one embedded model server shared by the
+    blocks that ask for one); the result of each block by its line."""
+    pytest.importorskip("llama_cpp", reason="the README's examples use the embedded model (the 'local' extra)")
+    tmp = tmp_path_factory.mktemp("readme-python")
+    blocks = [{"line": b.line, "code": b.code, "setup": b.setup} for b in PYTHON_BLOCKS]
+    (tmp / "blocks.json").write_text(json.dumps(blocks))
+    results = tmp / "results.json"
+    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("readme_runner.py")), str(tmp / "blocks.json"),
+                           str(results)], cwd=tmp, env=_env(tmp), capture_output=True, text=True, timeout=SESSION_TIMEOUT)
+    by_line = {r["line"]: r for r in json.loads(results.read_text())} if results.exists() else {}
+    for r in by_line.values():
+        r["output"] = proc.stdout[-4000:] + proc.stderr[-4000:]
+    return by_line
+
+
+@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
+def test_python_block_runs(python_session: dict[int, dict[str, Any]], block: rb.Block) -> None:
+    result = python_session.get(block.line)
+    assert result is not None, f"{block.name} never ran (the session died before it)"
+    assert result["ok"], f"{block.name} failed:\n{result.get('error')}\n--- session output (tail) ---\n{result['output']}"
+
+
+def test_the_examples_that_build_environments_were_played_perfectly(python_session: dict[int, dict[str, Any]]) -> None:
+    checked = [name for r in python_session.values() for name in r["checked"]]
+    assert "WordChain" in checked, checked
+
+
+@pytest.mark.parametrize("block", SHELL_BLOCKS, ids=_ids(SHELL_BLOCKS))
+def test_shell_block_runs(block: rb.Block, tmp_path: Path) -> None:
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.code], cwd=tmp_path, env=_env(tmp_path),
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"{block.name} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
+
+
+OUTPUT_BLOCKS = README.of("output")
+
+
+@pytest.mark.parametrize("block", OUTPUT_BLOCKS, ids=_ids(OUTPUT_BLOCKS))
+def test_printed_output_has_the_shape_of_a_fresh_run(block: rb.Block, tmp_path: Path) -> None:
+    if "vf-lite eval" in block.arg and "-b" not in block.arg.split():
+        pytest.importorskip("llama_cpp", reason="the command runs the embedded model (the 'local' extra)")
+    proc = subprocess.run(["bash", "-e", "-c", block.arg], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
+                          text=True, timeout=600)
+    assert proc.returncode == 0, f"`{block.arg}` failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
+    shown, fresh = output_shape(block.code), output_shape(proc.stdout)
+    fresh = [row for row in fresh if row[0] != "warning" or "warning" in {r[0] for r in shown}]
+    assert shown == fresh, f"{block.name} differs from what `{block.arg}` prints now:\n{proc.stdout}"
+
+
+def output_shape(text: str) -> list[tuple[str, str]]:
+    """(label, form of the value) per line: numbers become N and ``name=count`` or ``name
+    count`` lists (or "none") become ``K=N…``, so a fresh run's figures and categories do not matter, its lines,
+    labels, order and wording do."""
+    rows = []
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        if set(line.strip()) == {"-"}:
+            rows.append(("<rule>", ""))
+            continue
+        m = re.match(r"^(\s*\S(?:.*?\S)?)\s{2,}(\S.*)$", line)
+        label, value = (m[1], m[2]) if m else (line.rstrip(), "")
+        value = re.sub(r"\d+(?:[.,]\d+)*", "N", value)
+        value = re.sub(r"^(?:none|[\w.-]+[= ]N(?:, [\w.-]+[= ]N)*)$", "K=N…", value)
+        rows.append((label, value))
+    return rows
+
+
+MARKED = README.of("skip", "synopsis")
+
+
+@pytest.mark.parametrize("block", MARKED + SHELL_BLOCKS, ids=_ids(MARKED + SHELL_BLOCKS))
+def test_vf_lite_command_lines_parse(block: rb.Block, capsys: pytest.CaptureFixture[str]) -> None:
+    """Blocks that cannot run here still use only options the command line accepts."""
+    if block.kind == "synopsis" or block.lang not in rb.SHELL:
+        return
+    for argv in rb.vf_lite_commands(block.code):
+        try:
+            if argv[:1] == ["serve"]:
+                build_serve_parser().parse_args(argv[1:])
+            else:
+                build_parser().parse_args(argv)
+        except SystemExit:
+            pytest.fail(f"{block.name}: `vf-lite {' '.join(argv)}` does not parse:\n{capsys.readouterr().err}")
+
+
+SYNOPSES = README.of("synopsis")
+
+
+@pytest.mark.parametrize("block", SYNOPSES, ids=_ids(SYNOPSES))
+def test_synopsis_names_only_real_commands_and_options(block: rb.Block) -> None:
+    parser = build_parser()
+    commands = next(a for a in parser._actions if a.dest == "command").choices  # type: ignore[union-attr]
+    for command, text in synopsis_commands(block.code):
+        if command == "serve":
+            known = {o for a in build_serve_parser()._actions for o in a.option_strings}
+        else:
+            assert command in commands, f"{block.name}: `vf-lite {command}` is no command"
+            known = {o for a in commands[command]._actions for o in a.option_strings}
+        named = set(re.findall(r"(?<![\w-])(--?[A-Za-z][\w-]*)", text))
+        assert named <= known, f"{block.name}: `vf-lite {command}` has no {sorted(named - known)}"
+
+
+def synopsis_commands(code: str) -> list[tuple[str, str]]:
+    """(subcommand, its synopsis text without comments) per ``vf-lite`` line and its
+    indented continuation lines."""
+    out: list[tuple[str, str]] = []
+    for line in code.splitlines():
+        text = line.split(" #")[0]
+        if text.startswith("vf-lite "):
+            out.append((text.split()[1], text))
+        elif text.strip() and out:
+            out[-1] = (out[-1][0], out[-1][1] + " " + text)
+    return out
+
+
+def test_every_block_runs_or_is_marked() -> None:
+    unrunnable = [b.name for b in README.blocks if b.kind in RUN_KINDS and b.lang not in rb.PYTHON + rb.SHELL]
+    assert not unrunnable, (f"blocks neither Python nor shell and unmarked: {unrunnable}; mark them "
+                            "<!-- readme: output of `CMD` -->, synopsis or skip (REASON)")
+    unexplained = [b.name for b in README.blocks if b.kind == "skip" and len(b.arg) < 8]
+    assert not unexplained, f"skipped blocks must say why: {unexplained}"
+    assert PYTHON_BLOCKS and OUTPUT_BLOCKS and SYNOPSES  # the README has each kind: the parser found them
