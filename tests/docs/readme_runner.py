@@ -20,6 +20,7 @@ import sys
 import time
 import traceback
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import verifiers_lite as vf
@@ -85,7 +86,7 @@ def _check_players(namespace: dict[str, Any], seen: set[int], line: int) -> list
 
 
 def main(blocks_file: str, results_file: str) -> int:
-    blocks = json.loads(open(blocks_file, encoding="utf-8").read())
+    blocks = json.loads(Path(blocks_file).read_text(encoding="utf-8"))
     namespace: dict[str, Any] = {"__name__": "__main__"}
     loop = asyncio.new_event_loop()
     seen: set[int] = set()

@@ -23,9 +23,10 @@ from typing import Any
 
 import pytest
 
-from . import readme_blocks as rb
 from verifiers_lite.cli_parser import build_parser
 from verifiers_lite.server.cli import build_parser as build_serve_parser
+
+from . import readme_blocks as rb
 
 pytestmark = [pytest.mark.slow, pytest.mark.local_model]
 
