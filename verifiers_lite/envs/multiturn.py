@@ -40,7 +40,9 @@ class MultiTurnEnv(Environment):
 
     @abstractmethod
     async def env_response(self, messages: Messages, state: State) -> Messages:
-        """The environment's reply to the model's latest turn, as new messages."""
+        """The environment's reply to the model's latest turn, as new messages. Not called after
+        the turn that ends the rollout (nobody would read the reply): keep what the rubric needs
+        in :meth:`is_completed`, which sees every model turn."""
 
     async def rollout(
         self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
