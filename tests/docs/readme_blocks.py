@@ -5,8 +5,9 @@ A marker is an HTML comment on the line just before a block's opening fence:
 - ``<!-- readme: skip (REASON) -->``: the block cannot run here (a GPU, an API key, a network
   install); its ``vf-lite`` command lines are still parsed by the real argument parsers.
 - ``<!-- readme: synopsis -->``: a usage summary; every subcommand and option it names must exist.
-- ``<!-- readme: output of `COMMAND` -->``: printed output; the test runs COMMAND and compares
-  the shape (labels, order, number forms), not the numbers.
+- ``<!-- readme: output of `COMMAND` -->``: printed output; the test runs COMMAND (bash, in a
+  scratch directory, ``$FAKE_URL`` the fake model server's base URL) and compares the shape
+  (lines, labels, order, wording), not the numbers.
 - ``<!-- readme: setup `CODE` -->``: Python run (unseen) before the block, for names the reader
   has from context (``urls``, ``solve``).
 

@@ -28,8 +28,6 @@ from verifiers_lite.server.cli import build_parser as build_serve_parser
 
 from . import readme_blocks as rb
 
-pytestmark = [pytest.mark.slow, pytest.mark.local_model]
-
 REPO = Path(__file__).resolve().parents[2]
 README = rb.parse()
 RUN_KINDS = ("run", "setup-run")
@@ -68,12 +66,16 @@ def python_session(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[s
 
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
+@pytest.mark.slow
+@pytest.mark.local_model
 def test_python_block_runs(python_session: dict[int, dict[str, Any]], block: rb.Block) -> None:
     result = python_session.get(block.line)
     assert result is not None, f"{block.name} never ran (the session died before it)"
     assert result["ok"], f"{block.name} failed:\n{result.get('error')}\n--- session output (tail) ---\n{result['output']}"
 
 
+@pytest.mark.slow
+@pytest.mark.local_model
 def test_the_examples_that_build_environments_were_played_perfectly(python_session: dict[int, dict[str, Any]]) -> None:
     checked = [name for r in python_session.values() for name in r["checked"]]
     assert "WordChain" in checked, checked
@@ -90,11 +92,13 @@ OUTPUT_BLOCKS = README.of("output")
 
 
 @pytest.mark.parametrize("block", OUTPUT_BLOCKS, ids=_ids(OUTPUT_BLOCKS))
-def test_printed_output_has_the_shape_of_a_fresh_run(block: rb.Block, tmp_path: Path) -> None:
-    if "vf-lite eval" in block.arg and "-b" not in block.arg.split():
+@pytest.mark.slow
+def test_printed_output_has_the_shape_of_a_fresh_run(block: rb.Block, tmp_path: Path, fake_server: Any) -> None:
+    if "vf-lite eval" in block.arg and "$FAKE_URL" not in block.arg:
         pytest.importorskip("llama_cpp", reason="the command runs the embedded model (the 'local' extra)")
-    proc = subprocess.run(["bash", "-e", "-c", block.arg], cwd=tmp_path, env=_env(tmp_path), capture_output=True,
-                          text=True, timeout=600)
+    env = {**_env(tmp_path), "FAKE_URL": fake_server.base_url}
+    proc = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", block.arg], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"`{block.arg}` failed ({proc.returncode}):\n{proc.stderr[-3000:]}"
     shown, fresh = output_shape(block.code), output_shape(proc.stdout)
     fresh = [row for row in fresh if row[0] != "warning" or "warning" in {r[0] for r in shown}]
@@ -102,19 +106,24 @@ def test_printed_output_has_the_shape_of_a_fresh_run(block: rb.Block, tmp_path: 
 
 
 def output_shape(text: str) -> list[tuple[str, str]]:
-    """(label, form of the value) per line: numbers become N and ``name=count`` or ``name
-    count`` lists (or "none") become ``K=N…``, so a fresh run's figures and categories do not matter, its lines,
-    labels, order and wording do."""
+    """(label, form of the value) per line, so a fresh run's figures, categories and paths do
+    not matter, its lines, labels, order and wording do: signed numbers become N, run
+    directories PATH, ``name=count`` or ``name count`` lists (or "none") ``K=N…``, and a table
+    row keyed by a number (an example id) one ``<row>``. A ``$ command`` line is the command."""
     rows = []
     for line in text.splitlines():
-        if not line.strip():
+        if not line.strip() or line.startswith("$ "):
             continue
         if set(line.strip()) == {"-"}:
             rows.append(("<rule>", ""))
             continue
-        m = re.match(r"^(\s*\S(?:.*?\S)?)\s{2,}(\S.*)$", line)
+        line = re.sub(r"outputs/evals/\S+", "PATH", line)
+        line = re.sub(r"[+-]?\d+(?:[.,]\d+)*", "N", line)
+        m = re.match(r"^(\s*\S(?:.*?\S)??)\s{2,}(\S.*)$", line)
         label, value = (m[1], m[2]) if m else (line.rstrip(), "")
-        value = re.sub(r"\d+(?:[.,]\d+)*", "N", value)
+        if label.strip() == "N":
+            rows.append(("<row>", ""))
+            continue
         value = re.sub(r"^(?:none|[\w.-]+[= ]N(?:, [\w.-]+[= ]N)*)$", "K=N…", value)
         rows.append((label, value))
     return rows
@@ -175,3 +184,14 @@ def test_every_block_runs_or_is_marked() -> None:
     unexplained = [b.name for b in README.blocks if b.kind == "skip" and len(b.arg) < 8]
     assert not unexplained, f"skipped blocks must say why: {unexplained}"
     assert PYTHON_BLOCKS and OUTPUT_BLOCKS and SYNOPSES  # the README has each kind: the parser found them
+
+
+def test_output_shape_ignores_figures_and_paths_but_not_lines_or_labels() -> None:
+    shown = "rollouts              40 (10 examples x 4)\nreward                0.600 ± 0.078\n" \
+            "stop reasons          stop 39, length 1\nresults               outputs/evals/a--m/20261201-023147\n"
+    rerun = "rollouts              8 (2 examples x 4)\nreward                1.000 ± 0.000\n" \
+            "stop reasons          stop 8\nresults               outputs/evals/a--m/20261202-101010-1\n"
+    assert output_shape(shown) == output_shape(rerun)
+    assert output_shape(shown) != output_shape(rerun.replace("stop reasons", "stops"))  # a label renamed
+    assert output_shape(shown) != output_shape("\n".join(rerun.splitlines()[:3]))  # a line gone
+    assert output_shape(shown) != output_shape(rerun.replace("± 0.000", "± 0.000  95% CI [1.000, 1.000]"))
