@@ -30,7 +30,7 @@ def _views(out: vf.GenerateOutputs, tmp_path) -> dict[str, str]:
     html_file = out.to_html(tmp_path / "run.html").read_text()
     return {
         "metadata": out.metadata["env_id"],
-        "compare": vf.compare([out])["env"].iloc[0],
+        "compare": vf.compare([out], details=True)["env"].iloc[0],
         "viewer": runs[0].summary()["env_id"],
         "table": out._repr_html_(),
         "html": html_file,
@@ -50,7 +50,9 @@ def test_a_hand_built_environment_is_named_everywhere(tmp_path, make, name):
     assert views["metadata"] == views["compare"] == views["viewer"] == name
     for surface in ("table", "html", "repr"):
         assert name in views[surface], surface
+    for surface in ("table", "repr"):  # (the HTML file's manifest names the class: code identity)
         assert "SingleTurnEnv" not in views[surface], surface
+    assert f'"env_id": "{name}"' in views["html"]
 
 
 def test_env_id_is_a_documented_argument_of_every_environment_class():
@@ -66,16 +68,14 @@ def test_env_id_is_a_documented_argument_of_every_environment_class():
             vf.SingleTurnEnv(dataset=ROWS, env_id=bad)
 
 
-def test_by_task_parts_are_named_by_their_task():
+def test_by_task_parts_are_labelled_by_their_task():
     group = vf.EnvGroup([vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="easy"),
                          vf.SingleTurnEnv(dataset=ROWS[:1], rubric=vf.Rubric([_exact]), env_id="hard")])
     out = group.evaluate_sync(vf.ScriptedClient("4"), "scripted", progress=False)
     parts = out.by_task()
-    assert [p.metadata["env_id"] for p in parts.values()] == ["easy", "hard"]
-    assert {p.metadata["group_env_id"] for p in parts.values()} == {"easy+hard"}
-    table = vf.compare(parts)  # a dict: its keys name the rows
-    assert table["run"].tolist() == ["easy", "hard"]
-    unnamed = vf.compare(list(parts.values()))  # a list: the rows differ by env, so named by it
+    assert [p.metadata["task"] for p in parts.values()] == ["easy", "hard"]
+    assert {p.metadata["env_id"] for p in parts.values()} == {"easy+hard"}
+    unnamed = vf.compare(list(parts.values()))  # a list: the rows differ by task, so named by it
     assert unnamed["run"].tolist() == ["easy", "hard"]
     # scored by the task's own rows: "easy" has 2 examples (one right), "hard" 1 (right)
     assert unnamed["reward_mean"].tolist() == [0.5, 1.0]

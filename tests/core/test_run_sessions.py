@@ -49,7 +49,7 @@ def test_resumed_run_sums_its_sessions_and_says_so(fake_server, tmp_path):
     assert meta["end_time"] - meta["start_time"] >= meta["duration_s"] + 1.4
     assert meta["start_time"] == s1["start_time"] and meta["end_time"] == s2["end_time"]
     # Every consumer reads the summed duration.
-    compared = vf.compare([vf.load_results(path)])
+    compared = vf.compare([vf.load_results(path)], details=True)
     assert abs(compared["wall_time_s"].iloc[0] - meta["duration_s"]) < 1e-9
     assert "resumed: 2 sessions" in vf.load_results(path)._repr_html_()
 

@@ -94,22 +94,18 @@ class GenerateOutputs:
 
     def by_task(self) -> dict[str, GenerateOutputs]:
         """The rows split by their ``task`` (an environment group's runs), in first-seen order;
-        each part keeps the run metadata; a group's parts are named by their task (``env_id``; the
-        group's id stays in ``group_env_id``) and carry that task's pass criterion."""
+        each part keeps the run metadata, with that task's pass criterion when it is recorded."""
         parts: dict[str, list[int]] = {}
         for i, r in enumerate(self.rows):
             parts.setdefault(str(r.get("task") or "default"), []).append(i)
         tasks = self.metadata.get("tasks") or {}
-        return {name: GenerateOutputs(self._take(positions), self._task_metadata(name, tasks.get(name)))
-                for name, positions in parts.items()}
-
-    def _task_metadata(self, name: str, task: dict[str, Any] | None) -> dict[str, Any]:
-        meta = {**self.metadata, "task": name}
-        if task is not None:  # a member of a group: named by its task, under its own criterion
-            meta.update(env_id=name, group_env_id=self.metadata.get("env_id"))
-            if "pass_criterion" in task:
-                meta["pass_criterion"] = task["pass_criterion"]
-        return meta
+        return {
+            name: GenerateOutputs(self._take(positions),
+                                  {**self.metadata, "task": name,
+                                   **({"pass_criterion": tasks[name]["pass_criterion"]}
+                                      if "pass_criterion" in tasks.get(name, {}) else {})})
+            for name, positions in parts.items()
+        }
 
     def _take(self, positions: list[int]) -> Sequence[dict[str, Any]]:
         if isinstance(self.rows, DiskRows):
