@@ -15,10 +15,14 @@ from verifiers_lite.clients.retry import (
     RESULT_POLL_GATEWAY,
     RESULT_POLL_NETWORK,
     ROLLOUT_RETRY,
+    Retries,
+    RetryAfterRule,
     Schedule,
     call_with_retries,
     parse_retry_after,
 )
+from verifiers_lite.clients.scripted import ScriptedClient
+from verifiers_lite.envs import environment as environment_module
 from verifiers_lite.testing.fake_server import free_port
 
 MSG = [{"role": "user", "content": "What is 2 + 2?"}]
@@ -151,6 +155,58 @@ def test_the_librarys_schedules():
     assert ADMISSION_RETRY_AFTER.seconds("7", hint=0.25) == 0.25
     assert ADMISSION_RETRY_AFTER.seconds("7", hint=True) == 7.0  # a bool is no hint
     assert ADMISSION_RETRY_AFTER.seconds(None, hint=float("inf")) == 1.0
+
+
+def test_retries_count_against_the_schedule_the_limit_and_the_deadline():
+    fixed = Schedule((1.0, 2.0, 3.0))
+    spent = fixed.retries()
+    assert [spent.next_delay() for _ in range(4)] == [1.0, 2.0, 3.0, None] and spent.done == 3
+    limited = fixed.retries(limit=2)
+    assert [limited.next_delay() for _ in range(3)] == [1.0, 2.0, None] and limited.done == 2
+    # waiting 2 s from t=1 plus 1 s of work ends at 4 >= 3.5: refused, and not counted
+    bounded = fixed.retries()
+    assert bounded.next_delay(now=0.0, deadline=3.5, then=1.0) == 1.0
+    assert bounded.next_delay(now=1.0, deadline=3.5, then=1.0) is None and bounded.done == 1
+    # a server's Retry-After moves a RetryPolicy's and a RetryAfterRule's waits, not a fixed schedule's
+    assert vf.RetryPolicy(max_retry_after=5).retries().next_delay(9.0) == 5.0
+    assert Schedule((0.1,)).retries().next_delay(9.0) == 0.1
+    rule = RetryAfterRule(default=1.0, min=0.5, max=4.0).retries()
+    assert [rule.next_delay(a) for a in (None, 0.1, 9.0, 2.0)] == [1.0, 0.5, 4.0, 2.0]
+    assert vf.RetryPolicy(max_attempts=3).retries().limit == 2
+
+
+class _Recorded:
+    """A schedule that records the retries it is asked about."""
+
+    def __init__(self, delays: tuple[float, ...]) -> None:
+        self.delays, self.asked = delays, []
+
+    def delay(self, retry: int, retry_after: float | None = None) -> float | None:
+        self.asked.append(retry)
+        return self.delays[retry - 1] if retry <= len(self.delays) else None
+
+    def retries(self, limit: int | None = None) -> Retries:
+        return Retries(self, limit)
+
+
+@pytest.mark.parametrize(("max_retries", "delays", "attempts", "asked"),
+                         [(5, (0.0, 0.0), 3, [1, 2, 3]), (1, (0.0, 0.0, 0.0), 2, [1])])
+def test_a_failed_rollout_is_rerun_on_the_shared_rollout_schedule(monkeypatch, max_retries, delays, attempts, asked):
+    """Reruns stop at whichever ends first: the environment's max_retries or the schedule."""
+    schedule = _Recorded(delays)
+    monkeypatch.setattr(environment_module, "ROLLOUT_RETRY", schedule)
+    calls = 0
+
+    def down(messages):
+        nonlocal calls
+        calls += 1
+        raise vf.ModelAPIError("upstream down", category="model_http_error", status=502, retryable=True)
+
+    env = vf.SingleTurnEnv(dataset=[{"question": "1 + 1", "answer": "2"}], max_retries=max_retries)
+    out = env.evaluate_sync(ScriptedClient(down), "scripted", progress=False)
+    (row,) = out.rows
+    assert calls == attempts and row["error"]["category"] == "model_http_error"
+    assert schedule.asked == asked
 
 
 def test_one_retry_after_reader():

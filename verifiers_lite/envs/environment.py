@@ -201,7 +201,7 @@ class Environment(ABC):
         self, rollout_input: RolloutInput, client: ModelClient, model: str,
         sampling_args: dict[str, Any] | None, rollout_index: int,
     ) -> State:
-        attempt = 0
+        retries = ROLLOUT_RETRY.retries(limit=self.max_retries)
         t0 = time.perf_counter()
         while True:
             started: list[State] = []
@@ -217,7 +217,8 @@ class Environment(ABC):
                 raise
             except Exception as exc:
                 retryable = not isinstance(exc, ModelAPIError) or exc.retryable
-                if attempt >= self.max_retries or not retryable:
+                delay = retries.next_delay() if retryable else None
+                if delay is None:
                     # Keep what the failed attempt did (partial completion, usage, timing, turns).
                     state = started[0] if started else self.init_state(
                         rollout_input, model, sampling_args, rollout_index
@@ -225,10 +226,9 @@ class Environment(ABC):
                     state["rollout_index"] = rollout_index
                     state["error"] = categorize(exc)
                     state["stop_reason"] = "error"
-                    state["retries"] = attempt
+                    state["retries"] = retries.done
                     return _timed(state, t0)
-                attempt += 1
-                await asyncio.sleep(ROLLOUT_RETRY.delay(attempt))
+                await asyncio.sleep(delay)
             finally:
                 leave_rollout(slot)
                 _ATTEMPT_STATES.reset(token)

@@ -8,7 +8,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, cast
 
-from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
+from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
 from verifiers_lite.records import RolloutInput, State
 from verifiers_lite.server.errors import missing_server_dependency
 from verifiers_lite.server.types import RolloutAccepted, RolloutResultResponse
@@ -159,6 +159,7 @@ class RolloutClient:
     ) -> tuple[RolloutAccepted, float, LineStream | None]:
         clock = self.clock
         deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
+        retries = ADMISSION_RETRY_AFTER.retries()
         while True:
             sent_at = clock.now()
             remaining = None if deadline is None else deadline - sent_at
@@ -186,8 +187,9 @@ class RolloutClient:
                     f"admission of {rollout_id!r} failed: HTTP {resp.status_code}: {detail(resp)}",
                     status_code=resp.status_code,
                 )
-            wait = ADMISSION_RETRY_AFTER.seconds(resp.headers.get("Retry-After"), _body_hint(resp))
-            if deadline is not None and clock.now() + wait >= deadline:
+            asked = parse_retry_after(resp.headers.get("Retry-After"), _body_hint(resp))
+            wait = retries.next_delay(asked, now=clock.now(), deadline=deadline)
+            if wait is None:
                 raise RolloutAdmissionTimeoutError(
                     f"admission of {rollout_id!r} still refused (HTTP 429) at admission_timeout_sec",
                     rollout_id=rollout_id,

@@ -73,7 +73,7 @@ async def poll_result(
     seen: str = accepted.status.value
     while True:
         params = {"wait": "terminal"} if terminal_only else {"seen": seen}
-        net_tries = gateway_tries = 0
+        network_retries, gateway_retries = RESULT_POLL_NETWORK.retries(), RESULT_POLL_GATEWAY.retries()
         while True:
             sent_at = clock.now()
             try:
@@ -84,21 +84,18 @@ async def poll_result(
             except FATAL_TIMEOUTS:
                 raise
             except NETWORK_ERRORS:
-                net_tries += 1
-                delay = RESULT_POLL_NETWORK.delay(net_tries)
+                # a retry only if it can finish before the lease runs out
+                delay = network_retries.next_delay(now=clock.now(), deadline=lease_deadline, then=full_request)
                 if delay is None:
                     raise
-                if clock.now() + delay + full_request > lease_deadline:
-                    raise  # a retry could not finish before the lease runs out
                 await clock.sleep(delay)
                 continue
             if resp.status_code in GATEWAY_STATUSES:
-                gateway_tries += 1
-                delay = RESULT_POLL_GATEWAY.delay(gateway_tries)
-                if delay is None or clock.now() + delay + full_request > lease_deadline:
+                delay = gateway_retries.next_delay(now=clock.now(), deadline=lease_deadline, then=full_request)
+                if delay is None:
                     raise RolloutProtocolError(
                         f"result poll of {rollout_id!r} kept failing: "
-                        f"HTTP {resp.status_code} after {gateway_tries - 1} retries",
+                        f"HTTP {resp.status_code} after {gateway_retries.done} retries",
                         status_code=resp.status_code,
                     )
                 await clock.sleep(delay)
