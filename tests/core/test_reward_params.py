@@ -76,3 +76,46 @@ def test_unscored_runs_do_not_check_the_rubric(fake_server):
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=rubric)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False, score_rollouts=False)
     assert len(out.rows) == 2 and fake_server.stats()["requests"] == 2
+
+
+class _CountedSignature:
+    """A reward function that counts how often its signature is read."""
+
+    def __init__(self, names: str) -> None:
+        import inspect
+
+        self.reads = 0
+        self._sig = inspect.Signature(
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names.split()])
+        self.seen: list[set[str]] = []
+        self.__name__ = names.replace(" ", "_")
+
+    @property
+    def __signature__(self):  # read by inspect.signature
+        self.reads += 1
+        return self._sig
+
+    def __call__(self, **kwargs):
+        self.seen.append(set(kwargs))
+        return 1.0
+
+
+async def test_a_reward_functions_parameters_are_read_once_not_per_call():
+    first = _CountedSignature("completion answer")
+    rubric = vf.Rubric([first])
+    reads_at_check = first.reads
+    states = [{"prompt": [], "completion": [{"role": "assistant", "content": str(i)}], "answer": str(i),
+               "info": {}, "task": "t", "example_id": i} for i in range(5)]
+    for s in states:
+        await rubric.score_rollout(s)
+    await rubric.score_group(states)
+    assert first.reads == reads_at_check  # ten calls, no more reads
+    assert first.seen == [{"completion", "answer"}] * 10
+    # A function put in the list behind the rubric's back is read on its first call and kept.
+    later = _CountedSignature("state task")
+    rubric.funcs.append(later)
+    rubric.weights.append(1.0)
+    await rubric.score_group(states)
+    await rubric.score_group(states)
+    assert later.reads == 1 and later.seen == [{"state", "task"}] * 10
+    assert [s["reward"] for s in states] == [2.0] * 5

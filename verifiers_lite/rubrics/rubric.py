@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -47,11 +48,13 @@ def check_reward_params(func: RewardFunc, name: str, available: Sequence[str]) -
             )
 
 
-def _accepted_kwargs(func: RewardFunc, available: dict[str, Any]) -> dict[str, Any]:
+def accepted_names(func: RewardFunc) -> frozenset[str] | None:
+    """The argument names ``func`` takes by name; None when it takes ``**kwargs`` (all of them).
+    Raises TypeError/ValueError for a callable without a signature."""
     params = inspect.signature(func).parameters
     if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return available
-    return {k: v for k, v in available.items() if k in params}
+        return None
+    return frozenset(params)
 
 
 async def _call(func: RewardFunc, kwargs: dict[str, Any]) -> Any:
@@ -136,9 +139,22 @@ class Rubric:
 
     def check_reward_funcs(self) -> None:
         """ValueError when a reward function takes a parameter the rubric cannot supply; run at
-        construction and again before a run's first request (``funcs`` may have been edited)."""
+        construction and again before a run's first request (``funcs`` may have been edited).
+        Each function's accepted names are kept for scoring (read once, not per call)."""
+        self._accepts: dict[int, tuple[RewardFunc, frozenset[str] | None]] = {}
         for func, name in zip(self.funcs, self.func_names, strict=True):
             check_reward_params(func, name, self.argument_names)
+            with contextlib.suppress(TypeError, ValueError):  # no signature: it fails when called
+                self._accepts[id(func)] = (func, accepted_names(func))
+
+    def _kwargs_for(self, func: RewardFunc, available: dict[str, Any]) -> dict[str, Any]:
+        """The arguments of ``available`` that ``func`` takes (its names read once per function)."""
+        cache = self.__dict__.setdefault("_accepts", {})
+        entry = cache.get(id(func))
+        if entry is None or entry[0] is not func:  # added since the check (or an id reused)
+            entry = cache[id(func)] = (func, accepted_names(func))
+        names = entry[1]
+        return available if names is None else {k: v for k, v in available.items() if k in names}
 
     @property
     def func_names(self) -> list[str]:
@@ -202,7 +218,7 @@ class Rubric:
 
     async def _score_one(self, func: RewardFunc, name: str, state: State) -> float | None:
         try:
-            return _as_float(await _call(func, _accepted_kwargs(func, self._available(state))), name)
+            return _as_float(await _call(func, self._kwargs_for(func, self._available(state))), name)
         except Exception as exc:
             _record_rubric_error(state, name, exc)
             return None
@@ -214,7 +230,7 @@ class Rubric:
         lists: dict[str, Any] = {k: [a[k] for a in available] for k in available[0]} if available else {}
         lists["parser"] = self.parser
         try:
-            result = await _call(func, _accepted_kwargs(func, lists))
+            result = await _call(func, self._kwargs_for(func, lists))
             result = list(result)
             if len(result) != len(states):
                 raise RewardFunctionError(
