@@ -127,6 +127,53 @@ async def test_thousands_in_flight_expire_exactly_the_unpolled_ones() -> None:
     await service.stop_sweeper()
 
 
+class _CountedScans(dict):  # type: ignore[type-arg]
+    """The registry's record table, counting whole-table scans."""
+
+    scans = 0
+
+    def values(self) -> Any:
+        self.scans += 1
+        return super().values()
+
+    def items(self) -> Any:
+        self.scans += 1
+        return super().items()
+
+
+async def test_sweeps_touch_only_what_is_due_and_purge_on_time() -> None:
+    clock, backend = ManualClock(), HeldBackend()
+    service = RolloutService(backend, polling_lease_timeout_sec=60, result_retention_sec=100, clock=clock)
+    registry = service.registry
+    registry._records = table = _CountedScans(registry._records)
+    records = [service.admit(_request(f"s{i}")) for i in range(N)]
+    await _until(lambda: len(backend.tasks) == N, "every rollout running")
+    backend.release("s0")
+    await _until(lambda: not records[0].active, "s0 finished")
+    clock.advance(10)
+    backend.release("s1")
+    await _until(lambda: not records[1].active, "s1 finished")
+    for _ in range(3):  # renewed at t=13, 16 and 19: its lease now runs to t=79
+        clock.advance(3)
+        registry.renew(records[2])
+    clock.advance(50)  # t=69: every other live lease ran out at t=60
+    await service.sweep()
+    assert {r.rollout_id for r in records if r.result is not None and r.result.err_category} == {
+        f"s{i}" for i in range(3, N)}  # all but the finished two and the renewed one
+    clock.advance(10)  # t=79: the renewed lease runs out at the next sweep
+    await service.sweep()
+    assert records[2].result is not None and records[2].result.err_category == "lease_expired"
+    await _until(lambda: registry.active_count == 0, "every expired task ended")
+    clock.t = 100.0  # s0 finished at t=0, s1 at t=10: only s0 is past its retention
+    await service.sweep()
+    assert registry.get("s0") is None and registry.get("s1") is records[1]
+    clock.t = 110.0
+    await service.sweep()
+    assert registry.get("s1") is None and registry.get("s2") is records[2]  # retained from t=79
+    assert table.scans == 0  # no sweep went through every record
+    await service.stop_sweeper()
+
+
 async def test_long_poll_is_woken_by_its_result_not_its_timeout() -> None:
     backend = HeldBackend()
     service = RolloutService(backend, polling_lease_timeout_sec=7200, result_retention_sec=900)

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import heapq
+import itertools
 import json
 import secrets
 import time
@@ -70,6 +72,12 @@ class RolloutRegistry:
         self.result_retention_sec = result_retention_sec
         self.clock = clock
         self._records: dict[str, RolloutRecord] = {}
+        # What can expire, soonest first, so a sweep touches only what is due, not every record.
+        # A live rollout sits in ``_leases`` once, keyed by a deadline that renewals may have
+        # pushed back since (it is re-keyed when it comes up); ``_retained`` holds finished ones.
+        self._leases: list[tuple[float, int, RolloutRecord]] = []
+        self._retained: list[tuple[float, int, RolloutRecord]] = []
+        self._seq = itertools.count()  # ties: never compare records
         self.active_count = 0
         self.closed = False
         self._parked: set[asyncio.Future[None]] = set()  # every parked poll, woken at close
@@ -104,6 +112,7 @@ class RolloutRegistry:
         )
         record.ctx = RolloutContext(rollout_id, functools.partial(self.set_status, record))
         self._records[rollout_id] = record
+        heapq.heappush(self._leases, (record.lease_deadline, next(self._seq), record))
         self.active_count += 1
         self._idle.clear()
         return record
@@ -138,6 +147,7 @@ class RolloutRegistry:
             return
         record.active = False
         record.finished_at = self.clock()
+        heapq.heappush(self._retained, (record.finished_at, next(self._seq), record))
         self.active_count -= 1
         if self.active_count == 0:
             self._idle.set()
@@ -205,22 +215,28 @@ class RolloutRegistry:
                     waiters.remove(fut)
 
     def expired_leases(self) -> list[RolloutRecord]:
+        """Live rollouts whose lease has run out (only those due are looked at)."""
         now = self.clock()
-        return [r for r in self._records.values() if r.result is None and r.lease_deadline <= now]
+        heap, expired = self._leases, []
+        while heap and heap[0][0] <= now:
+            _, _, record = heapq.heappop(heap)
+            if record.result is not None:
+                continue  # finished: its lease no longer matters
+            if record.lease_deadline > now:  # renewed since it was keyed
+                heapq.heappush(heap, (record.lease_deadline, next(self._seq), record))
+            else:
+                expired.append(record)
+        return expired
 
     def purge(self) -> int:
         """Drop finished rollouts whose retention has passed; returns how many."""
-        now = self.clock()
-        stale = [
-            rid
-            for rid, r in self._records.items()
-            if r.finished_at is not None
-            and r.result is not None
-            and now - r.finished_at >= self.result_retention_sec
-        ]
-        for rid in stale:
-            del self._records[rid]
-        return len(stale)
+        now, heap, dropped = self.clock(), self._retained, 0
+        while heap and now - heap[0][0] >= self.result_retention_sec:
+            _, _, record = heapq.heappop(heap)
+            if self._records.get(record.rollout_id) is record and record.result is not None:
+                del self._records[record.rollout_id]
+                dropped += 1
+        return dropped
 
     def close(self) -> None:
         """Stop admitting and wake every pending long poll (they answer a retryable 503)."""

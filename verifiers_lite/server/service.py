@@ -231,7 +231,10 @@ class RolloutService:
     async def sweep(self) -> None:
         """Expire leases (failure + cancellation) and purge retained results."""
         for record in self.registry.expired_leases():
-            await self.expire(record)
+            try:
+                await self.expire(record)
+            except Exception:  # one bad record must not stop expiry for the others
+                log.exception("lease expiry failed for %s", record.rollout_id)
         self.registry.purge()
 
     async def expire_if_due(self, record: RolloutRecord) -> None:
