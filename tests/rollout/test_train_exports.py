@@ -220,3 +220,27 @@ def test_exports_of_embedded_model_rows_pass(llama_sampler: Any, llama_template:
     shifted = to_skyrl(rows)
     shifted["loss_masks"][0] = shifted["loss_masks"][0] + [1]
     assert only_issue(shifted).kind == "mask_length"
+
+
+def test_committed_training_notebook_ran_from_its_current_sources() -> None:
+    import sys
+    from pathlib import Path
+
+    import nbformat
+
+    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
+    sys.path.insert(0, str(notebooks))
+    try:
+        import build_train_notebook as builder
+    finally:
+        sys.path.remove(str(notebooks))
+    nb = nbformat.read(notebooks / builder.NAME, as_version=4)
+    assert [(c.cell_type, c.source) for c in nb.cells] == [
+        (c.cell_type, c.source) for c in builder.build().cells
+    ], "run `.venv-vllm/bin/python notebooks/build_train_notebook.py --execute`"
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    assert all(c.execution_count for c in code)
+    outputs = [o for c in code for o in c.outputs]
+    assert not [o for o in outputs if o.output_type == "error"]
+    assert any("image/png" in o.get("data", {}) for o in outputs)
+    assert any("95% interval" in o.get("text", "") for o in outputs)
