@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 import json
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.rollout import (
@@ -16,7 +18,6 @@ from verifiers_lite.rollout import (
     build_training_batch,
 )
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
-from verifiers_lite.rollout.token_client import sampling_params_from_args
 from verifiers_lite.rollout.training import merge_turns
 
 
@@ -119,12 +120,34 @@ async def test_unknown_conversation_is_rendered_fresh_and_errors_propagate() -> 
 
 def test_sampling_params_from_openai_args() -> None:
     base = SamplingParams(logprobs=0)
-    p = sampling_params_from_args(
-        base,
-        {"max_completion_tokens": 9, "stop": "\n", "logprobs": True, "top_logprobs": 3, "seed": 1},
+    p = base.with_sampling_args(
+        {"max_completion_tokens": 9, "stop": "\n", "logprobs": True, "top_logprobs": 3, "seed": 1, "n": 4},
     )
     assert (p.max_tokens, p.stop, p.logprobs, p.seed) == (9, ("\n",), 3, 1)
-    assert sampling_params_from_args(base, {"logprobs": False}).logprobs is None
+    assert p.temperature == base.temperature and p.extra == {}  # untouched; "n" has no field
+    assert base.with_sampling_args({"logprobs": False}).logprobs is None
+    assert base.with_sampling_args(None) is base
+
+
+_PARAMS = st.builds(
+    SamplingParams,
+    temperature=st.floats(0, 2), top_p=st.floats(0.01, 1), top_k=st.one_of(st.just(-1), st.integers(1, 100)),
+    max_tokens=st.integers(1, 4096), stop=st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple),
+    stop_token_ids=st.lists(st.integers(0, 50000), max_size=2).map(tuple),
+    logprobs=st.one_of(st.none(), st.integers(0, 20)), seed=st.one_of(st.none(), st.integers(0, 2**31)),
+    repetition_penalty=st.floats(0.5, 2),
+)
+
+
+@hypothesis.given(_PARAMS)
+def test_sampling_args_and_sampling_params_convert_both_ways(p: SamplingParams) -> None:
+    args = p.to_sampling_args()
+    assert SamplingParams().with_sampling_args(args) == p
+    # what a chat-completions request reads
+    assert (args["temperature"], args["top_p"], args["max_tokens"]) == (p.temperature, p.top_p, p.max_tokens)
+    assert args.get("logprobs", False) is (p.logprobs is not None)
+    assert args.get("top_logprobs") == (p.logprobs or None)
+    assert args.get("top_k") == (p.top_k if p.top_k > 0 else None)
 
 
 def test_build_training_batch_rows_and_trajectories() -> None:

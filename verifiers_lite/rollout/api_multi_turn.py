@@ -141,7 +141,7 @@ class APIMultiTurnRollout:
         out = copy.deepcopy(traj)
         messages: list[dict[str, Any]] = out["messages"]
         tools = tm.schemas if tm is not None else out.get("tools")
-        params = self.sampling_params.to_openai()
+        params = self.sampling_params.to_sampling_args()
         turns, errors, error = 0, [], None
         stop_reason = "stop"
         while True:

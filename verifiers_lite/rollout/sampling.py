@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
@@ -55,15 +55,24 @@ class SamplingParams:
         """A copy with some fields changed."""
         return dataclasses.replace(self, **changes)
 
-    def to_openai(self) -> dict[str, Any]:
-        """Keyword arguments for an OpenAI-compatible ``chat.completions.create``."""
+    def to_sampling_args(self) -> dict[str, Any]:
+        """The OpenAI-style ``sampling_args`` these params mean (a chat-completions request's
+        keyword arguments; ``top_k``, ``repetition_penalty`` and ``stop_token_ids``, which
+        OpenAI-compatible servers such as vLLM take, only when set); :meth:`with_sampling_args`
+        reads them back."""
         out: dict[str, Any] = {
             "temperature": self.temperature,
             "top_p": self.top_p,
             "max_tokens": self.max_tokens,
         }
+        if self.top_k > 0:
+            out["top_k"] = self.top_k
+        if self.repetition_penalty != 1.0:
+            out["repetition_penalty"] = self.repetition_penalty
         if self.stop:
             out["stop"] = list(self.stop)
+        if self.stop_token_ids:
+            out["stop_token_ids"] = list(self.stop_token_ids)
         if self.seed is not None:
             out["seed"] = self.seed
         if self.logprobs is not None:
@@ -72,6 +81,26 @@ class SamplingParams:
                 out["top_logprobs"] = self.logprobs
         out.update(self.extra)
         return out
+
+    def with_sampling_args(self, args: Mapping[str, Any] | None) -> SamplingParams:
+        """These params overridden by OpenAI-style ``sampling_args`` (an environment's, a run's):
+        ``max_completion_tokens`` is read as ``max_tokens``; keys with no field here are ignored."""
+        if not args:
+            return self
+        changes: dict[str, Any] = {}
+        for key in ("temperature", "top_p", "top_k", "seed", "repetition_penalty"):
+            if args.get(key) is not None:
+                changes[key] = args[key]
+        max_tokens = args.get("max_completion_tokens") or args.get("max_tokens")
+        if max_tokens:
+            changes["max_tokens"] = int(max_tokens)
+        if args.get("stop"):
+            changes["stop"] = (args["stop"],) if isinstance(args["stop"], str) else tuple(args["stop"])
+        if args.get("stop_token_ids"):
+            changes["stop_token_ids"] = tuple(int(t) for t in args["stop_token_ids"])
+        if "logprobs" in args:
+            changes["logprobs"] = int(args.get("top_logprobs") or 0) if args["logprobs"] else None
+        return self.replace(**changes)
 
 
 @dataclass(slots=True)

@@ -22,25 +22,7 @@ from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
 from .tool_manager import HermesToolParser
 
-__all__ = ["TokenClient", "sampling_params_from_args"]
-
-
-def sampling_params_from_args(base: SamplingParams, args: dict[str, Any] | None) -> SamplingParams:
-    """Map OpenAI-style ``sampling_args`` onto :class:`SamplingParams` (unknown keys ignored)."""
-    if not args:
-        return base
-    changes: dict[str, Any] = {}
-    for key in ("temperature", "top_p", "top_k", "seed", "repetition_penalty"):
-        if args.get(key) is not None:
-            changes[key] = args[key]
-    max_tokens = args.get("max_completion_tokens") or args.get("max_tokens")
-    if max_tokens:
-        changes["max_tokens"] = int(max_tokens)
-    if args.get("stop"):
-        changes["stop"] = (args["stop"],) if isinstance(args["stop"], str) else tuple(args["stop"])
-    if "logprobs" in args:
-        changes["logprobs"] = int(args.get("top_logprobs") or 0) if args["logprobs"] else None
-    return base.replace(**changes)
+__all__ = ["TokenClient"]
 
 
 @dataclass(slots=True)
@@ -146,7 +128,7 @@ class TokenClient:
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
         """Sample one assistant turn; tool calls parsed into OpenAI ``tool_calls`` with ids."""
-        params = sampling_params_from_args(self.sampling_params, sampling_args)
+        params = self.sampling_params.with_sampling_args(sampling_args)
         params = params.replace(
             stop_token_ids=tuple(
                 dict.fromkeys((*params.stop_token_ids, *self.template.stop_token_ids))
