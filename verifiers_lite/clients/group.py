@@ -4,20 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, ModelClient
+from verifiers_lite.clients.base import ChatResponse, Message
+from verifiers_lite.clients.routing import EndpointRouter
 
 
 class ClientGroup(list[Any]):
     """A list of model clients serving the same model (e.g. the embedded model's server
     processes). Passed to ``evaluate``/``generate`` it is an endpoint list, routed group-sticky
     like any list of clients; called directly (``await group.chat(...)``, a judge) each request
-    goes to the endpoint with the fewest requests in flight."""
+    goes to the endpoint with the fewest requests in flight, through the same router: an
+    endpoint that keeps failing, or whose server crashed, is passed over while another is
+    healthy."""
 
     def __init__(self, clients: list[Any]) -> None:
         if not clients:
             raise ValueError("ClientGroup needs at least one client")
         super().__init__(clients)
-        self._in_flight = [0] * len(clients)
+        self._router = EndpointRouter(list(clients), None)
 
     @property
     def base_url(self) -> str:
@@ -28,14 +31,8 @@ class ClientGroup(list[Any]):
         self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
-        """One turn on the least busy endpoint."""
-        i = min(range(len(self)), key=self._in_flight.__getitem__)
-        client: ModelClient = self[i]
-        self._in_flight[i] += 1
-        try:
-            return await client.chat(model, messages, sampling_args, tools)
-        finally:
-            self._in_flight[i] -= 1
+        """One turn on the least busy healthy endpoint."""
+        return await self._router.pick(least_busy=True).chat(model, messages, sampling_args, tools)
 
     def __repr__(self) -> str:
         return f"ClientGroup({len(self)} endpoints: {', '.join(str(getattr(c, 'base_url', c)) for c in self)})"

@@ -110,13 +110,18 @@ class EndpointRouter:
             for i, c in enumerate(clients)
         ]
 
-    def pick(self) -> LimitedClient:
+    def pick(self, least_busy: bool = False) -> LimitedClient:
+        """The endpoint for a new group: the one with the fewest groups so far. With
+        ``least_busy``, the endpoint for one request: the one with the fewest requests in flight
+        (no group is counted). Either way among the healthy endpoints while there are any."""
         now = time.monotonic()
         alive = [e for e in self.endpoints if not e.stats.crashed] or self.endpoints
         usable = [
             e for e in alive
             if not e.stats.failing or now - e.stats.last_failure > FAILING_PROBE_S
         ]
+        if least_busy:
+            return min(usable or alive, key=lambda e: e.stats.in_flight)
         chosen = min(usable or alive, key=lambda e: e.stats.groups)
         chosen.stats.groups += 1
         return chosen
