@@ -81,6 +81,12 @@ def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_serv
     assert r.returncode == 0, r.stderr
     assert fake_server.stats()["requests"] == before  # all done: nothing rerun
     assert "3 (3 examples x 1)" in r.stdout and "model fake-guess" in r.stdout
+    # The resumed run's wall time is its two sessions' summed (the second ran nothing).
+    assert "resumed: 2 sessions summed" in r.stdout
+    meta = json.loads((run / "metadata.json").read_text())
+    summary = json.loads((run / "summary.json").read_text())
+    assert [s["rollouts"] for s in meta["sessions"]] == [3, 0] and meta["resumed"] is True
+    assert summary["wall_time_s"] == meta["duration_s"] == sum(s["duration_s"] for s in meta["sessions"])
 
 
 def test_eval_with_two_endpoints_spreads_groups(fake_server, tmp_path):
