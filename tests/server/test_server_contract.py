@@ -95,6 +95,8 @@ async def test_duplicate_rollout_id_is_409_live_and_retained(http: httpx.AsyncCl
         {"initial_messages": None},
         {"chat_completions_url": None},
         {"unknown_field": 1},
+        {"extra_fields": "not an object"},
+        {"extra_fields": [1, 2]},
     ],
 )
 async def test_invalid_admission_is_422(http: httpx.AsyncClient, override: dict[str, Any]) -> None:
@@ -106,6 +108,16 @@ async def test_invalid_admission_is_422(http: httpx.AsyncClient, override: dict[
         headers={"content-type": "application/json"},
     )
     assert resp.status_code == 422, resp.text
+
+
+@pytest.mark.parametrize("extra_fields", [None, {}, {"harbor": {"task": "t1"}, "n": 3}])
+async def test_every_optional_field_may_be_null_as_osmosis_ai_sends_it(
+    http: httpx.AsyncClient, extra_fields: dict[str, Any] | None
+) -> None:
+    """osmosis-ai's client posts every field of its request model, unset ones as null."""
+    nulls = {k: None for k in ("llm_api_key", "metadata", "agent_timeout_sec", "grader_timeout_sec")}
+    acc = await submit(http, **nulls, extra_fields=extra_fields, grade=True)
+    assert (await final(http, acc))["status"] == "success"
 
 
 async def test_result_errors_422_403_404(http: httpx.AsyncClient) -> None:
@@ -172,8 +184,12 @@ async def test_cancel_dispositions_and_idempotence(http: httpx.AsyncClient) -> N
         assert (await final(http, acc))["status"] == "cancelled"
     everything = await http.post("/rollout/cancel", json={"all": True})
     assert everything.status_code == 200
-    for bad in [{}, {"ids": ["a"], "prefix": "a"}, {"all": False}, {"prefix": ""}, {"all": True, "ids": []}]:
+    for bad in [{}, {"ids": ["a"], "prefix": "a"}, {"all": False}, {"prefix": ""}, {"all": True, "ids": []},
+                {"ids": ["a"], "everything": True}]:
         assert (await http.post("/rollout/cancel", json=bad)).status_code == 422, bad
+    # osmosis-ai's client sends every field: all=false and prefix=null beside the ids.
+    spelled_out = await http.post("/rollout/cancel", json={"ids": ["missing"], "prefix": None, "all": False})
+    assert spelled_out.json()["dispositions"] == {"missing": "not_found"}
 
 
 async def test_health_fields(http: httpx.AsyncClient, server: ServerProc) -> None:

@@ -6,6 +6,7 @@ on 127.0.0.1; requests are shaped as a plain HTTP client sends them.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -174,3 +175,21 @@ async def test_grader_can_remove_a_sample(fake: FakeServerProcess, serve: Any) -
         removed = await client.run_rollout(chat_completions_url=fake.base_url, rollout_id="rm", **PLAIN)
     assert removed.status == "success" and removed.sample is not None
     assert removed.sample.remove_sample is True and removed.sample.reward is None
+
+
+async def test_extra_fields_reach_the_rollout_as_info(fake: FakeServerProcess, serve: Any, tmp_path: Path) -> None:
+    rows = tmp_path / "rows"
+    srv = serve("srv_extra_fields_env", "--model", "fake-arith", "--artifacts-dir", str(rows))
+    async with RolloutClient(srv.url) as client:
+        given = await client.run_rollout(chat_completions_url=fake.base_url, rollout_id="x1",
+                                         extra_fields={"echo": 7, "tags": ["a"]}, **PLAIN)
+        none = await client.run_rollout(chat_completions_url=fake.base_url, rollout_id="x2", **PLAIN)
+        # metadata.input keeps its own info; extra_fields join it.
+        joined = await client.run_rollout(
+            chat_completions_url=fake.base_url, rollout_id="x3", extra_fields={"echo": 2},
+            metadata={"input": {"answer": "7", "info": {"source": "s"}}}, **PLAIN)
+    assert given.sample is not None and given.sample.metrics["extra_echo"] == 7.0
+    assert none.sample is not None and none.sample.metrics["extra_echo"] == -1.0
+    info = {rid: json.loads((rows / f"{rid}.json").read_text())["info"] for rid in ("x1", "x2", "x3")}
+    assert info == {"x1": {"extra_fields": {"echo": 7, "tags": ["a"]}}, "x2": {},
+                    "x3": {"source": "s", "extra_fields": {"echo": 2}}}

@@ -106,14 +106,17 @@ class RolloutClient:
         metadata: dict[str, Any] | None = None,
         agent_timeout_sec: float | None = None,
         grader_timeout_sec: float | None = None,
+        extra_fields: dict[str, Any] | None = None,
     ) -> RolloutHandle:
         """Submit one rollout; return a polling :class:`RolloutHandle` once admitted.
 
         The handle observes every stage (queued, running, grading) with one long poll each.
+        ``extra_fields`` is free-form data for the rollout (``info["extra_fields"]`` on a
+        ``vf-lite serve`` server).
         """
         body = _request_body(
             initial_messages, chat_completions_url, rollout_id, llm_api_key, label, grade,
-            metadata, agent_timeout_sec, grader_timeout_sec,
+            metadata, agent_timeout_sec, grader_timeout_sec, extra_fields,
         )
         accepted, sent_at, _ = await self._admit(body, rollout_id)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
@@ -386,6 +389,7 @@ def _request_body(
     metadata: dict[str, Any] | None = None,
     agent_timeout_sec: float | None = None,
     grader_timeout_sec: float | None = None,
+    extra_fields: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     body: dict[str, Any] = {
         "initial_messages": initial_messages,
@@ -399,6 +403,7 @@ def _request_body(
         "metadata": metadata,
         "agent_timeout_sec": agent_timeout_sec,
         "grader_timeout_sec": grader_timeout_sec,
+        "extra_fields": extra_fields,
     }
     body.update({k: v for k, v in optional.items() if v is not None})
     return body

@@ -56,7 +56,12 @@ def _check_timeout(value: float | None) -> float | None:
 
 
 class RolloutRequest(BaseModel):
-    """Body of ``POST /rollout``."""
+    """Body of ``POST /rollout``. Every optional field may also be sent as ``null`` (what
+    osmosis-ai's client does); any field not named here is refused (422).
+
+    ``extra_fields`` is free-form data for the rollout: the local backend hands it to the
+    environment as ``info["extra_fields"]``.
+    """
 
     model_config = ConfigDict(extra="forbid")
 
@@ -69,6 +74,7 @@ class RolloutRequest(BaseModel):
     grade: bool = True
     agent_timeout_sec: float | None = None
     grader_timeout_sec: float | None = None
+    extra_fields: dict[str, Any] | None = None
 
     @field_validator("rollout_id")
     @classmethod
@@ -136,7 +142,8 @@ class RolloutResultResponse(BaseModel):
 
 
 class CancelRequest(BaseModel):
-    """Body of ``POST /rollout/cancel``: exactly one of ids, prefix, all."""
+    """Body of ``POST /rollout/cancel``: exactly one of ids, prefix, all=true (``all: false``
+    beside ids or a prefix, as osmosis-ai's client sends it, selects nothing more)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -147,7 +154,7 @@ class CancelRequest(BaseModel):
     @model_validator(mode="after")
     def _exactly_one(self) -> CancelRequest:
         chosen = [self.ids is not None, self.prefix is not None, bool(self.all)]
-        if sum(chosen) != 1 or self.all is False:
+        if sum(chosen) != 1:
             raise ValueError("give exactly one of ids, prefix or all=true")
         return self
 

@@ -24,7 +24,7 @@ class LocalBackend:
     The request's ``metadata`` carries ``model`` (else ``model`` given here, else the one model
     the request's ``chat_completions_url`` lists at ``GET /models``), ``sampling_args``,
     ``example_id``, ``info`` and ``task`` (or the whole rollout ``input``), and
-    ``return_state``; ``label`` is the answer. A rollout is graded (when asked), then the
+    ``return_state``; ``label`` is the answer; ``extra_fields`` is ``info["extra_fields"]``. A rollout is graded (when asked), then the
     rubric's cleanup runs once. With ``artifacts_dir`` each finished row, trajectory included,
     is written to ``<artifacts_dir>/<rollout_id>.json`` before the rollout stops counting as
     active.
@@ -220,14 +220,25 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
 
 def _rollout_input(request: RolloutRequest, meta: dict[str, Any]) -> dict[str, Any]:
     """The Environment input: ``metadata.input`` as sent (every dataset column kept), else
-    built from the request's messages, label and metadata fields."""
+    built from the request's messages, label and metadata fields. The request's
+    ``extra_fields`` (when not null) go in ``info["extra_fields"]``."""
     given = meta.get("input")
     if isinstance(given, dict):
-        return {**given, "prompt": request.initial_messages}
-    return {
-        "prompt": request.initial_messages,
-        "answer": request.label if request.label is not None else "",
-        "info": meta.get("info") or {},
-        "task": meta.get("task") or "default",
-        "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
-    }
+        built = {**given, "prompt": request.initial_messages}
+    else:
+        built = {
+            "prompt": request.initial_messages,
+            "answer": request.label if request.label is not None else "",
+            "info": meta.get("info") or {},
+            "task": meta.get("task") or "default",
+            "example_id": meta.get("example_id") if meta.get("example_id") is not None else 0,
+        }
+    if request.extra_fields is not None:
+        info = built.get("info") or {}
+        if not isinstance(info, dict):
+            raise RolloutFailure(
+                ErrorCategory.VALIDATION_ERROR,
+                f"extra_fields go in the input's info, which is a {type(info).__name__}, not an object",
+            )
+        built["info"] = {**info, "extra_fields": request.extra_fields}
+    return built
