@@ -9,9 +9,11 @@
 2. Long polls (``--polls 1000 10000``): N rollouts admitted at once against a stub model of fixed
    latency inside the server, each long-polled by an independent aiohttp client (on uvloop, so the
    load generator costs the shared cores little): admission p50/p99 (POST sent -> 202 read) and
-   delivery p50/p99 (202 read -> result read, minus the model's time). Run twice per size: one
-   POST and one GET per rollout, then the batched routes (one ``POST /rollouts``, polls by
-   ``POST /rollouts/results``).
+   delivery p50/p99 (202 read -> result read, minus the model's time). Run three times per size:
+   one POST and one GET per rollout, then the batched routes (one ``POST /rollouts``, polls by
+   ``POST /rollouts/results``), then the executor's path: ``RolloutClient.run_state`` for each
+   rollout at once (coalesced into batched admissions and polls), timed from the call to the
+   state, minus the model's time.
 3. Scale (``--scale 10000``): that many rollouts admitted against a 10-minute model (server RSS
    per in-flight rollout), each then long-polled by its own GET (RSS and fds per held poll); the
    polls stop, every lease expires, every task is cancelled, the server goes idle. Then that many
@@ -290,6 +292,32 @@ async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, floa
     }
 
 
+async def client_latency(n: int, latency_ms: float) -> dict[str, float]:
+    """n rollouts asked of ``RolloutClient.run_state`` at once (what ``RemoteExecutor`` calls):
+    call -> state, minus the model's time, admission included."""
+    proc, url = start_stub_server(latency_ms)
+    latency = latency_ms / 1000
+    ask = dict(chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model="m", sampling_args=None)
+
+    def row(i: int) -> Any:
+        return {"prompt": [{"role": "user", "content": "q"}], "example_id": i, "task": "t", "answer": "", "info": {}}
+
+    try:
+        async with RolloutClient(url) as client:
+            await client.run_state(row(-1), **ask)  # warm-up
+
+            async def one(i: int) -> float:
+                t = time.perf_counter()
+                state = await client.run_state(row(i), **ask)
+                assert not state.get("error"), state.get("error")
+                return time.perf_counter() - t - latency
+
+            delays = [1000 * d for d in await asyncio.gather(*(one(i) for i in range(n)))]
+    finally:
+        stop(proc)
+    return {"polls": n, "p50_ms": _pct(delays, 0.5), "p99_ms": _pct(delays, 0.99)}
+
+
 async def _health(http: Any, url: str) -> dict[str, Any]:
     async with http.get(url + "/health") as r:
         data: dict[str, Any] = await r.json()
@@ -409,6 +437,12 @@ async def main(a: argparse.Namespace) -> None:
         print(f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
               f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
               f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms")
+    for n in a.polls:
+        cl = await _on_uvloop(client_latency(n, a.poll_latency_ms))
+        print(_load())
+        print(f"{n} rollouts asked of RolloutClient.run_state at once (the executor's path; model "
+              f"{a.poll_latency_ms:.0f} ms): state returned beyond the model's time after the call, admission "
+              f"included: p50 {cl['p50_ms']:.0f} ms, p99 {cl['p99_ms']:.0f} ms")
     if a.scale:
         ex = await _on_uvloop(held_then_expired(a.scale, a.lease_sec))
         print(_load())

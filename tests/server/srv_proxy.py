@@ -9,7 +9,7 @@ from collections import deque
 class FaultProxy:
     """Forwards each request to ``upstream`` on a fresh connection, unless a fault is queued.
 
-    Faults apply to requests whose path contains ``match``: "502"/"503"/"504" answer that status,
+    Faults apply to requests whose path contains ``match``: "404"/"502"/"503"/"504" answer that status,
     "drop" closes the connection without a response, "hang" never answers, "redirect" answers 307.
     """
 
@@ -48,7 +48,7 @@ class FaultProxy:
             if self.match in path:
                 fault = self.faults.popleft() if self.faults else self.always
             self.seen.append(f"{fault or 'pass'} {path}")
-            if fault in ("502", "503", "504"):
+            if fault in ("404", "502", "503", "504"):
                 writer.write(
                     f"HTTP/1.1 {fault} Gateway\r\ncontent-length: 0\r\nconnection: close\r\n\r\n".encode()
                 )

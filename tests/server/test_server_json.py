@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from verifiers_lite.remote.transport import _dumps, loads
+from verifiers_lite.remote.transport import dumps, loads
 from verifiers_lite.server.bodies import _loads
 
 scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text() | st.floats(allow_nan=False, allow_infinity=False)
@@ -20,7 +20,7 @@ values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dict
 @settings(max_examples=300, deadline=None)
 @given(values)
 def test_request_bodies_encode_to_the_same_json(value: Any) -> None:
-    assert json.loads(_dumps(value)) == json.loads(json.dumps(value))
+    assert json.loads(dumps(value)) == json.loads(json.dumps(value))
 
 
 @settings(max_examples=300, deadline=None)
@@ -34,11 +34,11 @@ def test_bodies_and_answers_decode_as_json_does(value: Any, ascii_only: bool) ->
 @pytest.mark.parametrize("value", [math.nan, {"a": [math.inf]}, {"x": -math.inf}])
 def test_nan_and_infinity_are_refused_before_sending(value: Any) -> None:
     with pytest.raises(ValueError):
-        _dumps(value)
+        dumps(value)
 
 
 def test_strings_that_spell_nan_are_sent_as_strings() -> None:
-    assert json.loads(_dumps({"NaN": "Infinity", "n": 1.5})) == {"NaN": "Infinity", "n": 1.5}
+    assert json.loads(dumps({"NaN": "Infinity", "n": 1.5})) == {"NaN": "Infinity", "n": 1.5}
 
 
 def test_what_the_fast_parser_refuses_falls_back_to_python_json() -> None:
@@ -50,4 +50,4 @@ def test_what_the_fast_parser_refuses_falls_back_to_python_json() -> None:
     with pytest.raises(json.JSONDecodeError):
         _loads(b'{"a": ')
     with pytest.raises(TypeError):
-        _dumps({"a": object()})
+        dumps({"a": object()})

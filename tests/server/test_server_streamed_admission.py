@@ -67,11 +67,13 @@ async def test_a_result_that_outlives_the_wait_comes_by_polling(spawn: Any) -> N
 
 
 class CutAfterFirstLine:
-    """A TCP proxy that ends every ndjson answer right after its first line."""
+    """A TCP proxy that ends every ndjson answer right after its first line, in front of a
+    server without the batched routes (``POST /rollouts`` answers 404, as an older one does)."""
 
     def __init__(self, upstream_port: int) -> None:
         self.upstream_port = upstream_port
         self.cut = 0
+        self.refused = 0
         self.port = 0
 
     async def start(self) -> CutAfterFirstLine:
@@ -80,7 +82,15 @@ class CutAfterFirstLine:
         return self
 
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        first = await reader.read(65536)
+        if first.startswith(b"POST /rollouts"):
+            self.refused += 1
+            writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
+            await writer.drain()
+            writer.close()
+            return
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
+        up_writer.write(first)
 
         async def pipe_up() -> None:
             while data := await reader.read(65536):
@@ -121,6 +131,7 @@ async def test_a_stream_cut_after_the_lease_falls_back_to_polling(cutting: CutAf
             {"prompt": MSGS, "answer": "42", "example_id": 0, "task": "t", "info": {}},
             chat_completions_url=URL, llm_api_key=None, model="m", sampling_args=None,
         )
+    assert cutting.refused == 1  # no batched routes: the single route, streamed
     assert cutting.cut == 1  # the admission answer was cut; the state came by a poll
     assert state["completion"] == [{"role": "assistant", "content": "42"}]
     assert not state.get("error")

@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import math
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
@@ -13,6 +13,7 @@ from verifiers_lite.records import RolloutInput, State
 from verifiers_lite.server.errors import missing_server_dependency
 from verifiers_lite.server.types import RolloutAccepted, RolloutResultResponse
 
+from .batching import BatchRoutes
 from .clock import (
     CANCEL_TIMEOUT_SEC,
     WAIT_IDLE_RETRY_STATUSES,
@@ -65,6 +66,7 @@ class RolloutClient:
             HttpxTransport(http_client) if http_client is not None else AiohttpTransport()
         )
         self._auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        self._batch = BatchRoutes(self._send, request_grace_sec)
 
     async def __aenter__(self) -> RolloutClient:
         return self
@@ -158,7 +160,7 @@ class RolloutClient:
         return checked_result(line) if line.content else None
 
     async def _admit(
-        self, body: dict[str, Any], rollout_id: str, *, streamed: bool = False
+        self, body: dict[str, Any], rollout_id: str, *, streamed: bool = False, batched: bool = False
     ) -> tuple[RolloutAccepted, float, LineStream | None]:
         clock = self.clock
         deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
@@ -167,7 +169,7 @@ class RolloutClient:
             sent_at = clock.now()
             remaining = None if deadline is None else deadline - sent_at
             try:
-                resp = await self._post_admission(body, rollout_id, remaining, streamed)
+                resp = await self._post_admission(body, rollout_id, remaining, streamed, batched)
             except (TimeoutError, httpx.TimeoutException) as exc:
                 if deadline is None:
                     raise
@@ -201,17 +203,83 @@ class RolloutClient:
             await clock.sleep(wait)
 
     def _post_admission(
-        self, body: dict[str, Any], rollout_id: str, remaining: float | None, streamed: bool
+        self, body: dict[str, Any], rollout_id: str, remaining: float | None, streamed: bool, batched: bool
     ) -> Awaitable[Reply]:
-        if streamed:
+        if batched:
+            sent: Awaitable[Reply] = self._admitted_together(body)
+        elif streamed:
             assert isinstance(self._transport, AiohttpTransport)
-            sent: Awaitable[Reply] = self._transport.post_lines(
+            sent = self._transport.post_lines(
                 self.url + "/rollout", headers=self._auth, json_body=body, timeout=remaining,
                 shard_key=rollout_id,
             )
         else:
             sent = self._send("POST", "/rollout", json=body, timeout=remaining, shard_key=rollout_id)
         return sent if remaining is None else asyncio.wait_for(sent, remaining)
+
+    async def _admitted_together(self, body: dict[str, Any]) -> Reply:
+        reply = await self._batch.admit(body)
+        if reply is None:
+            raise _SingleRoute
+        return reply
+
+    # -- many rollouts at once (the batched routes) ------------------------------------------
+
+    async def admit_many(self, requests: Sequence[Mapping[str, Any]]) -> list[RolloutAccepted | Exception]:
+        """Submit many rollouts together: one ``POST /rollouts`` (split past 10,000 rollouts or
+        a MiB of bodies). Each item is answered in order: its :class:`RolloutAccepted`, or the
+        exception submitting it alone would have raised (a 429 is retried as for one, within
+        ``admission_timeout_sec``). A server without the batched routes gets one ``POST
+        /rollout`` each. Request bodies are those of ``POST /rollout``."""
+        bodies = [dict(r) for r in requests]
+        missing = [i for i, b in enumerate(bodies) if not isinstance(b.get("rollout_id"), str)]
+        if missing:
+            raise ValueError(f"admit_many: request {missing[0]} has no string 'rollout_id'")
+        answers = await asyncio.gather(*(self._admit_one(b) for b in bodies), return_exceptions=True)
+        return [a if isinstance(a, RolloutAccepted) else cast(Exception, a) for a in answers]
+
+    async def _admit_one(self, body: dict[str, Any]) -> RolloutAccepted:
+        if self._batch.available is not False:
+            try:
+                return (await self._admit(body, body["rollout_id"], batched=True))[0]
+            except _SingleRoute:
+                pass
+        return (await self._admit(body, body["rollout_id"]))[0]
+
+    async def wait_many(self, accepted: Sequence[RolloutAccepted]) -> list[RolloutResultResponse | Exception]:
+        """The terminal result of each admitted rollout, in order (or the exception polling it
+        alone would have raised). Pending rollouts are long-polled together (``POST
+        /rollouts/results``, with the single poll's retry schedules); call it soon after
+        admission, since each lease is taken to start now."""
+        now = self.clock.now()
+
+        async def one(a: RolloutAccepted) -> RolloutResultResponse:
+            return _validated(await self._poll_together(a, now + a.polling_lease_timeout_sec))
+
+        answers = await asyncio.gather(*(one(a) for a in accepted), return_exceptions=True)
+        return [a if isinstance(a, RolloutResultResponse) else cast(Exception, a) for a in answers]
+
+    async def _run_together(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        """One rollout through the batched routes: admitted and long-polled with whatever else
+        this client sends in the same event-loop turn. None: the server has no batched routes
+        (nothing was admitted)."""
+        try:
+            accepted, sent_at, _ = await self._admit(body, body["rollout_id"], batched=True)
+        except _SingleRoute:
+            return None
+        return await self._poll_together(accepted, sent_at + accepted.polling_lease_timeout_sec)
+
+    def _poll_together(self, accepted: RolloutAccepted, lease_deadline: float) -> Awaitable[dict[str, Any]]:
+        batch = self._batch
+
+        async def send(method: str, path: str, **kwargs: Any) -> Reply:
+            if batch.available is not False:
+                reply = await batch.poll(accepted)
+                if reply is not None:
+                    return reply
+            return await self._send(method, path, **kwargs)  # no batched route: the single poll
+
+        return poll_result(send, self.clock, accepted, lease_deadline, self._grace, terminal_only=True)
 
     # -- result polling (the loop itself lives in polling.py) ---------------------------------
 
@@ -315,13 +383,15 @@ class RolloutClient:
         """Run one Environment rollout on the server; return its State, unscored and not
         cleaned up: the caller scores it with the environment's rubric, then runs its cleanup.
 
-        Over the default transport the state comes back on the admission response itself (one
-        request per rollout; polling takes over if that answer does not come). Every column of
+        Rollouts this client is asked for in the same event-loop turn are admitted in one ``POST
+        /rollouts`` and long-polled together (``POST /rollouts/results``); against a server
+        without those routes, the state comes back on the admission response itself over the
+        default transport (polling takes over if that answer does not come). Every column of
         ``input`` travels with it. A failed rollout keeps its own ``error``;
         one that ended without a state (cancelled, lease expired, refused) comes back as a
         state built from ``input`` whose error says why.
         """
-        data = await self._run_raw(_request_body(
+        body = _request_body(
             initial_messages=list(input["prompt"]),
             chat_completions_url=chat_completions_url,
             rollout_id=uuid.uuid4().hex,
@@ -333,7 +403,10 @@ class RolloutClient:
                 "return_state": True,
                 "input": {k: v for k, v in input.items() if k != "prompt"},
             },
-        ), streamed=True)
+        )
+        data = await self._run_together(body) if self._batch.available is not False else None
+        if data is None:
+            data = await self._run_raw(body, streamed=True)
         sample = data.get("sample")
         status = str(data.get("status"))
         state: State
@@ -348,6 +421,10 @@ class RolloutClient:
             state["error"] = _row_error(status, data.get("err_category"), data.get("err_message"))
             state["stop_reason"] = "error"
         return state
+
+
+class _SingleRoute(Exception):
+    """The batched route cannot take this rollout (absent, or over the body limit)."""
 
 
 def _body_hint(resp: Reply) -> Any:

@@ -68,8 +68,14 @@ class Transport(Protocol):
     async def aclose(self) -> None: ...
 
 
-def _dumps(body: Any) -> bytes:
+class RawJSON(bytes):
+    """A JSON body serialised already (sent as is)."""
+
+
+def dumps(body: Any) -> bytes:
     """Like httpx's ``json=``: compact, and NaN/inf refused on the client rather than sent."""
+    if isinstance(body, RawJSON):
+        return bytes(body)
     try:
         # pydantic's Rust serialiser is ~10x faster than json; its output is the same JSON.
         data = to_json(body, inf_nan_mode="constants")
@@ -125,7 +131,7 @@ class HttpxTransport:
             limit = httpx.Timeout(timeout, connect=min(timeout, connect or DEFAULT_CONNECT_SEC), pool=None)
         kwargs: dict[str, Any] = {}
         if json_body is not None:
-            kwargs["content"] = _dumps(json_body)
+            kwargs["content"] = dumps(json_body)
             headers = {**headers, "Content-Type": "application/json"}
         return await shard.request(
             method, url, headers=headers, params=params, timeout=limit, follow_redirects=False, **kwargs
@@ -231,7 +237,7 @@ class AiohttpTransport:
         limit = self._timeout(read, min(read, connect or DEFAULT_CONNECT_SEC))
         data = None
         if json_body is not None:
-            data = _dumps(json_body)
+            data = dumps(json_body)
             headers = {**headers, "Content-Type": "application/json"}
         if params:
             url = f"{url}?{urlencode(params)}"
@@ -254,7 +260,7 @@ class AiohttpTransport:
         headers = {**headers, "Content-Type": "application/json", "Accept": f"{NDJSON}, application/json"}
         with self._httpx_errors():
             resp = await self._current().request(
-                "POST", url, headers=headers, data=_dumps(json_body), timeout=limit, allow_redirects=False
+                "POST", url, headers=headers, data=dumps(json_body), timeout=limit, allow_redirects=False
             )
             try:
                 if resp.headers.get("Content-Type", "").startswith(NDJSON):
