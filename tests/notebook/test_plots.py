@@ -26,6 +26,17 @@ def test_runs_are_labelled_by_what_differs():
     assert sorted(df["run"].unique()) == ["base", "tuned"]
 
 
+def test_runs_frame_has_each_runs_temperature_and_model_to_split_by():
+    df = runs_frame([run("m", 0.2), run("n", 1.0)])
+    assert df.groupby("run")[["temperature", "model"]].first().to_dict("index") == {
+        "m, temperature=0.2": {"temperature": 0.2, "model": "m"},
+        "n, temperature=1.0": {"temperature": 1.0, "model": "n"},
+    }
+    ax = vf.plot_rewards(df, by="temperature")
+    legend = sorted(t.get_text().split("  ")[0] for t in ax.get_legend().get_texts())
+    assert legend == ["temperature=0.2", "temperature=1.0"]
+
+
 @pytest.mark.parametrize("kind", ["hist", "ecdf"])
 def test_plot_rewards_compares_runs(kind):
     ax = vf.plot_rewards([run("small", 0.7), run("big", 0.7, 0.3)], kind=kind)

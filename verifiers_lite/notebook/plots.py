@@ -56,7 +56,9 @@ def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
         return item.copy(), meta
     if hasattr(item, "rows") and hasattr(item, "metadata"):
-        return item.to_pandas(), run_facts(item.metadata)
+        facts = run_facts(item.metadata)
+        # The columns a plot splits by: the sampling temperature lives among the sampling args.
+        return item.to_pandas(), {**facts, "temperature": facts.get("sampling_args.temperature")}
     raise TypeError(f"expected GenerateOutputs or a DataFrame, got {type(item).__name__}")
 
 
