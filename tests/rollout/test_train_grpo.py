@@ -17,6 +17,7 @@ trl = pytest.importorskip("trl")
 
 import verifiers_lite as vf  # noqa: E402
 from verifiers_lite.rollout import SamplingParams, Template, smollm2_hf_checkpoint  # noqa: E402
+from verifiers_lite.rollout.mismatch import hf_scorer as vf_hf_scorer  # noqa: E402
 from verifiers_lite.rollout.testing import ScriptedSampler  # noqa: E402
 from verifiers_lite.train.grpo import grpo_trainer  # noqa: E402
 
@@ -129,3 +130,39 @@ def test_refuses_biased_sampling(tmp_path: Any) -> None:
     with pytest.raises(ValueError, match="temperature 1.0"):
         grpo_trainer(env, str(smollm2_hf_checkpoint()), config(tmp_path),
                      sampling_params=SamplingParams(temperature=0.7, logprobs=0))
+
+
+def longer_is_better(completion: Any, answer: str, **kwargs: Any) -> float:
+    # A continuous reward: sampled completions of a group all differ, so every one gets an advantage.
+    return len(completion[-1]["content"] if completion else "") / 100.0
+
+
+def test_one_grpo_step_moves_the_policy_towards_the_rewarded_completions(tmp_path: Any) -> None:
+    """The training loop is right when one small step raises the log-likelihood of the completions
+    with a positive advantage and lowers that of the negative ones. Both sides are computed here
+    independently of TRL: the advantages from the rows' rewards, the log-likelihoods by re-scoring
+    the sampled tokens with the model before and after the step. A flipped sign, rewards paired
+    with the wrong completions, or a loss on the wrong tokens breaks it."""
+    env = vf.SingleTurnEnv(dataset=[{"question": "Name a colour.", "answer": ""}],
+                           rubric=vf.Rubric([longer_is_better]))
+    path = str(smollm2_hf_checkpoint())
+    trainer = grpo_trainer(env, path, config(tmp_path, max_steps=1, num_generations=8,
+                                             per_device_train_batch_size=8, learning_rate=1e-6, beta=0.0),
+                           sampling_params=SamplingParams(max_tokens=8, logprobs=0))
+    seen = capture(trainer)
+    trainer.train()
+    out, rows = seen[0]
+    rewards = torch.tensor([r["reward"] for r in rows])
+    expected = (rewards - rewards.mean()) / (rewards.std() + 1e-4)  # GRPO's group-normalised advantage
+    assert out["advantages"].tolist() == pytest.approx(expected.tolist(), rel=1e-3, abs=1e-3)
+    score = vf_hf_scorer(trainer.model)
+    change = []
+    for row in rows:  # sum over the model's tokens of (logprob after - logprob before the step)
+        ids = [*row["prompt_ids"], *row["completion_ids"]]
+        after = score(ids)[len(row["prompt_ids"]):]
+        change.append(sum(m * (a - b) for m, a, b in zip(row["completion_mask"], after, row["completion_logprobs"], strict=True)))
+    up = [c for c, a in zip(change, expected.tolist(), strict=True) if a > 0]
+    down = [c for c, a in zip(change, expected.tolist(), strict=True) if a < 0]
+    assert up and down
+    assert sum(up) / len(up) > 0 > sum(down) / len(down)
+    assert sum(c * a for c, a in zip(change, expected.tolist(), strict=True)) > 0
