@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.records import RolloutInput
@@ -62,6 +62,32 @@ def parse_info(info: Any, where: str) -> dict[str, Any]:
     if not isinstance(info, dict):
         raise ValueError(f"{where}: field 'info' must be a dict or a JSON object, got {type(info).__name__}")
     return info
+
+
+def input_in_form(row: dict[str, Any], index: int) -> bool:
+    """Whether ``row`` is already a rollout input (an environment's formatted dataset row:
+    normalized prompt messages, integer example_id), to be used as it is without a copy."""
+    prompt, eid = row.get("prompt"), row.get("example_id")
+    if prompt is None or isinstance(eid, bool) or not isinstance(eid, int):
+        return False
+    return type(prompt) is list and normalize_messages(prompt, f"inputs row {index}, field 'prompt'") == prompt
+
+
+def complete_input(
+    row: dict[str, Any], index: int, system_prompt: str | None, few_shot: Messages | None
+) -> RolloutInput:
+    """A caller's row ``index`` (a copy the caller gave up) completed as a rollout input: a prompt
+    built from ``question`` when it has none, messages normalized, example_id defaulting to the
+    row's position. A row that cannot be one is a ValueError naming the row and the field."""
+    if row.get("prompt") is None:
+        if not isinstance(row.get("question"), str):
+            raise ValueError(f"inputs row {index}: needs a 'prompt' (messages) or a 'question' (string) field")
+        row["prompt"] = build_prompt(row["question"], system_prompt, few_shot)
+    row["prompt"] = normalize_messages(row["prompt"], f"inputs row {index}, field 'prompt'")
+    eid = row.setdefault("example_id", index)
+    if isinstance(eid, bool) or not isinstance(eid, int):
+        raise ValueError(f"inputs row {index}: field 'example_id' must be an integer, got {eid!r}")
+    return cast(RolloutInput, row)  # validated above
 
 
 def build_prompt(question: str, system_prompt: str | None, few_shot: Messages | None) -> Messages:

@@ -6,15 +6,14 @@ import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.clients.resolve import attach_cache
-from verifiers_lite.dataset import RolloutInput, build_prompt, resolve_rows
+from verifiers_lite.dataset import RolloutInput, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
 from verifiers_lite.interrupt import interrupt_note, record_note
-from verifiers_lite.messages import normalize_messages
 from verifiers_lite.progress import (
     TICK_SECONDS,
     CallbackSet,
@@ -43,44 +42,23 @@ from verifiers_lite.results.store import ResultsStore, iter_rows
 from verifiers_lite.seeding import check_run_seed, seeded_input
 
 if TYPE_CHECKING:
-    from verifiers_lite.envs.environment import Environment
+    from verifiers_lite.runnable import RunnableEnvironment
 
 
-def prepare_inputs(env: Environment, inputs: Any) -> list[RolloutInput]:
-    """Validate every input before the first request; rows with ``question`` get a prompt built
-    from the env's system prompt. A bad row is a ValueError naming the row and the field."""
+def prepare_inputs(env: RunnableEnvironment, inputs: Any) -> list[RolloutInput]:
+    """Validate every input before the first request (the environment prepares each row). A bad
+    row is a ValueError naming the row and the field."""
     rows = resolve_rows(inputs, "inputs")
-    route = getattr(env, "prepare_input", None)  # an EnvGroup checks the task, builds its prompt
     out: list[RolloutInput] = []
     shared: dict[int, RolloutInput] = {}  # a row repeated with its own example_id is one input
     for i, row in enumerate(rows):
-        known = shared.get(id(row)) if route is None else None
+        known = shared.get(id(row))
         if known is None:
-            known = _prepare_row(env, route, row, i)
-            if route is None and isinstance(row.get("example_id"), int):
+            known = env.prepare_input(row, i)
+            if isinstance(row.get("example_id"), int):
                 shared[id(row)] = known
         out.append(known)
     return out
-
-
-def _prepare_row(env: Environment, route: Any, row: dict[str, Any], i: int) -> RolloutInput:
-    """One input, validated; the row itself when it is already in form (an environment's
-    formatted dataset row), else a copy: the caller's rows are never changed."""
-    prompt = row.get("prompt")
-    if route is None and prompt is not None and isinstance(row.get("example_id"), int):
-        normalized = normalize_messages(prompt, f"inputs row {i}, field 'prompt'")
-        if normalized == prompt and type(prompt) is list and not isinstance(row["example_id"], bool):
-            return cast(RolloutInput, row)
-    row = dict(row) if route is None else route(dict(row), i)
-    if row.get("prompt") is None:
-        if not isinstance(row.get("question"), str):
-            raise ValueError(f"inputs row {i}: needs a 'prompt' (messages) or a 'question' (string) field")
-        row["prompt"] = build_prompt(row["question"], env.system_prompt, env.few_shot)
-    row["prompt"] = normalize_messages(row["prompt"], f"inputs row {i}, field 'prompt'")
-    eid = row.setdefault("example_id", i)
-    if isinstance(eid, bool) or not isinstance(eid, int):
-        raise ValueError(f"inputs row {i}: field 'example_id' must be an integer, got {eid!r}")
-    return cast(RolloutInput, row)  # validated above
 
 
 def group_inputs(inputs: list[RolloutInput]) -> dict[Any, list[RolloutInput]]:
@@ -129,7 +107,7 @@ def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, o
 
 
 async def generate(
-    env: Environment,
+    env: RunnableEnvironment,
     inputs: Any,
     client: Any,
     model: str,
@@ -214,7 +192,7 @@ async def generate(
         "independent_scoring": independent_scoring,
         "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
-        **({"tasks": env.task_metadata(prepared)} if hasattr(env, "task_metadata") else {}),
+        **({"tasks": task_facts} if (task_facts := env.task_metadata(prepared)) is not None else {}),
         "max_concurrent": limit,
         "seed": run_seed,
         **({"results_path": str(results_path)} if results_path else {}),
@@ -447,7 +425,7 @@ def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any)
 
 
 def _failed_rows(
-    env: Environment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
+    env: RunnableEnvironment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
 ) -> list[dict[str, Any]]:
     from verifiers_lite.errors import categorize
     from verifiers_lite.state import new_state, state_to_row

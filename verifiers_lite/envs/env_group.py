@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ModelClient
-from verifiers_lite.dataset import RolloutInput, build_prompt
+from verifiers_lite.dataset import RolloutInput, complete_input
 from verifiers_lite.envs.environment import Environment
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
@@ -118,7 +118,7 @@ class EnvGroup(Environment):
     def names(self) -> list[str]:
         return list(self.envs)
 
-    def task_metadata(self, inputs: list[RolloutInput] | None = None) -> dict[str, dict[str, Any]]:
+    def task_metadata(self, inputs: list[RolloutInput] | None = None) -> dict[str, Any]:
         """Per task: the member's env_id, pass criterion and (given a run's ``inputs``) how many
         examples of it the run holds; saved in the run's metadata."""
         counts: dict[str, set[Any]] = {n: set() for n in self.envs}
@@ -177,17 +177,15 @@ class EnvGroup(Environment):
                  for ex in [part[i]]]
         return [ex for ex in mixed for _ in range(rollouts_per_example)]
 
-    def prepare_input(self, row: dict[str, Any], index: int) -> dict[str, Any]:
-        """Check a caller's input row names one of the group's tasks, and build its prompt from
-        ``question`` with that task's system prompt and few-shot turns."""
+    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+        """Check a caller's input row names one of the group's tasks, and complete it as that
+        task's input (a prompt from ``question`` with the task's system prompt and few-shot turns)."""
         task = row.get("task")
         if task not in self.envs:
             raise ValueError(f"inputs row {index}: field 'task' must be one of the group's tasks {self.names}, "
                              f"got {task!r}")
         env = self.envs[task]
-        if row.get("prompt") is None and isinstance(row.get("question"), str):
-            row = {**row, "prompt": build_prompt(row["question"], env.system_prompt, env.few_shot)}
-        return row
+        return complete_input(dict(row), index, env.system_prompt, env.few_shot)
 
     # -- layer 1 -------------------------------------------------------------------------------
 

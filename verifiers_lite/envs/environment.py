@@ -8,13 +8,19 @@ import inspect
 import random
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, cast, final
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.clients.retry import ROLLOUT_RETRY
-from verifiers_lite.dataset import DatasetLike, LazyDataset, RolloutInput
+from verifiers_lite.dataset import (
+    DatasetLike,
+    LazyDataset,
+    RolloutInput,
+    complete_input,
+    input_in_form,
+)
 from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
@@ -140,6 +146,19 @@ class Environment(ABC):
         if num_examples is not None and num_examples >= 0:
             examples = examples[:num_examples]
         return [ex for ex in examples for _ in range(rollouts_per_example)]
+
+    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+        """A caller's input row ``index`` as a rollout input: the row itself when it is already
+        in form (a formatted dataset row), else a completed copy (a prompt built from
+        ``question`` with this environment's system prompt and few-shot turns). A bad row is a
+        ValueError naming the row and the field."""
+        if input_in_form(row, index):
+            return cast(RolloutInput, row)
+        return complete_input(dict(row), index, self.system_prompt, self.few_shot)
+
+    def task_metadata(self, inputs: list[RolloutInput]) -> dict[str, Any] | None:
+        """Per-task facts for the run's metadata: none for a single environment."""
+        return None
 
     # -- layer 1 -------------------------------------------------------------------------------
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifiers_lite.records import RolloutInput
 
 if TYPE_CHECKING:
-    from verifiers_lite.envs.environment import Environment
+    from verifiers_lite.runnable import RunnableEnvironment
 
 
 @dataclass(slots=True)
@@ -25,7 +25,7 @@ class WorkUnit:
 class RunContext:
     """What an executor needs to know about the run it serves."""
 
-    env: Environment
+    env: RunnableEnvironment
     client: Any
     model: str
     sampling_args: dict[str, Any] | None

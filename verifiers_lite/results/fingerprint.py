@@ -17,7 +17,7 @@ from verifiers_lite.results.code_identity import code_hash
 
 if TYPE_CHECKING:
     from verifiers_lite.dataset import RolloutInput
-    from verifiers_lite.envs.environment import Environment
+    from verifiers_lite.runnable import RunnableEnvironment
 
 FINGERPRINT_KEY = "fingerprint"
 INPUT_HASH_KEY = "input_hash"
@@ -34,7 +34,7 @@ def input_hash(inp: RolloutInput) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def rubric_signature(env: Environment) -> dict[str, Any]:
+def rubric_signature(env: RunnableEnvironment) -> dict[str, Any]:
     """The environment's rubric as :func:`rubric_fingerprint` describes it."""
     return rubric_fingerprint(env.rubric)
 
@@ -60,7 +60,7 @@ def rubric_fingerprint(rubric: Any) -> dict[str, Any]:
 
 
 def run_fingerprint(
-    env: Environment, model: str, sampling_args: dict[str, Any], rollouts_per_example: int,
+    env: RunnableEnvironment, model: str, sampling_args: dict[str, Any], rollouts_per_example: int,
     independent_scoring: bool, score_rollouts: bool, library_version: str,
 ) -> dict[str, Any]:
     """The run-level fields a resume must match (JSON-friendly, saved in metadata.json)."""

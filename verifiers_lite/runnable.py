@@ -1,0 +1,97 @@
+"""What the scheduler and the executors need from an environment, and nothing more.
+
+:class:`~verifiers_lite.envs.environment.Environment` satisfies :class:`RunnableEnvironment`; the
+scheduler, the executors and the run fingerprint are typed against this protocol, so they sit
+below the environments and never import them (the environments call the scheduler).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Protocol
+
+from verifiers_lite.records import RolloutInput, State
+
+if TYPE_CHECKING:
+    from verifiers_lite.results.metrics import PassCriterion
+
+
+class RunnableRubric(Protocol):
+    """The part of a rubric the scheduler checks before a run starts."""
+
+    @property
+    def group_func_names(self) -> list[str]:
+        """Names of the reward functions that score a whole group at once."""
+        ...
+
+    @property
+    def requires_group_rollouts(self) -> bool:
+        """True when some reward function needs whole groups."""
+        ...
+
+    def check_reward_funcs(self) -> None:
+        """Raise when a reward function cannot be called as written (before any request)."""
+        ...
+
+
+class RunnableEnvironment(Protocol):
+    """An environment as the scheduler runs it: its identity and defaults, how a caller's input
+    row becomes a rollout input, and the two ways to run rollouts (a group, or one alone)."""
+
+    @property
+    def env_id(self) -> str | None: ...
+
+    @property
+    def env_args(self) -> dict[str, Any]: ...
+
+    @property
+    def sampling_args(self) -> dict[str, Any]:
+        """Sampling arguments every request gets (a run's own override them)."""
+        ...
+
+    @property
+    def max_concurrent(self) -> int | None:
+        """Model requests in flight when the run does not say."""
+        ...
+
+    @property
+    def score_rollouts(self) -> bool:
+        """Whether rollouts are scored when the run does not say."""
+        ...
+
+    @property
+    def rubric(self) -> RunnableRubric: ...
+
+    @property
+    def requires_group_rollouts(self) -> bool: ...
+
+    @property
+    def pass_criterion(self) -> PassCriterion: ...
+
+    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+        """Validate a caller's row ``index`` and return it as a rollout input (a ValueError
+        naming the row and field when it is not one); the caller's row is never changed."""
+        ...
+
+    def task_metadata(self, inputs: list[RolloutInput]) -> dict[str, Any] | None:
+        """Per-task facts saved in the run's metadata (an environment group's), else None."""
+        ...
+
+    async def run_rollout(
+        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        *, score: bool = True, rollout_index: int = 0,
+    ) -> dict[str, Any]:
+        """One rollout, scored alone, as an output row (a failure is a row with ``error``)."""
+        ...
+
+    async def run_group(
+        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        *, score: bool = True,
+    ) -> list[dict[str, Any]]:
+        """The rollouts of one example, scored together, as output rows."""
+        ...
+
+    async def finish_group(
+        self, states: list[State], *, score: bool = True, started: float | None = None,
+    ) -> list[dict[str, Any]]:
+        """Score states whose rollouts ran elsewhere as one group, clean up, return their rows."""
+        ...
