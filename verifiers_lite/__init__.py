@@ -65,9 +65,9 @@ _LAZY: dict[str, str] = {
     "Messages": "verifiers_lite.messages",
     "TqdmProgress": "verifiers_lite.progress",
     "run_sync": "verifiers_lite.sync",
-    "load_results": "verifiers_lite.results.export",
-    "rescore": "verifiers_lite.results.rescore",
-    "rescore_async": "verifiers_lite.results.rescore",
+    "load_results": "verifiers_lite.results.outputs",
+    "rescore": "verifiers_lite.results.outputs",
+    "rescore_async": "verifiers_lite.results.outputs",
     "compare": "verifiers_lite.results.compare",
     "compare_runs": "verifiers_lite.results.paired",
     "examples_needed": "verifiers_lite.results.paired",
@@ -197,16 +197,14 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.remote.handle import RolloutHandle
     from verifiers_lite.remote.pool import RolloutClientPool
     from verifiers_lite.results.compare import compare
-    from verifiers_lite.results.export import load_results
     from verifiers_lite.results.metrics import PassCriterion
-    from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.results.outputs import GenerateOutputs, load_results, rescore, rescore_async
     from verifiers_lite.results.paired import (
         ExamplesMismatchError,
         RunComparison,
         compare_runs,
         examples_needed,
     )
-    from verifiers_lite.results.rescore import rescore, rescore_async
     from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout

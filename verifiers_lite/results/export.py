@@ -9,19 +9,20 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
-from verifiers_lite.results.outputs import flatten_row
+from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
 
 if TYPE_CHECKING:
     import datasets
 
-    from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.results.run_data import RunData
 
 JSON_COLUMNS = ("prompt", "completion", "info")  # always JSON strings, even when all rows agree
 PARQUET_METADATA_KEY = b"verifiers_lite"
@@ -60,7 +61,7 @@ def _kind(value: Any) -> str:
     return "nested"
 
 
-def to_hf_dataset(outputs: GenerateOutputs) -> datasets.Dataset:
+def to_hf_dataset(outputs: RunData) -> datasets.Dataset:
     """A ``datasets.Dataset`` with one row per rollout; run metadata in ``info.description``."""
     import datasets
 
@@ -69,7 +70,7 @@ def to_hf_dataset(outputs: GenerateOutputs) -> datasets.Dataset:
     return ds
 
 
-def to_parquet(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
+def to_parquet(outputs: RunData, path: str | os.PathLike[str]) -> Path:
     """Write the rows as Parquet (messages as JSON text); run metadata in the schema metadata."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -84,7 +85,7 @@ def to_parquet(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
     return path
 
 
-def save_results(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
+def save_results(outputs: RunData, path: str | os.PathLike[str]) -> Path:
     """Write ``results.jsonl`` + ``metadata.json`` (the layout ``results_path`` runs use) and
     the row index; rows are written one at a time (rows on disk are streamed, not loaded)."""
     directory = Path(path)
@@ -103,28 +104,24 @@ def save_results(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path
     return directory
 
 
-def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
-    """Load a saved run: a directory from ``save()`` or ``results_path`` (rows stay on disk, read
-    on demand through the row index; rows with ids that are not integers are read into memory),
-    or a Parquet file."""
-    from verifiers_lite.results.outputs import GenerateOutputs
-
+def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+    """The rows and metadata of a saved run: a directory from ``save()`` or ``results_path``
+    (rows stay on disk, read on demand through the row index; rows with ids that are not integers
+    are read into memory), or a Parquet file."""
     p = Path(path)
     if p.is_file() and p.suffix == ".parquet":
-        return _load_parquet(p)
+        return _read_parquet(p)
     if not (p / RESULTS_FILE).exists():
         raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
     meta_file = p / METADATA_FILE
     metadata = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
     on_disk = DiskRows.open(p / RESULTS_FILE)
-    return GenerateOutputs(rows=on_disk if on_disk is not None else read_rows(p / RESULTS_FILE), metadata=metadata)
+    return (on_disk if on_disk is not None else read_rows(p / RESULTS_FILE)), metadata
 
 
-def _load_parquet(path: Path) -> GenerateOutputs:
+def _read_parquet(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """Rows from Parquet come back flat (one column per metric), with messages decoded."""
     import pyarrow.parquet as pq
-
-    from verifiers_lite.results.outputs import GenerateOutputs
 
     table = pq.read_table(path)
     raw = (table.schema.metadata or {}).get(PARQUET_METADATA_KEY)
@@ -133,4 +130,4 @@ def _load_parquet(path: Path) -> GenerateOutputs:
         for col in JSON_COLUMNS:
             if isinstance(r.get(col), str):
                 r[col] = json.loads(r[col])
-    return GenerateOutputs(rows=rows, metadata=json.loads(raw) if raw else {})
+    return rows, json.loads(raw) if raw else {}

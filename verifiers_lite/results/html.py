@@ -12,7 +12,7 @@ from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats import format_estimate
 
 if TYPE_CHECKING:
-    from verifiers_lite.results.outputs import GenerateOutputs
+    from verifiers_lite.results.run_data import SummarizedRun
 
 MAX_ROWS = 8
 MAX_TEXT = 120
@@ -63,7 +63,7 @@ def _kv_table(pairs: list[tuple[str, str]]) -> str:
     return f"<table {_TABLE}>{body}</table>"
 
 
-def results_html(outputs: GenerateOutputs, max_rows: int = MAX_ROWS) -> str:
+def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
     """Summary (env, model, counts, reward ± clustered stderr and 95% interval, metrics, errors)
     and the first rows."""
     s, meta = outputs.summary, outputs.metadata

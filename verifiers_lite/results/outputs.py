@@ -7,18 +7,21 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.messages import last_assistant_text
-from verifiers_lite.records import ROW_KEYS
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
+from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
+from verifiers_lite.results.flat_rows import (
+    BASE_COLUMNS,
+    TIMING_COLUMNS,
+    USAGE_COLUMNS,
+    flatten_row,
+)
+from verifiers_lite.results.html import results_html
 from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k_from_counts
+from verifiers_lite.results.rescore import rescore_run
 
 if TYPE_CHECKING:
     import pandas as pd
-
-TIMING_COLUMNS = ("generation_ms", "scoring_ms", "rollout_ms", "total_ms")
-USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
-
 
 def summarize_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
     """:meth:`RowAggregate.summary` of ``rows`` (read once, one at a time)."""
@@ -122,20 +125,15 @@ class GenerateOutputs:
         return self.to_pandas()
 
     def _repr_html_(self) -> str:
-        from verifiers_lite.results.html import results_html
 
         return results_html(self)
 
     def to_hf_dataset(self) -> Any:
         """A ``datasets.Dataset``, one row per rollout (messages as JSON text)."""
-        from verifiers_lite.results.export import to_hf_dataset
-
         return to_hf_dataset(self)
 
     def to_parquet(self, path: str | os.PathLike[str]) -> Path:
         """Write Parquet (messages as JSON text, run metadata in the schema)."""
-        from verifiers_lite.results.export import to_parquet
-
         return to_parquet(self, path)
 
     def to_training_batch(
@@ -185,14 +183,10 @@ class GenerateOutputs:
                 overwrite: bool = False) -> GenerateOutputs:
         """These rollouts scored by ``rubric`` (a Rubric or an Environment), with no model
         request: see :func:`verifiers_lite.rescore`."""
-        from verifiers_lite.results.rescore import rescore
-
         return rescore(self, rubric, results_path=results_path, overwrite=overwrite)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Save to a directory; ``vf.load_results(path)`` reads it back."""
-        from verifiers_lite.results.export import save_results
-
         return save_results(self, path)
 
     def __repr__(self) -> str:
@@ -210,43 +204,6 @@ class GenerateOutputs:
             + (f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses" if s.get("cache") else "")
             + ")"
         )
-
-
-# The row's own columns in row order, with the final assistant text beside the completion;
-# its nested fields (info, metrics, timing, usage) are expanded after them, the error's
-# category gets a column beside its message, and the run count follows.
-_EXPANDED = ("info", "metrics", "timing", "usage")
-_BASE_COLUMNS = tuple(
-    c for k in ROW_KEYS if k not in _EXPANDED for c in ((k, "completion_text") if k == "completion" else (k,))
-) + ("error_category", "attempts")
-
-
-def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
-    """A row as flat DataFrame columns (metrics, timing and usage expanded; ``completion_text``
-    is the final assistant message's text; ``attempts`` how often the rollout was run)."""
-    out = {k: row.get(k) for k in _BASE_COLUMNS if k not in ("error", "error_category", "attempts")}
-    completion = row.get("completion")
-    out["completion_text"] = last_assistant_text(completion) if isinstance(completion, list) else None
-    err = row.get("error")
-    out["error"] = err.get("message") if isinstance(err, dict) else err
-    out["error_category"] = err.get("category") if isinstance(err, dict) else None
-    out["attempts"] = row.get("attempts")
-    out["info"] = row.get("info")
-    for k in ("endpoint", "worker", "seed"):  # where it ran (model endpoint / Ray worker), its seed
-        if k in row:
-            out[k] = row[k]
-    judge = row.get("judge")
-    if isinstance(judge, dict):  # a judge rubric's raw answer and parsed score
-        out["judge_response"], out["judge_score"] = judge.get("response"), judge.get("score")
-    for name, value in (row.get("metrics") or {}).items():
-        out[name if name not in out else f"metric_{name}"] = value
-    timing = row.get("timing") or {}
-    for k in TIMING_COLUMNS:
-        out[k] = timing.get(k)
-    usage = row.get("usage") or {}
-    for k in USAGE_COLUMNS:
-        out[k] = usage.get(k)
-    return out
 
 
 def rows_frame(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
@@ -270,7 +227,7 @@ def rows_frame(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = N
             if len(col) < n:
                 col.append(None)
     if not n and wanted is None:
-        return pd.DataFrame(columns=[*_BASE_COLUMNS, "info", *TIMING_COLUMNS, *USAGE_COLUMNS])
+        return pd.DataFrame(columns=[*BASE_COLUMNS, "info", *TIMING_COLUMNS, *USAGE_COLUMNS])
     return pd.DataFrame(values, columns=list(values), index=pd.RangeIndex(n))
 
 
@@ -288,3 +245,39 @@ def _viewer(name: str) -> Callable[..., Any]:
     if name not in _VIEWER:
         raise RuntimeError(f"no results viewer registered for {name!r} (import verifiers_lite first)")
     return _VIEWER[name]
+
+
+def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
+    """Load a saved run: a directory from ``save()`` or ``results_path`` (rows stay on disk, read
+    on demand through the row index; rows with ids that are not integers are read into memory),
+    or a Parquet file."""
+    rows, metadata = read_run(path)
+    return GenerateOutputs(rows=rows, metadata=metadata)
+
+
+async def rescore_async(
+    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
+    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
+) -> GenerateOutputs:
+    """Apply ``rubric`` to the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run
+    directory); see :func:`rescore`."""
+    rows, metadata = await rescore_run(run, rubric, results_path=results_path, overwrite=overwrite)
+    return GenerateOutputs(rows=rows, metadata=metadata)
+
+
+def rescore(
+    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
+    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
+) -> GenerateOutputs:
+    """Score the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run directory) with
+    ``rubric`` (a Rubric, or an Environment: its rubric and tools), sending no model request.
+
+    Group rewards and advantages are recomputed per example; errored rollouts stay unscored.
+    The result is written to ``results_path`` (default for a run directory: ``<dir>-rescored``;
+    for a GenerateOutputs: not written); an existing run there is refused unless ``overwrite``.
+    Works in scripts, notebooks and running event loops (``rescore_async`` is the coroutine).
+    See :mod:`verifiers_lite.results.rescore`.
+    """
+    from verifiers_lite.sync import run_sync
+
+    return run_sync(rescore_async(run, rubric, results_path=results_path, overwrite=overwrite))

@@ -17,7 +17,8 @@ import asyncio
 import os
 import time
 from collections import Counter
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +26,10 @@ from verifiers_lite.errors import cleanup_error
 from verifiers_lite.results import row_index
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
+from verifiers_lite.results.export import read_run
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
 from verifiers_lite.results.metrics import PassCriterion
-from verifiers_lite.results.outputs import GenerateOutputs
+from verifiers_lite.results.run_data import RunData
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore, read_rows
 from verifiers_lite.state import row_to_state, state_to_row
 
@@ -35,12 +37,12 @@ RESCORED_FROM_KEY = "rescored_from"
 _GROUPS_IN_FLIGHT = 64
 
 
-async def rescore_async(
-    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
+async def rescore_run(
+    run: RunData | str | os.PathLike[str], rubric: Any, *,
     results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
-) -> GenerateOutputs:
-    """Apply ``rubric`` to the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run
-    directory); see :func:`rescore`."""
+) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+    """The rows and metadata of ``run`` (a run's results or a run directory) re-scored by
+    ``rubric``; what :func:`verifiers_lite.rescore` returns as a ``GenerateOutputs``."""
     source, outputs = _load(run)
     rubric, tool_defs = _rubric_and_tools(rubric)
     target = _target(source, results_path, overwrite)
@@ -63,43 +65,33 @@ async def rescore_async(
         if store is not None:
             store.close()
     if store is None:
-        return GenerateOutputs(rows=kept, metadata=metadata)
+        return kept, metadata
     on_disk = DiskRows.open(store.results_file, sort=True)
-    return GenerateOutputs(rows=on_disk if on_disk is not None else read_rows(store.results_file), metadata=metadata)
+    return (on_disk if on_disk is not None else read_rows(store.results_file)), metadata
 
 
-def rescore(
-    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
-    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
-) -> GenerateOutputs:
-    """Score the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run directory) with
-    ``rubric`` (a Rubric, or an Environment: its rubric and tools), sending no model request.
-
-    Group rewards and advantages are recomputed per example; errored rollouts stay unscored.
-    The result is written to ``results_path`` (default for a run directory: ``<dir>-rescored``;
-    for a GenerateOutputs: not written); an existing run there is refused unless ``overwrite``.
-    Works in scripts, notebooks and running event loops (``rescore_async`` is the coroutine).
-    """
-    from verifiers_lite.sync import run_sync
-
-    return run_sync(rescore_async(run, rubric, results_path=results_path, overwrite=overwrite))
-
-
-def _load(run: Any) -> tuple[Path | None, GenerateOutputs]:
-    if isinstance(run, GenerateOutputs):
-        if isinstance(run.rows, DiskRows):  # rows read from a run directory: that is the source
-            return run.rows.results_file.parent, run
-        saved = run.metadata.get("results_path")
-        return (Path(saved) if saved else None), run
+def _load(run: Any) -> tuple[Path | None, RunData]:
     if isinstance(run, (str, os.PathLike)):
-        from verifiers_lite.results.export import load_results
-
         path = Path(run)
         if not (path / METADATA_FILE).exists():
             raise FileNotFoundError(f"{path} holds no run to re-score (no {METADATA_FILE}; expected a results_path "
                                     "directory or one written by save())")
-        return path, load_results(path)
+        rows, metadata = read_run(path)
+        return path, _Loaded(rows, metadata)
+    if isinstance(run, RunData):
+        if isinstance(run.rows, DiskRows):  # rows read from a run directory: that is the source
+            return run.rows.results_file.parent, run
+        saved = run.metadata.get("results_path")
+        return (Path(saved) if saved else None), run
     raise TypeError(f"rescore takes a GenerateOutputs or a run directory, got {type(run).__name__}")
+
+
+@dataclass
+class _Loaded:
+    """A run directory's rows and metadata, as :func:`_load` hands them on."""
+
+    rows: Sequence[dict[str, Any]]
+    metadata: dict[str, Any]
 
 
 def _rubric_and_tools(rubric: Any) -> tuple[Any, list[dict[str, Any]] | None]:
