@@ -55,6 +55,7 @@ _LAZY: dict[str, str] = {
     "RemoteExecutor": "verifiers_lite.executors.remote",
     # results and progress
     "GenerateOutputs": "verifiers_lite.results.outputs",
+    "RunConfig": "verifiers_lite.run_config",
     "PassCriterion": "verifiers_lite.results.metrics",
     "RunStats": "verifiers_lite.progress",
     "RunInterrupted": "verifiers_lite.interrupt",
@@ -190,6 +191,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
+    from verifiers_lite.run_config import RunConfig
     from verifiers_lite.records import RolloutInput, Row, State, StopReason
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.remote.client import RolloutClient

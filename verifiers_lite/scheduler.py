@@ -8,6 +8,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import attach_cache
 from verifiers_lite.dataset import RolloutInput, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
@@ -39,7 +40,8 @@ from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
 from verifiers_lite.results.sessions import begin_session, earlier_sessions, end_session
 from verifiers_lite.results.store import ResultsStore, iter_rows
-from verifiers_lite.seeding import check_run_seed, seeded_input
+from verifiers_lite.run_config import RunConfig
+from verifiers_lite.seeding import seeded_input
 
 if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment
@@ -107,29 +109,9 @@ def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, o
 
 
 async def generate(
-    env: RunnableEnvironment,
-    inputs: Any,
-    client: Any,
-    model: str,
-    *,
-    sampling_args: dict[str, Any] | None = None,
-    max_concurrent: int | None = None,
-    independent_scoring: bool = False,
-    results_path: str | None = None,
-    rollouts_per_example: int | None = None,
-    callbacks: Any = None,
-    on_start: Any = None,
-    on_progress: Any = None,
-    on_log: Any = None,
-    progress: Any = True,
-    fsync: bool = True,
-    executor: Executor | None = None,
-    score_rollouts: bool | None = None,
-    rerun_errors: bool = True,
-    cache: Any = None,
-    seed: int | None = 0,
+    env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig | None = None,
 ) -> GenerateOutputs:
-    """Run ``inputs`` against ``model``.
+    """Run ``inputs`` against ``model`` with the options of ``config`` (see :class:`RunConfig`).
 
     Grouped by default: all rollouts of one example_id go to one ``run_group`` on one endpoint
     (group advantages, prefix-cache reuse). ``max_concurrent`` bounds model requests in flight
@@ -150,67 +132,30 @@ async def generate(
     when it has them (see :mod:`verifiers_lite.clients.cache`); hits and misses are in
     ``metadata["cache"]``.
     """
-    if not isinstance(model, str) or not model:
-        raise ValueError(f"model must be a non-empty string, got {model!r}")
-    limit = max_concurrent if max_concurrent is not None else env.max_concurrent
-    if limit is not None and limit < 1:
-        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
-    score = env.score_rollouts if score_rollouts is None else bool(score_rollouts)
-    if score:
-        env.rubric.check_reward_funcs()  # a misspelled parameter fails now, not on every row
-    if independent_scoring and score and env.requires_group_rollouts:
-        raise ValueError(
-            f"independent_scoring=True cannot be used with {env.env_id}'s rubric: its group reward "
-            f"functions {env.rubric.group_func_names} need whole groups; drop independent_scoring "
-            "(or pass score_rollouts=False)"
-        )
+    config = config or RunConfig()
+    sampling_args, independent_scoring, results_path = (
+        config.sampling_args, config.independent_scoring, config.results_path)
+    rerun_errors = config.rerun_errors
+    limit, score = _check_run(env, model, config)
     prepared = prepare_inputs(env, inputs)
-    run_seed = None if "seed" in {**env.sampling_args, **(sampling_args or {})} else seed
-    if run_seed is not None:
-        check_run_seed(run_seed)
-    executor = executor or LocalExecutor()
-    if cache not in (None, False) and not isinstance(executor, LocalExecutor):
-        raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
-                         f"process), not {type(executor).__name__}")
-    cache_meter = None
-    if isinstance(executor, LocalExecutor):
-        client, cache_meter = attach_cache(client, cache)
-    events = _callbacks(progress, callbacks, on_start, on_progress, on_log)
+    run_seed = None if "seed" in {**env.sampling_args, **(sampling_args or {})} else config.seed
+    executor = config.executor or LocalExecutor()
+    client, cache_meter = _with_cache(client, config.cache, executor)
+    events = _callbacks(config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log)
 
     groups = group_inputs(prepared)
     num_rollouts = len(prepared)
     groups_sizes = _GroupSizes(groups)
-    per_example = rollouts_per_example or max(groups_sizes.values(), default=1)
-    metadata: dict[str, Any] = {
-        "env_id": env.env_id,
-        "env_args": env.env_args,
-        "model": model,
-        "rollouts_per_example": per_example,
-        "num_examples": len(groups_sizes),
-        "num_rollouts": num_rollouts,
-        "sampling_args": {**env.sampling_args, **(sampling_args or {})},
-        "independent_scoring": independent_scoring,
-        "score_rollouts": score,
-        "pass_criterion": env.pass_criterion.to_dict(),
-        **({"tasks": task_facts} if (task_facts := env.task_metadata(prepared)) is not None else {}),
-        "max_concurrent": limit,
-        "seed": run_seed,
-        **({"results_path": str(results_path)} if results_path else {}),
-        "library_version": _version(),
-    }
-    metadata["manifest"] = run_manifest(env, metadata["library_version"])
-    del prepared  # the groups hold every input: no second list of a million rollouts
+    per_example = config.rollouts_per_example or max(groups_sizes.values(), default=1)
+    metadata = _run_metadata(env, model, config, prepared, per_example, len(groups_sizes), limit, score, run_seed)
     session_start = time.time()
     begin_session(metadata, [], session_start)
-    metadata[FINGERPRINT_KEY] = run_fingerprint(
-        env, model, metadata["sampling_args"], per_example, independent_scoring, score, metadata["library_version"])
-    if run_seed is not None:  # the seed decides the samples: a resume must use the same one
-        metadata[FINGERPRINT_KEY]["seed"] = run_seed
+    del prepared  # the groups hold every input: no second list of a million rollouts
 
     def input_hash_of(eid: Any) -> str:
         return input_hash(groups[eid][0])
 
-    store = ResultsStore(results_path, fsync=fsync) if results_path else None
+    store = ResultsStore(results_path, fsync=config.fsync) if results_path else None
     stats = RunStats(total=num_rollouts)
     totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
     rows: list[dict[str, Any]] | None = None if store is not None else []  # in memory without a store
@@ -307,6 +252,66 @@ async def generate(
     on_disk = DiskRows.open(store.results_file, example_ids=groups, sort=True)
     assert on_disk is not None  # every row the store wrote has integer ids
     return GenerateOutputs(rows=on_disk, metadata=metadata)
+
+
+def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple[int | None, bool]:
+    """Refuse what cannot run before any request; the run's request bound and scoring mode."""
+    if not isinstance(model, str) or not model:
+        raise ValueError(f"model must be a non-empty string, got {model!r}")
+    limit = config.max_concurrent if config.max_concurrent is not None else env.max_concurrent
+    if limit is not None and limit < 1:
+        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
+    score = env.score_rollouts if config.score_rollouts is None else bool(config.score_rollouts)
+    if score:
+        env.rubric.check_reward_funcs()  # a misspelled parameter fails now, not on every row
+    if config.independent_scoring and score and env.requires_group_rollouts:
+        raise ValueError(
+            f"independent_scoring=True cannot be used with {env.env_id}'s rubric: its group reward "
+            f"functions {env.rubric.group_func_names} need whole groups; drop independent_scoring "
+            "(or pass score_rollouts=False)"
+        )
+    return limit, score
+
+
+def _with_cache(client: Any, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:
+    """The client answering through the response cache (in-process runs only), and its meter."""
+    if not isinstance(executor, LocalExecutor):
+        if cache not in (None, False):
+            raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
+                             f"process), not {type(executor).__name__}")
+        return client, None
+    return attach_cache(client, cache)
+
+
+def _run_metadata(
+    env: RunnableEnvironment, model: str, config: RunConfig, prepared: list[RolloutInput], per_example: int,
+    num_examples: int, limit: int | None, score: bool, run_seed: int | None,
+) -> dict[str, Any]:
+    """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
+    sampling = {**env.sampling_args, **(config.sampling_args or {})}
+    metadata: dict[str, Any] = {
+        "env_id": env.env_id,
+        "env_args": env.env_args,
+        "model": model,
+        "rollouts_per_example": per_example,
+        "num_examples": num_examples,
+        "num_rollouts": len(prepared),
+        "sampling_args": sampling,
+        "independent_scoring": config.independent_scoring,
+        "score_rollouts": score,
+        "pass_criterion": env.pass_criterion.to_dict(),
+        **({"tasks": task_facts} if (task_facts := env.task_metadata(prepared)) is not None else {}),
+        "max_concurrent": limit,
+        "seed": run_seed,
+        **({"results_path": str(config.results_path)} if config.results_path else {}),
+        "library_version": _version(),
+    }
+    metadata["manifest"] = run_manifest(env, metadata["library_version"])
+    metadata[FINGERPRINT_KEY] = run_fingerprint(
+        env, model, sampling, per_example, config.independent_scoring, score, metadata["library_version"])
+    if run_seed is not None:  # the seed decides the samples: a resume must use the same one
+        metadata[FINGERPRINT_KEY]["seed"] = run_seed
+    return metadata
 
 
 class _GroupSizes(Mapping[Any, int]):

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-import inspect
 import random
 import time
 from abc import ABC, abstractmethod
-from typing import TYPE_CHECKING, Any, cast, final
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any, Unpack, cast, final
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
@@ -27,6 +27,7 @@ from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.progress import track_rollout
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
+from verifiers_lite.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
 from verifiers_lite.state import State, new_state, record_response, state_to_row
 
 if TYPE_CHECKING:
@@ -336,63 +337,66 @@ class Environment(ABC):
     # -- layer 3 (final) -----------------------------------------------------------------------
 
     @final
-    async def generate(self, inputs: Any, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
-        """Run every input (grouped by example_id unless ``independent_scoring``); see
-        :func:`verifiers_lite.scheduler.generate` for the options."""
+    async def generate(
+        self, inputs: Any, client: Any, model: str, *, config: RunConfig | None = None,
+        **options: Unpack[RunOptions],
+    ) -> GenerateOutputs:
+        """Run every input (grouped by example_id unless ``independent_scoring``). The options
+        are the fields of :class:`~verifiers_lite.run_config.RunConfig`: pass them as keywords,
+        or a ``config`` (keywords given beside it override its fields)."""
         from verifiers_lite.scheduler import generate
 
-        _check_run_options("generate", kwargs)
-        return await generate(self, inputs, client, model, **kwargs)
+        return await generate(self, inputs, client, model, run_config("generate", config, options))
 
     @final
     async def evaluate(
         self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int | None = 0, **kwargs: Any,
+        shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
+        **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate. ``seed``
         shuffles (with ``shuffle=True``) and is the run seed: each rollout samples with a seed
-        derived from it (``None``: no seed is sent; shuffling then uses 0)."""
-        _check_run_options("evaluate", kwargs)
+        derived from it (``None``: no seed is sent; shuffling then uses 0). Options as for
+        :meth:`generate`."""
+        run = _evaluation_config("evaluate", config, options, rollouts_per_example, seed)
         inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, 0 if seed is None else seed)
-        kwargs.setdefault("rollouts_per_example", rollouts_per_example)
-        kwargs["seed"] = seed  # also the run seed: each rollout samples with a seed derived from it
-        return await self.generate(inputs, client, model, **kwargs)
+        return await self.generate(inputs, client, model, config=run)
 
     @final
-    def generate_sync(self, inputs: Any, client: Any, model: str, **kwargs: Any) -> GenerateOutputs:
+    def generate_sync(
+        self, inputs: Any, client: Any, model: str, *, config: RunConfig | None = None,
+        **options: Unpack[RunOptions],
+    ) -> GenerateOutputs:
         """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
         from verifiers_lite.sync import run_sync
 
-        _check_run_options("generate_sync", kwargs)
-        return run_sync(self.generate(inputs, client, model, **kwargs))
+        run = run_config("generate_sync", config, options)
+        return run_sync(self.generate(inputs, client, model, config=run))
 
     @final
     def evaluate_sync(
         self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int | None = 0, **kwargs: Any,
+        shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
+        **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs.
         Same signature as :meth:`evaluate`."""
         from verifiers_lite.sync import run_sync
 
-        _check_run_options("evaluate_sync", kwargs)
-        return run_sync(self.evaluate(client, model, num_examples, rollouts_per_example, shuffle, seed, **kwargs))
+        run = _evaluation_config("evaluate_sync", config, options, rollouts_per_example, seed)
+        return run_sync(self.evaluate(client, model, num_examples, rollouts_per_example, shuffle, seed, config=run))
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env_id={self.env_id!r})"
 
 
-def _check_run_options(method: str, kwargs: dict[str, Any]) -> None:
-    """Refuse unknown options naming the method the user called (not an inner function)."""
-    from verifiers_lite.scheduler import generate
-
-    known = [n for n, p in inspect.signature(generate).parameters.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
-    unknown = sorted(set(kwargs) - set(known))
-    if unknown:
-        raise TypeError(
-            f"{method}() got unexpected keyword argument(s) {', '.join(map(repr, unknown))}; "
-            f"its options are {', '.join(known)}"
-        )
+def _evaluation_config(
+    method: str, config: RunConfig | None, options: Mapping[str, Any], rollouts_per_example: int, seed: int | None,
+) -> RunConfig:
+    """An evaluation's run options: ``seed`` is the run seed; ``rollouts_per_example`` recorded
+    unless given."""
+    run = run_config(method, config, options)
+    return run.replace(seed=seed, rollouts_per_example=run.rollouts_per_example or rollouts_per_example)
 
 
 def _timed(state: State, started: float) -> State:
