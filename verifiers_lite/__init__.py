@@ -191,7 +191,6 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
-    from verifiers_lite.run_config import RunConfig
     from verifiers_lite.records import RolloutInput, Row, State, StopReason
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.remote.client import RolloutClient
@@ -222,6 +221,7 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.run_config import RunConfig
     from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
     from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.server.app import create_rollout_server

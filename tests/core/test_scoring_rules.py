@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.cli_report import format_table, run_summary
+from verifiers_lite.cli.report import format_table, run_summary
 from verifiers_lite.clients.base import ChatResponse, Usage
 from verifiers_lite.errors import ModelAPIError
 from verifiers_lite.progress import RunStats

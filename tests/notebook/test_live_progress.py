@@ -9,7 +9,7 @@ import pytest
 
 import verifiers_lite as vf
 import verifiers_lite.scheduler as scheduler
-from verifiers_lite.cli_report import format_table, run_summary
+from verifiers_lite.cli.report import format_table, run_summary
 from verifiers_lite.progress import RunStats, TqdmProgress
 
 

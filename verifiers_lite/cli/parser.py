@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import argparse
 
-from verifiers_lite.cli_cache import add_cache_parser
-from verifiers_lite.cli_compare import add_compare_parser
-from verifiers_lite.cli_rescore import add_rescore_parser
+from verifiers_lite.cli.cache import add_cache_parser
+from verifiers_lite.cli.compare import add_compare_parser
+from verifiers_lite.cli.rescore import add_rescore_parser
 
 DEFAULT_SAVE_DIR = "outputs/evals"
 DEFAULT_NUM_EXAMPLES = 10

@@ -40,7 +40,7 @@ def load_group(
 def per_task_report(rows: list[dict[str, Any]], tasks: dict[str, Any], rollouts: int, wall: float,
                     header: str) -> tuple[str, dict[str, Any]]:
     """One summary table per task (each under its own pass criterion) and their data."""
-    from verifiers_lite.cli_report import format_table, run_summary
+    from verifiers_lite.cli.report import format_table, run_summary
     from verifiers_lite.results.metrics import PassCriterion
 
     text, data = [], {}

@@ -16,8 +16,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.cli_cache import run_cache
-from verifiers_lite.cli_parser import (
+from verifiers_lite.cli.cache import run_cache
+from verifiers_lite.cli.parser import (
     DEFAULT_NUM_EXAMPLES,
     DEFAULT_ROLLOUTS,
     DEFAULT_SAVE_DIR,
@@ -74,7 +74,7 @@ def _list() -> int:
 
 
 def _init(name: str, path: str | None) -> int:
-    from verifiers_lite.scaffold import scaffold_environment
+    from verifiers_lite.cli.scaffold import scaffold_environment
 
     try:
         created = scaffold_environment(name, Path(path) if path else None)
@@ -106,7 +106,7 @@ def _view(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     """``vf-lite compare``: a bad path or option is a CLIError (exit 2) before anything is read."""
-    from verifiers_lite.cli_compare import run_compare
+    from verifiers_lite.cli.compare import run_compare
 
     try:
         return run_compare(args)
@@ -115,8 +115,8 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _rescore(args: argparse.Namespace) -> int:
-    from verifiers_lite.cli_group import load_group
-    from verifiers_lite.cli_rescore import run_rescore
+    from verifiers_lite.cli.group import load_group
+    from verifiers_lite.cli.rescore import run_rescore
 
     def group(ids: list[str], env_args: dict[str, Any]) -> Any:
         return load_group(ids, env_args, None, _load_env, _accepts)
@@ -314,7 +314,7 @@ def _executor(args: argparse.Namespace) -> Any:
 
 def run_eval(args: argparse.Namespace) -> int:
     """``vf-lite eval``: run, print the summary table, write results and the reward plot."""
-    from verifiers_lite.cli_report import format_table, run_summary, save_reward_histogram
+    from verifiers_lite.cli.report import format_table, run_summary, save_reward_histogram
     from verifiers_lite.executors.ray import WorkerStartError
     from verifiers_lite.progress import TqdmProgress
     from verifiers_lite.stats import format_estimate
@@ -335,7 +335,7 @@ def run_eval(args: argparse.Namespace) -> int:
         if args.env_args is None:
             env_args = dict(saved.get("env_args") or {})
     if len(env_ids) > 1:
-        from verifiers_lite.cli_group import load_group
+        from verifiers_lite.cli.group import load_group
 
         try:
             env = load_group(env_ids, env_args, args.seed, _load_env, _accepts)
@@ -395,7 +395,7 @@ def run_eval(args: argparse.Namespace) -> int:
     summary["sessions"] = len(out.metadata.get("sessions") or [1])
     task_tables = ""
     if len(env_ids) > 1:
-        from verifiers_lite.cli_group import per_task_report
+        from verifiers_lite.cli.group import per_task_report
 
         task_tables, summary["tasks"] = per_task_report(
             out.rows, out.metadata.get("tasks") or {}, rollouts, wall, f"vf-lite eval · model {model}")
@@ -440,6 +440,3 @@ def run_eval(args: argparse.Namespace) -> int:
     print(f"vf-lite: warning: {failed} of {len(out.rows)} rollouts failed; {rerun}", file=sys.stderr)
     return 0
 
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -37,7 +37,7 @@ def run_rescore(
     """Re-score, print the new summary beside the old reward, return 0. User mistakes raise
     ValueError / FileNotFoundError / FileExistsError (the caller prints them, exit 2)."""
     import verifiers_lite as vf
-    from verifiers_lite.cli_report import format_table, run_summary
+    from verifiers_lite.cli.report import format_table, run_summary
 
     run_dir = Path(args.run_dir)
     meta_file = run_dir / "metadata.json"
