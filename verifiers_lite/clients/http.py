@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -82,11 +81,6 @@ class ChatClient:
         # Sessions left open when the program ends are closed quietly (no "Unclosed client
         # session" noise at exit for clients the user never closed).
         weakref.finalize(self, _close_quietly, self._sessions)
-
-    @classmethod
-    def from_env(cls, base_url: str, api_key_var: str = "OPENAI_API_KEY", **kwargs: Any) -> ChatClient:
-        """Build a client whose key is read from the environment variable ``api_key_var``."""
-        return cls(base_url, os.environ.get(api_key_var), **kwargs)
 
     @classmethod
     def from_openai(cls, client: Any, **kwargs: Any) -> ChatClient:

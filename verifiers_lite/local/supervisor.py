@@ -360,11 +360,6 @@ def shared_local_models(
         return list(_shared)
 
 
-def shared_local_model(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> LocalModel:
-    """The first of :func:`shared_local_models` (one server when ``parallel=1``)."""
-    return shared_local_models(model_path, **kwargs)[0]
-
-
 def local_model_client(
     model_path: str | os.PathLike[str] | None = None, *, parallel: int | None = None, **kwargs: Any,
 ) -> tuple[ChatClient | ClientGroup, str]:

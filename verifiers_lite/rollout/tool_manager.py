@@ -157,12 +157,3 @@ class ToolManager:
         """Sync twin of :meth:`dispatch_async`."""
         return run_sync(self.dispatch_async(calls))
 
-    def dispatch_many(
-        self, batches: Sequence[Sequence[ParsedToolCall]]
-    ) -> list[list[dict[str, Any]]]:
-        """Dispatch several trajectories' calls concurrently in one event loop."""
-
-        async def go() -> list[list[dict[str, Any]]]:
-            return list(await asyncio.gather(*(self.dispatch_async(b) for b in batches)))
-
-        return run_sync(go())

@@ -126,6 +126,7 @@ class Rubric:
             )
 
     def add_reward_func(self, func: RewardFunc, weight: float = 1.0) -> None:
+        """Add a reward function after construction (its parameters checked now, as at construction)."""
         if not callable(func):
             raise TypeError(f"reward function {func!r} is not callable")
         check_reward_params(func, unique_names([*self.funcs, func])[-1], self.argument_names)

@@ -53,10 +53,6 @@ class RolloutRecord:
                    "err_message": None, "err_category": None}
         return json.dumps(pending).encode()
 
-    def snapshot(self) -> RolloutResultResponse:
-        """What a result poll returns now."""
-        return self.result or RolloutResultResponse(rollout_id=self.rollout_id, status=self.status)
-
 
 class RolloutRegistry:
     """All rollouts the server knows about; the single owner of their state."""

@@ -290,8 +290,5 @@ class RowIndex:
     def error_name(self, i: int) -> str | None:
         return self.error_names[self.cols.error[i]]
 
-    def stop_name(self, i: int) -> str | None:
-        return self.stop_names[self.cols.stop[i]]
-
     def is_scored(self, i: int) -> bool:
         return not math.isnan(self.cols.reward[i])

@@ -92,11 +92,6 @@ class VLLMSampler:
         if core is not None and hasattr(core, "shutdown"):
             core.shutdown()
 
-    def generate_raw(self, prompts: Sequence[Sequence[int]], params: SamplingParams) -> Any:
-        """Plain ``LLM.generate`` on token prompts (the benchmark's baseline)."""
-        inputs = [{"prompt_token_ids": list(p)} for p in prompts]
-        return self.llm.generate(inputs, self._params(params), use_tqdm=False)
-
 
 def _max_model_len(llm: Any) -> int | None:
     """The engine's context window (``max_model_len``), when it can be read."""
