@@ -23,6 +23,7 @@ from verifiers_lite.remote import (
     RolloutClient,
     RolloutProtocolError,
 )
+from verifiers_lite.server.types import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"
@@ -242,7 +243,10 @@ async def test_handle_cancel_stops_local_polling_only(server: ServerProc) -> Non
         with pytest.raises(asyncio.CancelledError):
             await h
         assert h.done()
-        # The server kept running it: a fresh poll sees the result.
-        health = await client.health()
-        assert health["lifecycle"]["active_rollouts"] >= 0
+        # The server kept running it: once it is idle, a fresh poll sees the finished result.
         await client.wait_idle(timeout_sec=10, poll_interval_sec=0.1)
+    async with httpx.AsyncClient(base_url=server.url) as http:
+        poll = await http.get(f"/rollout/{h.rollout_id}/result",
+                              headers={LEASE_HEADER: h.accepted.polling_lease_token})
+    assert poll.status_code == 200 and poll.json()["status"] == "success", poll.text
+    assert poll.json()["sample"]["completion"][-1]["content"] == "42"  # 6*7, answered after the cancel
