@@ -9,116 +9,12 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.lazy import lazy_exports
+from verifiers_lite.lazy import lazy_exports, type_checking_exports
 from verifiers_lite.version import __version__
 
-_LAZY: dict[str, str] = {
-    # environments
-    "Environment": "verifiers_lite.envs.environment",
-    "SingleTurnEnv": "verifiers_lite.envs.singleturn",
-    "MultiTurnEnv": "verifiers_lite.envs.multiturn",
-    "ToolEnv": "verifiers_lite.envs.tool_env",
-    "PythonEnv": "verifiers_lite.envs.python_env",
-    "EnvGroup": "verifiers_lite.envs.env_group",
-    "load_environment": "verifiers_lite.registry",
-    "list_environments": "verifiers_lite.registry",
-    # sandboxed code execution (extra: code)
-    "Sandbox": "verifiers_lite.sandbox.sandbox",
-    "SandboxSession": "verifiers_lite.sandbox.sandbox",
-    "SandboxLimits": "verifiers_lite.sandbox.limits",
-    "ExecResult": "verifiers_lite.sandbox.limits",
-    # scoring and parsing
-    "Rubric": "verifiers_lite.rubrics.rubric",
-    "group_reward": "verifiers_lite.rubrics.rubric",
-    "JudgeRubric": "verifiers_lite.rubrics.judge",
-    "MathRubric": "verifiers_lite.rubrics.math",
-    "Parser": "verifiers_lite.parsers.parser",
-    "XMLParser": "verifiers_lite.parsers.xml",
-    "ThinkParser": "verifiers_lite.parsers.think",
-    "extract_boxed_answer": "verifiers_lite.parsers.boxed",
-    # models
-    "ChatClient": "verifiers_lite.clients.http",
-    "ChatResponse": "verifiers_lite.clients.base",
-    "ModelClient": "verifiers_lite.clients.base",
-    "OpenAIClientAdapter": "verifiers_lite.clients.openai_adapter",
-    "ScriptedClient": "verifiers_lite.clients.scripted",
-    "ClientGroup": "verifiers_lite.clients.group",
-    "RetryPolicy": "verifiers_lite.clients.retry",
-    "CachedClient": "verifiers_lite.clients.cache",
-    "ResponseCache": "verifiers_lite.clients.cache",
-    "LocalModel": "verifiers_lite.local.supervisor",
-    "local_model": "verifiers_lite.local.supervisor",
-    "local_model_client": "verifiers_lite.local.supervisor",
-    # execution
-    "LocalExecutor": "verifiers_lite.executors.local",
-    "RayExecutor": "verifiers_lite.executors.ray",
-    "RemoteExecutor": "verifiers_lite.executors.remote",
-    # results and progress
-    "GenerateOutputs": "verifiers_lite.results.outputs",
-    "RunConfig": "verifiers_lite.run_config",
-    "PassCriterion": "verifiers_lite.results.metrics",
-    "RunStats": "verifiers_lite.progress",
-    "RunInterrupted": "verifiers_lite.interrupt",
-    "State": "verifiers_lite.records",
-    "RolloutInput": "verifiers_lite.records",
-    "Row": "verifiers_lite.records",
-    "StopReason": "verifiers_lite.records",
-    "Messages": "verifiers_lite.messages",
-    "TqdmProgress": "verifiers_lite.progress",
-    "run_sync": "verifiers_lite.sync",
-    "load_results": "verifiers_lite.results.outputs",
-    "rescore": "verifiers_lite.results.outputs",
-    "rescore_async": "verifiers_lite.results.outputs",
-    "compare": "verifiers_lite.results.compare",
-    "compare_runs": "verifiers_lite.results.paired",
-    "examples_needed": "verifiers_lite.results.paired",
-    "RunComparison": "verifiers_lite.results.paired",
-    "ExamplesMismatchError": "verifiers_lite.results.paired",
-    "clustered_mean": "verifiers_lite.stats",
-    "plot_rewards": "verifiers_lite.notebook.plots",
-    "plot_reward_vs_turns": "verifiers_lite.notebook.plots",
-    "plot_pass_at_k": "verifiers_lite.notebook.plots",
-    "plot_advantages": "verifiers_lite.notebook.plots",
-    "view": "verifiers_lite.viewer.serve",
-    # rollout server and client (extra: server)
-    "create_rollout_server": "verifiers_lite.server.app",
-    "run_rollout_server": "verifiers_lite.server.runner",
-    "RolloutBackend": "verifiers_lite.server.backend",
-    "LocalBackend": "verifiers_lite.server.backends.local",
-    "RolloutClient": "verifiers_lite.remote.client",
-    "RolloutClientPool": "verifiers_lite.remote.pool",
-    "deploy_rollout_servers": "verifiers_lite.server.ray_deploy",
-    "RolloutHandle": "verifiers_lite.remote.handle",
-    "RolloutStatus": "verifiers_lite.server.types",
-    "RolloutResultResponse": "verifiers_lite.server.types",
-    "RolloutAdmissionTimeoutError": "verifiers_lite.remote.errors",
-    "RolloutProtocolError": "verifiers_lite.remote.errors",
-    # token-level rollouts (samplers need the local / vllm extras)
-    "Template": "verifiers_lite.rollout.template",
-    "SamplingParams": "verifiers_lite.rollout.sampling",
-    "ToolManager": "verifiers_lite.rollout.tool_manager",
-    "MultiTurnRollout": "verifiers_lite.rollout.multi_turn",
-    "APIMultiTurnRollout": "verifiers_lite.rollout.api_multi_turn",
-    "LlamaCppSampler": "verifiers_lite.rollout.samplers.llama_cpp",
-    "VLLMSampler": "verifiers_lite.rollout.samplers.vllm",
-    "TokenClient": "verifiers_lite.rollout.token_client",
-    "build_training_batch": "verifiers_lite.rollout.training",
-    "VLLMServerSampler": "verifiers_lite.rollout.samplers.vllm_server",
-    "TransformersSampler": "verifiers_lite.rollout.samplers.transformers",
-    "logprob_report": "verifiers_lite.rollout.mismatch",
-    # training: trainer formats, their validator (extra: train for Parquet and TRL)
-    "validate_training_rows": "verifiers_lite.train.validate",
-    "TrainingDataError": "verifiers_lite.train.validate",
-    "to_verl": "verifiers_lite.train.formats",
-    "to_skyrl": "verifiers_lite.train.formats",
-    "to_prime_rl": "verifiers_lite.train.formats",
-    "write_token_rows": "verifiers_lite.train.token_files",
-    "grpo_trainer": "verifiers_lite.train.grpo",
-    # errors
-    "ModelAPIError": "verifiers_lite.errors",
-    "ResumeMismatchError": "verifiers_lite.errors",
-    "ERROR_CATEGORIES": "verifiers_lite.errors",
-}
+# The public names are the imports of the TYPE_CHECKING block at the end of this file: type
+# checkers and IDEs read them there; at run time each is imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
 
 __all__ = sorted([*_LAZY, "__version__"])
 
@@ -159,7 +55,7 @@ def __getattr__(name: str) -> Any:
     return _lazy_getattr(name)
 
 
-if TYPE_CHECKING:  # pragma: no cover - for type checkers and IDEs only
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
     from verifiers_lite.clients.base import ChatResponse, ModelClient
     from verifiers_lite.clients.cache import CachedClient, ResponseCache
     from verifiers_lite.clients.group import ClientGroup

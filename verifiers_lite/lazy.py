@@ -3,8 +3,10 @@
 
 from __future__ import annotations
 
+import ast
 import importlib
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 
@@ -28,3 +30,21 @@ def lazy_exports(
         return names
 
     return __getattr__, __dir__
+
+
+def type_checking_exports(init_file: str) -> dict[str, str]:
+    """name -> module of every ``from MODULE import NAME`` in the ``if TYPE_CHECKING:`` block of
+    a package's ``__init__.py``: the one list of its public names, read by type checkers and IDEs
+    as imports and by the package at run time as its lazy table (no second list to keep equal)."""
+    tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), init_file)
+    exports: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            for stmt in node.body:
+                if not isinstance(stmt, ast.ImportFrom) or stmt.module is None or stmt.level:
+                    raise ValueError(f"{init_file}: the TYPE_CHECKING block may hold only absolute "
+                                     f"'from MODULE import NAME' lines (line {stmt.lineno})")
+                exports.update({alias.asname or alias.name: stmt.module for alias in stmt.names})
+    if not exports:
+        raise ValueError(f"{init_file} has no 'if TYPE_CHECKING:' block of public names")
+    return exports
