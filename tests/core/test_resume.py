@@ -162,7 +162,9 @@ def test_real_sigint_in_a_script_cancels_and_leaves_the_run_resumable(fake_serve
     _, err = proc.communicate(timeout=30)
     assert proc.returncode != 0 and b"KeyboardInterrupt" in err
     assert json.loads((results / "metadata.json").read_text())["status"] == "interrupted"
-    time.sleep(0.2)
+    deadline = time.monotonic() + 10  # the killed process's connections close as it exits
+    while fake_server.stats()["in_flight"] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert fake_server.stats()["in_flight"] == 0  # in-flight rollouts were cancelled, not left running
     saved = read_rows(results / "results.jsonl")
     assert all(c == PER_EXAMPLE for c in Counter(r["example_id"] for r in saved).values())
