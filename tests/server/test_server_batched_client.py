@@ -131,3 +131,19 @@ async def test_admit_many_refuses_a_request_without_an_id_before_sending(fake_cl
     async with RolloutClient("http://127.0.0.1:9", clock=fake_clock) as client:
         with pytest.raises(ValueError, match="request 1 has no string 'rollout_id'"):
             await client.admit_many([{"rollout_id": "a"}, {"initial_messages": MSGS}])
+
+
+async def test_a_turn_over_a_mib_of_bodies_is_split_over_several_requests(server: ServerProc) -> None:
+    big = "x" * 300_000  # five of these are over the MiB one admission request carries
+    bodies = [{"rollout_id": uuid.uuid4().hex, "initial_messages": [{"role": "user", "content": big}],
+               "chat_completions_url": URL, "grade": False} for _ in range(5)]
+    proxy = await FaultProxy(_port(server), match="never").start()
+    try:
+        async with RolloutClient(proxy.url) as client:
+            answers = await client.admit_many(bodies)
+            results = await client.wait_many([a for a in answers if isinstance(a, RolloutAccepted)])
+    finally:
+        await proxy.close()
+    assert [a.rollout_id for a in answers if isinstance(a, RolloutAccepted)] == [b["rollout_id"] for b in bodies]
+    assert [getattr(r, "status", r) for r in results] == ["success"] * 5
+    assert _requests(proxy, "/rollouts") == 2  # 3 bodies (900 kB), then 2
