@@ -102,11 +102,9 @@ def test_server_killed_mid_run_gives_crash_rows_and_keeps_finished_ones():
             os.kill(server.proc.pid, signal.SIGSEGV)
 
     try:
-        t0 = time.monotonic()
         out = env.evaluate_sync(server.client(), server.model_name, num_examples=6, rollouts_per_example=2,
                                 max_concurrent=1, progress=False, on_progress=kill_after_first_group,
                                 on_log=logs.append)
-        elapsed = time.monotonic() - t0
     finally:
         server.stop()
     by_example: dict[int, list[dict]] = {}
@@ -122,9 +120,9 @@ def test_server_killed_mid_run_gives_crash_rows_and_keeps_finished_ones():
     amx_build = cpu_safety.build_has_amx(cpu_safety.installed_build_info() or "")
     assert all(("GGML_NATIVE=OFF" in r["error"]["message"]) == amx_build for r in crashed)
     assert any("model server crashed" in m and "SIGSEGV" in m for m in logs)
-    # dead at once: no per-rollout retry schedule against a closed port (4 attempts with
-    # backoff would take seconds per rollout)
-    assert elapsed < 60
+    # Dead at once: no request is retried against the closed port (a retried one would say
+    # "after N attempts"), whatever the machine's load.
+    assert not any("attempts)" in r["error"]["message"] for r in crashed)
 
 
 @pytest.mark.local_model
