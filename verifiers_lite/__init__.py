@@ -87,6 +87,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
+    from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
     from verifiers_lite.records import RolloutInput, Row, State, StopReason
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.remote.client import RolloutClient
@@ -125,7 +126,6 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.server.backends.local import LocalBackend
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
-    from verifiers_lite.server.types import RolloutResultResponse, RolloutStatus
     from verifiers_lite.stats import clustered_mean
     from verifiers_lite.sync import run_sync
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl

@@ -11,7 +11,8 @@ import importlib.util
 import sys
 from types import ModuleType
 
-__all__ = ["MissingDependencyError", "install_hint", "is_installed", "missing_dependency", "require"]
+__all__ = ["MissingDependencyError", "install_hint", "is_installed", "missing_dependency", "missing_server_dependency",
+           "require"]
 
 # What an extra's install command alone does not do.
 _EXTRA_NOTES = {
@@ -69,3 +70,10 @@ def is_installed(module: str) -> bool:
         return importlib.util.find_spec(module) is not None
     except (ImportError, ValueError):  # a parent package that is missing or broken
         return False
+
+
+def missing_server_dependency(exc: ImportError) -> ImportError:
+    """An ImportError naming the ``server`` extra (the rollout server and its client need it)."""
+    err = missing_dependency("the rollout server", "fastapi, uvicorn and httpx", "server", cause=exc)
+    err.__cause__ = exc
+    return err

@@ -10,7 +10,7 @@ from typing import Any
 
 from verifiers_lite.server.backend import RolloutContext
 from verifiers_lite.server.errors import RolloutFailure
-from verifiers_lite.server.types import RolloutRequest
+from verifiers_lite.protocol import RolloutRequest
 
 
 class ScriptedBackend:

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from srv_helpers import ServerProc, start_server
 
-from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
+from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 
 SWEEP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 VALID: dict[str, Any] = {

@@ -18,7 +18,7 @@ from srv_proxy import FaultProxy
 
 import verifiers_lite as vf
 from verifiers_lite.remote import RolloutClient
-from verifiers_lite.server.types import RolloutAccepted
+from verifiers_lite.protocol import RolloutAccepted
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"

@@ -23,7 +23,7 @@ from verifiers_lite.remote import (
     RolloutClient,
     RolloutProtocolError,
 )
-from verifiers_lite.server.types import LEASE_HEADER
+from verifiers_lite.protocol import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"

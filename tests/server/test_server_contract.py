@@ -12,7 +12,7 @@ import pytest
 from srv_helpers import ServerProc, script
 
 from verifiers_lite.remote import RolloutClient
-from verifiers_lite.server.types import LEASE_HEADER
+from verifiers_lite.protocol import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "What is 6 * 7?"}]
 

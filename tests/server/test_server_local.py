@@ -23,7 +23,7 @@ from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.server.types import RolloutRequest
+from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.sync import run_sync
 from verifiers_lite.testing.fake_server import FakeServerProcess
 

@@ -22,7 +22,7 @@ from verifiers_lite.remote import RolloutClient
 from verifiers_lite.results.store import read_rows
 from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.backend import RolloutContext
-from verifiers_lite.server.types import RolloutRequest
+from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"

@@ -15,7 +15,7 @@ from srv_helpers import script
 
 from verifiers_lite.server.rollout_table import RolloutRecord
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
+from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 
 N = 2000  # in flight at once in-process (the benchmark runs 10,000 over HTTP)
 

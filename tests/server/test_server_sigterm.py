@@ -14,7 +14,7 @@ from srv_helpers import script
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.server.types import LEASE_HEADER, RolloutRequest
+from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"

@@ -14,8 +14,8 @@ import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from verifiers_lite.server.errors import missing_server_dependency
-from verifiers_lite.server.types import RolloutAccepted
+from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite.protocol import RolloutAccepted
 
 from .errors import RolloutProtocolError
 from .transport import RawJSON, Reply, dumps

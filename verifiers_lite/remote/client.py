@@ -9,9 +9,9 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
+from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse
 from verifiers_lite.records import RolloutInput, State
-from verifiers_lite.server.errors import missing_server_dependency
-from verifiers_lite.server.types import RolloutAccepted, RolloutResultResponse
 
 from .batching import BatchRoutes
 from .clock import (

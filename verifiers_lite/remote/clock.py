@@ -1,12 +1,12 @@
 """The injectable clock and the retried statuses of :class:`RolloutClient`.
 
-The clock is the server's own (:mod:`verifiers_lite.server.clock`); the retry schedules and
+The clock is the one the server uses too (:mod:`verifiers_lite.clock`); the retry schedules and
 Retry-After rule are policies of :mod:`verifiers_lite.clients.retry`.
 """
 
 from __future__ import annotations
 
-from verifiers_lite.server.clock import Clock, SystemClock
+from verifiers_lite.clock import Clock, SystemClock
 
 __all__ = ["CANCEL_TIMEOUT_SEC", "GATEWAY_STATUSES", "WAIT_IDLE_RETRY_STATUSES", "Clock", "SystemClock"]
 

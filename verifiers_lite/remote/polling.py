@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
-from verifiers_lite.server.errors import missing_server_dependency
-from verifiers_lite.server.types import LEASE_HEADER, RolloutAccepted, RolloutStatus
+from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite.protocol import LEASE_HEADER, RolloutAccepted, RolloutStatus
 
 from .clock import GATEWAY_STATUSES, Clock
 from .errors import RolloutProtocolError

@@ -21,10 +21,11 @@ from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from verifiers_lite.protocol import RolloutRequest, RolloutStatus
+
 from .bodies import error, invalid_detail, read_json
 from .rollout_table import DuplicateRolloutError, RegistryClosedError
 from .service import BackendFullError, RolloutService
-from .types import RolloutRequest, RolloutStatus
 
 _RETRY_LATER = {"Retry-After": "1"}
 #: The media type a client accepts to get its result on the admission response (see below).

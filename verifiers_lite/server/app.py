@@ -13,22 +13,23 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from verifiers_lite.clock import Clock
+from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite.protocol import (
+    DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
+    DEFAULT_RESULT_RETENTION_SEC,
+    DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
+)
+
 from .admission_route import make_admission_endpoint, make_batch_endpoint
 from .auth import BearerAuthMiddleware, bearer_value, check_api_key
 from .backend import RolloutBackend
 from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from .cancel_route import make_cancel_endpoint
-from .clock import Clock
-from .errors import missing_server_dependency
 from .hot_routes import HotRoutes, RolloutApp, unavailable
 from .lifecycle import Lifecycle, ShutdownTimeouts
 from .result_route import make_batch_result_endpoint, make_result_endpoint
 from .service import RolloutService
-from .types import (
-    DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
-    DEFAULT_RESULT_RETENTION_SEC,
-    DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
-)
 
 try:
     from fastapi import FastAPI, Request

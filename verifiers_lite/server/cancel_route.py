@@ -8,9 +8,10 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from verifiers_lite.protocol import CancelRequest, CancelResponse
+
 from .bodies import invalid, read_json
 from .service import RolloutService
-from .types import CancelRequest, CancelResponse
 
 
 def make_cancel_endpoint(service: RolloutService) -> Callable[[Request], Awaitable[Response]]:

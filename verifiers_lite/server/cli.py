@@ -13,12 +13,13 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from .bodies import DEFAULT_MAX_BODY_BYTES
-from .types import (
+from verifiers_lite.protocol import (
     DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
     DEFAULT_RESULT_RETENTION_SEC,
     DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
 )
+
+from .bodies import DEFAULT_MAX_BODY_BYTES
 
 LOG_LEVELS = ("critical", "error", "warning", "info", "debug", "trace")
 

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..extras import missing_dependency
-
 
 class RolloutFailure(Exception):
     """Raised by a backend to publish a failure result with a category.
@@ -19,10 +17,3 @@ class RolloutFailure(Exception):
         self.category = category
         self.message = message
         self.sample = sample
-
-
-def missing_server_dependency(exc: ImportError) -> ImportError:
-    """An ImportError that tells the user which extra to install."""
-    err = missing_dependency("the rollout server", "fastapi, uvicorn and httpx", "server", cause=exc)
-    err.__cause__ = exc
-    return err

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from .errors import missing_server_dependency
+from verifiers_lite.extras import missing_server_dependency
 
 try:
     from fastapi import FastAPI

@@ -18,11 +18,12 @@ from urllib.parse import parse_qsl
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from verifiers_lite.protocol import LEASE_HEADER, RolloutStatus
+
 from .admission_route import MAX_BATCH
 from .bodies import read_json
 from .rollout_table import RegistryClosedError
 from .service import RolloutService
-from .types import LEASE_HEADER, RolloutStatus
 
 _STATUSES = frozenset(s.value for s in RolloutStatus)
 _WAIT_MODES = frozenset({"change", "terminal"})

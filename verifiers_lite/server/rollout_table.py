@@ -13,8 +13,9 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
+from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
+
 from .backend import RolloutContext
-from .types import RolloutResultResponse, RolloutStatus
 
 
 class DuplicateRolloutError(KeyError):

@@ -7,7 +7,7 @@ import logging
 from types import FrameType
 from typing import Any
 
-from .errors import missing_server_dependency
+from verifiers_lite.extras import missing_server_dependency
 
 try:
     import uvicorn

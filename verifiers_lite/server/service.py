@@ -7,11 +7,8 @@ import functools
 import logging
 from typing import Any
 
-from .backend import RolloutBackend
-from .clock import Clock, SystemClock
-from .errors import RolloutFailure
-from .rollout_table import RegistryClosedError, RolloutRecord, RolloutRegistry
-from .types import (
+from verifiers_lite.clock import Clock, SystemClock
+from verifiers_lite.protocol import (
     CancelDisposition,
     ErrorCategory,
     RolloutRequest,
@@ -19,6 +16,10 @@ from .types import (
     RolloutSample,
     RolloutStatus,
 )
+
+from .backend import RolloutBackend
+from .errors import RolloutFailure
+from .rollout_table import RegistryClosedError, RolloutRecord, RolloutRegistry
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
+from verifiers_lite.protocol import ErrorCategory, RolloutRequest
+
 from ..backend import RolloutContext
 from ..errors import RolloutFailure
-from ..types import ErrorCategory, RolloutRequest
 
 
 class LocalBackend:

@@ -1,4 +1,5 @@
-"""Wire types of the rollout server (pydantic models shared by server and client)."""
+"""Wire types of the rollout server (pydantic models): the one module both the server (``server/``)
+and its client (``remote/``) import, so neither imports the other for them."""
 
 from __future__ import annotations
 
