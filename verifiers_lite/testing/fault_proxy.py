@@ -3,7 +3,7 @@
 Sits between a model client and an OpenAI-compatible server and, for a seeded random share of
 requests, answers 500 / 502 / 429 (with Retry-After), resets the connection, or stalls; other
 requests are forwarded untouched. Every response closes its connection, so each request is
-judged on its own. A stall lasts until the client hangs up or ``stall_s`` passes;
+judged on its own. ``counts`` holds requests by fault, ``paths`` by path. A stall lasts until the client hangs up or ``stall_s`` passes;
 ``stalls_cut`` counts the stalls the client gave up on first (its own timeout worked).
 """
 
@@ -29,6 +29,7 @@ class FaultProxy:
     retry_after_s: float = 0.05
     seed: int = 0
     counts: Counter[str] = field(default_factory=Counter)
+    paths: Counter[str] = field(default_factory=Counter)
     stalls_cut: int = 0
 
     def __post_init__(self) -> None:
@@ -67,11 +68,14 @@ class FaultProxy:
         if task is not None:
             self._handling.add(task)
             task.add_done_callback(self._handling.discard)
-        # Drawn and counted on connection: a client that gives up before its request is read
-        # (a loaded machine, a short timeout) has still made its attempt.
-        fault = self._draw()
-        self.counts[fault] += 1
         try:
+            # Drawn and counted once the request line has arrived: a client that gives up
+            # before the whole request is read (a loaded machine, a short timeout) has still made
+            # its attempt, and a connection abandoned before it sent anything has made none.
+            request_line = await reader.readuntil(b"\r\n")
+            self.paths[_path_of(request_line)] += 1
+            fault = self._draw()
+            self.counts[fault] += 1
             if fault == "reset":
                 writer.transport.abort()  # RST: the client sees a reset connection
                 return
@@ -79,7 +83,7 @@ class FaultProxy:
                 cut = await self._client_hangs_up_within(reader, self.stall_s)
                 self.stalls_cut += cut  # read after the await: concurrent stalls all count
                 return
-            head = await reader.readuntil(b"\r\n\r\n")
+            head = request_line + await reader.readuntil(b"\r\n\r\n")
             length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
                            if line.lower().startswith(b"content-length:")), 0)
             body = await reader.readexactly(length) if length else b""
@@ -115,3 +119,8 @@ class FaultProxy:
         response = await up_reader.read()  # upstream closes after one response
         up_writer.close()
         return response
+
+
+def _path_of(request_line: bytes) -> str:
+    parts = request_line.split()
+    return parts[1].decode(errors="replace").split("?", 1)[0] if len(parts) >= 2 else ""
