@@ -1,6 +1,7 @@
 """Peak RSS of long runs with results_path: N single-turn rollouts, each N in its own process.
 
     python benchmarks/memory.py --n 100000 --n 300000 --n 1000000 [--client scripted|server]
+                                [--no-fsync] [--per-example 4 | --examples 25000]
 
 For each N: wall time, the dataset's memory (RSS once the environment is built, before the
 run), the peak RSS of the run and of reading its outputs back (``len``, ``summary``, pass@k,
@@ -87,6 +88,9 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, action="append", help="rollouts (repeat for several runs)")
     parser.add_argument("--per-example", type=int, default=4)
+    parser.add_argument("--examples", type=int, default=0,
+                        help="a fixed dataset of this many examples, N / examples rollouts each (pass@k "
+                             "with large k): the dataset's own memory then does not grow with N")
     parser.add_argument("--client", choices=("scripted", "server"), default="scripted")
     parser.add_argument("--no-fsync", action="store_true",
                         help="fsync=False: each group's write is not waited to the disk (memory is the same; "
@@ -98,25 +102,30 @@ def main() -> None:
         print(json.dumps(one_run(ns[0], args.per_example, args.client, not args.no_fsync)))
         return
     print(f"load average before: {os.getloadavg()[0]:.2f} {os.getloadavg()[1]:.2f} {os.getloadavg()[2]:.2f} "
-          f"({os.cpu_count()} cores); client {args.client}, {args.per_example} rollouts per example, "
+          f"({os.cpu_count()} cores); client {args.client}, "
+          + (f"{args.examples} examples" if args.examples else f"{args.per_example} rollouts per example") + ", "
           f"fsync {'off' if args.no_fsync else 'on'}")
-    print(f"{'rollouts':>9} {'wall':>8} {'rate':>7} {'file':>8} {'dataset':>8} {'run peak':>9} "
+    print(f"{'rollouts':>9} {'wall':>8} {'rate':>7} {'file':>8} {'dataset':>8} {'run peak':>9} {'growth':>7} "
           f"{'peak':>7} {'growth':>7} {'read back':>10} {'load':>5}")
-    prev = None
+    prev = prev_run = None
     for n in ns:
+        per_example = n // args.examples if args.examples else args.per_example
         proc = subprocess.run([sys.executable, __file__, "--one", "--n", str(n), "--per-example",
-                               str(args.per_example), "--client", args.client,
+                               str(per_example), "--client", args.client,
                                *(["--no-fsync"] if args.no_fsync else [])],
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             sys.exit(f"run of {n} failed:\n{proc.stderr[-3000:]}")
         r = json.loads(proc.stdout.strip().splitlines()[-1])
         growth = f"{(r['peak_mb'] / prev - 1) * 100:+.1f}%" if prev else "—"
+        run_growth = f"{(r['run_peak_mb'] / prev_run - 1) * 100:+.1f}%" if prev_run else "—"
         print(f"{n:>9,} {r['wall_s']:>7.0f}s {r['rate']:>6.0f}/s {r['file_mb']:>6.0f}MB {r['dataset_rss_mb']:>6.0f}MB "
-              f"{r['run_peak_mb']:>7.0f}MB {r['peak_mb']:>5.0f}MB {growth:>7} {r['read_s']:>9.1f}s "
+              f"{r['run_peak_mb']:>7.0f}MB {run_growth:>7} {r['peak_mb']:>5.0f}MB {growth:>7} {r['read_s']:>9.1f}s "
               f"{os.getloadavg()[0]:>5.2f}", flush=True)
-        prev = r["peak_mb"]
-    print("peak: the whole process (run, then reading the outputs back); growth: peak over the previous N")
+        prev, prev_run = r["peak_mb"], r["run_peak_mb"]
+    print("dataset: RSS with the environment built, before the run; run peak: peak RSS when the run has "
+          "returned; peak: after reading the outputs back (summary, pass@1, two DataFrame columns; "
+          "pandas alone is ~100 MB); growth: over the previous N")
 
 
 if __name__ == "__main__":

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import subprocess
@@ -103,7 +104,7 @@ def read_rows_peak(path: Path) -> float:
     return float(out.stdout.strip())
 
 
-def bench(n_rows: int, tmp: Path) -> dict[str, Any]:
+def bench(n_rows: int, tmp: Path, first_page_only: bool = False) -> dict[str, Any]:
     run = make_run(tmp / f"run{n_rows}", n_rows)
     size_mb = (run / "results.jsonl").stat().st_size / 1e6
     t0 = time.perf_counter()
@@ -119,10 +120,16 @@ def bench(n_rows: int, tmp: Path) -> dict[str, Any]:
         startup = time.perf_counter() - t0
         rid = run.name
         rows = f"{url}/api/runs/{rid}/rows"
-        r: dict[str, Any] = {"rows": n_rows, "file_mb": round(size_mb, 1), "startup_s": round(startup, 2)}
+        r: dict[str, Any] = {"rows": n_rows, "file_mb": round(size_mb, 1), "startup_s": round(startup, 2),
+                             "load": os.getloadavg()[0]}
         r["first_page_cold_ms"] = timed(rows + "?limit=50")[0] * 1000
         r["first_page_warm_ms"] = statistics.median(timed(rows + "?limit=50")[0] for _ in range(5)) * 1000
         r["run_page_ms"] = timed(f"{url}/api/runs/{rid}")[0] * 1000
+        r["runs_list_ms"] = timed(f"{url}/api/runs")[0] * 1000
+        if first_page_only:
+            mem = vm(proc.pid)
+            r["server_rss_mb"], r["server_peak_mb"] = round(mem["VmRSS"]), round(mem["VmHWM"])
+            return r
         r["error_filter_ms"] = timed(rows + "?error=any")[0] * 1000
         r["sort_reward_ms"] = timed(rows + "?sort=-reward")[0] * 1000
         dt, body = timed(rows + "?q=Example%2012345.")
@@ -141,12 +148,17 @@ def bench(n_rows: int, tmp: Path) -> dict[str, Any]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
+    ap.add_argument("--first-page-only", action="store_true",
+                    help="time the first page, the run page and the runs list only (no filters that "
+                         "wait for the whole index, no read_rows comparison): for 1M-row runs")
     args = ap.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="vf-view-bench-") as tmp:
         for n in args.sizes:
-            results.append(bench(n, Path(tmp)))
+            results.append(bench(n, Path(tmp), args.first_page_only))
             print(json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in results[-1].items()}), flush=True)
+    if args.first_page_only:
+        return
     print(f"\n{'rows':>8} {'first page cold/warm':>22} {'run page':>9} {'errors':>7} {'sort':>7} {'search':>8} "
           f"{'RSS/peak MB':>12} {'read_rows MB':>13}")
     for r in results:

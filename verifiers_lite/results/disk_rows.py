@@ -49,12 +49,14 @@ class DiskRows(Sequence[dict[str, Any]]):
         if records is None:
             return None
         if example_ids is not None:
-            wanted = np.fromiter(example_ids, dtype=np.int64)
-            records = records[np.isin(records["example_id"], wanted)]
+            wanted = np.isin(records["example_id"], np.fromiter(example_ids, dtype=np.int64))
+            if not wanted.all():  # rows of examples outside the run: copy the others out
+                records = records[wanted]
+            del wanted
         if not sort:
             return cls(path, records["offset"].copy(), records["length"].copy(), inode)
         order = np.lexsort((records["rollout_index"], records["example_id"]))  # stable: ties keep file order
-        return cls(path, records["offset"][order].copy(), records["length"][order].copy(), inode)
+        return cls(path, records["offset"][order], records["length"][order], inode)
 
     def __len__(self) -> int:
         return len(self._offsets)

@@ -18,7 +18,7 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
@@ -26,6 +26,9 @@ INDEX_FILE = "results.index"
 RESULTS_FILE = "results.jsonl"
 RECORD = np.dtype([("example_id", "<i8"), ("rollout_index", "<i8"), ("offset", "<i8"), ("length", "<i8"),
                    ("write_start", "<i8")])
+ROW = np.dtype([("example_id", "<i8"), ("offset", "<i8"), ("rollout_index", "<i4"), ("length", "<i4")])
+"""What a reader keeps of a record: 24 bytes a row."""
+_ROW_FIELDS = ("example_id", "offset", "rollout_index", "length")
 WRITE_ID, WRITE_SIZE = "_write_id", "_write_size"  # the store's tags on each line of a write
 
 
@@ -52,11 +55,15 @@ class IndexWriter:
         self.fresh = fresh
         self._fd: int | None = os.open(self.target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         if not fresh:  # appending: first make the index describe every row already on disk
-            records = load(run_dir / RESULTS_FILE)
-            if records is None:
+            rows = load(run_dir / RESULTS_FILE)
+            if rows is None:
                 self.close()
                 self.target.unlink(missing_ok=True)
                 return
+            records = np.empty(len(rows), dtype=RECORD)
+            for name in _ROW_FIELDS:
+                records[name] = rows[name]
+            records["write_start"] = rows["offset"]  # whole writes, each row taken as its own
             os.write(self._fd, records.tobytes())
             self.close()
             os.replace(self.target, self.path)
@@ -89,43 +96,75 @@ def remove(run_dir: Path) -> None:
 
 
 def load(results_file: Path) -> np.ndarray | None:
-    """Every whole row's record, in file order: from the index, checked, plus the rows written
-    after it; None when some row has ids that are not integers (or there is no file)."""
+    """Where every whole row lies (:data:`ROW` records, file order): from the index, checked,
+    plus the rows written after it; None when some row has ids that are not integers (or there
+    is no file)."""
     try:
         size = results_file.stat().st_size
     except FileNotFoundError:
         return None
-    records = _checked_index(results_file, size)
-    start = 0
-    if len(records):  # the last write is read again from the rows: its records may be torn
-        start = int(records["write_start"][-1])
-        records = records[records["offset"] < start]
-    tail = _scan(results_file, start)
+    rows, resume_at = _checked_index(results_file, size)
+    rows = rows[: int(np.searchsorted(rows["offset"], resume_at))]  # a view: no copy
+    tail = _scan(results_file, resume_at)
     if tail is None:
         return None
-    return np.concatenate([records, tail]) if len(tail) else records
+    return np.concatenate([rows, tail]) if len(tail) else rows
 
 
-def _checked_index(results_file: Path, size: int) -> np.ndarray:
-    index = results_file.with_name(INDEX_FILE)
+def _checked_index(results_file: Path, size: int, chunk: int = 1 << 16) -> tuple[np.ndarray, int]:
+    """The index's rows, read in chunks (24 of its 40 bytes a row kept), and where the rows
+    file must be read from (the last write again when its records may be torn); nothing and 0
+    when the index is absent or does not describe these rows."""
     try:
-        raw = index.read_bytes()
+        with open(results_file.with_name(INDEX_FILE), "rb") as f:
+            found = _read_index(f, chunk)
     except FileNotFoundError:
-        return np.empty(0, dtype=RECORD)
-    records = np.frombuffer(raw[: len(raw) - len(raw) % RECORD.itemsize], dtype=RECORD)
-    if not len(records):
-        return records
-    ends = records["offset"] + records["length"]
-    contiguous = int(records["offset"][0]) == 0 and bool(np.all(records["offset"][1:] == ends[:-1]))
-    if not contiguous or int(ends[-1]) > size or not _on_line_boundaries(results_file, records):
-        return np.empty(0, dtype=RECORD)  # not this file's index: scan the rows instead
-    return records
+        found = None
+    if found is None:
+        return np.empty(0, dtype=ROW), 0  # no index, or gaps: not this file's index
+    rows, end, last = found
+    if last is None:
+        return rows, 0
+    if end > size or not _on_line_boundaries(results_file, rows[0], rows[-1]):
+        return np.empty(0, dtype=ROW), 0
+    write_start = int(last["write_start"][-1])
+    indexed = int(np.count_nonzero(last["write_start"] == write_start))
+    return rows, end if indexed == _write_size(results_file, write_start) else write_start
 
 
-def _on_line_boundaries(results_file: Path, records: np.ndarray) -> bool:
-    """The first and last records start after a newline and end with one."""
+def _read_index(f: BinaryIO, chunk: int) -> tuple[np.ndarray, int, np.ndarray | None] | None:
+    """The rows of an open index, where the last one ends, and the last chunk's records; None
+    when a record does not start where the previous one ended."""
+    whole = os.fstat(f.fileno()).st_size // RECORD.itemsize  # a torn last record is left out
+    rows = np.empty(whole, dtype=ROW)
+    end, last = 0, None
+    for lo in range(0, whole, chunk):
+        part = np.fromfile(f, dtype=RECORD, count=min(chunk, whole - lo))
+        ends = part["offset"] + part["length"]
+        if int(part["offset"][0]) != end or not np.array_equal(part["offset"][1:], ends[:-1]):
+            return None
+        for name in _ROW_FIELDS:
+            rows[name][lo:lo + len(part)] = part[name]
+        end, last = int(ends[-1]), part
+    return rows, end, last
+
+
+def _write_size(results_file: Path, offset: int) -> int:
+    """The number of lines of the write starting at ``offset`` (its first line's tag)."""
     with open(results_file, "rb") as f:
-        for rec in (records[0], records[-1]):
+        f.seek(offset)
+        try:
+            row = json.loads(f.readline())
+        except ValueError:
+            return -1
+    size = row.get(WRITE_SIZE, 1) if isinstance(row, dict) else -1
+    return size if isinstance(size, int) else -1
+
+
+def _on_line_boundaries(results_file: Path, *records: np.void) -> bool:
+    """These records start after a newline and end with one."""
+    with open(results_file, "rb") as f:
+        for rec in records:
             offset, length = int(rec["offset"]), int(rec["length"])
             f.seek(max(0, offset - 1))
             around = f.read(length + (1 if offset else 0))
@@ -136,12 +175,13 @@ def _on_line_boundaries(results_file: Path, records: np.ndarray) -> bool:
 
 def _scan(results_file: Path, start: int) -> np.ndarray | None:
     """Records of the whole writes from byte ``start`` on (the store's torn-write rules)."""
-    found: list[tuple[int, int, int, int, int]] = []
+    found: list[tuple[int, int, int, int]] = []
     for rec in _scan_lines(results_file, start):
         if rec is None:
             return None
-        found.append(rec)
-    return np.array(found, dtype=RECORD)
+        eid, idx, offset, length, _ = rec
+        found.append((eid, offset, idx, length))
+    return np.array(found, dtype=ROW)
 
 
 def _scan_lines(results_file: Path, start: int) -> Iterator[tuple[int, int, int, int, int] | None]:
