@@ -227,3 +227,29 @@ def test_a_run_with_results_path_keeps_no_rows_in_memory(tmp_path: Path) -> None
     memory = run(None, n=n)
     assert len(_live_rows() - before) >= n * PER_EXAMPLE  # the same run without results_path holds them
     del memory
+
+
+def test_dataframe_through_arrow_chunks_types_like_pandas(monkeypatch) -> None:
+    """Chunked Arrow columns give the frame pandas builds from the flat rows: integers with a
+    gap become floats, integers beside floats floats, booleans with a gap and mixed values
+    objects, a metric first seen late is empty before."""
+    from verifiers_lite.results import frame
+
+    monkeypatch.setattr(frame, "CHUNK", 3)  # chunk boundaries inside these 11 rows
+    rows = []
+    for i in range(11):
+        metrics = {"ints": i} if i != 4 else {}
+        metrics["mixed_num"] = i if i < 6 else i + 0.5
+        metrics["flag"] = (i % 2 == 0) if i != 7 else None
+        metrics["kind"] = "a" if i < 8 else 3  # str, then int: objects
+        if i >= 7:
+            metrics["late"] = i / 2
+        rows.append({"example_id": i // 2, "rollout_index": i % 2, "reward": None if i == 5 else float(i % 3),
+                     "prompt": [{"role": "user", "content": f"q{i}"}], "completion": [], "metrics": metrics,
+                     "error": {"category": "env_error", "message": "x"} if i == 5 else None, "stop_reason": "stop"})
+    expected = pd.DataFrame([flatten_row(r) for r in rows])
+    got = vf.GenerateOutputs(rows).to_pandas()
+    pd.testing.assert_frame_equal(got, expected)
+    assert got["ints"].dtype == "float64" and got["mixed_num"].dtype == "float64" and got["flag"].dtype == object
+    pd.testing.assert_frame_equal(vf.GenerateOutputs(rows).to_pandas(columns=["late", "reward", "nothing"]),
+                                  expected[["late", "reward"]].assign(nothing=None))

@@ -55,7 +55,7 @@ class DiskRows(Sequence[dict[str, Any]]):
             del wanted
         if not sort:
             return cls(path, records["offset"].copy(), records["length"].copy(), inode)
-        order = np.lexsort((records["rollout_index"], records["example_id"]))  # stable: ties keep file order
+        order = _sorted_order(records)
         return cls(path, records["offset"][order], records["length"][order], inode)
 
     def __len__(self) -> int:
@@ -105,3 +105,15 @@ class DiskRows(Sequence[dict[str, Any]]):
 
     def __repr__(self) -> str:
         return f"DiskRows({str(self.results_file)!r}, {len(self)} rows)"
+
+
+def _sorted_order(records: np.ndarray) -> np.ndarray:
+    """Positions by example_id, then rollout_index; ties keep file order. One packed int64 key
+    when the ids fit (8 bytes a row beside the order), else a two-key sort."""
+    eid, idx = records["example_id"], records["rollout_index"]
+    if len(records) and int(idx.min()) >= 0 and int(idx.max()) < 1 << 20 and \
+            int(eid.min()) >= -(1 << 42) and int(eid.max()) < 1 << 42:
+        key = eid << 20
+        key |= idx
+        return np.argsort(key, kind="stable")
+    return np.lexsort((idx, eid))

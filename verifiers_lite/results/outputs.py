@@ -10,12 +10,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
-from verifiers_lite.results.flat_rows import (
-    BASE_COLUMNS,
-    TIMING_COLUMNS,
-    USAGE_COLUMNS,
-    flatten_row,
-)
+from verifiers_lite.results.frame import rows_frame
 from verifiers_lite.results.html import results_html
 from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k_from_counts
 from verifiers_lite.results.rescore import rescore_run
@@ -117,7 +112,8 @@ class GenerateOutputs:
 
     def to_pandas(self, columns: Sequence[str] | None = None) -> pd.DataFrame:
         """One row per rollout; each metric, timing and token count as its own column.
-        ``columns`` picks some (rows are read one at a time and only those columns kept)."""
+        ``columns`` picks some (rows are read one at a time and only those columns kept; flat
+        columns are built through Arrow, a few bytes a cell)."""
         return rows_frame(self.rows, columns)
 
     @property
@@ -125,7 +121,6 @@ class GenerateOutputs:
         return self.to_pandas()
 
     def _repr_html_(self) -> str:
-
         return results_html(self)
 
     def to_hf_dataset(self) -> Any:
@@ -204,31 +199,6 @@ class GenerateOutputs:
             + (f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses" if s.get("cache") else "")
             + ")"
         )
-
-
-def rows_frame(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
-    """The DataFrame of :meth:`GenerateOutputs.to_pandas`, built one row at a time: columns in
-    first-seen order over every flattened row (a metric may first appear late), missing cells
-    None; with ``columns``, only those (an unknown one is a column of None)."""
-    import pandas as pd
-
-    wanted = None if columns is None else list(dict.fromkeys(columns))
-    values: dict[str, list[Any]] = {c: [] for c in wanted or ()}
-    n = 0
-    for row in rows:
-        flat = flatten_row(row)
-        for k in flat if wanted is None else wanted:
-            col = values.get(k)
-            if col is None:
-                col = values[k] = [None] * n
-            col.append(flat.get(k))
-        n += 1
-        for col in values.values():
-            if len(col) < n:
-                col.append(None)
-    if not n and wanted is None:
-        return pd.DataFrame(columns=[*BASE_COLUMNS, "info", *TIMING_COLUMNS, *USAGE_COLUMNS])
-    return pd.DataFrame(values, columns=list(values), index=pd.RangeIndex(n))
 
 
 # Showing a run is the viewer's job, a layer above results: the package root offers it here
