@@ -39,6 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from verifiers_lite.results.aggregate import RowAggregate  # noqa: E402
 from verifiers_lite.results.store import ResultsStore  # noqa: E402
 
 PER_EXAMPLE = 4
@@ -51,6 +52,7 @@ def make_run(path: Path, n_rows: int, seed: int = 0) -> Path:
     meta = {"env_id": "arithmetic", "model": "bench", "num_rollouts": n_rows,
             "rollouts_per_example": PER_EXAMPLE, "sampling_args": {"max_tokens": 64}, "env_args": {}}
     store.open(meta)
+    totals = RowAggregate()  # a finished run's metadata carries its summary, as generate writes it
     for e in range(n_rows // PER_EXAMPLE):
         group = []
         for i in range(PER_EXAMPLE):
@@ -73,8 +75,9 @@ def make_run(path: Path, n_rows: int, seed: int = 0) -> Path:
                 "input_hash": "0123456789abcdef", "attempts": 1,
             })
         store.append_group(group)
+        totals.add_all(group)
     store.close()
-    store.write_metadata({**meta, "status": "completed_with_errors"})
+    store.write_metadata({**meta, "status": "completed_with_errors", **totals.summary()})
     return path
 
 
