@@ -20,7 +20,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
-from verifiers_lite.results.outputs import flatten_row
+from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.row_index import INDEX_FILE, RECORD
 from verifiers_lite.results.store import read_rows
 from verifiers_lite.rollout import TokenClient
