@@ -9,7 +9,8 @@ import pytest
 import verifiers_lite as vf
 from verifiers_lite import records, state
 from verifiers_lite.clients.base import ChatResponse, Usage
-from verifiers_lite.results.outputs import GenerateOutputs, flatten_row
+from verifiers_lite.results.flat_rows import flatten_row
+from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.rollout import trajectory
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ToolManager
 from verifiers_lite.rollout.training import merge_turns
