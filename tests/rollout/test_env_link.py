@@ -2,36 +2,14 @@
 
 from __future__ import annotations
 
-import re
-
 import pytest
+from tool_player import add, boxed_correct, tool_player
 
 import verifiers_lite as vf
 from verifiers_lite.rollout import IGNORE_INDEX, SamplingParams, TokenClient, build_training_batch
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: first addend
-        b: second addend
-    """
-    return a + b
-
-
-def respond(prompt: str) -> str:
-    q = re.findall(r"What is (\d+) \+ (\d+)\?", prompt)[-1]
-    if "<|im_start|>tool" not in prompt:
-        return f'Calling. <tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
-    result = re.findall(r"tool\n(.*?)<", prompt)[-1]
-    return "The answer is \\boxed{" + result + "}"
-
-
-def boxed_correct(completion, answer, **kwargs) -> float:
-    text = completion[-1]["content"] if completion else ""
-    return 1.0 if f"\\boxed{{{answer}}}" in text else 0.0
+respond = tool_player()
 
 
 def dataset(n: int) -> list[dict]:

@@ -4,10 +4,10 @@ that checks them: every export passes; each planted fault is caught at its row a
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 import pytest
+from tool_player import add, boxed_correct, tool_player
 
 import verifiers_lite as vf
 from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, TokenClient
@@ -23,26 +23,7 @@ from verifiers_lite.train import (
     write_token_rows,
 )
 
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: first addend
-        b: second addend
-    """
-    return a + b
-
-
-def respond(prompt: str) -> str:
-    q = re.findall(r"What is (\d+) \+ (\d+)\?", prompt)[-1]
-    if "<|im_start|>tool" not in prompt:
-        return f'Calling. <tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
-    return "The answer is \\boxed{" + re.findall(r"tool\n(.*?)<", prompt)[-1] + "}"
-
-
-def boxed_correct(completion: Any, answer: str, **kwargs: Any) -> float:
-    return 1.0 if f"\\boxed{{{answer}}}" in (completion[-1]["content"] if completion else "") else 0.0
+respond = tool_player()
 
 
 def tool_env() -> vf.ToolEnv:

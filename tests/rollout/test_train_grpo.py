@@ -5,7 +5,6 @@ a multi-turn tool rollout included."""
 from __future__ import annotations
 
 import copy
-import re
 from typing import Any
 
 import pytest
@@ -15,11 +14,15 @@ pytestmark = pytest.mark.train
 torch = pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 
+from tool_player import add, boxed_correct, tool_player  # noqa: E402
+
 import verifiers_lite as vf  # noqa: E402
 from verifiers_lite.rollout import SamplingParams, Template, smollm2_hf_checkpoint  # noqa: E402
 from verifiers_lite.rollout.mismatch import hf_scorer as vf_hf_scorer  # noqa: E402
 from verifiers_lite.rollout.testing import ScriptedSampler  # noqa: E402
 from verifiers_lite.train.grpo import grpo_trainer  # noqa: E402
+
+respond = tool_player(preamble="")
 
 
 def config(tmp_path: Any, **changes: Any) -> Any:
@@ -81,27 +84,6 @@ def test_grpo_steps_on_policy(tmp_path: Any) -> None:
     changed = any(not torch.equal(before[k], v) for k, v in trainer.model.named_parameters())
     rewards_vary = any(len({r["reward"] for r in rows}) > 1 for _, rows in seen)
     assert changed == rewards_vary  # GRPO moves the weights only when a group's rewards differ
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: first addend
-        b: second addend
-    """
-    return a + b
-
-
-def respond(prompt: str) -> str:
-    q = re.findall(r"What is (\d+) \+ (\d+)\?", prompt)[-1]
-    if "<|im_start|>tool" not in prompt:
-        return f'<tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
-    return "The answer is \\boxed{" + re.findall(r"tool\n(.*?)<", prompt)[-1] + "}"
-
-
-def boxed_correct(completion: Any, answer: str, **kwargs: Any) -> float:
-    return 1.0 if f"\\boxed{{{answer}}}" in (completion[-1]["content"] if completion else "") else 0.0
 
 
 def test_multi_turn_tool_rollouts_reach_trl_verbatim(tmp_path: Any) -> None:
