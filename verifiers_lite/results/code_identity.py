@@ -75,6 +75,17 @@ def _function_source(func: types.FunctionType) -> str | None:
     return _normalised_source(source)
 
 
+def _class_source(klass: type) -> str:
+    """``inspect.getsource(klass)``, refused (OSError) when it is another file's text: on Python
+    3.13 a class exec'd in ``__main__`` (a notebook cell) is looked up by line number in the
+    ``__main__`` module's file, whatever that file holds."""
+    source = inspect.getsource(klass)
+    own = {v.__code__.co_filename for v in vars(klass).values() if isinstance(v, types.FunctionType)}
+    if own and own != {inspect.getfile(klass)}:
+        raise OSError(f"{klass.__qualname__}: its methods come from {sorted(own)}, not {inspect.getfile(klass)}")
+    return source
+
+
 def _without_docstring(func: types.FunctionType) -> types.CodeType:
     """The function's code with its docstring constant blanked, as the source path drops it."""
     code = func.__code__
@@ -189,7 +200,7 @@ class _Describer:
             if _is_builtin(klass):
                 continue
             try:
-                parts.append(_normalised_source(inspect.getsource(klass)) or "")
+                parts.append(_normalised_source(_class_source(klass)) or "")
             except (OSError, TypeError):  # no source (a notebook's __main__, exec'd code)
                 methods = sorted(
                     f"{k}={self.value(v, depth)}" for k, v in vars(klass).items()
