@@ -34,8 +34,9 @@ def assert_live_progress(nb, client) -> None:
     for i in eval_cells(nb):
         updates = client.widget_updates(i)
         partial = [u["value"] for u in updates if isinstance(u.get("value"), int) and u["value"] > 0]
-        assert len(updates) >= 5, f"cell {i}: only {len(updates)} widget updates"
-        assert partial and min(partial) < max(partial), f"cell {i}: no intermediate progress {partial}"
+        # Progress moved while the cell ran (how many updates depends on the model's speed: the
+        # display sends at most one every 50 ms, and the fake model finishes in a few waves).
+        assert partial and min(partial) < max(partial), f"cell {i}: no intermediate progress {partial} ({len(updates)} updates)"
         # The saved output is the static final frame: readable without a widget manager.
         frames = [o for o in nb.cells[i].outputs if "vf-progress" in o.get("data", {}).get("text/html", "")]
         assert frames and "mean reward" in frames[0]["data"]["text/plain"]
