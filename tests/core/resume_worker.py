@@ -1,11 +1,14 @@
 """Child process for the resume tests: runs a generate with results_path until done or killed."""
 
+import signal
 import sys
 
 import verifiers_lite as vf
 from tests.core.helpers import make_env
 
 if __name__ == "__main__":
+    # Ctrl-C as in a terminal: a suite started as a background job passes SIGINT on ignored.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     base_url, results_path, independent = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
     use_ray = len(sys.argv) > 4 and sys.argv[4] == "ray"
     executor = None

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import time
 import uuid
@@ -157,7 +158,11 @@ def test_hostile_answers_score_zero_within_limits_and_leave_nothing(hostile):
     for name, result in results.items():
         assert not result.extra["tests_passed"] and (not result.ok or name == "exit_early"), name
         assert result.duration_s <= TIMEOUT + 1.0, (name, result.duration_s)
-    assert results["infinite_loop"].timed_out and results["fork_bomb"].timed_out
+    # A busy loop meets two limits of the same length: the wall clock, or, on a quiet machine
+    # where it gets a whole core, the CPU-time limit first (SIGXCPU). Either stops it in time.
+    loop = results["infinite_loop"]
+    assert loop.timed_out or loop.exit_code == -signal.SIGXCPU, loop
+    assert results["fork_bomb"].timed_out
     assert "MemoryError" in results["allocate_4gb"].stderr
     assert "AssertionError" in results["write_outside"].stderr
     assert "ConnectionRefusedError" in results["open_socket"].stderr or "OSError" in results["open_socket"].stderr
