@@ -7,12 +7,11 @@ It needs transformers + torch + llama-cpp-python + ipykernel in one venv, so it 
 
 from __future__ import annotations
 
-import argparse
-import sys
 from pathlib import Path
 
 import nbformat
 from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
+from notebook_cli import build_main
 
 HERE = Path(__file__).parent
 NAME = "05_logprob_mismatch.ipynb"
@@ -86,19 +85,7 @@ def build() -> nbformat.NotebookNode:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--execute", action="store_true")
-    ap.add_argument("--out", default=str(HERE / NAME))
-    args = ap.parse_args()
-    nb = build()
-    if args.execute:
-        from nbclient import NotebookClient
-
-        # The kernel is this interpreter's, so the notebook runs in the venv that has the deps.
-        resources = {"metadata": {"path": str(HERE)}}
-        NotebookClient(nb, kernel_name="python3", timeout=1800, resources=resources).execute()
-    nbformat.write(nb, args.out)
-    print(f"wrote {args.out}", file=sys.stderr)
+    build_main(build, HERE / NAME, __doc__.split("\n")[0], timeout=1800)
 
 
 if __name__ == "__main__":
