@@ -132,126 +132,163 @@ async def generate(
     when it has them (see :mod:`verifiers_lite.clients.cache`); hits and misses are in
     ``metadata["cache"]``.
     """
-    config = config or RunConfig()
-    sampling_args, independent_scoring, results_path = (
-        config.sampling_args, config.independent_scoring, config.results_path)
-    rerun_errors = config.rerun_errors
-    limit, score = _check_run(env, model, config)
-    prepared = prepare_inputs(env, inputs)
-    run_seed = None if "seed" in {**env.sampling_args, **(sampling_args or {})} else config.seed
-    executor = config.executor or LocalExecutor()
-    client, cache_meter = _with_cache(client, config.cache, executor)
-    events = _callbacks(config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log)
-
-    groups = group_inputs(prepared)
-    num_rollouts = len(prepared)
-    groups_sizes = _GroupSizes(groups)
-    per_example = config.rollouts_per_example or max(groups_sizes.values(), default=1)
-    metadata = _run_metadata(env, model, config, prepared, per_example, len(groups_sizes), limit, score, run_seed)
-    session_start = time.time()
-    begin_session(metadata, [], session_start)
-    del prepared  # the groups hold every input: no second list of a million rollouts
-
-    def input_hash_of(eid: Any) -> str:
-        return input_hash(groups[eid][0])
-
-    store = ResultsStore(results_path, fsync=config.fsync) if results_path else None
-    stats = RunStats(total=num_rollouts)
-    totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
-    rows: list[dict[str, Any]] | None = None if store is not None else []  # in memory without a store
-    saved = SavedRows(rerun_errors)  # nothing saved yet
-    builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
-    prior_attempts: dict[tuple[Any, int], int] = {}
-    if store is not None and store.open(metadata, _resume_check(metadata, store, session_start)):
-        def kept(row: dict[str, Any]) -> None:
-            totals.add(row)
-            add_system_fingerprints(builds, [row])
-            stats.add([row], resumed=True)
-
-        saved, prior_attempts = _resume(store, groups_sizes, input_hash_of, independent_scoring, rerun_errors, kept)
-    ctx = RunContext(env, client, model, sampling_args, limit, independent_scoring, events.on_log, score)
-    slots = await executor.start(ctx, 1 if independent_scoring else per_example)
-    n_units = _count_units(groups, saved, independent_scoring)
-    units = iter_units(groups, saved.is_done, independent_scoring, run_seed)
-    if cache_meter is not None:
-        stats.cache_hits = 0
-    events.on_start(stats)
-    # Each rollout reports its start and end (counts move within a group), and a clock tick
-    # keeps elapsed/ETA/rate moving while nothing finishes.
-    listening = set_rollout_listener(rollout_listener(stats, events.on_update))
-    ticker = asyncio.ensure_future(_tick(stats, events))
-    n_workers = min(n_units, slots)
-    crashed_endpoints: set[str] = set()
-
-    async def worker() -> None:
-        for unit in units:  # one shared iterator: each unit is taken by one worker
-            try:
-                out = await executor.run(unit)
-            except asyncio.CancelledError:
-                raise
-            except Exception as exc:  # a framework-level failure still must not take the run down
-                out = _failed_rows(env, unit, model, sampling_args, exc)
-            group_hash = input_hash_of(unit.example_id)
-            for r in out:
-                r[INPUT_HASH_KEY] = group_hash
-                r["attempts"] = prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
-            if store is not None:
-                await store.append_group_async(out)
-            else:
-                assert rows is not None
-                rows.extend(out)
-            totals.add_all(out)
-            add_system_fingerprints(builds, out)
-            stats.add(out)
-            if cache_meter is not None:
-                stats.cache_hits, stats.cache_misses = cache_meter.counts()
-            events.on_progress(stats, out)
-            _report_crashes(out, crashed_endpoints, events.on_log)
-
-    endpoints = asyncio.ensure_future(endpoint_entries(client, model))  # fetched once, beside the run
+    run = _Run(env, inputs, client, model, config or RunConfig())
+    run.resume_saved()
+    await run.start()
     status, interrupted = "running", False
     try:
-        if n_workers:
-            tasks = [asyncio.ensure_future(worker()) for _ in range(n_workers)]
-            try:
-                await asyncio.gather(*tasks)
-            except BaseException:
-                for t in tasks:
-                    t.cancel()
-                await asyncio.gather(*tasks, return_exceptions=True)
-                raise
-        status = "completed_with_errors" if totals.errors else "completed"
+        await run.run_units()
+        status = "completed_with_errors" if run.totals.errors else "completed"
     except BaseException as exc:
         status = "interrupted"
         interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
         raise
     finally:
-        ticker.cancel()
-        await asyncio.gather(ticker, return_exceptions=True)
-        reset_rollout_listener(listening)
-        stats.in_flight = 0
-        events.on_update(stats)  # the last live update shows nothing in flight (updates are throttled)
-        if rows is not None:
-            rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
-        if cache_meter is not None:
-            metadata["cache"] = cache_meter.summary()
-        metadata["manifest"]["endpoints"] = await _endpoints_or_note(endpoints, interrupted)
-        metadata["manifest"]["system_fingerprints"] = list(builds)
-        end_session(metadata, time.time(), rollouts=stats.done - stats.resumed)
-        metadata.update(status=status, **executor.summary(), **totals.summary())
-        if store is not None:
-            store.write_metadata(metadata)
-            store.close()
+        await run.finish(status, interrupted)
+    return run.outputs()
+
+
+class _Run:
+    """One call of :func:`generate`: its inputs by group, where its rows go, its live figures."""
+
+    def __init__(self, env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig) -> None:
+        self.env, self.model, self.config = env, model, config
+        self.limit, self.score = _check_run(env, model, config)
+        prepared = prepare_inputs(env, inputs)
+        self.run_seed = None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
+        self.executor = config.executor or LocalExecutor()
+        self.client, self.cache_meter = _with_cache(client, config.cache, self.executor)
+        self.events = _callbacks(config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log)
+        self.groups = group_inputs(prepared)  # they hold every input: no second list of a million rollouts
+        self.sizes = _GroupSizes(self.groups)
+        self.per_example = config.rollouts_per_example or max(self.sizes.values(), default=1)
+        self.metadata = _run_metadata(env, model, config, prepared, self.per_example, len(self.sizes), self.limit,
+                                      self.score, self.run_seed)
+        self.session_start = time.time()
+        begin_session(self.metadata, [], self.session_start)
+        self.store = ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
+        self.stats = RunStats(total=len(prepared))
+        self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
+        self.rows: list[dict[str, Any]] | None = None if self.store is not None else []  # in memory without a store
+        self.saved = SavedRows(config.rerun_errors)  # nothing saved yet
+        self.builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
+        self.prior_attempts: dict[tuple[Any, int], int] = {}
+        self.crashed_endpoints: set[str] = set()
+
+    def input_hash_of(self, eid: Any) -> str:
+        return input_hash(self.groups[eid][0])
+
+    def resume_saved(self) -> None:
+        """Keep what earlier sessions of this run saved; refuse a directory that holds another run."""
+        store = self.store
+        if store is None or not store.open(self.metadata, _resume_check(self.metadata, store, self.session_start)):
+            return
+        self.saved, self.prior_attempts = _resume(
+            store, self.sizes, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
+            self._count_kept)
+
+    def _count_kept(self, row: dict[str, Any]) -> None:
+        self.totals.add(row)
+        add_system_fingerprints(self.builds, [row])
+        self.stats.add([row], resumed=True)
+
+    async def start(self) -> None:
+        """Start the executor and the live display; fetch the endpoints' entries beside the run."""
+        independent = self.config.independent_scoring
+        ctx = RunContext(self.env, self.client, self.model, self.config.sampling_args, self.limit, independent,
+                         self.events.on_log, self.score)
+        slots = await self.executor.start(ctx, 1 if independent else self.per_example)
+        self.n_workers = min(_count_units(self.groups, self.saved, independent), slots)
+        self.units = iter_units(self.groups, self.saved.is_done, independent, self.run_seed)
+        if self.cache_meter is not None:
+            self.stats.cache_hits = 0
+        self.events.on_start(self.stats)
+        # Each rollout reports its start and end (counts move within a group), and a clock tick
+        # keeps elapsed/ETA/rate moving while nothing finishes.
+        self.listening = set_rollout_listener(rollout_listener(self.stats, self.events.on_update))
+        self.ticker = asyncio.ensure_future(_tick(self.stats, self.events))
+        self.endpoints = asyncio.ensure_future(endpoint_entries(self.client, self.model))
+
+    async def run_units(self) -> None:
+        """Every missing unit, on as many workers as the executor has slots; one failing cancels all."""
+        if not self.n_workers:
+            return
+        tasks = [asyncio.ensure_future(self._worker()) for _ in range(self.n_workers)]
+        try:
+            await asyncio.gather(*tasks)
+        except BaseException:
+            for t in tasks:
+                t.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+
+    async def _worker(self) -> None:
+        for unit in self.units:  # one shared iterator: each unit is taken by one worker
+            try:
+                out = await self.executor.run(unit)
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # a framework-level failure still must not take the run down
+                out = _failed_rows(self.env, unit, self.model, self.config.sampling_args, exc)
+            await self._record(unit, out)
+
+    async def _record(self, unit: WorkUnit, out: list[dict[str, Any]]) -> None:
+        """A finished unit's rows: saved (or kept in memory), counted, reported."""
+        group_hash = self.input_hash_of(unit.example_id)
+        for r in out:
+            r[INPUT_HASH_KEY] = group_hash
+            r["attempts"] = self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
+        if self.store is not None:
+            await self.store.append_group_async(out)
+        else:
+            assert self.rows is not None
+            self.rows.extend(out)
+        self.totals.add_all(out)
+        add_system_fingerprints(self.builds, out)
+        self.stats.add(out)
+        if self.cache_meter is not None:
+            self.stats.cache_hits, self.stats.cache_misses = self.cache_meter.counts()
+        self.events.on_progress(self.stats, out)
+        _report_crashes(out, self.crashed_endpoints, self.events.on_log)
+
+    async def finish(self, status: str, interrupted: bool) -> None:
+        """However the run ended: stop the live display, write the metadata, free the executor."""
+        await self._stop_live_updates()
+        if self.rows is not None:
+            self.rows.sort(key=lambda r: (_sort_key(r["example_id"]), r.get("rollout_index", 0)))
+        await self._complete_metadata(status, interrupted)
+        if self.store is not None:
+            self.store.write_metadata(self.metadata)
+            self.store.close()
         if interrupted:
-            _note_interrupt(stats, store, groups_sizes)
-        await executor.close()
-        events.on_end(stats)
-    if store is None:
-        assert rows is not None
-        return GenerateOutputs(rows=rows, metadata=metadata)
-    on_disk = DiskRows.open(store.results_file, example_ids=groups, sort=True)
-    assert on_disk is not None  # every row the store wrote has integer ids
-    return GenerateOutputs(rows=on_disk, metadata=metadata)
+            _note_interrupt(self.stats, self.store, self.sizes)
+        await self.executor.close()
+        self.events.on_end(self.stats)
+
+    async def _stop_live_updates(self) -> None:
+        self.ticker.cancel()
+        await asyncio.gather(self.ticker, return_exceptions=True)
+        reset_rollout_listener(self.listening)
+        self.stats.in_flight = 0
+        self.events.on_update(self.stats)  # the last live update shows nothing in flight (updates are throttled)
+
+    async def _complete_metadata(self, status: str, interrupted: bool) -> None:
+        metadata = self.metadata
+        if self.cache_meter is not None:
+            metadata["cache"] = self.cache_meter.summary()
+        metadata["manifest"]["endpoints"] = await _endpoints_or_note(self.endpoints, interrupted)
+        metadata["manifest"]["system_fingerprints"] = list(self.builds)
+        end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
+        metadata.update(status=status, **self.executor.summary(), **self.totals.summary())
+
+    def outputs(self) -> GenerateOutputs:
+        """The run's rows (in memory, or read from results.jsonl on demand) and metadata."""
+        if self.store is None:
+            assert self.rows is not None
+            return GenerateOutputs(rows=self.rows, metadata=self.metadata)
+        on_disk = DiskRows.open(self.store.results_file, example_ids=self.groups, sort=True)
+        assert on_disk is not None  # every row the store wrote has integer ids
+        return GenerateOutputs(rows=on_disk, metadata=self.metadata)
 
 
 def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple[int | None, bool]:
