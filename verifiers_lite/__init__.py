@@ -63,6 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.clients.scripted import ScriptedClient
+    from verifiers_lite.envs.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment
     from verifiers_lite.envs.multiturn import MultiTurnEnv
@@ -103,7 +104,6 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         compare_runs,
         examples_needed,
     )
-    from verifiers_lite.rollout.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.rollout.mismatch import logprob_report
     from verifiers_lite.rollout.multi_turn import MultiTurnRollout
     from verifiers_lite.rollout.samplers.llama_cpp import LlamaCppSampler

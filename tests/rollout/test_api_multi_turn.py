@@ -1,4 +1,5 @@
-"""APIMultiTurnRollout: scripted API for the logic, a real llama.cpp server end to end."""
+"""APIMultiTurnRollout: scripted API for the logic, the fake HTTP server for OpenAIChatAPI, a real
+llama.cpp server end to end."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import time
 
 import pytest
 
-from verifiers_lite.rollout import APIMultiTurnRollout, SamplingParams, ToolManager
+from verifiers_lite.rollout import APIMultiTurnRollout, OpenAIChatAPI, SamplingParams, ToolManager
 from verifiers_lite.rollout.trajectory import STOP_REASONS, is_truncated
 
 
@@ -91,25 +92,93 @@ def test_stop_reasons_and_failures_are_per_trajectory() -> None:
     before = copy.deepcopy(inp)
     out = rollout(inp)
     assert inp == before
+    assert [t["q"] for t in out] == ["ok", "boom", "long", "loop"]  # input keys kept, in order
     assert [t["stop_reason"] for t in out] == ["stop", "error", "length", "max_turns"]
     assert [t["turns"] for t in out] == [2, 0, 1, 3]
     for t in out:
         assert t["stop_reason"] in STOP_REASONS and t["truncated"] == is_truncated(t["stop_reason"])
-    assert out[0]["messages"][-1]["content"] == "= 3"
-    assert out[0]["messages"][2] == {
-        "role": "tool",
-        "tool_call_id": "x0",
-        "name": "add",
-        "content": "3",
-    }
-    assert "ConnectionError: server gone" in out[1]["error"]
-    # Every call answered, with its id, also at max_turns.
-    loop = out[3]["messages"]
-    ids = [c["id"] for m in loop if m["role"] == "assistant" for c in m["tool_calls"]]
-    assert ids == [m["tool_call_id"] for m in loop if m["role"] == "tool"]
+    # The whole "ok" conversation, written out by hand.
+    assert out[0]["messages"] == [
+        {"role": "user", "content": "ok"},
+        {"role": "assistant", "content": "", "tool_calls": [
+            {"id": "x0", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+        ]},
+        {"role": "tool", "tool_call_id": "x0", "name": "add", "content": "3"},
+        {"role": "assistant", "content": "= 3"},
+    ]
+    assert [t["error"] for t in out if t["stop_reason"] != "error"] == [None] * 3
+    # A failed API call is the core's categorised record, not a string.
+    assert out[1]["error"]["category"] == "model_connection"
+    assert "ConnectionError: server gone" in out[1]["error"]["message"]
+    assert out[1]["messages"] == [{"role": "user", "content": "boom"}]
     r = api.requests[0]
     assert r["params"]["temperature"] == 0.3 and r["params"]["max_tokens"] == 50
     assert r["extra_body"] == {"top_k": 5} and r["tools"][0]["function"]["name"] == "add"
+
+
+def test_max_turns_counted_by_hand() -> None:
+    """The max_turns-th model turn ends the rollout before its tool calls run (MultiTurnEnv's
+    rule): with max_turns=3 a model that always calls a tool makes 3 requests, 2 tool runs."""
+    runs: list[int] = []
+
+    def count(n: int) -> int:
+        """Count a call."""
+        runs.append(n)
+        return len(runs)
+
+    def always_call(messages):
+        k = sum(m["role"] == "assistant" for m in messages)  # this turn's index, from 0
+        return {"role": "assistant", "content": f"turn {k + 1}", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "count", "arguments": f'{{"n": {k}}}'}}
+        ]}, "tool_calls"
+
+    api = FakeAPI(always_call)
+    (t,) = APIMultiTurnRollout(api, ToolManager([count]), max_turns=3)(
+        [[{"role": "user", "content": "go"}]]
+    )
+
+    def turn(k: int) -> dict:
+        return {"role": "assistant", "content": f"turn {k + 1}", "tool_calls": [
+            {"id": f"c{k}", "type": "function", "function": {"name": "count", "arguments": f'{{"n": {k}}}'}}
+        ]}
+
+    assert t["messages"] == [
+        {"role": "user", "content": "go"},
+        turn(0), {"role": "tool", "tool_call_id": "c0", "name": "count", "content": "1"},
+        turn(1), {"role": "tool", "tool_call_id": "c1", "name": "count", "content": "2"},
+        turn(2),  # the third turn's call is not run
+    ]
+    assert (t["turns"], t["stop_reason"], t["truncated"]) == (3, "max_turns", True)
+    assert runs == [0, 1] and len(api.requests) == 3
+    # Each request carried the conversation so far: 1, 3 and 5 messages.
+    assert [len(r["messages"]) for r in api.requests] == [1, 3, 5]
+
+
+def test_tool_that_raises_is_answered_and_listed() -> None:
+    def broken(x: int) -> int:
+        """Always fails."""
+        raise RuntimeError("tool exploded")
+
+    def script(messages):
+        if messages[-1]["role"] == "user":
+            return {"role": "assistant", "content": "", "tool_calls": [
+                {"id": "b0", "type": "function", "function": {"name": "broken", "arguments": '{"x": 1}'}}
+            ]}, "tool_calls"
+        return {"role": "assistant", "content": "gave up"}, "stop"
+
+    (t,) = APIMultiTurnRollout(FakeAPI(script), ToolManager([broken]))([[{"role": "user", "content": "q"}]])
+    assert (t["stop_reason"], t["turns"], t["error"]) == ("stop", 2, None)
+    tool_msg = t["messages"][2]
+    assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "b0"
+    assert "tool exploded" in tool_msg["content"]
+    assert t["tool_errors"] == [{"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}]
+
+
+def test_tool_calls_without_a_tool_manager_are_an_env_error() -> None:
+    (t,) = APIMultiTurnRollout(FakeAPI(native_call))([[{"role": "user", "content": "ok"}]])
+    assert t["stop_reason"] == "error" and t["turns"] == 1
+    assert t["error"]["category"] == "env_error"
+    assert "no ToolManager" in t["error"]["message"]
 
 
 def test_hermes_calls_in_text_and_tool_errors() -> None:
@@ -129,14 +198,42 @@ def test_hermes_calls_in_text_and_tool_errors() -> None:
     assert t["tool_errors"][0]["error"] == "bad_arguments"
 
 
-def test_thread_pool_concurrency() -> None:
-    api = FakeAPI(lambda m: ({"role": "assistant", "content": "hi"}, "stop"), delay=0.05)
-    t0 = time.perf_counter()
+def test_async_chat_api() -> None:
+    class AsyncAPI:
+        async def chat(self, messages, tools, params, extra_body):
+            return {"role": "assistant", "content": f"echo {messages[-1]['content']}"}, "stop"
+
+    out = APIMultiTurnRollout(AsyncAPI())([[{"role": "user", "content": str(i)}] for i in range(3)])
+    assert [t["messages"][-1]["content"] for t in out] == ["echo 0", "echo 1", "echo 2"]
+
+
+def test_concurrency_bounds_trajectories_in_flight() -> None:
+    """Four calls must be in flight together (each waits for the fourth), never a fifth."""
+    all_in = threading.Event()
+
+    class GatedAPI(FakeAPI):
+        def chat(self, messages, tools, params, extra_body):
+            with self.lock:
+                if self.in_flight + 1 == 4:
+                    all_in.set()
+            return super().chat(messages, tools, params, extra_body)
+
+    def script(messages):
+        assert all_in.wait(60), "four calls were never in flight together"
+        return {"role": "assistant", "content": "hi"}, "stop"
+
+    api = GatedAPI(script)
     out = APIMultiTurnRollout(api, concurrency=4)(
         [[{"role": "user", "content": str(i)}] for i in range(12)]
     )
-    assert len(out) == 12 and api.peak == 4
-    assert time.perf_counter() - t0 < 0.5  # 3 waves of 0.05 s, not 12
+    assert [t["stop_reason"] for t in out] == ["stop"] * 12 and api.peak == 4
+
+
+def test_bad_messages_are_refused_before_any_call() -> None:
+    api = FakeAPI(native_call)
+    with pytest.raises(ValueError, match="trajectory 1.*role"):
+        APIMultiTurnRollout(api)([[{"role": "user", "content": "a"}], [{"content": "no role"}]])
+    assert api.requests == []
 
 
 def test_traces(tmp_path) -> None:
@@ -146,12 +243,45 @@ def test_traces(tmp_path) -> None:
     )
     names = sorted(p.name for p in tmp_path.iterdir())
     assert len(set(names)) == 4 and sum(n.startswith("ok-") for n in names) == 3
-    assert (
-        json.loads((tmp_path / [n for n in names if n.startswith("fail-")][0]).read_text())[
-            "stop_reason"
-        ]
-        == "error"
-    )
+    fail = json.loads((tmp_path / [n for n in names if n.startswith("fail-")][0]).read_text())
+    assert fail["stop_reason"] == "error" and fail["error"]["category"] == "model_connection"
+
+
+def calculator(expression: str) -> str:
+    """Evaluate a sum of two integers."""
+    a, b = expression.split("+")
+    return str(int(a) + int(b))
+
+
+def test_openai_chat_api_on_the_fake_server(fake_server) -> None:
+    """OpenAIChatAPI against a real HTTP server: the fake-tool model calls the calculator, then
+    answers with its result; a 500 is the core's model_http_error."""
+    api = OpenAIChatAPI("fake-tool", base_url=fake_server.base_url, max_retries=0, timeout=30)
+    rollout = APIMultiTurnRollout(api, ToolManager([calculator]), max_turns=4)
+    (t,) = rollout([[{"role": "user", "content": "What is 3 + 4?"}]])
+    assert t["error"] is None, t["error"]
+    assert t["messages"] == [
+        {"role": "user", "content": "What is 3 + 4?"},
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "type": "function", "function": {
+            "name": "calculator", "arguments": '{"expression": "3 + 4"}'}}]},
+        {"role": "tool", "tool_call_id": "call_0", "name": "calculator", "content": "7"},
+        {"role": "assistant", "content": "The calculator says \\boxed{7}."},
+    ]
+    assert (t["turns"], t["stop_reason"]) == (2, "stop")
+
+    fake_server.configure(faults=[{"status": 500}])
+    (t,) = rollout([[{"role": "user", "content": "What is 3 + 4?"}]])
+    assert (t["stop_reason"], t["turns"]) == ("error", 0)
+    assert t["error"]["category"] == "model_http_error" and "HTTP 500" in t["error"]["message"]
+
+
+def test_openai_chat_api_retries_through_the_retry_policy(fake_server) -> None:
+    """max_retries=1: one 500 is retried (by the library's RetryPolicy), the rollout succeeds."""
+    api = OpenAIChatAPI("fake-echo", base_url=fake_server.base_url, max_retries=1, timeout=30)
+    fake_server.configure(faults=[{"status": 500}])
+    (t,) = APIMultiTurnRollout(api)([[{"role": "user", "content": "hello"}]])
+    assert t["error"] is None and t["messages"][-1]["content"] == "hello"
+    assert fake_server.stats()["requests"] == 2
 
 
 def _free_port() -> int:

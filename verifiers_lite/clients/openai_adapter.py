@@ -33,6 +33,22 @@ def _copy_for_loop(client: Any) -> Any:
     return client.copy(http_client=openai.DefaultAsyncHttpxClient())
 
 
+def openai_error(exc: BaseException) -> ModelAPIError | None:
+    """The library's error for an ``openai`` SDK failure (sync or async client), or None when
+    ``exc`` is not one: the one mapping of the SDK's exceptions onto the error categories."""
+    import openai
+
+    if isinstance(exc, openai.RateLimitError):
+        return ModelAPIError(str(exc), category="model_rate_limited", status=429)
+    if isinstance(exc, openai.APITimeoutError):  # before APIConnectionError, its base class
+        return ModelAPIError(str(exc), category="model_timeout")
+    if isinstance(exc, openai.APIConnectionError):
+        return ModelAPIError(str(exc), category="model_connection")
+    if isinstance(exc, openai.APIStatusError):
+        return ModelAPIError(str(exc), category="model_http_error", status=exc.status_code)
+    return None
+
+
 class OpenAIClientAdapter:
     """Adapts ``client.chat.completions.create`` to :class:`ModelClient`: the SDK path.
 
@@ -68,14 +84,8 @@ class OpenAIClientAdapter:
             kwargs["tools"] = tools
         try:
             completion = await self._create(model=model, messages=messages, **kwargs)
-        except openai.RateLimitError as exc:
-            raise ModelAPIError(str(exc), category="model_rate_limited", status=429) from exc
-        except openai.APITimeoutError as exc:
-            raise ModelAPIError(str(exc), category="model_timeout") from exc
-        except openai.APIConnectionError as exc:
-            raise ModelAPIError(str(exc), category="model_connection") from exc
-        except openai.APIStatusError as exc:
-            raise ModelAPIError(str(exc), category="model_http_error", status=exc.status_code) from exc
+        except openai.OpenAIError as exc:
+            raise (openai_error(exc) or exc) from exc
         return parse_chat_completion(completion.model_dump_json(), self.base_url)
 
     async def _create(self, **kwargs: Any) -> Any:

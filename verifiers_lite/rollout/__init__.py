@@ -22,8 +22,8 @@ _EXPORTS: dict[str, str] = {
     "ParsedToolCall": ".tool_manager",
     "MultiTurnRollout": ".multi_turn",
     "IGNORE_INDEX": ".multi_turn",
-    "APIMultiTurnRollout": ".api_multi_turn",
-    "OpenAIChatAPI": ".api_multi_turn",
+    "APIMultiTurnRollout": "verifiers_lite.envs.api_multi_turn",
+    "OpenAIChatAPI": "verifiers_lite.clients.chat_api",
     "STOP_REASONS": ".trajectory",
     "is_truncated": ".trajectory",
     "write_trace": ".traces",
@@ -46,8 +46,9 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
+    from ..clients.chat_api import OpenAIChatAPI
+    from ..envs.api_multi_turn import APIMultiTurnRollout
     from ..local.models import smollm2_gguf_path, smollm2_hf_checkpoint
-    from .api_multi_turn import APIMultiTurnRollout, OpenAIChatAPI
     from .mismatch import LogprobReport, hf_scorer, logprob_report
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout
