@@ -8,6 +8,8 @@ import pytest
 from verifiers_lite.notebook import detect, display
 from verifiers_lite.notebook.display import NotebookProgress, notebook_progress
 from verifiers_lite.progress import RunStats, TqdmProgress, default_progress
+from verifiers_lite.testing.clock import ManualClock
+from verifiers_lite.testing.waiting import wait_until
 
 
 def _shell(name: str, kernel: bool = True):
@@ -98,14 +100,40 @@ def test_updates_from_a_background_loop_thread_are_throttled_and_none_is_lost():
         for _ in range(200):
             stats.add(_rows(1))
             p.on_progress(stats, [])
-            await asyncio.sleep(0.005)
+            await asyncio.sleep(0.005)  # the producer's pace: updates come faster than redraws
 
     t0 = time.monotonic()
     asyncio.run_coroutine_threadsafe(run(), loop).result(30)
-    deadline = time.monotonic() + 10  # the flush timer draws the last pending change
-    while p.bar.value != 200 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert p.bar.value == 200
+    wait_until(lambda: p.bar.value == 200, "the flush timer draws the last pending change", timeout=10)
+    # At most one redraw per interval (plus the first and the flush), however loaded the machine.
     assert 2 <= p.renders <= 2 + (time.monotonic() - t0) / 0.25 + 2
     loop.call_soon_threadsafe(loop.stop)
     thread.join(5)
+
+
+def test_flush_timer_draws_the_pending_change_when_the_clock_reaches_it():
+    clock = ManualClock(start=100.0)
+    p = NotebookProgress(show=False, min_interval=0.25, clock=clock)
+    stats = RunStats(total=10)
+    p.on_start(stats)
+    assert (p.renders, p.bar.value, clock.waiting) == (1, 0, 0)
+    stats.add(_rows(1))
+    p.on_update(stats)  # within the interval of the first draw: deferred to a timer
+    stats.add(_rows(2))
+    p.on_update(stats)  # still deferred, to the same timer
+    assert (p.renders, p.bar.value, clock.waiting) == (1, 0, 1)
+    clock.advance(0.2)
+    assert (p.renders, p.bar.value) == (1, 0)
+    clock.advance(0.05)  # the interval is over: the timer draws the latest figures
+    assert (p.renders, p.bar.value, p.count.value, clock.waiting) == (2, 3, "3/10", 0)
+    clock.advance(0.25)
+    stats.add(_rows(1))
+    p.on_update(stats)  # an interval after the last draw: drawn at once, no timer
+    assert (p.renders, p.bar.value, clock.waiting) == (3, 4, 0)
+    stats.add(_rows(6))
+    p.on_update(stats)
+    assert clock.waiting == 1
+    p.on_end(stats)  # the end draws the final frame and drops the pending flush
+    assert (p.renders, p.bar.value, p.bar.bar_style, clock.waiting) == (4, 10, "success", 0)
+    clock.advance(10)
+    assert p.renders == 4

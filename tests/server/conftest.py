@@ -7,7 +7,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from srv_helpers import FakeClock, ServerProc, start_server
+from srv_helpers import ServerProc, start_server
+
+from verifiers_lite.testing.clock import ManualClock
 
 
 @pytest.fixture(scope="module")
@@ -34,5 +36,6 @@ def spawn(tmp_path: Path) -> Iterator[Any]:
 
 
 @pytest.fixture
-def fake_clock() -> FakeClock:
-    return FakeClock()
+def fake_clock() -> ManualClock:
+    """Time advances only when the client sleeps; every sleep is recorded."""
+    return ManualClock(1000.0, advance_on_sleep=True)

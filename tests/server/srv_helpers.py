@@ -1,4 +1,4 @@
-"""Helpers: real uvicorn server processes on 127.0.0.1, a fault-injecting proxy, a fake clock."""
+"""Helpers: real uvicorn server processes on 127.0.0.1, a fault-injecting proxy."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import os
 import socket
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from verifiers_lite.testing.waiting import wait_until
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
@@ -86,36 +86,21 @@ def _launch(
     proc = subprocess.Popen(args, stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
+
+    def healthy() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"server exited: {log.read_text()}")
         try:
-            if httpx.get(url + "/health", headers=headers, timeout=1).status_code == 200:
-                return ServerProc(url, proc, events, log, headers)
+            return httpx.get(url + "/health", headers=headers, timeout=1).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.05)
-    proc.kill()
-    raise RuntimeError("server did not start")
+            return False
 
-
-class FakeClock:
-    """Time advances only when the client sleeps; every sleep is recorded."""
-
-    def __init__(self) -> None:
-        self.t = 1000.0
-        self.sleeps: list[float] = []
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        import asyncio
-
-        self.sleeps.append(round(seconds, 6))
-        self.t += seconds
-        await asyncio.sleep(0)
+    try:
+        wait_until(healthy, "the server answers /health", timeout=30)
+    except AssertionError:
+        proc.kill()
+        raise
+    return ServerProc(url, proc, events, log, headers)
 
 
 def script(**kw: Any) -> dict[str, Any]:

@@ -10,9 +10,10 @@ import httpx
 import pytest
 from srv_helpers import script
 
+from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient, RolloutProtocolError
 from verifiers_lite.server import create_rollout_server
-from verifiers_lite.protocol import LEASE_HEADER
+from verifiers_lite.testing.waiting import wait_until_async
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"
@@ -88,17 +89,20 @@ async def test_lease_expiry_fails_and_requests_cancellation(spawn: Any) -> None:
     async with httpx.AsyncClient(base_url=srv.url) as http:
         resp = await http.post("/rollout", json={
             "initial_messages": MSGS, "rollout_id": "idle", "chat_completions_url": URL,
-            "metadata": script(run_sec=30, cleanup_sec=2.0),
+            "metadata": script(run_sec=30, cleanup_sec=5.0),
         })
         token = resp.json()["polling_lease_token"]
-        await asyncio.sleep(1.6)  # no poll: the lease runs out
+        await asyncio.sleep(1.6)  # no poll: the lease runs out (time passing is the scenario)
         data = (await http.get("/rollout/idle/result", headers={LEASE_HEADER: token})).json()
         assert data["status"] == "failure"
         assert data["err_category"] == "lease_expired"
-        # Visible before cleanup ends; the rollout stays active until it does.
+        # Visible before the 5 s cleanup ends; the rollout stays active until it does.
         assert (await http.get("/health")).json()["lifecycle"]["active_rollouts"] == 1
-        await asyncio.sleep(2.0)
-        assert (await http.get("/health")).json()["lifecycle"]["active_rollouts"] == 0
+
+        async def inactive() -> bool:
+            return (await http.get("/health")).json()["lifecycle"]["active_rollouts"] == 0
+
+        await wait_until_async(inactive, "the rollout ends after its cleanup")
     assert [e["event"] for e in srv.events() if e.get("id") == "idle"] == ["start", "cancel", "end"]
 
 
@@ -114,12 +118,17 @@ async def test_polling_keeps_the_lease_alive(spawn: Any) -> None:
 
 async def test_results_are_purged_after_retention(spawn: Any) -> None:
     srv = spawn(wait=0.5, lease=2, retention=0.5)
-    async with RolloutClient(srv.url) as client:
+    async with RolloutClient(srv.url) as client, httpx.AsyncClient(base_url=srv.url) as http:
         first = await client.run_rollout(
             initial_messages=MSGS, chat_completions_url=URL, rollout_id="r", grade=False
         )
         assert first.status == "success"
-        await asyncio.sleep(1.2)
+
+        async def purged() -> bool:  # a wrong lease is 403 while the result is kept, 404 after
+            resp = await http.get("/rollout/r/result", headers={LEASE_HEADER: "wrong"})
+            return resp.status_code == 404
+
+        await wait_until_async(purged, "the result purged after its 0.5 s retention")
         again = await client.run_rollout(  # id free again: no 409
             initial_messages=MSGS, chat_completions_url=URL, rollout_id="r", grade=False
         )

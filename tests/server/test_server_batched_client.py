@@ -13,12 +13,13 @@ from typing import Any
 
 import pytest
 import srv_cleanup_env
-from srv_helpers import FakeClock, ServerProc, script, start_serve
+from srv_helpers import ServerProc, script, start_serve
 from srv_proxy import FaultProxy
 
 import verifiers_lite as vf
-from verifiers_lite.remote import RolloutClient
 from verifiers_lite.protocol import RolloutAccepted
+from verifiers_lite.remote import RolloutClient
+from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"
@@ -103,7 +104,7 @@ async def scripted_proxy(server: ServerProc) -> AsyncIterator[FaultProxy]:
 
 
 async def test_admit_many_then_wait_many_keep_the_single_paths_schedules_and_errors(
-    scripted_proxy: FaultProxy, fake_clock: FakeClock
+    scripted_proxy: FaultProxy, fake_clock: ManualClock
 ) -> None:
     ids = [uuid.uuid4().hex for _ in range(3)]
     bodies = [{"rollout_id": rid, "initial_messages": MSGS, "chat_completions_url": URL, "label": "42",
@@ -127,7 +128,7 @@ async def test_admit_many_then_wait_many_keep_the_single_paths_schedules_and_err
     assert _requests(scripted_proxy, "/rollouts") == 1
 
 
-async def test_admit_many_refuses_a_request_without_an_id_before_sending(fake_clock: FakeClock) -> None:
+async def test_admit_many_refuses_a_request_without_an_id_before_sending(fake_clock: ManualClock) -> None:
     async with RolloutClient("http://127.0.0.1:9", clock=fake_clock) as client:
         with pytest.raises(ValueError, match="request 1 has no string 'rollout_id'"):
             await client.admit_many([{"rollout_id": "a"}, {"initial_messages": MSGS}])

@@ -9,12 +9,13 @@ from typing import Any
 
 import httpx
 import pytest
-from srv_helpers import FakeClock, ServerProc, script
+from srv_helpers import ServerProc, script
 from srv_proxy import FaultProxy
 
 from verifiers_lite.remote import RolloutClient, RolloutProtocolError
 from verifiers_lite.server import create_rollout_server
 from verifiers_lite.server.app import INSTANCE_ID_ENV, resolve_instance_id
+from verifiers_lite.testing.clock import ManualClock
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"
@@ -25,7 +26,7 @@ def body(rid: str, **kw: Any) -> dict[str, Any]:
 
 
 async def test_429_retry_after_is_whole_seconds_with_the_exact_hint_in_the_body(
-    spawn: Any, fake_clock: FakeClock
+    spawn: Any, fake_clock: ManualClock
 ) -> None:
     srv = spawn(max_admitted=1, max_concurrent=1, retry_after=0.25)
     async with httpx.AsyncClient(base_url=srv.url) as http:
@@ -45,7 +46,7 @@ async def test_429_retry_after_is_whole_seconds_with_the_exact_hint_in_the_body(
     assert fake_clock.sleeps == [0.25, 0.25, 0.25]
 
 
-async def test_duplicate_id_is_409_at_once(server: ServerProc, fake_clock: FakeClock) -> None:
+async def test_duplicate_id_is_409_at_once(server: ServerProc, fake_clock: ManualClock) -> None:
     rid = uuid.uuid4().hex
     async with RolloutClient(server.url, clock=fake_clock) as client:
         live = await client.run_rollout_async(
@@ -59,7 +60,7 @@ async def test_duplicate_id_is_409_at_once(server: ServerProc, fake_clock: FakeC
         assert (await live).status == "cancelled"
 
 
-async def test_client_401_paths_fail_at_once(spawn: Any, fake_clock: FakeClock) -> None:
+async def test_client_401_paths_fail_at_once(spawn: Any, fake_clock: ManualClock) -> None:
     srv = spawn(api_key="s3cret", wait=1)
     for key in (None, "wrong"):
         async with RolloutClient(srv.url, api_key=key, clock=fake_clock) as client:
@@ -78,7 +79,7 @@ async def test_client_401_paths_fail_at_once(spawn: Any, fake_clock: FakeClock) 
         assert (await client.health())["lifecycle"]["active_rollouts"] == 0  # nothing was admitted
 
 
-async def test_wait_idle_rides_out_503_until_200(server: ServerProc, fake_clock: FakeClock) -> None:
+async def test_wait_idle_rides_out_503_until_200(server: ServerProc, fake_clock: ManualClock) -> None:
     port = int(server.url.rsplit(":", 1)[1])
     proxy = await FaultProxy(port, match="/health").start()
     proxy.faults.extend(["503", "503", "502"])

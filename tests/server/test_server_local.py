@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,14 +17,15 @@ from srv_helpers import REPO, free_port
 
 from verifiers_lite.clients import ChatClient
 from verifiers_lite.executors.remote import RemoteExecutor
+from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.registry import load_environment
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.sync import run_sync
 from verifiers_lite.testing.fake_server import FakeServerProcess
+from verifiers_lite.testing.waiting import wait_until, wait_until_async
 
 MODEL = "fake-arith"
 SAMPLING = {"temperature": 0}
@@ -49,16 +49,16 @@ def served(fake: FakeServerProcess, tmp_path_factory: pytest.TempPathFactory) ->
         stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO,
     )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            if httpx.get(url + "/health", headers={"Authorization": "Bearer k3y"}).status_code == 200:
-                break
-        except httpx.TransportError:
-            pass
-        if proc.poll() is not None or time.monotonic() > deadline:
+
+    def healthy() -> bool:
+        if proc.poll() is not None:
             raise RuntimeError(log.read_text())
-        time.sleep(0.1)
+        try:
+            return httpx.get(url + "/health", headers={"Authorization": "Bearer k3y"}).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    wait_until(healthy, "vf-lite serve answers /health", timeout=30)
     yield url
     proc.terminate()
     proc.wait(30)
@@ -129,12 +129,12 @@ async def test_artifacts_persisted_before_inactive_and_cancel(fake: FakeServerPr
     assert not rec.active
     saved = json.loads((tmp_path / "art.json").read_text())
     assert saved["reward"] == rec.result.sample.reward
-    await asyncio.sleep(0)
+    await wait_until_async(lambda: queued.result is not None, "the queued rollout's result")
     assert queued.result.status == "cancelled"
     fake.configure(latency_ms=5000)
     try:
         slow = service.admit(RolloutRequest(rollout_id="slow", label="4", **req))
-        await asyncio.sleep(0.3)
+        await wait_until_async(lambda: fake.stats()["in_flight"] == 1, "the slow rollout's model call")
         assert await service.request_cancel(slow) == "cancelled_running"
         await asyncio.wait_for(slow.task, 3)
         assert slow.result.status == "cancelled"

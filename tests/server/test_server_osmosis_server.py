@@ -7,7 +7,6 @@ from __future__ import annotations
 import asyncio
 import re
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from srv_helpers import HERE, free_port
 
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.remote.errors import RolloutProtocolError
+from verifiers_lite.testing.waiting import wait_until
 
 OSMOSIS_PYTHON = HERE.parent.parent / ".venv-osmosis" / "bin" / "python"
 KEY = "osmosis-server-key"
@@ -45,17 +45,15 @@ def osmosis_server(tmp_path: Path) -> Iterator[str]:
 
 
 def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
-    end = time.monotonic() + 60
-    while time.monotonic() < end:
+    def healthy() -> bool:
         if proc.poll() is not None:
             raise RuntimeError(f"osmosis server exited: {log.read_text()}")
         try:
-            if httpx.get(url + "/health", headers={"Authorization": f"Bearer {KEY}"}, timeout=1).status_code == 200:
-                return
+            return httpx.get(url + "/health", headers={"Authorization": f"Bearer {KEY}"}, timeout=1).status_code == 200
         except httpx.TransportError:
-            pass
-        time.sleep(0.1)
-    raise RuntimeError(f"osmosis server did not start: {log.read_text()}")
+            return False
+
+    wait_until(healthy, "the osmosis server answers /health", timeout=60)
 
 
 def _question(a: int) -> dict:

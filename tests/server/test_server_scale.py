@@ -6,39 +6,18 @@ from __future__ import annotations
 import asyncio
 import re
 import signal
-import time
-from collections.abc import Callable
 from typing import Any
 
 import httpx
 from srv_helpers import script
 
+from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 from verifiers_lite.server.rollout_table import RolloutRecord
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
+from verifiers_lite.testing.clock import ManualClock
+from verifiers_lite.testing.waiting import wait_until_async
 
 N = 2000  # in flight at once in-process (the benchmark runs 10,000 over HTTP)
-
-
-class ManualClock:
-    """Time moves only when the test advances it; sleepers wake once it passes their target."""
-
-    def __init__(self) -> None:
-        self.t = 0.0
-        self._moved = asyncio.Event()
-
-    def now(self) -> float:
-        return self.t
-
-    async def sleep(self, seconds: float) -> None:
-        target = self.t + seconds
-        while self.t < target:
-            await self._moved.wait()
-
-    def advance(self, seconds: float) -> None:
-        self.t += seconds
-        moved, self._moved = self._moved, asyncio.Event()
-        moved.set()
 
 
 class HeldBackend:
@@ -87,13 +66,6 @@ def _request(rid: str) -> RolloutRequest:
     )
 
 
-async def _until(check: Callable[[], bool], what: str, limit_sec: float = 60) -> None:
-    deadline = time.monotonic() + limit_sec
-    while not check():
-        assert time.monotonic() < deadline, f"not within {limit_sec}s: {what}"
-        await asyncio.sleep(0.01)
-
-
 async def test_thousands_in_flight_expire_exactly_the_unpolled_ones() -> None:
     clock, backend = ManualClock(), HeldBackend()
     service = RolloutService(backend, polling_lease_timeout_sec=60, result_retention_sec=900, clock=clock)
@@ -101,27 +73,27 @@ async def test_thousands_in_flight_expire_exactly_the_unpolled_ones() -> None:
     records = {rid: service.admit(_request(rid)) for rid in ids}
     assert len({r.lease_token for r in records.values()}) == N
     assert service.registry.active_count == N
-    await _until(lambda: len(backend.tasks) == N, "every rollout running")
+    await wait_until_async(lambda: len(backend.tasks) == N, "every rollout running")
 
     finished = set(ids[0::4])  # answered before any lease runs out
     renewed = set(ids[1::4])  # polled at t=30, so their lease runs to t=90
     unpolled = set(ids) - finished - renewed
     for rid in finished:
         backend.release(rid)
-    await _until(lambda: all(records[r].result is not None for r in finished), "released ones finish")
+    await wait_until_async(lambda: all(records[r].result is not None for r in finished), "released ones finish")
     clock.advance(30)
     for rid in renewed:
         service.registry.renew(records[rid])
     clock.advance(31)  # t=61: past the first lease, before the renewed one; the sweeper runs
-    await _until(lambda: all(records[r].result is not None for r in unpolled), "unpolled ones expire")
-    await _until(lambda: backend.cancelled == unpolled, "their work cancelled")
+    await wait_until_async(lambda: all(records[r].result is not None for r in unpolled), "unpolled ones expire")
+    await wait_until_async(lambda: backend.cancelled == unpolled, "their work cancelled")
 
     assert {r for r in ids if records[r].result is not None and records[r].result.status.value == "success"} == finished
     assert all(records[r].result.err_category.value == "lease_expired" for r in unpolled)  # type: ignore[union-attr]
     assert all(records[r].result is None and not backend.tasks[r].done() for r in renewed)
 
     clock.advance(30)  # t=91: the renewed leases run out too
-    await _until(lambda: backend.cancelled == unpolled | renewed, "renewed ones expire later")
+    await wait_until_async(lambda: backend.cancelled == unpolled | renewed, "renewed ones expire later")
     assert await service.registry.wait_idle(60)
     assert service.registry.active_count == 0
     await service.stop_sweeper()
@@ -147,12 +119,12 @@ async def test_sweeps_touch_only_what_is_due_and_purge_on_time() -> None:
     registry = service.registry
     registry._records = table = _CountedScans(registry._records)
     records = [service.admit(_request(f"s{i}")) for i in range(N)]
-    await _until(lambda: len(backend.tasks) == N, "every rollout running")
+    await wait_until_async(lambda: len(backend.tasks) == N, "every rollout running")
     backend.release("s0")
-    await _until(lambda: not records[0].active, "s0 finished")
+    await wait_until_async(lambda: not records[0].active, "s0 finished")
     clock.advance(10)
     backend.release("s1")
-    await _until(lambda: not records[1].active, "s1 finished")
+    await wait_until_async(lambda: not records[1].active, "s1 finished")
     for _ in range(3):  # renewed at t=13, 16 and 19: its lease now runs to t=79
         clock.advance(3)
         registry.renew(records[2])
@@ -163,11 +135,11 @@ async def test_sweeps_touch_only_what_is_due_and_purge_on_time() -> None:
     clock.advance(10)  # t=79: the renewed lease runs out at the next sweep
     await service.sweep()
     assert records[2].result is not None and records[2].result.err_category == "lease_expired"
-    await _until(lambda: registry.active_count == 0, "every expired task ended")
-    clock.t = 100.0  # s0 finished at t=0, s1 at t=10: only s0 is past its retention
+    await wait_until_async(lambda: registry.active_count == 0, "every expired task ended")
+    clock.advance(100.0 - clock.now())  # s0 finished at t=0, s1 at t=10: only s0 is past its retention
     await service.sweep()
     assert registry.get("s0") is None and registry.get("s1") is records[1]
-    clock.t = 110.0
+    clock.advance(10)  # t=110
     await service.sweep()
     assert registry.get("s1") is None and registry.get("s2") is records[2]  # retained from t=79
     assert table.scans == 0  # no sweep went through every record
@@ -179,7 +151,7 @@ async def test_long_poll_is_woken_by_its_result_not_its_timeout() -> None:
     service = RolloutService(backend, polling_lease_timeout_sec=7200, result_retention_sec=900)
     record = service.admit(_request("one"))
     poll = asyncio.ensure_future(service.registry.wait_terminal(record, 3600))
-    await _until(lambda: len(record.terminal_waiters) == 1, "the poll is parked")
+    await wait_until_async(lambda: len(record.terminal_waiters) == 1, "the poll is parked")
     backend.release("one")
     await asyncio.wait_for(poll, 30)  # an hour's timeout: only the result can end it this soon
     assert record.result is not None and record.result.status.value == "success"
@@ -192,7 +164,7 @@ async def test_one_poll_over_many_rollouts_wakes_on_the_first_result() -> None:
     service = RolloutService(backend, polling_lease_timeout_sec=7200, result_retention_sec=900)
     records: list[RolloutRecord] = [service.admit(_request(f"m{i}")) for i in range(500)]
     poll = asyncio.ensure_future(service.registry.wait_any_terminal(records, 3600))
-    await _until(lambda: all(len(r.terminal_waiters) == 1 for r in records), "parked on every rollout")
+    await wait_until_async(lambda: all(len(r.terminal_waiters) == 1 for r in records), "parked on every rollout")
     backend.release("m321")
     await asyncio.wait_for(poll, 30)
     assert [r.rollout_id for r in records if r.result is not None] == ["m321"]
@@ -278,7 +250,8 @@ async def test_sigterm_with_hundreds_held_answers_every_poll_then_exits(spawn: A
     n = 300
     srv = spawn(max_concurrent=n, wait=60, lease=120)
     async with httpx.AsyncClient(base_url=srv.url, timeout=60) as http:
-        r = await http.post("/rollouts", json={"rollouts": [_body(f"t{i}", run_sec=4, reward=i) for i in range(n)]})
+        # 8 s each: every poll is parked well before they end, and they end within the 10 s drain.
+        r = await http.post("/rollouts", json={"rollouts": [_body(f"t{i}", run_sec=8, reward=i) for i in range(n)]})
         accepted = r.json()["results"]
         assert [a["status_code"] for a in accepted] == [202] * n
         async with aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0)) as polls:
@@ -290,12 +263,12 @@ async def test_sigterm_with_hundreds_held_answers_every_poll_then_exits(spawn: A
                     return data
 
             tasks = [asyncio.ensure_future(poll(a)) for a in accepted]
-            held = 0
-            deadline = time.monotonic() + 60
-            while held < n:  # every poll parked on the server before the signal
-                assert time.monotonic() < deadline and not any(t.done() for t in tasks), held
-                held = (await http.get("/health")).json()["held_polls"]
-                await asyncio.sleep(0.05)
+
+            async def all_parked() -> bool:
+                assert not any(t.done() for t in tasks)  # none answered before the signal
+                return bool((await http.get("/health")).json()["held_polls"] == n)
+
+            await wait_until_async(all_parked, "every poll parked on the server", timeout=60)
             srv.proc.send_signal(signal.SIGTERM)
             results = await asyncio.gather(*tasks)
     assert [(d["rollout_id"], d["status"], d["sample"]["reward"]) for d in results] == [

@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import sys
 import threading
-import time
 from typing import Any
 
+from verifiers_lite.clock import Clock, SystemClock, Timer
 from verifiers_lite.extras import install_hint
 from verifiers_lite.notebook.detect import in_jupyter_kernel, progress_override
 from verifiers_lite.notebook.summary_html import (
@@ -67,18 +67,22 @@ def _hint_once() -> None:
 
 
 class NotebookProgress:
-    """The widget display; one instance per run. Implements the ProgressCallback protocol."""
+    """The widget display; one instance per run. Implements the ProgressCallback protocol.
+
+    ``clock`` (default the system's) throttles redraws and runs the flush timer.
+    """
 
     def __init__(self, desc: str = "rollouts", min_interval: float = MIN_INTERVAL,
-                 show: bool = True) -> None:
+                 show: bool = True, clock: Clock | None = None) -> None:
         self.desc = desc
         self.min_interval = min_interval
         self.show = show  # False in unit tests: build and update widgets without displaying
         self.renders = 0
         self.final_style: str | None = None
+        self._clock: Clock = clock or SystemClock()
         self._lock = threading.Lock()
-        self._last = 0.0
-        self._timer: threading.Timer | None = None
+        self._last = float("-inf")  # the first update draws at once
+        self._timer: Timer | None = None
         self._stats: RunStats | None = None
         self._handle: Any = None
         self._logs: list[str] = []
@@ -110,16 +114,14 @@ class NotebookProgress:
     def on_update(self, stats: RunStats) -> None:
         with self._lock:
             self._stats = stats
-            wait = self.min_interval - (time.monotonic() - self._last)
+            wait = self.min_interval - (self._clock.now() - self._last)
             if wait <= 0:
                 if self._timer is not None:  # this draw shows the pending change too
                     self._timer.cancel()
                     self._timer = None
                 self._render(stats)
             elif self._timer is None:  # flush later so the last change is never lost
-                self._timer = threading.Timer(wait, self._flush)
-                self._timer.daemon = True
-                self._timer.start()
+                self._timer = self._clock.call_later(wait, self._flush)
 
     def on_log(self, message: str) -> None:
         with self._lock:
@@ -155,7 +157,7 @@ class NotebookProgress:
                 self._render(self._stats)
 
     def _render(self, stats: RunStats, final: bool = False) -> None:
-        self._last = time.monotonic()
+        self._last = self._clock.now()
         self.renders += 1
         self.bar.max = max(stats.total, 1)
         self.bar.value = stats.finished

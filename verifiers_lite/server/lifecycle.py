@@ -25,7 +25,8 @@ class Lifecycle:
 
     Phases: stop_admission -> drain (wait for active work) -> request_cancel -> cleanup ->
     hard_cancel -> final_wait -> close_registry (wakes idle long polls with a retryable 503) ->
-    backend_shutdown -> done. Phases whose wait is not needed are skipped.
+    backend_shutdown -> done. Phases whose wait is not needed are skipped. The waits are timed
+    on the service's clock.
     """
 
     def __init__(self, service: RolloutService, timeouts: ShutdownTimeouts) -> None:
@@ -55,24 +56,35 @@ class Lifecycle:
         self._phase("stop_admission")
         service.accepting = False
         self._phase("drain")
-        idle = await registry.wait_idle(t.drain_sec)
+        idle = await self._wait_idle(t.drain_sec)
         if not idle:
             self._phase("request_cancel")
             for record in registry:
                 if record.active:
                     await service.request_cancel(record)
             self._phase("cleanup")
-            idle = await registry.wait_idle(t.cleanup_sec)
+            idle = await self._wait_idle(t.cleanup_sec)
         if not idle:
             self._phase("hard_cancel")
             service.hard_cancel_all()
             self._phase("final_wait")
-            await registry.wait_idle(t.final_sec)
+            await self._wait_idle(t.final_sec)
         self._phase("close_registry")
         registry.close()
         await service.stop_sweeper()
         await self.shutdown_backend()
         self._phase("done")
+
+    async def _wait_idle(self, seconds: float) -> bool:
+        """Wait until no rollout is active, at most ``seconds`` on the clock; False on timeout."""
+        idle = asyncio.ensure_future(self.service.registry.wait_idle(None))
+        timeout = asyncio.ensure_future(self.service.clock.sleep(seconds))
+        try:
+            done, _ = await asyncio.wait({idle, timeout}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            idle.cancel()
+            timeout.cancel()
+        return idle in done
 
     async def shutdown_backend(self) -> None:
         """Call backend.shutdown() at most once."""
