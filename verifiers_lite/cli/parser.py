@@ -17,8 +17,22 @@ OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """``vf-lite`` and its subcommands, each with its options."""
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
     sub = parser.add_subparsers(dest="command", metavar="{eval,compare,list,init,view,serve,rescore,cache}")
+    _add_eval_parser(sub)
+    sub.add_parser("list", help="list the bundled and installed environments")
+    add_compare_parser(sub)
+    add_cache_parser(sub)
+    add_rescore_parser(sub)
+    _add_init_parser(sub)
+    _add_view_parser(sub)
+    sv = sub.add_parser("serve", help="run a rollout server (see `vf-lite serve --help`)", add_help=False)
+    sv.add_argument("rest", nargs=argparse.REMAINDER)
+    return parser
+
+
+def _add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     ev = sub.add_parser(
         "eval", help="evaluate an environment against a model",
         description="Evaluate ENV_ID against a model. With no --model/--base-url the embedded "
@@ -71,15 +85,17 @@ def build_parser() -> argparse.ArgumentParser:
                     help="answer model calls from the response cache when it has them (default file: "
                          "~/.cache/verifiers_lite/responses.sqlite, or $VERIFIERS_LITE_CACHE)")
     ev.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
-    sub.add_parser("list", help="list the bundled and installed environments")
-    add_compare_parser(sub)
-    add_cache_parser(sub)
-    add_rescore_parser(sub)
+
+
+def _add_init_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     init = sub.add_parser("init", help="scaffold an installable environment package",
                           description="Create NAME/ (or --path): pyproject, module with load_environment, "
                                       "a test and a README; then `pip install -e NAME` and `vf-lite eval NAME`.")
     init.add_argument("name", metavar="NAME", help="environment id (letters, digits, - and _)")
     init.add_argument("--path", default=None, help="directory to create (default: ./NAME)")
+
+
+def _add_view_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     vw = sub.add_parser(
         "view", help="browse runs, transcripts and rewards in a local web page",
         description="Serve a local web page over run directories (what results_path and vf-lite eval "
@@ -93,6 +109,3 @@ def build_parser() -> argparse.ArgumentParser:
     vw.add_argument("--token", action="store_true",
                     help="require a random token, printed in the URL, on every request")
     vw.add_argument("--no-browser", action="store_true", help="do not open a web browser")
-    sv = sub.add_parser("serve", help="run a rollout server (see `vf-lite serve --help`)", add_help=False)
-    sv.add_argument("rest", nargs=argparse.REMAINDER)
-    return parser
