@@ -164,5 +164,5 @@ async def test_retry_after_ms_is_honoured_before_retry_after(recorder) -> None:
     rec.fail_next, rec.fail_headers = [429], {"retry-after-ms": "300", "Retry-After": "30"}
     t0 = asyncio.get_running_loop().time()
     assert (await client.chat("m", [{"role": "user", "content": "hi"}])).content == "ok"
-    assert 0.29 <= asyncio.get_running_loop().time() - t0 < 5  # 0.3 s, not 30 s
+    assert 0.29 <= asyncio.get_running_loop().time() - t0 < 15  # 0.3 s, not 30 s
     assert len(rec.requests) == 2

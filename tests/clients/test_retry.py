@@ -61,8 +61,8 @@ def test_non_retryable_errors_fail_fast_with_the_servers_message(fake_server, st
     fake_server.configure(faults=[{"status": status, "message": f"server says no ({status})"}])
     t0 = time.perf_counter()
     with pytest.raises(vf.ModelAPIError) as info:
-        chat(vf.ChatClient(fake_server.base_url, retry=vf.RetryPolicy(max_attempts=5, base_delay=1.0)))
-    assert time.perf_counter() - t0 < 0.9
+        chat(vf.ChatClient(fake_server.base_url, retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0)))
+    assert time.perf_counter() - t0 < 20  # a first backoff would be 30-60 s
     err = info.value
     assert err.status == status and not err.retryable and f"server says no ({status})" in str(err)
     assert fake_server.stats()["requests"] == 1
@@ -70,10 +70,10 @@ def test_non_retryable_errors_fail_fast_with_the_servers_message(fake_server, st
 
 def test_per_request_timeout(fake_server):
     fake_server.configure(faults=[{"stall": 3}])
-    t0 = time.perf_counter()
     with pytest.raises(vf.ModelAPIError) as info:
         chat(vf.ChatClient(fake_server.base_url, timeout=0.3, retry=vf.RetryPolicy(max_attempts=1)))
-    assert info.value.category == "model_timeout" and time.perf_counter() - t0 < 2.5
+    # Cut by the timeout: a reply after the 3 s stall would have been an answer, not an error.
+    assert info.value.category == "model_timeout"
 
 
 def test_connection_refused_is_retried_then_categorised():
@@ -238,7 +238,7 @@ def test_a_dead_server_process_fails_at_once_as_crashed_not_retried():
         return f"exited with {code}"
 
     client = vf.ChatClient(server.base_url, process_check=process_check,
-                           retry=vf.RetryPolicy(max_attempts=5, base_delay=5.0))
+                           retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0))
     assert "boxed" in chat(client).content
     proc.kill()
     proc.wait()
@@ -249,5 +249,5 @@ def test_a_dead_server_process_fails_at_once_as_crashed_not_retried():
     with pytest.raises(vf.ModelAPIError) as again:
         chat(client)
     assert again.value.category == "model_crashed" and len(checks) == 1  # decided once
-    assert time.perf_counter() - t0 < 2.5  # no 5 s backoff was slept
+    assert time.perf_counter() - t0 < 20  # no backoff (30-60 s) was slept
     server.stop()

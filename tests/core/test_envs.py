@@ -134,7 +134,7 @@ def test_rollout_timeout_bounds_a_hanging_environment():
     env = Hangs(max_turns=3, rollout_timeout=0.3)
     t0 = time.monotonic()
     row = _run(env, ScriptedClient(["a"]))
-    assert time.monotonic() - t0 < 2
+    assert time.monotonic() - t0 < 60  # the 0.3 s bound, not the hour-long hang
     assert row["error"]["category"] == "rollout_timeout" and "rollout_timeout=0.3s" in row["error"]["message"]
     assert row["stop_reason"] == "error" and row["reward"] is None
     import pytest

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.results.store import read_rows
+from verifiers_lite.testing.waiting import wait_until
 
 from .helpers import make_env
 
@@ -32,9 +32,12 @@ def _lines(path: Path) -> int:
 def _run_until_killed(base_url: str, results: Path, independent: bool, kill_after_lines: int) -> None:
     proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_worker", base_url, str(results),
                              "1" if independent else "0"], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while _lines(results / "results.jsonl") < kill_after_lines and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    try:
+        wait_until(lambda: _lines(results / "results.jsonl") >= kill_after_lines or proc.poll() is not None,
+                   f"{kill_after_lines} rows saved", timeout=60, interval=0.005)
+    except AssertionError:
+        proc.kill()  # leave nothing running behind a failed wait
+        raise
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     proc.stdout.close()
@@ -157,17 +160,18 @@ def test_real_sigint_in_a_script_cancels_and_leaves_the_run_resumable(fake_serve
     results = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results), "0"],
                             cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 60
-    while _lines(results / "results.jsonl") < 6 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    try:
+        wait_until(lambda: _lines(results / "results.jsonl") >= 6 or proc.poll() is not None, "six rows saved",
+                   timeout=60, interval=0.005)
+    except AssertionError:
+        proc.kill()  # leave nothing running behind a failed wait
+        raise
     os.kill(proc.pid, signal.SIGINT)  # Ctrl-C
     out, err = proc.communicate(timeout=60)
     assert proc.returncode != 0 and b"KeyboardInterrupt" in err, (proc.returncode, out, err[-2000:])
     assert json.loads((results / "metadata.json").read_text())["status"] == "interrupted"
-    deadline = time.monotonic() + 10  # the killed process's connections close as it exits
-    while fake_server.stats()["in_flight"] and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert fake_server.stats()["in_flight"] == 0  # in-flight rollouts were cancelled, not left running
+    # In-flight rollouts were cancelled, not left running (their connections close as it exits).
+    wait_until(lambda: fake_server.stats()["in_flight"] == 0, "no model request left in flight", timeout=10)
     saved = read_rows(results / "results.jsonl")
     assert all(c == PER_EXAMPLE for c in Counter(r["example_id"] for r in saved).values())
     fake_server.reset()

@@ -9,13 +9,13 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import verifiers_lite as vf
+from verifiers_lite.testing.waiting import wait_until
 
 from .resume_property_worker import build
 
@@ -57,11 +57,12 @@ def _run_and_kill(base_url: str, path: Path, cfg: dict, kill_after_lines: int) -
     proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_property_worker", base_url, str(path),
                              json.dumps(cfg)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     results = path / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while proc.poll() is None and time.monotonic() < deadline:
-        if results.exists() and results.read_bytes().count(b"\n") >= kill_after_lines:
-            break
-        time.sleep(0.005)
+    try:
+        wait_until(lambda: proc.poll() is not None or (results.exists() and results.read_bytes().count(b"\n") >= kill_after_lines),
+                   f"{kill_after_lines} rows saved", timeout=60, interval=0.005)
+    except AssertionError:
+        proc.kill()  # leave nothing running behind a failed wait
+        raise
     os.kill(proc.pid, signal.SIGKILL) if proc.poll() is None else None
     proc.wait()
 

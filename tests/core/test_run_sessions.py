@@ -14,6 +14,7 @@ from pathlib import Path
 
 import verifiers_lite as vf
 from verifiers_lite.results.store import read_rows
+from verifiers_lite.testing.waiting import wait_until
 
 from .helpers import make_env
 
@@ -60,9 +61,12 @@ def test_a_killed_session_is_closed_at_its_last_write(fake_server, tmp_path):
     spawned = time.time()
     proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results), "0"],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while len(read_rows(results / "results.jsonl")) < 6 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.01)
+    try:
+        wait_until(lambda: len(read_rows(results / "results.jsonl")) >= 6 or proc.poll() is not None, "six rows saved",
+                   timeout=60)
+    except AssertionError:
+        proc.kill()  # leave nothing running behind a failed wait
+        raise
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     killed = time.time()

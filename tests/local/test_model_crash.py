@@ -8,7 +8,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +15,7 @@ import pytest
 import verifiers_lite as vf
 from verifiers_lite.local import cpu_safety
 from verifiers_lite.local import supervisor as lm
+from verifiers_lite.testing.waiting import wait_until
 
 # A stand-in for a llama.cpp server on a CPU where decoding crashes: it lists its model, then
 # dies of SIGSEGV on the first completion (what a native build does on AMX CPUs).
@@ -79,16 +79,6 @@ def _server_pids_of(parent_pid: int) -> list[int]:
     return out
 
 
-def _wait_for(predicate, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 @pytest.mark.local_model
 @pytest.mark.slow
 def test_server_killed_mid_run_gives_crash_rows_and_keeps_finished_ones():
@@ -134,9 +124,9 @@ def test_cli_names_the_crash_in_its_last_line(tmp_path):
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         results = lambda: list(tmp_path.glob("*/*/results.jsonl"))  # noqa: E731
-        path = _wait_for(results, 240, "the run to start")[0]
-        _wait_for(lambda: path.read_text().count("\n") >= 2, 240, "the first finished group")
-        pids = _wait_for(lambda: _server_pids_of(proc.pid), 10, "the server pid")
+        path = wait_until(results, "the run to start", timeout=240)[0]
+        wait_until(lambda: path.read_text().count("\n") >= 2, "the first finished group", timeout=240)
+        pids = wait_until(lambda: _server_pids_of(proc.pid), "the server pid", timeout=10)
         os.kill(pids[0], signal.SIGSEGV)
         stdout, stderr = proc.communicate(timeout=240)
     finally:

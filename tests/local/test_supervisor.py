@@ -11,6 +11,7 @@ import urllib.request
 import pytest
 
 from verifiers_lite.local import supervisor as lm
+from verifiers_lite.testing.waiting import wait_until
 
 
 def _alive(pid: int) -> bool:
@@ -134,7 +135,6 @@ def test_server_dies_with_a_killed_parent(tmp_path):
     pytest.importorskip("llama_cpp")
     import subprocess
     import sys
-    import time
 
     script = (
         "import sys, time\n"
@@ -150,10 +150,7 @@ def test_server_dies_with_a_killed_parent(tmp_path):
     finally:
         parent.kill()
         parent.wait()
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.1)
-    assert not _alive(pid)
+    wait_until(lambda: not _alive(pid), "the model server dies with the process that started it", timeout=10)
 
 
 @pytest.mark.local_model

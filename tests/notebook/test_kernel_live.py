@@ -4,9 +4,10 @@ frame shows stop reasons, and an interrupt with VF_DEBUG shows the full tracebac
 from __future__ import annotations
 
 import re
-import time
 
 import pytest
+
+from verifiers_lite.testing.waiting import wait_until
 
 from .kernel_session import KernelSession
 
@@ -54,10 +55,7 @@ def test_interrupt_with_vf_debug_shows_the_full_traceback(kernel, tmp_path):
     started = tmp_path / "started"
     msg_id = kernel.send("env.evaluate_sync(vf.ScriptedClient('= 1', delay=60), 'm', progress=False, "
                          "on_start=lambda stats: pathlib.Path('started').touch())")
-    deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert started.exists()
+    wait_until(started.exists, "the run started in the kernel", timeout=60)
     kernel.interrupt()
     res = kernel.collect(msg_id)
     assert res["error"] == "RunInterrupted"

@@ -5,9 +5,10 @@ as it was."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
+
+from verifiers_lite.testing.waiting import wait_until
 
 from .kernel_session import KernelSession
 
@@ -73,9 +74,7 @@ def test_interrupt_then_resume_with_results_path(kernel, fake_server, tmp_path):
             f"max_concurrent=2, results_path={str(results)!r}, progress=False)")
     msg_id = kernel.send(call)
     lines = results / "results.jsonl"
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline and (not lines.exists() or len(lines.read_text().splitlines()) < 6):
-        time.sleep(0.05)
+    wait_until(lambda: lines.exists() and len(lines.read_text().splitlines()) >= 6, "six rows saved", timeout=60)
     kernel.interrupt()
     first = kernel.collect(msg_id)
     partial = len(lines.read_text().splitlines())

@@ -16,8 +16,9 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.results.store import read_rows
 from tests.core.helpers import make_env
+from verifiers_lite.results.store import read_rows
+from verifiers_lite.testing.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 N, R = 12, 3
@@ -62,10 +63,13 @@ def test_random_sigkill_then_resume(fake_server, tmp_path, mode, executor, seed)
             "1" if independent else "0", executor]
     proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
-    deadline = time.monotonic() + 90
-    while _lines(results / "results.jsonl") < kill_after_lines and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.002)
-    time.sleep(jitter)
+    try:
+        wait_until(lambda: _lines(results / "results.jsonl") >= kill_after_lines or proc.poll() is not None,
+                   f"{kill_after_lines} rows saved", timeout=90, interval=0.002)
+    except AssertionError:
+        os.killpg(proc.pid, signal.SIGKILL)  # leave nothing running behind a failed wait
+        raise
+    time.sleep(jitter)  # the kill's random moment: between or during writes
     os.killpg(proc.pid, signal.SIGKILL)  # the whole process group: Ray's workers die too
     proc.wait()
     on_disk = read_rows(results / "results.jsonl")

@@ -7,7 +7,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -15,6 +14,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.results.store import read_rows
+from verifiers_lite.testing.waiting import wait_until
 
 from .group_helpers import boxed_correct, group, products_env, sums_env
 
@@ -121,9 +121,12 @@ def test_group_resumed_after_sigkill_runs_only_what_is_missing(fake_server, tmp_
     results = tmp_path / "run"
     proc = subprocess.Popen([sys.executable, "-m", "tests.research.group_worker", fake_server.base_url, str(results)],
                             cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while _lines(results / "results.jsonl") < 9 and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.005)
+    try:
+        wait_until(lambda: _lines(results / "results.jsonl") >= 9 or proc.poll() is not None,
+                   "nine rows saved", timeout=60, interval=0.005)
+    except AssertionError:
+        proc.kill()  # leave nothing running behind a failed wait
+        raise
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
     on_disk = read_rows(results / "results.jsonl")

@@ -12,7 +12,6 @@ import os
 import socket
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -33,6 +32,7 @@ from verifiers_lite.rollout import (
     build_training_batch,
     smollm2_hf_checkpoint,
 )
+from verifiers_lite.testing.waiting import wait_until
 
 pytestmark = [
     pytest.mark.vllm,
@@ -69,17 +69,16 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}/v1"
     try:
-        deadline = time.monotonic() + 600
-        while True:
+        def serving() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"vLLM server exited:\n{log.read_text()[-3000:]}")
             try:
                 with urllib.request.urlopen(base + "/models", timeout=5) as r:
-                    if json.loads(r.read())["data"]:
-                        break
+                    return bool(json.loads(r.read())["data"])
             except OSError:
-                pass
-            if proc.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"vLLM server did not start:\n{log.read_text()[-3000:]}")
-            time.sleep(1)  # polling interval while waiting for the server, with a deadline
+                return False
+
+        wait_until(serving, "the vLLM server lists its model", timeout=600, interval=1)
         yield base, path
     finally:
         proc.terminate()

@@ -11,6 +11,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.sandbox import SandboxUnavailableError, launch
+from verifiers_lite.testing.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
 LIMITS = vf.SandboxLimits(timeout=8, cpu=8, memory_mb=512, max_processes=16, max_file_mb=1, max_output_bytes=1000)
@@ -29,7 +30,8 @@ def run(box: vf.Sandbox, code: str, **kwargs) -> vf.ExecResult:
 def test_stdout_stderr_exit_status_timing(sandbox):
     r = run(sandbox, "import sys\nprint('out', sys.stdin.read())\nprint('err', file=sys.stderr)\nsys.exit(3)", stdin="IN")
     assert (r.stdout, r.stderr, r.exit_code, r.timed_out) == ("out IN\n", "err\n", 3, False)
-    assert 0 < r.duration_s < 8 and r.cpu_s >= 0 and not r.ok
+    assert 0 < r.duration_s < 8 and not r.ok
+    assert 0 <= r.cpu_s <= r.duration_s + 0.05  # one thread: no more CPU time than wall time
     ok = run(sandbox, "print(sum(range(10)))")
     assert ok.ok and ok.stdout == "45\n" and ok.isolation == sandbox.isolation
     boom = run(sandbox, "def f():\n    raise ValueError('bad')\nf()")
@@ -75,7 +77,7 @@ def test_wall_clock_limit_kills_and_reports(sandbox):
     t0 = time.monotonic()
     r = run(sandbox, "import time\ntime.sleep(60)", timeout=1.5)
     assert r.timed_out and r.exit_code == -9 and not r.ok
-    assert 1.4 < r.duration_s < 4 and time.monotonic() - t0 < 8
+    assert 1.4 < r.duration_s < 20 and time.monotonic() - t0 < 40  # killed at the limit, not after 60 s
     assert "wall-clock limit" in r.describe()
 
 
@@ -241,10 +243,7 @@ def test_a_dropped_sandbox_kills_its_idle_workers():
     os.kill(pid, 0)  # alive
     del box
     gc.collect()
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert not _alive(pid)
+    wait_until(lambda: not _alive(pid), "the pooled worker exits with its sandbox", timeout=10)
 
 
 def _alive(pid: int) -> bool:
@@ -270,10 +269,11 @@ def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolat
     import textwrap
 
     script = textwrap.dedent(f"""
-        import os, threading, time, warnings
+        import os, threading, warnings
         from pathlib import Path
         warnings.simplefilter("ignore")
         import verifiers_lite as vf
+        from verifiers_lite.testing.waiting import wait_until
 
         def descendants(pid):
             out = []
@@ -288,19 +288,14 @@ def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolat
         idle = descendants(root)
         threading.Thread(target=box.run_sync, args=("import time; time.sleep(600)",),
                          kwargs={{"timeout": 600}}, daemon=True).start()
-        deadline = time.monotonic() + 30
-        while len(descendants(root)) <= len(idle) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        wait_until(lambda: len(descendants(root)) > len(idle), "the run's process started", interval=0.01)
         print(root, *descendants(root), flush=True)
         os._exit(0)  # mid-run: no close(), no atexit
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) >= 2, out.stdout + out.stderr  # the sandbox (worker) process and the running code
-    deadline = time.monotonic() + 10
-    while any(map(_alive, pids)) and time.monotonic() < deadline:
-        time.sleep(0.02)
-    assert [p for p in pids if _alive(p)] == []
+    wait_until(lambda: not any(map(_alive, pids)), "the worker and its run exit with their parent", timeout=10)
 
 
 def test_a_sandbox_pickles_as_its_settings():

@@ -17,9 +17,10 @@ from scipy import stats
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.testing.waiting import wait_until
 
 from .conftest import run_id, stats_by_hand
-from .viewer_proc import ViewerProcess, poll
+from .viewer_proc import ViewerProcess
 
 NAMES = ("arith-a", "arith-b", "calc", "errored", "xss")
 
@@ -265,15 +266,17 @@ def test_run_written_live_is_followed(tmp_path, runs):
                 page = v.json("/api/runs/live/rows?limit=500")
                 return page if 0 < page["total"] < n_examples * per else None
 
-            first = poll(partial, timeout=60)
+            first = wait_until(partial, "a part of the run listed while it runs", timeout=60)
             assert first["total"] % per == 0  # whole groups only
-            grown = poll(lambda: (p := v.json("/api/runs/live/rows?limit=500"))["total"] > first["total"] and p, timeout=60)
+            grown = wait_until(lambda: (p := v.json("/api/runs/live/rows?limit=500"))["total"] > first["total"] and p,
+                               "more rows listed", timeout=60)
             assert grown["rows"][: first["total"]] == first["rows"]  # rows already shown stay put
             assert proc.wait(timeout=120) == 0
         finally:
             if proc.poll() is None:
                 proc.kill()
-        done = poll(lambda: (r := v.json("/api/runs")["runs"][0])["status"] == "completed" and r)
+        done = wait_until(lambda: (r := v.json("/api/runs")["runs"][0])["status"] == "completed" and r,
+                          "the run listed as completed")
         final = v.json("/api/runs/live/rows?limit=500")
         assert done["num_rollouts"] == final["total"] == n_examples * per
         assert final["status"] == "completed"

@@ -82,15 +82,3 @@ class ViewerProcess:
         status, body = self.get(path)
         assert status == 200, (path, status, body)
         return body
-
-
-def poll(fn: Any, timeout: float = 30.0, interval: float = 0.05) -> Any:
-    """Call ``fn`` until it returns a truthy value; fail after ``timeout`` seconds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = fn()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"condition not met within {timeout}s (last: {value!r})")
-        time.sleep(interval)
