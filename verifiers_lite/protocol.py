@@ -47,6 +47,56 @@ class ErrorCategory(StrEnum):
     INTERNAL_ERROR = "internal_error"
 
 
+#: The one table between the library's error categories (``errors.ERROR_CATEGORIES``, the
+#: categories of a row) and the wire's (the names of the external rollout protocol): each core
+#: category as a server reports it. The server keeps the core category at the head of
+#: ``err_message`` (``"model_timeout: ..."``), so a client can read it back exactly.
+WIRE_CATEGORY: dict[str, ErrorCategory] = {
+    "model_http_error": ErrorCategory.HTTP_ERROR,
+    "model_rate_limited": ErrorCategory.HTTP_ERROR,
+    "model_timeout": ErrorCategory.TIMEOUT,
+    "model_connection": ErrorCategory.HTTP_ERROR,
+    "model_crashed": ErrorCategory.HTTP_ERROR,
+    "model_bad_response": ErrorCategory.HTTP_ERROR,
+    "env_error": ErrorCategory.AGENT_ERROR,
+    "rollout_timeout": ErrorCategory.TIMEOUT,
+    "rubric_error": ErrorCategory.AGENT_ERROR,
+    "cancelled": ErrorCategory.INTERNAL_ERROR,  # a rollout cancelled by the server's own doing
+    "remote_error": ErrorCategory.INTERNAL_ERROR,
+}
+
+#: What a client records for a wire category when the message names no core category: the
+#: server's own failures (lease, validation, a backend bug) are ``remote_error``.
+CORE_CATEGORY: dict[ErrorCategory, str] = {
+    ErrorCategory.TIMEOUT: "rollout_timeout",
+    ErrorCategory.LEASE_EXPIRED: "remote_error",
+    ErrorCategory.VALIDATION_ERROR: "remote_error",
+    ErrorCategory.HTTP_ERROR: "model_http_error",
+    ErrorCategory.AGENT_ERROR: "env_error",
+    ErrorCategory.INTERNAL_ERROR: "remote_error",
+}
+
+
+def wire_category(category: str) -> ErrorCategory:
+    """The wire category of a row's error category (a wire name stays itself; a category
+    outside both sets, e.g. an environment's own, is the agent's failure)."""
+    if category in ErrorCategory.__members__.values():
+        return ErrorCategory(category)
+    return WIRE_CATEGORY.get(category, ErrorCategory.AGENT_ERROR)
+
+
+def core_category(wire: str | None, message: str | None) -> str:
+    """The error category a client records for a failed result: the core category named at the
+    head of ``message`` when the table maps it to ``wire``, else the table's default for
+    ``wire`` (``remote_error`` for a category the table does not know)."""
+    if wire is None or wire not in ErrorCategory.__members__.values():
+        return "remote_error"
+    head = (message or "").split(":", 1)[0].strip()
+    if WIRE_CATEGORY.get(head) == wire:
+        return head
+    return CORE_CATEGORY[ErrorCategory(wire)]
+
+
 CancelDisposition = Literal["cancelled_queued", "cancelled_running", "not_found"]
 
 

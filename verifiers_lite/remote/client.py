@@ -10,7 +10,7 @@ from typing import Any, cast
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
 from verifiers_lite.extras import missing_server_dependency
-from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse
+from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse, core_category
 from verifiers_lite.records import RolloutInput, State
 
 from .batching import BatchRoutes
@@ -487,8 +487,12 @@ def _request_body(
 
 
 def _row_error(status: str, err_category: Any, err_message: Any) -> dict[str, str]:
-    # The server's categories are not the library's closed set: keep them in the message.
-    category = "cancelled" if status == "cancelled" else "remote_error"
+    # The wire's category stays in the message; the row gets the core category it stands for.
+    if status == "cancelled":
+        category = "cancelled"
+    else:
+        category = core_category(None if err_category is None else str(err_category),
+                                 None if err_message is None else str(err_message))
     reason = f"{err_category}: {err_message}" if err_category else str(err_message or status)
     return {"category": category, "message": reason}
 

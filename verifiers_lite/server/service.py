@@ -15,6 +15,7 @@ from verifiers_lite.protocol import (
     RolloutResultResponse,
     RolloutSample,
     RolloutStatus,
+    wire_category,
 )
 
 from .backend import RolloutBackend
@@ -119,12 +120,7 @@ class RolloutService:
         if isinstance(error, dict) and error:
             # The rollout ran but the agent failed: keep the row, report the failure.
             raw = str(error.get("category") or "")
-            if raw in ErrorCategory.__members__.values():
-                category = ErrorCategory(raw)
-            elif "timeout" in raw:
-                category = ErrorCategory.TIMEOUT  # e.g. the environment's model_timeout
-            else:
-                category = ErrorCategory.AGENT_ERROR
+            category = wire_category(raw)
             message = f"{raw}: {error.get('message', '')}" if raw else str(error.get("message", ""))
             return self._failure(record, None, category, message, row, sample=sample)
         if sample.remove_sample and sample.reward is not None:

@@ -1,0 +1,114 @@
+"""One table between the core's error categories and the wire's, used by the server and its
+client: checked against the table written out here by hand, and through a real ``vf-lite serve``."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import srv_cleanup_env
+from srv_helpers import ServerProc, start_serve
+
+import verifiers_lite as vf
+from verifiers_lite.errors import ERROR_CATEGORIES
+from verifiers_lite.protocol import CORE_CATEGORY, WIRE_CATEGORY, ErrorCategory, core_category, wire_category
+from verifiers_lite.remote import RolloutClient
+from verifiers_lite.testing.fake_server import FakeServerProcess
+
+KEY = "k3y"
+MODEL = "fake-arith"
+SERVER_MODEL_ATTEMPTS = 4  # the server's ChatClient: RetryPolicy() tries a 500 four times
+
+# The wire names are the external rollout protocol's (osmosis-ai): they must not change.
+WIRE_NAMES = {"timeout", "lease_expired", "validation_error", "http_error", "agent_error", "internal_error"}
+CORE_TO_WIRE = {
+    "model_http_error": "http_error",
+    "model_rate_limited": "http_error",
+    "model_timeout": "timeout",
+    "model_connection": "http_error",
+    "model_crashed": "http_error",
+    "model_bad_response": "http_error",
+    "env_error": "agent_error",
+    "rollout_timeout": "timeout",
+    "rubric_error": "agent_error",
+    "cancelled": "internal_error",
+    "remote_error": "internal_error",
+}
+WIRE_TO_CORE = {
+    "timeout": "rollout_timeout",
+    "lease_expired": "remote_error",
+    "validation_error": "remote_error",
+    "http_error": "model_http_error",
+    "agent_error": "env_error",
+    "internal_error": "remote_error",
+}
+
+
+def test_every_core_category_has_its_wire_category_and_back() -> None:
+    assert {c.value for c in ErrorCategory} == WIRE_NAMES
+    assert set(ERROR_CATEGORIES) == set(CORE_TO_WIRE)
+    assert {k: v.value for k, v in WIRE_CATEGORY.items()} == CORE_TO_WIRE
+    assert {k.value: v for k, v in CORE_CATEGORY.items()} == WIRE_TO_CORE
+    for core, wire in CORE_TO_WIRE.items():
+        assert wire_category(core) == wire
+        # The server heads its message with the core category: the client reads it back.
+        assert core_category(wire, f"{core}: ModelAPIError: something") == core
+    for wire, core in WIRE_TO_CORE.items():
+        assert wire_category(wire) == wire  # a wire name stays itself
+        assert core_category(wire, "the server's own words") == core
+    # A head that names a core category of another wire category is not believed.
+    assert core_category("agent_error", "model_timeout: ...") == "env_error"
+    assert wire_category("my_env_category") == "agent_error"
+    assert core_category("not_a_wire_name", "x") == core_category(None, "x") == "remote_error"
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
+    tmp = tmp_path_factory.mktemp("categories")
+    srv = start_serve(tmp, "srv_cleanup_env", "--env-args", json.dumps({"log": ""}), api_key=KEY)
+    yield srv
+    srv.stop()
+
+
+async def test_a_model_failure_on_the_server_crosses_the_wire_as_the_table_says(
+    fake_server: FakeServerProcess, served: ServerProc
+) -> None:
+    fake_server.configure(faults=[{"status": 500}] * SERVER_MODEL_ATTEMPTS)
+    async with RolloutClient(served.url, api_key=KEY) as rc:
+        result = await rc.run_rollout(
+            initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
+            chat_completions_url=fake_server.base_url, rollout_id=uuid.uuid4().hex, grade=False,
+            metadata={"model": MODEL},
+        )
+    assert fake_server.stats()["by_status"] == {"500": SERVER_MODEL_ATTEMPTS}
+    assert (result.status, result.err_category) == ("failure", CORE_TO_WIRE["model_http_error"])
+    assert (result.err_message or "").startswith("model_http_error: ")
+
+
+def test_the_remote_executor_records_the_core_category(
+    fake_server: FakeServerProcess, served: ServerProc
+) -> None:
+    fake_server.configure(faults=[{"status": 500}] * SERVER_MODEL_ATTEMPTS)
+    env = srv_cleanup_env.load_environment(num_examples=1)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
+                            executor=vf.RemoteExecutor(served.url, api_key=KEY))
+    (row,) = out.rows
+    assert row["error"]["category"] == "model_http_error" and row["reward"] is None
+
+
+async def test_a_server_failure_without_a_sample_is_recorded_by_the_table(
+    fake_server: FakeServerProcess, served: ServerProc
+) -> None:
+    """No model named and the endpoint serves several: the server refuses the rollout
+    (validation_error, no sample); the client records the table's core category."""
+    async with RolloutClient(served.url, api_key=KEY) as rc:
+        state = await rc.run_state(
+            {"prompt": [{"role": "user", "content": "What is 1 + 1?"}], "example_id": 0},
+            chat_completions_url=fake_server.base_url, llm_api_key=None, model="", sampling_args=None,
+        )
+    assert state["error"]["category"] == WIRE_TO_CORE["validation_error"]
+    assert state["error"]["message"].startswith("validation_error: no model")
+    assert state["stop_reason"] == "error"
