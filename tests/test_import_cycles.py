@@ -79,3 +79,28 @@ def test_the_environment_protocol_is_strictly_typed():
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
                            "verifiers_lite/runnable.py"], cwd=root, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+
+
+def test_the_library_types_satisfy_the_protocols(tmp_path):
+    """Environments (an environment group included) and rubrics (a judge's, a group's) are what
+    the scheduler and the results layer are typed against: checked by mypy, not assumed."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    check = tmp_path / "protocol_check.py"
+    check.write_text(
+        "from verifiers_lite.envs.env_group import EnvGroup, EnvGroupRubric\n"
+        "from verifiers_lite.envs.singleturn import SingleTurnEnv\n"
+        "from verifiers_lite.rubrics.judge import JudgeRubric\n"
+        "from verifiers_lite.rubrics.rubric import Rubric\n"
+        "from verifiers_lite.runnable import RunnableEnvironment, ScoringRubric\n\n\n"
+        "def env(e: RunnableEnvironment) -> None: ...\n"
+        "def rubric(r: ScoringRubric) -> None: ...\n\n\n"
+        "def check(s: SingleTurnEnv, g: EnvGroup, r: Rubric, j: JudgeRubric, gr: EnvGroupRubric) -> None:\n"
+        "    env(s)\n    env(g)\n    rubric(r)\n    rubric(j)\n    rubric(gr)\n"
+        "    rubric(g.rubric)\n    env(next(iter(g.members.values())))\n")
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", str(check)], cwd=root,
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]

@@ -1,12 +1,17 @@
-"""What the scheduler and the executors need from an environment, and nothing more.
+"""What the scheduler, the executors and the results layer need from an environment and its
+rubric, and nothing more.
 
-:class:`~verifiers_lite.envs.environment.Environment` satisfies :class:`RunnableEnvironment`; the
-scheduler, the executors and the run fingerprint are typed against this protocol, so they sit
-below the environments and never import them (the environments call the scheduler).
+:class:`~verifiers_lite.envs.environment.Environment` satisfies :class:`RunnableEnvironment` and
+:class:`~verifiers_lite.rubrics.rubric.Rubric` satisfies :class:`RunnableRubric`; the scheduler,
+the executors, the run fingerprint, the manifest and re-scoring are typed against these
+protocols, so they sit below the environments and never import them (the environments call the
+scheduler). An environment group answers through the same members (``members``,
+``task_rubrics``): nothing below asks what class it was given.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from verifiers_lite.records import RolloutInput, State
@@ -16,7 +21,36 @@ if TYPE_CHECKING:
 
 
 class RunnableRubric(Protocol):
-    """The part of a rubric the scheduler checks before a run starts."""
+    """The part of a rubric a run checks before it starts, and what decides its scores (the
+    reward code a resume must match, :mod:`verifiers_lite.results.fingerprint`)."""
+
+    @property
+    def func_names(self) -> list[str]:
+        """The metric name of each reward function."""
+        ...
+
+    @property
+    def funcs(self) -> Sequence[Callable[..., Any]]: ...
+
+    @property
+    def weights(self) -> Sequence[float]: ...
+
+    @property
+    def parser(self) -> object: ...
+
+    @property
+    def pass_criterion(self) -> PassCriterion:
+        """When a rollout counts as solved for pass@k."""
+        ...
+
+    @property
+    def task_rubrics(self) -> Mapping[str, RunnableRubric]:
+        """An environment group's rubric of each task (empty for one environment's rubric)."""
+        ...
+
+    def fingerprint_extra(self) -> dict[str, Any] | None:
+        """What else decides the scores (a judge's model and prompt), else None."""
+        ...
 
     @property
     def group_func_names(self) -> list[str]:
@@ -33,12 +67,35 @@ class RunnableRubric(Protocol):
         ...
 
 
+class ScoringRubric(RunnableRubric, Protocol):
+    """A rubric as re-scoring uses it: it scores a group of states, then cleans each up."""
+
+    async def score_group(self, states: list[State]) -> None: ...
+
+    async def cleanup(self, state: State) -> None: ...
+
+
 class RunnableEnvironment(Protocol):
     """An environment as the scheduler runs it: its identity and defaults, how a caller's input
     row becomes a rollout input, and the two ways to run rollouts (a group, or one alone)."""
 
     @property
     def env_id(self) -> str | None: ...
+
+    @property
+    def loaded_as(self) -> str | None:
+        """The id ``load_environment`` built it under (None: built by hand)."""
+        ...
+
+    @property
+    def source_module(self) -> str | None:
+        """The module that built it (its loader's), whose code the run manifest hashes."""
+        ...
+
+    @property
+    def members(self) -> Mapping[str, RunnableEnvironment]:
+        """An environment group's environments by task (empty for one environment)."""
+        ...
 
     @property
     def env_args(self) -> dict[str, Any]: ...

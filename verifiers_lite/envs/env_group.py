@@ -34,8 +34,8 @@ class EnvGroupRubric(Rubric):
     def __init__(self, rubrics: dict[str, Rubric]) -> None:
         criteria = {r.pass_criterion for r in rubrics.values()}
         self.mixed_criteria = len(criteria) > 1
-        super().__init__(parser=next(iter(rubrics.values())).parser)
-        self.task_rubrics = dict(rubrics)
+        super().__init__(parser=next(iter(rubrics.values())).parser)  # checks no member's functions yet
+        self.task_rubrics: dict[str, Rubric] = dict(rubrics)
         self.pass_criterion = PassCriterion(PASSED_METRIC) if self.mixed_criteria else criteria.pop()
 
     @property
@@ -52,7 +52,7 @@ class EnvGroupRubric(Rubric):
         return any(r.requires_group_rollouts for r in self.task_rubrics.values())
 
     def check_reward_funcs(self) -> None:
-        for rubric in getattr(self, "task_rubrics", {}).values():  # none yet while constructed
+        for rubric in self.task_rubrics.values():
             rubric.check_reward_funcs()
 
     def rubric_for(self, state: Mapping[str, Any]) -> Rubric:
@@ -117,6 +117,11 @@ class EnvGroup(Environment):
     @property
     def names(self) -> list[str]:
         return list(self.envs)
+
+    @property
+    def members(self) -> dict[str, Environment]:
+        """The group's environments by task name."""
+        return self.envs
 
     def task_metadata(self, inputs: list[RolloutInput] | None = None) -> dict[str, Any]:
         """Per task: the member's env_id, pass criterion and (given a run's ``inputs``) how many

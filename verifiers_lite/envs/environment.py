@@ -182,9 +182,14 @@ class Environment(ABC):
         return state
 
     @property
+    def members(self) -> Mapping[str, Environment]:
+        """An environment group's environments by task; none for one environment."""
+        return {}
+
+    @property
     def pass_criterion(self) -> PassCriterion:
         """When a rollout counts as solved for pass@k (the rubric's; default reward >= 1)."""
-        return PassCriterion.coerce(getattr(self.rubric, "pass_criterion", None))
+        return self.rubric.pass_criterion
 
     @abstractmethod
     async def rollout(

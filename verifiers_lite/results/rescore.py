@@ -20,7 +20,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.errors import cleanup_error
 from verifiers_lite.results import row_index
@@ -28,10 +28,12 @@ from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
-from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.results.run_data import RunData
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore, read_rows
 from verifiers_lite.state import row_to_state, state_to_row
+
+if TYPE_CHECKING:
+    from verifiers_lite.runnable import ScoringRubric
 
 RESCORED_FROM_KEY = "rescored_from"
 _GROUPS_IN_FLIGHT = 64
@@ -48,7 +50,7 @@ async def rescore_run(
     target = _target(source, results_path, overwrite)
     rubric.check_reward_funcs()
     meta = outputs.metadata
-    totals = RowAggregate(PassCriterion.coerce(getattr(rubric, "pass_criterion", None)))
+    totals = RowAggregate(rubric.pass_criterion)
     store = _fresh_store(target) if target is not None else None
     kept: list[dict[str, Any]] = []
     try:
@@ -94,9 +96,11 @@ class _Loaded:
     metadata: dict[str, Any]
 
 
-def _rubric_and_tools(rubric: Any) -> tuple[Any, list[dict[str, Any]] | None]:
+def _rubric_and_tools(rubric: Any) -> tuple[ScoringRubric, list[dict[str, Any]] | None]:
+    """What the caller gave, a Rubric or an Environment (its rubric, and its tools' schemas for
+    the rebuilt states), told apart here at the door: below, only the rubric's protocol is used."""
     if hasattr(rubric, "rubric") and hasattr(rubric, "rollout"):  # an Environment
-        return rubric.rubric, getattr(rubric, "tool_defs", None)
+        return rubric.rubric, rubric.tool_defs
     if not callable(getattr(rubric, "score_group", None)):
         raise TypeError(f"rescore takes a Rubric (or an Environment), got {type(rubric).__name__}")
     return rubric, None
@@ -126,7 +130,8 @@ def _target(source: Path | None, results_path: Any, overwrite: bool) -> Path | N
 
 
 async def _rescored_groups(
-    rows: Iterable[dict[str, Any]], rubric: Any, meta: dict[str, Any], tool_defs: list[dict[str, Any]] | None,
+    rows: Iterable[dict[str, Any]], rubric: ScoringRubric, meta: dict[str, Any],
+    tool_defs: list[dict[str, Any]] | None,
 ) -> AsyncIterator[list[dict[str, Any]]]:
     """The rows re-scored, one group (an example's rollouts; one rollout under independent
     scoring) at a time, in the order groups complete in ``rows``. Only groups still incomplete
@@ -152,7 +157,8 @@ async def _rescored_groups(
 
 
 async def _score_batch(
-    groups: list[list[dict[str, Any]]], rubric: Any, meta: dict[str, Any], tool_defs: list[dict[str, Any]] | None,
+    groups: list[list[dict[str, Any]]], rubric: ScoringRubric, meta: dict[str, Any],
+    tool_defs: list[dict[str, Any]] | None,
 ) -> list[list[dict[str, Any]]]:
     """Each group's rows rebuilt as States, scored together, cleaned up once each, and turned
     back into rows that keep the old row's other fields (attempts, input hash, endpoint)."""
@@ -176,16 +182,16 @@ async def _score_batch(
     return list(await asyncio.gather(*(one(g) for g in groups)))
 
 
-def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: Any, source: Path | None,
+def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, source: Path | None,
               target: Path | None) -> dict[str, Any]:
     """The source run's metadata with the new scores' summary, pass criterion and fingerprint,
     and where it came from."""
     meta = {**old, **totals.summary()}
     meta["status"] = "completed_with_errors" if totals.errors else "completed"
     meta["score_rollouts"] = True
-    meta["pass_criterion"] = PassCriterion.coerce(getattr(rubric, "pass_criterion", None)).to_dict()
-    task_rubrics = getattr(rubric, "task_rubrics", None)
-    if isinstance(meta.get("tasks"), dict) and isinstance(task_rubrics, dict):
+    meta["pass_criterion"] = rubric.pass_criterion.to_dict()
+    task_rubrics = rubric.task_rubrics
+    if isinstance(meta.get("tasks"), dict):
         meta["tasks"] = {name: {**info, **({"pass_criterion": task_rubrics[name].pass_criterion.to_dict()}
                                            if name in task_rubrics else {})}
                          for name, info in meta["tasks"].items()}

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import Callable, Mapping, Sequence
+from types import MappingProxyType
 from typing import Any
 
 from verifiers_lite.errors import RewardFunctionError, categorize
@@ -99,6 +100,9 @@ class Rubric:
     (a number), a metric name (passes at >= 1.0), or a :class:`PassCriterion`; default reward >= 1.
     """
 
+    task_rubrics: Mapping[str, Rubric] = MappingProxyType({})
+    """An environment group's rubric of each task (a plain rubric has none)."""
+
     def __init__(
         self,
         funcs: Sequence[RewardFunc] | None = None,
@@ -132,6 +136,11 @@ class Rubric:
         check_reward_params(func, unique_names([*self.funcs, func])[-1], self.argument_names)
         self.funcs.append(func)
         self.weights.append(float(weight))
+
+    def fingerprint_extra(self) -> dict[str, Any] | None:
+        """What else decides this rubric's scores besides its functions, parser and weights (a
+        judge's model and prompt), for the run fingerprint; None for a plain rubric."""
+        return None
 
     @property
     def argument_names(self) -> tuple[str, ...]:
