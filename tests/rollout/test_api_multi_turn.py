@@ -284,6 +284,21 @@ def test_openai_chat_api_retries_through_the_retry_policy(fake_server) -> None:
     assert fake_server.stats()["requests"] == 2
 
 
+def test_openai_chat_api_with_the_callers_own_client(fake_server) -> None:
+    """A caller's sync OpenAI client is called as it is (in a worker thread); its errors are
+    mapped onto the core's categories like the SDK adapter's."""
+    import openai
+
+    client = openai.OpenAI(base_url=fake_server.base_url, api_key="k", max_retries=0, timeout=30)
+    rollout = APIMultiTurnRollout(OpenAIChatAPI("fake-echo", client=client))
+    (ok,) = rollout([[{"role": "user", "content": "hello"}]])
+    assert ok["error"] is None and ok["messages"][-1] == {"role": "assistant", "content": "hello"}
+    fake_server.configure(faults=[{"status": 500}])
+    (failed,) = rollout([[{"role": "user", "content": "hello"}]])
+    assert failed["stop_reason"] == "error" and failed["error"]["category"] == "model_http_error"
+    assert fake_server.stats()["by_status"] == {"200": 1, "500": 1}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import uuid
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import srv_cleanup_env
@@ -14,7 +13,13 @@ from srv_helpers import ServerProc, start_serve
 
 import verifiers_lite as vf
 from verifiers_lite.errors import ERROR_CATEGORIES
-from verifiers_lite.protocol import CORE_CATEGORY, WIRE_CATEGORY, ErrorCategory, core_category, wire_category
+from verifiers_lite.protocol import (
+    CORE_CATEGORY,
+    WIRE_CATEGORY,
+    ErrorCategory,
+    core_category,
+    wire_category,
+)
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
