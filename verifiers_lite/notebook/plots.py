@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite.notebook._deps import pyplot
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
+from verifiers_lite.results.outputs import GenerateOutputs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -55,7 +56,7 @@ def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         first = item.iloc[0] if len(item) else {}
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
         return item.copy(), meta
-    if hasattr(item, "rows") and hasattr(item, "metadata"):
+    if isinstance(item, GenerateOutputs):
         facts = run_facts(item.metadata)
         # The columns a plot splits by: the sampling temperature lives among the sampling args.
         return item.to_pandas(), {**facts, "temperature": facts.get("sampling_args.temperature")}
@@ -221,8 +222,7 @@ def _pass_criterion(data: Any, threshold: float | None, criterion: Any) -> PassC
         return PassCriterion.coerce(criterion)
     if threshold is not None:
         return PassCriterion("reward", float(threshold))
-    own = getattr(data, "pass_criterion", None)
-    return own if isinstance(own, PassCriterion) else PassCriterion()
+    return data.pass_criterion if isinstance(data, GenerateOutputs) else PassCriterion()
 
 
 def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bins: int = 21) -> Axes:

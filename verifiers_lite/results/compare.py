@@ -23,11 +23,11 @@ _DETAIL_PREFIXES = ("metric:", "error:", "stop:")
 def as_outputs(run: Any, caller: str = "compare()") -> GenerateOutputs:
     """A run given as ``GenerateOutputs`` or as a run directory, loaded; TypeError otherwise,
     FileNotFoundError naming a directory that holds no run."""
-    from verifiers_lite.results.outputs import load_results
+    from verifiers_lite.results.outputs import GenerateOutputs, load_results
 
     if isinstance(run, (str, os.PathLike)):
         run = load_results(run)
-    if not (hasattr(run, "rows") and hasattr(run, "metadata")):
+    if not isinstance(run, GenerateOutputs):
         raise TypeError(f"{caller} takes GenerateOutputs or run directories, got {type(run).__name__}")
     return run
 

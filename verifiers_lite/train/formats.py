@@ -21,6 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from verifiers_lite.results.run_data import RunData
+
 __all__ = ["to_prime_rl", "to_skyrl", "to_verl", "trainable_rows"]
 
 _CHAT_ROLES = ("user", "assistant", "tool")
@@ -29,7 +31,7 @@ _CHAT_ROLES = ("user", "assistant", "tool")
 def trainable_rows(rows: Any) -> list[dict[str, Any]]:
     """The scored, error-free rows of ``rows`` (a list or a ``GenerateOutputs``), each with
     token ids; ValueError naming the first row that has none."""
-    rows = list(getattr(rows, "rows", rows))
+    rows = list(rows.rows if isinstance(rows, RunData) else rows)
     kept = [r for r in rows if r.get("reward") is not None and not r.get("error")]
     for i, r in enumerate(kept):
         if r.get("completion_ids") is None or r.get("prompt_ids") is None:
