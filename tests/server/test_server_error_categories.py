@@ -3,9 +3,11 @@ client: checked against the table written out here by hand, and through a real `
 
 from __future__ import annotations
 
+import asyncio
 import json
 import uuid
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 import srv_cleanup_env
@@ -22,6 +24,7 @@ from verifiers_lite.protocol import (
 )
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.testing.fake_server import FakeServerProcess
+from verifiers_lite.testing.waiting import wait_until
 
 KEY = "k3y"
 MODEL = "fake-arith"
@@ -102,6 +105,36 @@ def test_the_remote_executor_records_the_core_category(
                             executor=vf.RemoteExecutor(served.url, api_key=KEY))
     (row,) = out.rows
     assert row["error"]["category"] == "model_http_error" and row["reward"] is None
+
+
+def test_a_model_timeout_on_the_server_arrives_as_model_timeout(
+    fake_server: FakeServerProcess, served: ServerProc
+) -> None:
+    """Every model request stalls past the rollout's per-request timeout (a sampling arg the
+    server's client honours): wire ``timeout`` naming ``model_timeout``, row ``model_timeout``."""
+    stalls = [{"stall": 3}] * SERVER_MODEL_ATTEMPTS
+    args = {"timeout": 0.5}
+    fake_server.configure(faults=stalls)
+
+    async def raw() -> Any:
+        async with RolloutClient(served.url, api_key=KEY) as rc:
+            return await rc.run_rollout(
+                initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
+                chat_completions_url=fake_server.base_url, rollout_id=uuid.uuid4().hex, grade=False,
+                metadata={"model": MODEL, "sampling_args": args},
+            )
+
+    result = asyncio.run(raw())
+    assert (result.status, result.err_category) == ("failure", CORE_TO_WIRE["model_timeout"])
+    assert (result.err_message or "").startswith("model_timeout: ")
+    fake_server.configure(faults=stalls)
+    env = srv_cleanup_env.load_environment(num_examples=1)
+    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False, sampling_args=args,
+                            executor=vf.RemoteExecutor(served.url, api_key=KEY))
+    (row,) = out.rows
+    assert row["error"]["category"] == "model_timeout" and row["reward"] is None
+    # The stalled requests end before the next test reads the fake server's counters.
+    wait_until(lambda: fake_server.stats()["in_flight"] == 0, "the stalled model requests to end")
 
 
 async def test_a_server_failure_without_a_sample_is_recorded_by_the_table(
