@@ -158,7 +158,7 @@ def test_hostile_answers_score_zero_within_limits_and_leave_nothing(hostile):
     results = {name: asyncio.run(coro) for name, coro in results.items()}
     for name, result in results.items():
         assert not result.extra["tests_passed"] and (not result.ok or name == "exit_early"), name
-        assert result.duration_s <= TIMEOUT + 1.0, (name, result.duration_s)
+        assert result.duration_s <= TIMEOUT + 5.0, (name, result.duration_s)  # stopped, not run to its end
     # A busy loop meets two limits of the same length: the wall clock, or, on a quiet machine
     # where it gets a whole core, the CPU-time limit first (SIGXCPU). Either stops it in time.
     loop = results["infinite_loop"]

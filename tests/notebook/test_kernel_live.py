@@ -41,8 +41,9 @@ def test_widget_moves_within_one_group_and_its_clock_ticks(kernel):
     scored = next(i for i, v in enumerate(values) if isinstance(v, str) and "reward histogram" in v)
     assert values.index("3/4") < scored  # ... before its group was scored
     figures = [u["value"] for u in out["updates"] if isinstance(u.get("value"), str) and "rollouts/s" in u["value"]]
-    clock = {m.group(1) for f in figures for m in [re.search(r"elapsed (\d+)s", f)] if m}
-    assert {"1", "2", "3"} <= clock, figures  # elapsed ticked once a second during the group
+    seconds = [int(m.group(1)) for f in figures for m in [re.search(r"elapsed (\d+)s", f)] if m]
+    # The elapsed time moved on during the group (>= 3.6 s): by ticks and ends, never backwards.
+    assert seconds == sorted(seconds) and len(set(seconds) - {0}) >= 3, figures
     assert any("3 running" in f or "4 running" in f for f in figures)  # in flight, shown live
     assert len(out["updates"]) >= 3
     final = [h for h in out["html"] if "vf-progress" in h][-1]

@@ -16,6 +16,7 @@ import pytest
 
 from verifiers_lite.rollout import APIMultiTurnRollout, OpenAIChatAPI, SamplingParams, ToolManager
 from verifiers_lite.rollout.trajectory import STOP_REASONS, is_truncated
+from verifiers_lite.testing.waiting import wait_until
 
 
 def add(a: int, b: int) -> int:
@@ -338,15 +339,18 @@ def test_real_llama_cpp_server() -> None:
         api = OpenAIChatAPI(
             "smollm2", base_url=f"http://127.0.0.1:{port}/v1", timeout=600, max_retries=0
         )
-        deadline = time.time() + 300  # a loaded 2-core machine loads the model slowly
-        while True:
+
+        def serving() -> bool:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the model server exited with {proc.returncode}")
             try:
                 api.client.models.list()
-                break
             except Exception:
-                if time.time() > deadline or proc.poll() is not None:
-                    raise
-                time.sleep(0.5)
+                return False
+            return True
+
+        # a loaded 2-core machine loads the model slowly
+        wait_until(serving, "the model server answers", timeout=300, interval=0.5)
         rollout = APIMultiTurnRollout(
             api,
             ToolManager([add]),
