@@ -201,9 +201,9 @@ class CachedClient:
         return f"CachedClient({self.inner!r}, {self.cache!r})"
 
 
-def cache_counts(clients: list[Any]) -> tuple[int, int] | None:
-    """Summed (hits, misses) of the caching clients among ``clients``; None when none caches."""
-    counts = [c.cache_counts() for c in clients if callable(getattr(c, "cache_counts", None))]
+def cache_counts(clients: list[CachedClient]) -> tuple[int, int] | None:
+    """Summed (hits, misses) of ``clients``; None when there are none."""
+    counts = [c.cache_counts() for c in clients]
     if not counts:
         return None
     return sum(h for h, _ in counts), sum(m for _, m in counts)
@@ -231,7 +231,7 @@ class CacheMeter:
     """Hits and misses of one run over the caching clients it uses (deltas: a client that
     caches on its own may have served earlier runs)."""
 
-    def __init__(self, clients: list[Any], path: str | None) -> None:
+    def __init__(self, clients: list[CachedClient], path: str | None) -> None:
         self.clients = clients
         self.path = path
         self._start = cache_counts(clients) or (0, 0)

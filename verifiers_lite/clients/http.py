@@ -13,12 +13,15 @@ import asyncio
 import json
 import weakref
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, Usage
 from verifiers_lite.clients.openai_settings import openai_settings
 from verifiers_lite.clients.retry import RetryPolicy, call_with_retries, parse_retry_after
 from verifiers_lite.errors import ModelAPIError
+
+if TYPE_CHECKING:
+    from verifiers_lite.clients.cache import CachedClient
 
 # ``chat.completions.create`` options that shape the HTTP request rather than the body.
 _REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
@@ -73,7 +76,7 @@ class ChatClient:
         self.crashed: str | None = None
         # ``cache=True``/a path: answers come from the response cache when it has them.
         self.cache_identity = cache_identity
-        self.response_cache: Any = None
+        self.response_cache: CachedClient | None = None
         if cache is not None and cache is not False:
             from verifiers_lite.clients.cache import CachedClient
 

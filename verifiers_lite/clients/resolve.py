@@ -99,7 +99,7 @@ def attach_cache(client: Any, cache: Any) -> tuple[Any, CacheMeter | None]:
     (``ChatClient(cache=...)``) are still metered; None when nothing caches."""
     store = ResponseCache.coerce(cache)
     models = as_model_clients(client)
-    own = [getattr(c, "response_cache", None) for c in models]
+    own = [c.response_cache if isinstance(c, ChatClient) else None for c in models]  # ChatClient(cache=...)
     if store is None:
         caching = [c for c in own if c is not None]
         return client, (CacheMeter(caching, str(caching[0].cache.path)) if caching else None)
