@@ -108,6 +108,7 @@ class RowIndex:
     def __init__(self, results_file: Path) -> None:
         self.path = results_file
         self._lock = threading.RLock()
+        self.generation = 0  # counts rebuilds: a read planned on an older index is refused
         self._reset(None)
 
     def _reset(self, inode: int | None) -> None:
@@ -119,7 +120,7 @@ class RowIndex:
         self._pos = 0
         self._inode = inode
         self._pending: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
-        self.generation = getattr(self, "generation", 0) + 1
+        self.generation += 1
         self.at_eof = False
 
     def __len__(self) -> int:
