@@ -100,7 +100,7 @@ def test_the_library_types_satisfy_the_protocols(tmp_path):
         "def rubric(r: ScoringRubric) -> None: ...\n\n\n"
         "def check(s: SingleTurnEnv, g: EnvGroup, r: Rubric, j: JudgeRubric, gr: EnvGroupRubric) -> None:\n"
         "    env(s)\n    env(g)\n    rubric(r)\n    rubric(j)\n    rubric(gr)\n"
-        "    rubric(g.rubric)\n    env(next(iter(g.members.values())))\n")
+        "    rubric(g.rubric)\n    env(next(iter(g.group_members.values())))\n")
     proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", str(check)], cwd=root,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]

@@ -5,7 +5,7 @@ rubric, and nothing more.
 :class:`~verifiers_lite.rubrics.rubric.Rubric` satisfies :class:`RunnableRubric`; the scheduler,
 the executors, the run fingerprint, the manifest and re-scoring are typed against these
 protocols, so they sit below the environments and never import them (the environments call the
-scheduler). An environment group answers through the same members (``members``,
+scheduler). An environment group answers through the protocols too (``group_members``,
 ``task_rubrics``): nothing below asks what class it was given.
 """
 
@@ -93,7 +93,7 @@ class RunnableEnvironment(Protocol):
         ...
 
     @property
-    def members(self) -> Mapping[str, RunnableEnvironment]:
+    def group_members(self) -> Mapping[str, RunnableEnvironment]:
         """An environment group's environments by task (empty for one environment)."""
         ...
 

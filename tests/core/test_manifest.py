@@ -92,3 +92,16 @@ def test_environment_code_of_a_notebook_class_and_a_library_class(fake_server):
     assert hashes[0] == hashes[1] != hashes[2]
     source = make_env(1).evaluate_sync(c, "fake-arith", progress=False).metadata["manifest"]["environment"]
     assert source["module"] == "verifiers_lite.envs.singleturn" and "library class" in source["note"]
+
+
+def test_an_environment_group_lists_each_member_s_code(fake_server, tmp_path):
+    """Each task's entry is what that environment alone records (its loader's file, hashed)."""
+    group = vf.EnvGroup([vf.load_environment("arithmetic", num_examples=2), make_env(2)], names=["sums", "inline"])
+    out = group.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", num_examples=1, progress=False)
+    source = out.metadata["manifest"]["environment"]
+    assert source["class"] == "EnvGroup" and set(source["members"]) == {"sums", "inline"}
+    sums = source["members"]["sums"]
+    origin = importlib.util.find_spec(group.envs["sums"].source_module).origin
+    with open(origin, "rb") as f:
+        assert sums["source_sha256"] == hashlib.sha256(f.read()).hexdigest() and sums["file"] == origin
+    assert source["members"]["inline"]["module"] == "verifiers_lite.envs.singleturn"

@@ -119,7 +119,7 @@ class EnvGroup(Environment):
         return list(self.envs)
 
     @property
-    def members(self) -> dict[str, Environment]:
+    def group_members(self) -> dict[str, Environment]:
         """The group's environments by task name."""
         return self.envs
 

@@ -182,7 +182,7 @@ class Environment(ABC):
         return state
 
     @property
-    def members(self) -> Mapping[str, Environment]:
+    def group_members(self) -> Mapping[str, Environment]:
         """An environment group's environments by task; none for one environment."""
         return {}
 

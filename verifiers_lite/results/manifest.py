@@ -68,9 +68,9 @@ def run_manifest(env: RunnableEnvironment, library_version: str) -> dict[str, An
 
 def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
     """Where the environment's code is, and its hash (see the module docstring)."""
-    if env.members:
+    if env.group_members:
         return {"class": type(env).__qualname__,
-                "members": {n: environment_source(e) for n, e in env.members.items()}}
+                "members": {n: environment_source(e) for n, e in env.group_members.items()}}
     cls = type(env)
     module_name = env.source_module or cls.__module__
     out: dict[str, Any] = {"class": cls.__qualname__, "module": module_name}
