@@ -7,9 +7,10 @@
    driver and of the server process (targets <= 0.5 each), which bound the ratio on a small
    machine where every process competes for the same cores.
 2. Long polls (``--polls 1000 10000``): N rollouts admitted at once against a stub model of fixed
-   latency inside the server, each long-polled by an independent aiohttp client (on uvloop, so the
-   load generator costs the shared cores little): admission p50/p99 (POST sent -> 202 read) and
-   delivery p50/p99 (202 read -> result read, minus the model's time). Run three times per size:
+   latency inside the server, each long-polled over its own connection by a lean HTTP client
+   (``_http_load``, on uvloop: the load generator shares the cores, so it must cost them little):
+   admission p50/p99 (POST sent -> 202 read), delivery p50/p99 (202 read -> result read, minus
+   the model's time), CPU per rollout of the server and of the load client. Three runs per size:
    one POST and one GET per rollout, then the batched routes (one ``POST /rollouts``, polls by
    ``POST /rollouts/results``), then the executor's path: ``RolloutClient.run_state`` for each
    rollout at once (coalesced into batched admissions and polls), timed from the call to the
@@ -20,9 +21,10 @@
    in flight and long-polled when SIGTERM arrives: all answered within the 10 s drain budget,
    then the process exits.
 
-Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000 [10000]]
-[--scale 10000] [--grouped] [--skip-throughput] [--skip-polls]`` (default: throughput and 1,000
-polls, about a minute). Figures, with the load average at the time, are in the README.
+Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000 10000]
+[--scale 10000] [--grouped] [--skip-throughput] [--skip-polls]`` (default: all of it, at 1,000
+and 10,000, a few minutes). Every figure is printed beside the load average: CPU ms per rollout
+holds on a busy machine, ratios and latencies do not. Figures are in the README.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from _http_load import LoadClient
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
@@ -195,38 +198,36 @@ def _pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * (len(ordered) - 1)))]
 
 
-async def _admit(http: Any, url: str, rollout_id: str) -> tuple[float, dict[str, Any]]:
-    body = {"rollout_id": rollout_id, "initial_messages": [{"role": "user", "content": "q"}],
+def _rollout_body(rollout_id: str) -> dict[str, Any]:
+    return {"rollout_id": rollout_id, "initial_messages": [{"role": "user", "content": "q"}],
             "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False}
+
+
+async def _admit(http: LoadClient, rollout_id: str) -> tuple[float, dict[str, Any]]:
     t = time.perf_counter()
-    async with http.post(url + "/rollout", json=body) as r:
-        accepted = await r.json()
-        assert r.status == 202, (r.status, accepted)
+    status, accepted = await http.request("POST", "/rollout", json=_rollout_body(rollout_id))
+    assert status == 202, (status, accepted)
     return time.perf_counter() - t, accepted
 
 
-async def _admit_batch(http: Any, url: str, ids: list[str]) -> tuple[float, list[dict[str, Any]]]:
+async def _admit_batch(http: LoadClient, ids: list[str]) -> tuple[float, list[dict[str, Any]]]:
     """One ``POST /rollouts`` admitting every id."""
-    bodies = [{"rollout_id": i, "initial_messages": [{"role": "user", "content": "q"}],
-               "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False} for i in ids]
     t = time.perf_counter()
-    async with http.post(url + "/rollouts", json={"rollouts": bodies}) as r:
-        data = await r.json()
-        assert r.status == 200, (r.status, data)
+    status, data = await http.request("POST", "/rollouts", json={"rollouts": [_rollout_body(i) for i in ids]})
+    assert status == 200, (status, data)
     results: list[dict[str, Any]] = data["results"]
     assert all(a["status_code"] == 202 for a in results), results[:3]
     return time.perf_counter() - t, results
 
 
-async def _long_poll_many(http: Any, url: str, accepted: list[dict[str, Any]]) -> dict[str, float]:
+async def _long_poll_many(http: LoadClient, accepted: list[dict[str, Any]]) -> dict[str, float]:
     """Long-poll every rollout with ``POST /rollouts/results`` until all are terminal; the
     time each result was read."""
     pending = {a["rollout_id"]: a["polling_lease_token"] for a in accepted}
     read_at: dict[str, float] = {}
     while pending:
-        async with http.post(url + "/rollouts/results", json={"leases": pending}) as r:
-            data = await r.json()
-            assert r.status == 200, (r.status, data)
+        status, data = await http.request("POST", "/rollouts/results", json={"leases": pending})
+        assert status == 200, (status, data)
         now = time.perf_counter()
         for item in data["results"]:
             if item["status"] in ("success", "failure", "cancelled"):
@@ -236,52 +237,47 @@ async def _long_poll_many(http: Any, url: str, accepted: list[dict[str, Any]]) -
     return read_at
 
 
-async def _long_poll(http: Any, url: str, accepted: dict[str, Any]) -> dict[str, Any]:
+async def _long_poll(http: LoadClient, accepted: dict[str, Any]) -> dict[str, Any]:
     """Poll until terminal, ``wait=terminal``: one request per rollout unless it outlives the wait."""
     headers = {LEASE_HEADER: accepted["polling_lease_token"]}
     while True:
-        async with http.get(f"{url}/rollout/{accepted['rollout_id']}/result",
-                            params={"wait": "terminal"}, headers=headers) as r:
-            data: dict[str, Any] = await r.json()
-            assert r.status == 200, (r.status, data)
+        status, data = await http.request(
+            "GET", f"/rollout/{accepted['rollout_id']}/result?wait=terminal", headers=headers)
+        assert status == 200, (status, data)
         if data["status"] in ("success", "failure", "cancelled"):
-            return data
-
-
-def _session() -> Any:
-    import aiohttp
-
-    return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                 timeout=aiohttp.ClientTimeout(total=None, sock_read=300))
+            return dict(data)
 
 
 async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, float]:
-    """n rollouts admitted at once, each long-polled by an independent aiohttp client.
+    """n rollouts admitted at once, each long-polled, by the lean load client (one connection
+    per rollout in flight, as n independent clients would have).
 
     Admission: POST sent -> 202 read (``batch``: all n in one ``POST /rollouts``, each
     rollout's admission time is that request's). Delivery: 202 read -> terminal result read,
-    minus the model's time.
+    minus the model's time. Also CPU ms per rollout of the server and of the load client.
     """
     proc, url = start_stub_server(latency_ms)
     latency = latency_ms / 1000
     try:
-        async with _session() as http:
-            await _long_poll(http, url, (await _admit(http, url, "warm-up"))[1])
+        async with LoadClient(url) as http:
+            await _long_poll(http, (await _admit(http, "warm-up"))[1])
 
             async def one(i: int) -> tuple[float, float]:
-                admission, accepted = await _admit(http, url, f"p{i}")
+                admission, accepted = await _admit(http, f"p{i}")
                 t = time.perf_counter()
-                data = await _long_poll(http, url, accepted)
+                data = await _long_poll(http, accepted)
                 assert data["status"] == "success", data
                 return admission, time.perf_counter() - t - latency
 
+            s0, c0 = cpu_sec(proc.pid), cpu_sec()
             if batch:
-                admission, answers = await _admit_batch(http, url, [f"p{i}" for i in range(n)])
+                admission, answers = await _admit_batch(http, [f"p{i}" for i in range(n)])
                 t = time.perf_counter()
-                read_at = await _long_poll_many(http, url, answers)
+                read_at = await _long_poll_many(http, answers)
                 results = [(admission, at - t - latency) for at in read_at.values()]
             else:
                 results = await asyncio.gather(*(one(i) for i in range(n)))
+            server_cpu, client_cpu = cpu_sec(proc.pid) - s0, cpu_sec() - c0
     finally:
         stop(proc)
     admission_ms = [1000 * a for a, _ in results]
@@ -289,6 +285,7 @@ async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, floa
     return {
         "polls": n, "admit_p50": _pct(admission_ms, 0.5), "admit_p99": _pct(admission_ms, 0.99),
         "p50_ms": _pct(delivery_ms, 0.5), "p99_ms": _pct(delivery_ms, 0.99),
+        "server_cpu_ms": 1000 * server_cpu / n, "client_cpu_ms": 1000 * client_cpu / n,
     }
 
 
@@ -318,10 +315,10 @@ async def client_latency(n: int, latency_ms: float) -> dict[str, float]:
     return {"polls": n, "p50_ms": _pct(delays, 0.5), "p99_ms": _pct(delays, 0.99)}
 
 
-async def _health(http: Any, url: str) -> dict[str, Any]:
-    async with http.get(url + "/health") as r:
-        data: dict[str, Any] = await r.json()
-        return data
+async def _health(http: LoadClient) -> dict[str, Any]:
+    status, data = await http.request("GET", "/health")
+    assert status == 200, (status, data)
+    return dict(data)
 
 
 async def _until(what: str, check: Any, limit_sec: float) -> float:
@@ -340,16 +337,16 @@ async def held_then_expired(n: int, lease_sec: float) -> dict[str, float]:
     polls stop: every lease lapses, every task is cancelled, the server goes idle."""
     proc, url = start_stub_server(600_000, lease_sec)
     try:
-        async with _session() as http:
-            await _admit(http, url, "warm-up")  # never polled either
+        async with LoadClient(url) as http:
+            await _admit(http, "warm-up")  # never polled either
             rss0, fds0 = proc_status(proc.pid)
-            _, accepted = await _admit_batch(http, url, [f"e{i}" for i in range(n)])
+            _, accepted = await _admit_batch(http, [f"e{i}" for i in range(n)])
             rss1, _ = proc_status(proc.pid)
-            async with _session() as pollers:
-                polls = [asyncio.ensure_future(_long_poll(pollers, url, a)) for a in accepted]
+            async with LoadClient(url) as pollers:
+                polls = [asyncio.ensure_future(_long_poll(pollers, a)) for a in accepted]
 
                 async def all_held() -> bool:
-                    return bool((await _health(http, url))["held_polls"] == n)
+                    return bool((await _health(http))["held_polls"] == n)
 
                 await _until("every poll held", all_held, 300)
                 rss2, fds2 = proc_status(proc.pid)
@@ -359,12 +356,12 @@ async def held_then_expired(n: int, lease_sec: float) -> dict[str, float]:
             stopped_at = time.perf_counter()
 
             async def idle() -> bool:
-                health = await _health(http, url)
+                health = await _health(http)
                 return bool(health["lifecycle"]["active_rollouts"] == 0 and health["running"] == 0)
 
             await _until("lease expiry", idle, lease_sec + 300)
             idle_after = time.perf_counter() - stopped_at
-            finals = await _long_poll_batch_once(http, url, accepted)
+            finals = await _long_poll_batch_once(http, accepted)
     finally:
         stop(proc)
     return {
@@ -375,12 +372,11 @@ async def held_then_expired(n: int, lease_sec: float) -> dict[str, float]:
     }
 
 
-async def _long_poll_batch_once(http: Any, url: str, accepted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _long_poll_batch_once(http: LoadClient, accepted: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """One ``POST /rollouts/results`` (answers at once when one is terminal)."""
     leases = {a["rollout_id"]: a["polling_lease_token"] for a in accepted}
-    async with http.post(url + "/rollouts/results", json={"leases": leases}) as r:
-        data = await r.json()
-        assert r.status == 200, (r.status, data)
+    status, data = await http.request("POST", "/rollouts/results", json={"leases": leases})
+    assert status == 200, (status, data)
     results: list[dict[str, Any]] = data["results"]
     return results
 
@@ -390,9 +386,9 @@ async def drain_on_sigterm(n: int, latency_ms: float) -> dict[str, float]:
     answered within the drain budget, then the process exits."""
     proc, url = start_stub_server(latency_ms)
     try:
-        async with _session() as http:
-            _, accepted = await _admit_batch(http, url, [f"d{i}" for i in range(n)])
-            polls = asyncio.ensure_future(_long_poll_many(http, url, accepted))
+        async with LoadClient(url) as http:
+            _, accepted = await _admit_batch(http, [f"d{i}" for i in range(n)])
+            polls = asyncio.ensure_future(_long_poll_many(http, accepted))
             t = time.perf_counter()
             proc.send_signal(signal.SIGTERM)
             answered = len(await polls)
@@ -436,7 +432,8 @@ async def main(a: argparse.Namespace) -> None:
                else "at once, each by its own POST /rollout and long-polled by its own GET")
         print(f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
               f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
-              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms")
+              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; CPU ms per "
+              f"rollout: server {lp['server_cpu_ms']:.3f}, load client {lp['client_cpu_ms']:.3f}")
     for n in a.polls:
         cl = await _on_uvloop(client_latency(n, a.poll_latency_ms))
         print(_load())
@@ -462,12 +459,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--rollouts", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=32)
     p.add_argument("--latency-ms", type=float, default=20.0, help="fake model latency (throughput run)")
-    p.add_argument("--polls", type=int, nargs="*", default=[1000],
+    p.add_argument("--polls", type=int, nargs="*", default=[1000, 10000],
                    help="sizes of the long-poll runs (e.g. --polls 1000 10000; none: skip)")
     p.add_argument("--poll-latency-ms", type=float, default=3000.0)
-    p.add_argument("--scale", type=int, default=0,
+    p.add_argument("--scale", type=int, default=10000,
                    help="rollouts in flight for the lease-expiry and SIGTERM-drain runs (0: skip)")
-    p.add_argument("--lease-sec", type=float, default=60.0, help="polling lease of the held/lease-expiry run")
+    p.add_argument("--lease-sec", type=float, default=20.0, help="polling lease of the held/lease-expiry run")
     p.add_argument("--drain-latency-ms", type=float, default=3000.0, help="model latency of the drain run")
     p.add_argument("--grouped", action="store_true", help="groups of 4 rollouts (default: independent)")
     p.add_argument("--skip-throughput", action="store_true", help="long polls (and --scale) only")

@@ -9,7 +9,7 @@ import signal
 from typing import Any
 
 import httpx
-from srv_helpers import script
+from srv_helpers import HeldBackend, script
 
 from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 from verifiers_lite.server.rollout_table import RolloutRecord
@@ -18,45 +18,6 @@ from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until_async
 
 N = 2000  # in flight at once in-process (the benchmark runs 10,000 over HTTP)
-
-
-class HeldBackend:
-    """Each rollout runs until the test releases it; cancellations are recorded."""
-
-    max_admitted: int | None = None
-    retry_after_sec = 1.0
-
-    def __init__(self) -> None:
-        self.gates: dict[str, asyncio.Event] = {}
-        self.tasks: dict[str, asyncio.Task[Any]] = {}
-        self.cancelled: set[str] = set()
-
-    async def execute(self, request: RolloutRequest, ctx: Any) -> dict[str, Any]:
-        ctx.set_status("running")
-        rid = request.rollout_id
-        task = asyncio.current_task()
-        assert task is not None
-        self.tasks[rid] = task
-        try:
-            await self.gates.setdefault(rid, asyncio.Event()).wait()
-        except asyncio.CancelledError:
-            self.cancelled.add(rid)
-            raise
-        return {"completion": [{"role": "assistant", "content": rid}], "metrics": {}}
-
-    def release(self, rid: str) -> None:
-        self.gates.setdefault(rid, asyncio.Event()).set()
-
-    async def cancel(self, rollout_id: str) -> None:
-        task = self.tasks.get(rollout_id)
-        if task is not None:
-            task.cancel()
-
-    def health(self) -> dict[str, Any]:
-        return {}
-
-    async def shutdown(self) -> None:
-        return None
 
 
 def _request(rid: str) -> RolloutRequest:

@@ -11,6 +11,7 @@ import threading
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 from verifiers_lite.clock import Clock
@@ -70,6 +71,18 @@ def resolve_instance_id(instance_id: str | None) -> str:
     return instance_id
 
 
+@dataclass(frozen=True)
+class ServerSettings:
+    """The checked settings of one rollout server."""
+
+    api_key: str | None
+    wait_sec: float
+    lease_sec: float
+    retention_sec: float
+    max_body_bytes: int
+    instance_id: str
+
+
 def create_rollout_server(
     backend: RolloutBackend,
     api_key: str | None = None,
@@ -90,19 +103,41 @@ def create_rollout_server(
     else the process id) is reported by ``/health`` for launchers that name their servers.
     ``clock`` (default the system's) times leases, retention and the lease sweeper.
     """
+    settings = _checked_settings(
+        api_key, result_wait_timeout_sec, polling_lease_timeout_sec, result_retention_sec,
+        max_body_bytes, instance_id,
+    )
+    service = RolloutService(
+        backend, polling_lease_timeout_sec=settings.lease_sec,
+        result_retention_sec=settings.retention_sec, clock=clock,
+    )
+    app = _app_with_lifecycle(service, Lifecycle(service, shutdown_timeouts or ShutdownTimeouts()))
+    _add_error_answers(app)
+    _add_rollout_routes(app, service, settings)
+    _add_health_route(app, backend, service, settings.instance_id)
+    _add_middleware(app, settings)
+    return app
+
+
+def _checked_settings(
+    api_key: str | None, wait: float, lease: float, retention: float, max_body_bytes: int,
+    instance_id: str | None,
+) -> ServerSettings:
+    """The settings, each checked with an error naming it (before anything is built)."""
     api_key = check_api_key(api_key)
-    wait_sec = _positive("result_wait_timeout_sec", result_wait_timeout_sec)
-    lease_sec = _positive("polling_lease_timeout_sec", polling_lease_timeout_sec)
-    retention_sec = _non_negative("result_retention_sec", result_retention_sec)
+    wait_sec = _positive("result_wait_timeout_sec", wait)
+    lease_sec = _positive("polling_lease_timeout_sec", lease)
+    retention_sec = _non_negative("result_retention_sec", retention)
     if wait_sec >= lease_sec:
         raise ValueError("result_wait_timeout_sec must be shorter than polling_lease_timeout_sec")
     if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1:
         raise ValueError(f"max_body_bytes must be a positive int, got {max_body_bytes!r}")
-    instance_id = resolve_instance_id(instance_id)
-    service = RolloutService(
-        backend, polling_lease_timeout_sec=lease_sec, result_retention_sec=retention_sec, clock=clock
-    )
-    lifecycle = Lifecycle(service, shutdown_timeouts or ShutdownTimeouts())
+    return ServerSettings(api_key, wait_sec, lease_sec, retention_sec, max_body_bytes,
+                          resolve_instance_id(instance_id))
+
+
+def _app_with_lifecycle(service: RolloutService, lifecycle: Lifecycle) -> RolloutApp:
+    """The app, whose lifespan drains the service at shutdown."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -114,6 +149,11 @@ def create_rollout_server(
     app = RolloutApp(title="verifiers_lite rollout server", lifespan=lifespan)
     app.state.rollout_service = service
     app.state.rollout_lifecycle = lifecycle
+    return app
+
+
+def _add_error_answers(app: RolloutApp) -> None:
+    """422 without the input echoed; any unexpected error a retryable 503."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -130,6 +170,10 @@ def create_rollout_server(
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return unavailable(exc)
 
+
+def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: ServerSettings) -> None:
+    """Admission, result polls and cancellation, single and batched."""
+    wait_sec, lease_sec = settings.wait_sec, settings.lease_sec
     # The per-rollout routes are plain endpoints (see admission_route, result_route) that
     # HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
     # the router entries answer the rest (401/413 from the middleware, 405s) as before.
@@ -143,12 +187,12 @@ def create_rollout_server(
     app.router.add_route("/rollouts/results", make_batch_result_endpoint(service, wait_sec), methods=["POST"])
     app.hot_routes = HotRoutes(
         submit, result,
-        authorization=None if api_key is None else bearer_value(api_key),
-        max_body_bytes=max_body_bytes,
+        authorization=None if settings.api_key is None else bearer_value(settings.api_key),
+        max_body_bytes=settings.max_body_bytes,
     )
-    # Inside auth: every route's body is bounded, after the 401 check.
-    app.add_middleware(BodyLimitMiddleware, max_bytes=max_body_bytes)
 
+
+def _add_health_route(app: RolloutApp, backend: RolloutBackend, service: RolloutService, instance_id: str) -> None:
     @app.get("/health")
     async def health() -> dict[str, Any]:
         payload = dict(backend.health())
@@ -158,10 +202,13 @@ def create_rollout_server(
         )
         return payload
 
-    if api_key is not None:
+
+def _add_middleware(app: RolloutApp, settings: ServerSettings) -> None:
+    """The body limit on every route, inside the bearer check (401 before 413, 404 or 422)."""
+    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    if settings.api_key is not None:
         # Added last, so outermost: 401 comes before routing (any 404 or 422).
-        app.add_middleware(BearerAuthMiddleware, api_key=api_key)
-    return app
+        app.add_middleware(BearerAuthMiddleware, api_key=settings.api_key)
 
 
 def _chain_signal_wakeup(service: RolloutService) -> None:

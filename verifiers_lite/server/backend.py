@@ -21,6 +21,10 @@ class RolloutContext:
         self._on_status = on_status
         self.cancel_requested = asyncio.Event()
 
+    def bind(self, on_status: Callable[[RolloutStatus], None]) -> None:
+        """Where stages are reported (the server binds it to the rollout's record)."""
+        self._on_status = on_status
+
     def set_status(self, status: RolloutStatus | str) -> None:
         """Report a non-terminal stage (running or grading)."""
         status = RolloutStatus(status)

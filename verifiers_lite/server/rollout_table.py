@@ -101,13 +101,14 @@ class RolloutRegistry:
             raise RegistryClosedError("server is shutting down")
         if rollout_id in self._records:
             raise DuplicateRolloutError(rollout_id)
+        ctx = RolloutContext(rollout_id, _unbound)
         record = RolloutRecord(
             rollout_id=rollout_id,
             lease_token=secrets.token_urlsafe(24),
             lease_deadline=self.clock() + self.polling_lease_timeout_sec,
-            ctx=RolloutContext(rollout_id, lambda s: None),
+            ctx=ctx,
         )
-        record.ctx = RolloutContext(rollout_id, functools.partial(self.set_status, record))
+        ctx.bind(functools.partial(self.set_status, record))
         self._records[rollout_id] = record
         heapq.heappush(self._leases, (record.lease_deadline, next(self._seq), record))
         self.active_count += 1
@@ -241,6 +242,10 @@ class RolloutRegistry:
         parked, self._parked = self._parked, set()
         for fut in parked:
             _resolve(fut)
+
+
+def _unbound(status: RolloutStatus) -> None:
+    raise RuntimeError("a rollout context reported a stage before its record existed")
 
 
 def _resolve(fut: asyncio.Future[None]) -> None:
