@@ -254,7 +254,8 @@ async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, floa
 
     Admission: POST sent -> 202 read (``batch``: all n in one ``POST /rollouts``, each
     rollout's admission time is that request's). Delivery: 202 read -> terminal result read,
-    minus the model's time. Also CPU ms per rollout of the server and of the load client.
+    minus the model's time (batched: a rollout starts when admitted, before the batch's 202 is
+    read, so this can be negative). Also CPU ms per rollout of the server and of the load client.
     """
     proc, url = start_stub_server(latency_ms)
     latency = latency_ms / 1000

@@ -15,6 +15,7 @@ from srv_helpers import HeldBackend, free_port
 
 from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.server import create_rollout_server
+from verifiers_lite.testing.waiting import wait_until_async
 
 N = 200
 WAIT_SEC = 600.0  # no answer can come from the wait running out within the test
@@ -30,10 +31,7 @@ async def held() -> AsyncIterator[tuple[HeldBackend, Any, httpx.AsyncClient]]:
     serving = asyncio.ensure_future(server.serve())
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)  # a poll is a connection
     async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=WAIT_SEC + 60, limits=limits) as http:
-        deadline = time.monotonic() + 60
-        while not server.started:
-            assert time.monotonic() < deadline, "server did not start"
-            await asyncio.sleep(0.02)
+        await wait_until_async(lambda: server.started, "the server started", 60)
         yield backend, app.state.rollout_service, http
         for gate in backend.gates.values():
             gate.set()
@@ -47,10 +45,7 @@ def _body(rid: str) -> dict[str, Any]:
 
 
 async def _held(service: Any, n: int) -> None:
-    deadline = time.monotonic() + 120
-    while service.registry.held_polls != n:
-        assert time.monotonic() < deadline, f"{service.registry.held_polls} of {n} polls held"
-        await asyncio.sleep(0.02)
+    await wait_until_async(lambda: service.registry.held_polls == n, f"{n} polls held", 120)
 
 
 async def test_each_held_poll_answers_soon_after_its_own_rollout_finishes(held: Any) -> None:

@@ -35,6 +35,7 @@ class _RolloutServerActor:
 
         from .app import create_rollout_server
         from .backends.local import LocalBackend
+        from .runner import tune_gc_for_serving
 
         backend = LocalBackend(load_environment(env_id, **env_args), **backend_kwargs)
         app = create_rollout_server(backend, **server_kwargs)
@@ -43,6 +44,7 @@ class _RolloutServerActor:
         self.url = f"http://{host}:{self.sock.getsockname()[1]}"
         config = uvicorn.Config(app, log_level="warning", timeout_keep_alive=30, backlog=4096)
         self.server = uvicorn.Server(config)
+        tune_gc_for_serving()  # this actor's process only serves rollouts
         # Not the main thread: uvicorn installs no signal handlers; shutdown() stops it instead.
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
         self.thread.start()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
@@ -15,6 +17,29 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
 log = logging.getLogger(__name__)
+
+#: Allocations between young-generation collections while serving (Python's default is 700).
+SERVING_GC_THRESHOLD = 20_000
+
+
+def tune_gc_for_serving() -> Callable[[], None]:
+    """Make the garbage collector cheap for a process that serves rollouts; returns the undo.
+
+    Thousands of rollouts in flight are tens of thousands of live objects (tasks, futures,
+    connections) that Python's default collector keeps rescanning: at 10,000 in flight that
+    was about 40% of the server's CPU. What exists at startup (modules, the environment) is
+    frozen out of collection, and young collections run every 20,000 allocations, not 700.
+    """
+    previous = gc.get_threshold()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(SERVING_GC_THRESHOLD, 20, 20)
+
+    def undo() -> None:
+        gc.set_threshold(*previous)
+        gc.unfreeze()
+
+    return undo
 
 
 class DrainingServer(uvicorn.Server):
@@ -53,11 +78,19 @@ class DrainingServer(uvicorn.Server):
 def run_rollout_server(
     app: Any, host: str = "127.0.0.1", port: int = 8000, log_level: str = "warning", **kwargs: Any
 ) -> None:
-    """Serve ``app`` (from :func:`create_rollout_server`) until SIGTERM/SIGINT, then drain."""
+    """Serve ``app`` (from :func:`create_rollout_server`) until SIGTERM/SIGINT, then drain.
+
+    While it serves, the process's garbage collector is tuned for many rollouts in flight
+    (see :func:`tune_gc_for_serving`); its settings are restored when the server exits.
+    """
     kwargs.setdefault("timeout_keep_alive", 30)  # long-poll clients reuse their connections
     kwargs.setdefault("backlog", 4096)  # a thousand pollers may connect at once
     kwargs.setdefault("access_log", False)  # one log call per request, filtered out anyway
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=None, **kwargs
     )
-    DrainingServer(config, app).run()
+    undo = tune_gc_for_serving()
+    try:
+        DrainingServer(config, app).run()
+    finally:
+        undo()
