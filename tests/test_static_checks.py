@@ -1,13 +1,18 @@
-"""The code stays lint-clean (ruff), type-clean (mypy), layered (import-linter) and made of short
-functions, so all four are part of the suite."""
+"""The code stays lint-clean (ruff), type-clean (mypy, strict on the record family and the
+scheduler's protocol), layered (import-linter) and made of short functions, so all are part of the
+suite; output rows are typed as :class:`verifiers_lite.records.Row` in every public signature."""
 
 from __future__ import annotations
 
+import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py")
+"""The rollout record family and the protocol the scheduler runs environments through."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
@@ -22,6 +27,89 @@ def test_ruff_is_clean():
 def test_mypy_is_clean():
     proc = _run("mypy", "verifiers_lite")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+
+
+def _mypy_strict(*paths: str) -> subprocess.CompletedProcess[str]:
+    return _run("mypy", "--strict", "--follow-imports=silent", *paths)
+
+
+def test_mypy_strict_on_the_record_and_the_scheduler_protocol():
+    proc = _mypy_strict(*STRICT_MODULES)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+
+
+def test_mypy_strict_check_refuses_an_untyped_def(tmp_path):
+    """The strict run above is not vacuous: the same command fails on an untyped function."""
+    module = tmp_path / "records_copy.py"
+    module.write_text((ROOT / STRICT_MODULES[0]).read_text(encoding="utf-8") + "\n\ndef helper(row):\n    return row\n",
+                      encoding="utf-8")
+    proc = _mypy_strict(str(module))
+    assert proc.returncode == 1 and "[no-untyped-def]" in proc.stdout, proc.stdout[-2000:]
+
+
+_ROWISH = re.compile(r"^(rows?|\w+_rows?)$")
+_LOOSE = re.compile(r"\bdict\[str, Any\]")
+_LOOSE_MANY = re.compile(r"\b(list|Sequence|Iterable|Iterator)\[dict\[str, Any\]")
+
+
+def _loose_row_signatures(tree: ast.Module) -> list[str]:
+    """Public functions and methods whose row parameters (``row``, ``rows``, ``*_rows``) or whose
+    rows (what a function named ``*rows*`` returns) are typed as ``dict[str, Any]`` instead of ``Row``; and
+    public classes whose ``rows`` attribute is."""
+    found: list[str] = []
+
+    def visit(node: ast.AST, public: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, public and not child.name.startswith("_"))
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                if not public or (child.name.startswith("_") and not child.name.startswith("__")):
+                    continue
+                a = child.args
+                for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
+                    if _ROWISH.match(arg.arg) and arg.annotation and _LOOSE.search(ast.unparse(arg.annotation)):
+                        found.append(f"{child.name}({arg.arg}: {ast.unparse(arg.annotation)}) line {child.lineno}")
+                if "rows" in child.name and child.returns and _LOOSE_MANY.search(ast.unparse(child.returns)):
+                    found.append(f"{child.name} -> {ast.unparse(child.returns)} line {child.lineno}")
+                if child.name == "__init__":
+                    visit(child, public)  # ``self.rows: ...`` assignments
+            elif isinstance(child, ast.AnnAssign) and public:
+                target = child.target
+                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                if _ROWISH.match(name) and _LOOSE.search(ast.unparse(child.annotation)):
+                    found.append(f"{name}: {ast.unparse(child.annotation)} line {child.lineno}")
+
+    visit(tree, True)
+    return found
+
+
+def test_public_signatures_type_rows_as_row():
+    """Output rows are ``Row`` (a caller's dataset row is ``DatasetRow``), never a loose dict."""
+    loose = {
+        str(path.relative_to(ROOT)): hits
+        for path in sorted((ROOT / "verifiers_lite").rglob("*.py"))
+        if (hits := _loose_row_signatures(ast.parse(path.read_text(encoding="utf-8"))))
+    }
+    assert not loose, loose
+
+
+def test_the_row_signature_check_finds_a_loose_row():
+    bad = ast.parse(
+        "from typing import Any\n"
+        "def ok(rows: list[Row], _rows: dict[str, Any]) -> list[Row]: ...\n"
+        "def _private(rows: list[dict[str, Any]]) -> None: ...\n"
+        "def read_rows(path: str) -> list[dict[str, Any]]: ...\n"
+        "class Outputs:\n"
+        "    def __init__(self, rows: Sequence[dict[str, Any]]) -> None:\n"
+        "        self.rows: Sequence[dict[str, Any]] = rows\n"
+        "    async def add(self, row: dict[str, Any] | None) -> None: ...\n"
+    )
+    assert [hit.split(" line")[0] for hit in _loose_row_signatures(bad)] == [
+        "read_rows -> list[dict[str, Any]]",
+        "__init__(rows: Sequence[dict[str, Any]])",
+        "rows: Sequence[dict[str, Any]]",
+        "add(row: dict[str, Any] | None)",
+    ]
 
 
 def test_layers_are_kept():

@@ -89,7 +89,19 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.progress import RunStats, TqdmProgress
     from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
-    from verifiers_lite.records import RolloutInput, Row, State, StopReason
+    from verifiers_lite.records import (
+        DatasetRow,
+        ErrorCategory,
+        RolloutError,
+        RolloutInput,
+        Row,
+        State,
+        StopReason,
+        Timing,
+        TokenFields,
+        Trajectory,
+        Usage,
+    )
     from verifiers_lite.registry import list_environments, load_environment
     from verifiers_lite.remote.client import RolloutClient
     from verifiers_lite.remote.errors import RolloutAdmissionTimeoutError, RolloutProtocolError

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, cast
 
 from verifiers_lite.messages import Messages, normalize_messages
-from verifiers_lite.records import RolloutInput
+from verifiers_lite.records import DatasetRow, RolloutInput
 
 DatasetLike = Any  # datasets.Dataset | list[dict] | Callable[[], Dataset | list[dict]]
 
@@ -15,7 +15,7 @@ INPUT_FIELDS = ("prompt", "question", "answer", "info", "task", "example_id")
 """Dataset columns with a meaning of their own; any other column is kept in ``info``."""
 
 
-def fold_extra_columns(row: dict[str, Any], info: dict[str, Any], where: str) -> dict[str, Any]:
+def fold_extra_columns(row: DatasetRow, info: dict[str, Any], where: str) -> dict[str, Any]:
     """``info`` plus the row's other columns (those not in :data:`INPUT_FIELDS`) under
     their names, so reward functions can read them as ``info[name]``. A column that ``info``
     already holds with another value is refused (ValueError naming it)."""
@@ -31,7 +31,7 @@ def fold_extra_columns(row: dict[str, Any], info: dict[str, Any], where: str) ->
     return {**info, **extras}
 
 
-def resolve_rows(source: DatasetLike, name: str = "dataset") -> list[dict[str, Any]]:
+def resolve_rows(source: DatasetLike, name: str = "dataset") -> list[DatasetRow]:
     """Materialise a dataset source into a list of row dicts (calling a builder if given)."""
     if source is None:
         return []
@@ -64,7 +64,7 @@ def parse_info(info: Any, where: str) -> dict[str, Any]:
     return info
 
 
-def input_in_form(row: dict[str, Any], index: int) -> bool:
+def input_in_form(row: DatasetRow, index: int) -> bool:
     """Whether ``row`` is already a rollout input (an environment's formatted dataset row:
     normalized prompt messages, integer example_id), to be used as it is without a copy."""
     prompt, eid = row.get("prompt"), row.get("example_id")
@@ -74,7 +74,7 @@ def input_in_form(row: dict[str, Any], index: int) -> bool:
 
 
 def complete_input(
-    row: dict[str, Any], index: int, system_prompt: str | None, few_shot: Messages | None
+    row: DatasetRow, index: int, system_prompt: str | None, few_shot: Messages | None
 ) -> RolloutInput:
     """A caller's row ``index`` (a copy the caller gave up) completed as a rollout input: a prompt
     built from ``question`` when it has none, messages normalized, example_id defaulting to the
@@ -101,7 +101,7 @@ def build_prompt(question: str, system_prompt: str | None, few_shot: Messages | 
 
 
 def format_rows(
-    rows: list[dict[str, Any]],
+    rows: list[DatasetRow],
     *,
     system_prompt: str | None = None,
     few_shot: Messages | None = None,

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Any
 
-# Closed set: every failed rollout row carries exactly one of these in ``error["category"]``.
-ERROR_CATEGORIES = (
-    "model_http_error",  # the endpoint answered 4xx/5xx (after retries where retryable)
-    "model_rate_limited",  # 429 that outlived the retry budget
-    "model_timeout",  # no answer within the per-request timeout
-    "model_connection",  # connection refused / reset / dropped
-    "model_crashed",  # the model server process died (signal/exit code and its output's tail)
-    "model_bad_response",  # the endpoint answered something that is not a chat completion
-    "env_error",  # the environment's own code raised (rollout, env_response, setup)
-    "rollout_timeout",  # the whole rollout outlived the environment's rollout_timeout
-    "rubric_error",  # a reward function raised
-    "cancelled",  # the run was interrupted
-    "remote_error",  # a remote rollout server reported a failure
-)
+from verifiers_lite import records
+from verifiers_lite.records import ErrorCategory, RolloutError
+
+# Every failed rollout row carries exactly one of these in ``error["category"]`` (the closed set
+# is defined, one category per line, beside the row it is part of).
+ERROR_CATEGORIES = records.ERROR_CATEGORIES
 
 
 class VerifiersError(Exception):
@@ -32,7 +23,7 @@ class ModelAPIError(VerifiersError):
         self,
         message: str,
         *,
-        category: str = "model_http_error",
+        category: ErrorCategory = "model_http_error",
         status: int | None = None,
         retryable: bool = False,
         retry_after: float | None = None,
@@ -49,7 +40,7 @@ class ModelAPIError(VerifiersError):
 class RolloutTimeoutError(VerifiersError, TimeoutError):
     """A rollout ran longer than its environment's ``rollout_timeout``."""
 
-    category = "rollout_timeout"
+    category: ErrorCategory = "rollout_timeout"
 
 
 class RewardFunctionError(VerifiersError):
@@ -60,7 +51,7 @@ class ResumeMismatchError(VerifiersError, ValueError):
     """``results_path`` holds a run of another env/model/rollouts_per_example."""
 
 
-def cleanup_error(owner: str, exc: BaseException) -> dict[str, Any]:
+def cleanup_error(owner: str, exc: BaseException) -> RolloutError:
     """The error recorded on a rollout whose rubric cleanup (``owner``'s) raised: ``env_error``."""
     err = categorize(exc)
     err["category"] = "env_error"
@@ -68,8 +59,9 @@ def cleanup_error(owner: str, exc: BaseException) -> dict[str, Any]:
     return err
 
 
-def categorize(exc: BaseException) -> dict[str, Any]:
+def categorize(exc: BaseException) -> RolloutError:
     """Turn any exception into the ``{"category", "message"}`` record stored on a row."""
+    category: ErrorCategory
     if isinstance(exc, (ModelAPIError, RolloutTimeoutError)):
         category = exc.category
     elif isinstance(exc, RewardFunctionError):

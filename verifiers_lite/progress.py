@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from verifiers_lite.cluster_totals import ClusterTotals
+from verifiers_lite.records import Row
 
 if TYPE_CHECKING:
     from verifiers_lite.stats import Estimate
@@ -61,15 +62,17 @@ class RunStats:
         """Rollouts whose trajectory has ended: recorded rows plus those awaiting group scoring."""
         return min(self.total, self.done + len(self.awaiting))
 
-    def add(self, rows: list[dict[str, Any]], resumed: bool = False) -> None:
+    def add(self, rows: list[Row], resumed: bool = False) -> None:
         for r in rows:
             self.awaiting.discard((r.get("example_id"), r.get("rollout_index", 0)))
             self.stop_reasons[str(r.get("stop_reason") or "none")] += 1
-            if r.get("error"):
-                self.errors[r["error"].get("category", "unknown")] += 1
-            if r.get("reward") is None:
+            error = r.get("error")
+            if error:
+                self.errors[error.get("category", "unknown")] += 1
+            reward = r.get("reward")
+            if reward is None:
                 continue
-            reward = float(r["reward"])
+            reward = float(reward)
             self.scored += 1
             self.reward_sum += reward
             self.reward_sq_sum += reward * reward
@@ -235,7 +238,7 @@ class ProgressCallback(Protocol):
     """
 
     def on_start(self, stats: RunStats) -> None: ...
-    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None: ...
+    def on_progress(self, stats: RunStats, rows: list[Row]) -> None: ...
     def on_update(self, stats: RunStats) -> None: ...
     def on_log(self, message: str) -> None: ...
     def on_end(self, stats: RunStats) -> None: ...
@@ -258,7 +261,7 @@ class TqdmProgress:
         self.bar = tqdm(total=stats.total, initial=stats.finished, desc=self.desc, file=sys.stderr,
                         mininterval=0.25, dynamic_ncols=True)
 
-    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
+    def on_progress(self, stats: RunStats, rows: list[Row]) -> None:
         self.on_update(stats)
 
     def on_update(self, stats: RunStats) -> None:
@@ -345,7 +348,7 @@ class CallbackSet:
     def on_start(self, stats: RunStats) -> None:
         self._emit("on_start", stats)
 
-    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
+    def on_progress(self, stats: RunStats, rows: list[Row]) -> None:
         self._emit("on_progress", stats, rows)
 
     def on_update(self, stats: RunStats) -> None:

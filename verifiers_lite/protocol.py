@@ -161,7 +161,9 @@ class RolloutAccepted(BaseModel):
 
 
 class RolloutSample(BaseModel):
-    """The output row of a finished rollout (extra keys kept as they are).
+    """The output row of a finished rollout: a :class:`verifiers_lite.records.Row` (its keys as
+    they are; the fields declared here are the Row's that the wire gives a meaning or a default)
+    plus ``remove_sample``.
 
     ``reward`` is set only on a kept, graded sample of a successful rollout: it is ``None`` when
     grading was skipped (``grade=false``) or did not finish, and on every failed or cancelled

@@ -1,9 +1,16 @@
-"""The records a run passes along: stop reasons, the output row's columns, and the typed shapes
-of a rollout input, a rollout's state and its output row."""
+"""The records a run passes along, one family of typed shapes: a rollout input, a rollout's
+state, its output row (with its error, timing, usage and token ids) and the token engine's
+trajectory; plus the closed sets of stop reasons and error categories.
+
+The row is what the core returns (``GenerateOutputs.rows``), the results store writes (one JSON
+object per line of ``results.jsonl``), the rollout server sends (``RolloutSample``) and
+``build_training_batch`` reads. The shapes are TypedDicts: rows stay plain dicts at run time
+(JSON in, JSON out), and the type checker knows their fields.
+"""
 
 from __future__ import annotations
 
-from typing import Any, Literal, TypedDict
+from typing import Any, Literal, Required, TypedDict, get_args
 
 from verifiers_lite.messages import Messages
 
@@ -31,14 +38,57 @@ def is_truncated(stop_reason: str) -> bool:
     return stop_reason in _TRUNCATING
 
 
+ErrorCategory = Literal[
+    "model_http_error",  # the endpoint answered 4xx/5xx (after retries where retryable)
+    "model_rate_limited",  # 429 that outlived the retry budget
+    "model_timeout",  # no answer within the per-request timeout
+    "model_connection",  # connection refused / reset / dropped
+    "model_crashed",  # the model server process died (signal/exit code and its output's tail)
+    "model_bad_response",  # the endpoint answered something that is not a chat completion
+    "env_error",  # the environment's own code raised (rollout, env_response, setup)
+    "rollout_timeout",  # the whole rollout outlived the environment's rollout_timeout
+    "rubric_error",  # a reward function raised
+    "cancelled",  # the run was interrupted
+    "remote_error",  # a remote rollout server reported a failure
+]
+"""Why a rollout failed: every failed row carries exactly one of these in ``error["category"]``."""
+
+ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
+"""The error categories as a tuple (the closed set, in the order above)."""
+
+
+class RolloutError(TypedDict):
+    """A failed rollout's ``error`` (see :func:`verifiers_lite.errors.categorize`)."""
+
+    category: ErrorCategory  #: which kind of failure (one of :data:`ERROR_CATEGORIES`)
+    message: str  #: the exception's type and text (at most 2000 characters)
+
+
+class Timing(TypedDict, total=False):
+    """Where a rollout's time went (written by the run; a remote row may lack some keys)."""
+
+    start: float  #: when the rollout started (epoch seconds)
+    generation_ms: float  #: waiting on the model, summed over turns
+    scoring_ms: float  #: the rubric's scoring
+    rollout_ms: float  #: the rollout itself: model turns and environment steps
+    total_ms: float  #: rollout, scoring and cleanup
+
+
+class Usage(TypedDict, total=False):
+    """Tokens the model server reported, summed over the rollout's turns."""
+
+    prompt_tokens: int  #: prompt tokens, every turn's counted
+    completion_tokens: int  #: tokens the model generated
+
+
 ROW_KEYS: tuple[str, ...] = (
     "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
     "info", "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage",
 )
 """Keys of every output row, in DataFrame column order (nested ones are expanded there)."""
 
-TOKEN_KEYS: tuple[str, ...] = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs")
-"""Keys a row carries when the backend returned token ids (training data)."""
+DatasetRow = dict[str, Any]
+"""A caller's dataset row, any columns: validated into a :class:`RolloutInput` before a run."""
 
 
 class RolloutInput(TypedDict, total=False):
@@ -62,6 +112,10 @@ class TokenFields(TypedDict):
     completion_logprobs: list[float]  #: per completion token (0.0 where none was given)
 
 
+TOKEN_KEYS: tuple[str, ...] = tuple(TokenFields.__annotations__)
+"""Keys a row carries when the backend returned token ids (training data)."""
+
+
 class State(TypedDict, total=False):
     """The mutable workbench of one rollout; environments may add keys of their own."""
 
@@ -79,16 +133,16 @@ class State(TypedDict, total=False):
     trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)
     turns: int  #: model calls made
     stop_reason: StopReason | None  #: why it ended (None while running)
-    error: dict[str, Any] | None  #: the categorised failure (see ``errors``), None if none
+    error: RolloutError | None  #: the categorised failure, None if none
     reward: float | None  #: the rubric's score; None when unscored or errored
     metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
     advantage: float | None  #: reward minus the group mean; None when unscored
-    usage: dict[str, int]  #: prompt_tokens, completion_tokens summed over turns
-    timing: dict[str, float]  #: start (epoch s), generation_ms, scoring_ms, rollout_ms, total_ms
+    usage: Usage  #: tokens reported by the model server
+    timing: Timing  #: where the time went
     prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
-    completion_ids: list[int]
-    completion_mask: list[int]
-    completion_logprobs: list[float]
+    completion_ids: list[int]  #: see :class:`TokenFields`
+    completion_mask: list[int]  #: see :class:`TokenFields`
+    completion_logprobs: list[float]  #: see :class:`TokenFields`
     judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
     seed: int  #: the rollout's sampling seed, when seeded
     retries: int  #: reruns of a failed rollout before it was given up
@@ -98,34 +152,71 @@ class State(TypedDict, total=False):
 class Row(TypedDict, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
     ``seed``, ``attempts``, where it ran (``endpoint``, ``worker``) and what a re-score needs of
-    its State (``finish_reasons`` or ``trajectory``, ``env_state``) when present."""
+    its State (``finish_reasons`` or ``trajectory``, ``env_state``) when present. Rows read from
+    an older file may lack the newer optional keys; readers use ``row.get``."""
 
-    example_id: int
-    rollout_index: int
-    trajectory_id: str
-    task: str
-    prompt: Messages
-    completion: Messages
-    answer: str
-    info: dict[str, Any]
-    reward: float | None
-    metrics: dict[str, float | None]
-    advantage: float | None
-    turns: int
-    stop_reason: StopReason | None
-    error: dict[str, Any] | None
-    timing: dict[str, float]
-    usage: dict[str, int]
-    prompt_ids: list[int]
-    completion_ids: list[int]
-    completion_mask: list[int]
-    completion_logprobs: list[float]
-    judge: dict[str, Any]
-    seed: int
+    example_id: int  #: the dataset row it came from; rollouts of one example share it
+    rollout_index: int  #: which of the example's rollouts this is (0-based)
+    trajectory_id: str  #: unique id of this rollout
+    task: str  #: the task (environment of a group) it belongs to
+    prompt: Messages  #: the messages the model saw first
+    completion: Messages  #: what the model and the environment said after the prompt
+    answer: str  #: the reference answer
+    info: dict[str, Any]  #: per-example data (the dataset's extra columns)
+    reward: float | None  #: the rubric's score; None when unscored or errored
+    metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
+    advantage: float | None  #: reward minus the group mean; None when unscored
+    turns: int  #: model calls made
+    stop_reason: StopReason | None  #: why it ended
+    error: RolloutError | None  #: the categorised failure, None if none
+    timing: Timing  #: where the time went
+    usage: Usage  #: tokens reported by the model server
+    prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
+    completion_ids: list[int]  #: see :class:`TokenFields`
+    completion_mask: list[int]  #: see :class:`TokenFields`
+    completion_logprobs: list[float]  #: see :class:`TokenFields`
+    judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
+    seed: int  #: the rollout's sampling seed, when seeded
     attempts: int  #: how often the rollout was run (a resume reruns failed ones)
-    endpoint: str
-    worker: str
+    input_hash: str  #: hash of the example's input: a resume refuses rows made from other inputs
+    endpoint: str  #: the model endpoint that served it, when there were several
+    worker: str  #: the executor worker that ran it, when not in process
     system_fingerprints: list[str]  #: the server builds that answered (when it said)
     finish_reasons: list[str | None]  #: per model turn, when the turns are the completion's replies
     trajectory: list[dict[str, Any]]  #: the model turns, when they are not the completion's replies
     env_state: dict[str, Any]  #: JSON values the environment put on the State under keys of its own
+
+
+class ToolError(TypedDict):
+    """A tool call of the token engine that failed (its answer to the model says so too)."""
+
+    turn: int  #: the model turn that made the call
+    tool_call_id: str  #: the call's id
+    name: str | None  #: the tool's name, as the model wrote it
+    error: str  #: what went wrong
+
+
+class Trajectory(TypedDict, total=False):
+    """A token-engine rollout (``MultiTurnRollout``, ``APIMultiTurnRollout``): its input's keys
+    (``messages``, optionally ``tools``, anything else kept as given) and what the run added.
+    ``MultiTurnRollout`` also lays the token ids out as a row does (:class:`TokenFields`), so
+    ``build_training_batch`` reads trajectories and rows alike; the chat-API engine has no ids."""
+
+    messages: Required[list[dict[str, Any]]]  #: the conversation, with the model's turns appended
+    tools: list[dict[str, Any]]  #: OpenAI tool schemas offered (when no ToolManager gives them)
+    turns: int  #: model calls made
+    stop_reason: StopReason  #: why it ended
+    truncated: bool  #: a limit cut it short (:func:`is_truncated`)
+    tool_errors: list[ToolError]  #: failed tool calls (the trajectory goes on)
+    error: RolloutError | str | None  #: why it failed: a categorised record (chat API), a message (ids)
+    prompt_ids: list[int]  #: see :class:`TokenFields` (``MultiTurnRollout`` only)
+    completion_ids: list[int]  #: see :class:`TokenFields`
+    completion_mask: list[int]  #: see :class:`TokenFields`
+    completion_logprobs: list[float]  #: see :class:`TokenFields`
+    input_ids: list[int]  #: every token: prompt, model turns and bridges (token engine only)
+    labels: list[int]  #: ``input_ids`` where the model sampled the token, -100 elsewhere
+    logprobs: list[float] | None  #: the sampled tokens' logprobs in order (None: not asked for)
+    attention_mask: list[int]  #: 1 per token
+    position_ids: list[int]  #: 0, 1, ... per token
+    length: int  #: ``len(input_ids)``
+    prompt_length: int  #: tokens of the first prompt

@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from verifiers_lite.records import RolloutInput, State
+from verifiers_lite.records import DatasetRow, RolloutInput, Row, State
 
 if TYPE_CHECKING:
     from verifiers_lite.results.metrics import PassCriterion
@@ -124,7 +124,7 @@ class RunnableEnvironment(Protocol):
     @property
     def pass_criterion(self) -> PassCriterion: ...
 
-    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+    def prepare_input(self, row: DatasetRow, index: int) -> RolloutInput:
         """Validate a caller's row ``index`` and return it as a rollout input (a ValueError
         naming the row and field when it is not one); the caller's row is never changed."""
         ...
@@ -136,19 +136,19 @@ class RunnableEnvironment(Protocol):
     async def run_rollout(
         self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True, rollout_index: int = 0,
-    ) -> dict[str, Any]:
+    ) -> Row:
         """One rollout, scored alone, as an output row (a failure is a row with ``error``)."""
         ...
 
     async def run_group(
         self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         """The rollouts of one example, scored together, as output rows."""
         ...
 
     async def finish_group(
         self, states: list[State], *, score: bool = True, started: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         """Score states whose rollouts ran elsewhere as one group, clean up, return their rows."""
         ...

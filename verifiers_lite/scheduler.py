@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import attach_cache
@@ -25,6 +25,7 @@ from verifiers_lite.progress import (
     rollout_listener,
     set_rollout_listener,
 )
+from verifiers_lite.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import (
@@ -169,7 +170,7 @@ class _Run:
         self.store = ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
         self.stats = RunStats(total=len(prepared))
         self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
-        self.rows: list[dict[str, Any]] | None = None if self.store is not None else []  # in memory without a store
+        self.rows: list[Row] | None = None if self.store is not None else []  # in memory without a store
         self.saved = SavedRows(config.rerun_errors)  # nothing saved yet
         self.builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
         self.prior_attempts: dict[tuple[Any, int], int] = {}
@@ -187,7 +188,7 @@ class _Run:
             store, self.sizes, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
             self._count_kept)
 
-    def _count_kept(self, row: dict[str, Any]) -> None:
+    def _count_kept(self, row: Row) -> None:
         self.totals.add(row)
         add_system_fingerprints(self.builds, [row])
         self.stats.add([row], resumed=True)
@@ -232,7 +233,7 @@ class _Run:
                 out = _failed_rows(self.env, unit, self.model, self.config.sampling_args, exc)
             await self._record(unit, out)
 
-    async def _record(self, unit: WorkUnit, out: list[dict[str, Any]]) -> None:
+    async def _record(self, unit: WorkUnit, out: list[Row]) -> None:
         """A finished unit's rows: saved (or kept in memory), counted, reported."""
         group_hash = self.input_hash_of(unit.example_id)
         for r in out:
@@ -372,7 +373,7 @@ class _GroupSizes(Mapping[Any, int]):
 
 def _resume(
     store: ResultsStore, sizes: Mapping[Any, int], input_hash_of: Callable[[Any], str], independent: bool,
-    rerun_errors: bool, on_kept: Callable[[dict[str, Any]], None],
+    rerun_errors: bool, on_kept: Callable[[Row], None],
 ) -> tuple[SavedRows, dict[tuple[Any, int], int]]:
     """Keep the saved rows still wanted (refusing rows made from other inputs) and rewrite the
     file with them; returns what is kept and the attempts so far of what runs again."""
@@ -454,11 +455,11 @@ def _rescore_hint(path: Any) -> str:
             "(or delete this one).")
 
 
-def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any) -> None:
+def _report_crashes(rows: list[Row], reported: set[str], on_log: Any) -> None:
     """Say once per endpoint, as it happens, that its model server died and how to fix it."""
     for r in rows:
-        err = r.get("error") or {}
-        if err.get("category") != "model_crashed":
+        err = r.get("error")
+        if not err or err.get("category") != "model_crashed":
             continue
         endpoint = str(r.get("endpoint") or "")
         if endpoint not in reported:
@@ -468,11 +469,11 @@ def _report_crashes(rows: list[dict[str, Any]], reported: set[str], on_log: Any)
 
 def _failed_rows(
     env: RunnableEnvironment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
-) -> list[dict[str, Any]]:
+) -> list[Row]:
     from verifiers_lite.errors import categorize
     from verifiers_lite.state import new_state, state_to_row
 
-    rows = []
+    rows: list[Row] = []
     for inp, idx in zip(unit.inputs, unit.indices, strict=True):
         error = categorize(exc)
         try:
@@ -480,9 +481,9 @@ def _failed_rows(
             state["error"], state["stop_reason"], state["reward"], state["advantage"] = error, "error", None, None
             rows.append(state_to_row(state))
         except Exception:  # recording a failure must never fail the run: keep the bare facts
-            rows.append({"example_id": inp.get("example_id"), "rollout_index": idx, "prompt": inp.get("prompt"),
-                         "completion": [], "reward": None, "advantage": None, "metrics": {},
-                         "stop_reason": "error", "error": error})
+            rows.append(cast(Row, {"example_id": inp.get("example_id"), "rollout_index": idx, "prompt": inp.get("prompt"),
+                                   "completion": [], "reward": None, "advantage": None, "metrics": {},
+                                   "stop_reason": "error", "error": error}))
     return rows
 
 

@@ -6,12 +6,12 @@ import copy
 import time
 import uuid
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.clients.base import ChatResponse
 from verifiers_lite.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.messages import normalize_messages
-from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, State, TokenFields
+from verifiers_lite.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
 
 __all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
            "record_response", "row_to_state", "state_to_row"]
@@ -146,7 +146,7 @@ def extend_tokens(
     return tokens
 
 
-def state_to_row(state: State) -> dict[str, Any]:
+def state_to_row(state: State) -> Row:
     """The JSON-serialisable output row of a finished rollout. An unscored rollout (errored, or
     run without scoring) keeps reward and advantage None: missing, never a made-up 0.
 
@@ -155,7 +155,7 @@ def state_to_row(state: State) -> dict[str, Any]:
     are the completion's assistant turns (else whole), and the JSON values an environment put
     on the State under keys of its own (``env_state``)."""
     fields: Mapping[str, Any] = state  # read by name, key by key
-    row = {k: fields.get(k) for k in ROW_KEYS}
+    row: dict[str, Any] = {k: fields.get(k) for k in ROW_KEYS}
     reward, advantage = state.get("reward"), state.get("advantage")
     row["reward"] = float(reward) if reward is not None else None
     row["advantage"] = float(advantage) if advantage is not None else None
@@ -171,7 +171,7 @@ def state_to_row(state: State) -> dict[str, Any]:
         kept = {k: fields[k] for k in own if _is_json(fields[k])}
         if kept:
             row["env_state"] = kept
-    return row
+    return cast(Row, row)  # laid out key by key from the State's fields, as Row declares them
 
 
 def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]) -> None:
@@ -189,7 +189,7 @@ def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], comp
     row["trajectory"] = trajectory
 
 
-def row_to_state(row: Mapping[str, Any], *, model: str, sampling_args: dict[str, Any] | None,
+def row_to_state(row: Row, *, model: str, sampling_args: dict[str, Any] | None,
                  tool_defs: list[dict[str, Any]] | None = None) -> State:
     """The State a saved row was made from, ready to score again: its fields, the trajectory
     rebuilt, the environment's own keys back at the top level, the rollout's tools (its info's

@@ -107,3 +107,26 @@ def test_typed_records_name_every_field_the_library_lays_out():
     assert set(row) == set(records.ROW_KEYS) and set(row) <= set(records.Row.__annotations__)
     assert set(records.RolloutInput.__annotations__) >= {"prompt", "answer", "info", "task", "example_id"}
     assert vf.State is records.State and vf.RolloutInput is records.RolloutInput and "Row" in vf.__all__
+
+
+def test_one_closed_set_of_error_categories_and_token_keys():
+    from typing import get_args
+
+    from verifiers_lite import errors
+
+    assert errors.ERROR_CATEGORIES is records.ERROR_CATEGORIES == get_args(records.ErrorCategory)
+    assert len(set(records.ERROR_CATEGORIES)) == 11 and "model_timeout" in records.ERROR_CATEGORIES
+    assert records.TOKEN_KEYS == ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs")
+    assert set(records.TOKEN_KEYS) <= set(records.Row.__annotations__) & set(records.Trajectory.__annotations__)
+    assert set(records.RolloutError.__annotations__) == {"category", "message"}
+
+
+def test_the_wire_sample_is_a_row_plus_remove_sample():
+    from verifiers_lite.protocol import RolloutSample
+
+    declared = set(RolloutSample.model_fields) - {"remove_sample"}
+    assert declared and declared <= set(records.Row.__annotations__), declared - set(records.Row.__annotations__)
+    row = {"example_id": 0, "reward": 1.0, "metrics": {"acc": 1.0}, "completion": [],
+           "error": None, "timing": {"total_ms": 1.0}, "turns": 1}
+    sample = RolloutSample.model_validate(row)
+    assert sample.model_dump(exclude={"remove_sample"}) == row  # every row key crosses the wire as it is

@@ -45,8 +45,16 @@ def check_trajectory(
         for c in a.get("tool_calls", []):
             last = k == len(assistants) - 1
             assert c["id"] in answered or (last and t["stop_reason"] == "length"), c
+    # The same ids laid out as an output row's (what build_training_batch reads).
+    head = t["prompt_length"] if ids else 0
+    assert t["prompt_ids"] + t["completion_ids"] == ids and len(t["prompt_ids"]) == head
+    assert t["completion_mask"] == [int(lab != IGNORE_INDEX) for lab in labels[head:]]
+    sampled_lps = [lp for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True) if m]
+    assert sampled_lps == (t["logprobs"] if t["logprobs"] is not None else [0.0] * n_train)
+    assert all(lp == 0.0 for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True) if not m)
     if sampler_prompts is not None:
         assert len(sampler_prompts) == t["turns"]
+        assert not sampler_prompts or t["prompt_ids"] == sampler_prompts[0]  # the first prompt, as sampled
         for p in sampler_prompts:
             # Each prompt is exactly the ids accumulated so far, ending in a generation prompt.
             assert ids[: len(p)] == p

@@ -150,7 +150,7 @@ def test_sampling_args_and_sampling_params_convert_both_ways(p: SamplingParams) 
     assert args.get("top_k") == (p.top_k if p.top_k > 0 else None)
 
 
-def test_build_training_batch_rows_and_trajectories() -> None:
+def test_build_training_batch_reads_one_token_layout() -> None:
     rows = [
         {
             "prompt_ids": [1, 2],
@@ -159,7 +159,8 @@ def test_build_training_batch_rows_and_trajectories() -> None:
             "completion_logprobs": [-0.1, 0.0, -0.3],
             "advantage": -1.0,
         },
-        {"input_ids": [7, 8, 9, 10], "labels": [-100, 8, -100, 10], "logprobs": [-0.2, -0.4]},
+        {"prompt_ids": [7], "completion_ids": [8, 9, 10], "completion_mask": [1, 0, 1],
+         "completion_logprobs": [-0.2, 0.0, -0.4]},
     ]
     b = build_training_batch(rows)
     assert b["input_ids"] == [[1, 2, 3, 4, 5], [7, 8, 9, 10]]
@@ -174,3 +175,9 @@ def test_build_training_batch_rows_and_trajectories() -> None:
     )
     with pytest.raises(ValueError):
         merge_turns([([1], [2], None), ([9, 9], [3], None)])
+    # The token engine's own layout alone is refused, naming what is missing and what it has.
+    with pytest.raises(KeyError, match="prompt_ids/completion_ids/completion_mask/completion_logprobs; "
+                                       "this one has input_ids/labels"):
+        build_training_batch([{"input_ids": [7, 8], "labels": [-100, 8], "logprobs": [-0.2]}])
+    with pytest.raises(KeyError, match="no token fields"):
+        build_training_batch([{"reward": 1.0}])

@@ -18,7 +18,8 @@ ROWS = [
         "completion_logprobs": [-0.1, 0.0, -0.3],
         "advantage": 0.5,
     },
-    {"input_ids": [7, 8, 9, 10], "labels": [X, 8, X, 10], "logprobs": [-0.2, -0.4]},
+    {"prompt_ids": [7], "completion_ids": [8, 9, 10], "completion_mask": [1, 0, 1],
+     "completion_logprobs": [-0.2, 0.0, -0.4]},
 ]
 
 

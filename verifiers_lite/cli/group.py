@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from verifiers_lite.records import Row
+
 
 def load_group(
     env_ids: list[str], env_args: dict[str, Any], seed: int | None,
@@ -37,7 +39,7 @@ def load_group(
     return EnvGroup(members, names=env_ids)
 
 
-def per_task_report(rows: list[dict[str, Any]], tasks: dict[str, Any], rollouts: int, wall: float,
+def per_task_report(rows: list[Row], tasks: dict[str, Any], rollouts: int, wall: float,
                     header: str) -> tuple[str, dict[str, Any]]:
     """One summary table per task (each under its own pass criterion) and their data."""
     from verifiers_lite.cli.report import format_table, run_summary

@@ -8,6 +8,7 @@ from typing import Any
 
 from verifiers_lite.extras import require
 from verifiers_lite.progress import format_stop_reasons, length_warning
+from verifiers_lite.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
 
@@ -21,7 +22,7 @@ def pass_at_k_ks(rollouts_per_example: int) -> list[int]:
 
 
 def run_summary(
-    rows: list[dict[str, Any]], rollouts_per_example: int, wall_s: float,
+    rows: list[Row], rollouts_per_example: int, wall_s: float,
     pass_criterion: PassCriterion | None = None,
 ) -> dict[str, Any]:
     """Everything the table shows, as JSON-friendly data (also saved as summary.json). pass@k

@@ -20,6 +20,7 @@ from verifiers_lite.clients.chat_api import ChatAPI, chat_api_client, clean_mess
 from verifiers_lite.dataset import RolloutInput
 from verifiers_lite.envs.tool_env import ToolEnv
 from verifiers_lite.messages import Messages, normalize_messages
+from verifiers_lite.records import ToolError
 from verifiers_lite.rollout.multi_turn import split_tool_errors
 from verifiers_lite.rollout.sampling import SamplingParams
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ToolManager
@@ -32,7 +33,7 @@ __all__ = ["APIMultiTurnRollout"]
 
 
 class _APIState(State, total=False):
-    tool_errors: list[dict[str, Any]]  #: failed tool calls (turn, tool_call_id, name, error)
+    tool_errors: list[ToolError]  #: failed tool calls
     # The calls parsed from the latest model turn, for env_response: their parse errors are
     # answered to the model, and an OpenAI tool_calls entry cannot carry them.
     pending_tool_calls: list[ParsedToolCall]
@@ -204,12 +205,12 @@ def _trajectory(traj: Trajectory, state: State) -> Trajectory:
     """A copy of the input trajectory with the rollout's conversation and how it ended."""
     out = copy.deepcopy(traj)
     stop_reason = state["stop_reason"] or "error"  # a finished rollout always has one
-    out.update(
-        messages=[*state["prompt"], *state["completion"]],
-        turns=state["turns"],
-        stop_reason=stop_reason,
-        truncated=is_truncated(stop_reason),
-        tool_errors=cast(_APIState, state).get("tool_errors", []),
-        error=state["error"],
-    )
+    out.update({
+        "messages": [*state["prompt"], *state["completion"]],
+        "turns": state["turns"],
+        "stop_reason": stop_reason,
+        "truncated": is_truncated(stop_reason),
+        "tool_errors": cast(_APIState, state).get("tool_errors", []),
+        "error": state["error"],
+    })
     return out

@@ -16,6 +16,7 @@ from typing import Any
 from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.dataset import RolloutInput, complete_input
 from verifiers_lite.envs.environment import Environment
+from verifiers_lite.records import DatasetRow
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.state import State
@@ -182,7 +183,7 @@ class EnvGroup(Environment):
                  for ex in [part[i]]]
         return [ex for ex in mixed for _ in range(rollouts_per_example)]
 
-    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+    def prepare_input(self, row: DatasetRow, index: int) -> RolloutInput:
         """Check a caller's input row names one of the group's tasks, and complete it as that
         task's input (a prompt from ``question`` with the task's system prompt and few-shot turns)."""
         task = row.get("task")

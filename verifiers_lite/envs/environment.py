@@ -25,6 +25,7 @@ from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.progress import track_rollout
+from verifiers_lite.records import DatasetRow, Row
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
@@ -148,7 +149,7 @@ class Environment(ABC):
             examples = examples[:num_examples]
         return [ex for ex in examples for _ in range(rollouts_per_example)]
 
-    def prepare_input(self, row: dict[str, Any], index: int) -> RolloutInput:
+    def prepare_input(self, row: DatasetRow, index: int) -> RolloutInput:
         """A caller's input row ``index`` as a rollout input: the row itself when it is already
         in form (a formatted dataset row), else a completed copy (a prompt built from
         ``question`` with this environment's system prompt and few-shot turns). A bad row is a
@@ -268,7 +269,7 @@ class Environment(ABC):
         except TimeoutError as exc:
             raise RolloutTimeoutError(f"rollout did not finish within rollout_timeout={self.rollout_timeout:g}s") from exc
 
-    async def _finish(self, states: list[State], score: bool, started: float) -> list[dict[str, Any]]:
+    async def _finish(self, states: list[State], score: bool, started: float) -> list[Row]:
         # Scoring first, then cleanup exactly once per rollout, then the row.
         if score:
             t1 = time.perf_counter()
@@ -294,7 +295,7 @@ class Environment(ABC):
     async def run_rollout(
         self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True, rollout_index: int = 0,
-    ) -> dict[str, Any]:
+    ) -> Row:
         """One rollout, scored alone: rollout -> rubric -> cleanup -> output row. Never raises
         for a failed rollout: the row carries ``error``."""
         return (await self._run_states([input], client, model, sampling_args, score, rollout_index))[0]
@@ -303,14 +304,14 @@ class Environment(ABC):
     async def run_group(
         self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         """The rollouts of one example, scored together (group advantages)."""
         return await self._run_states(inputs, client, model, sampling_args, score, 0) if inputs else []
 
     async def _run_states(
         self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None,
         score: bool, first_index: int,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         t0 = time.perf_counter()
         model_client = as_model_client(client)
         states = list(await asyncio.gather(*(
@@ -333,7 +334,7 @@ class Environment(ABC):
     @final
     async def finish_group(
         self, states: list[State], *, score: bool = True, started: float | None = None,
-    ) -> list[dict[str, Any]]:
+    ) -> list[Row]:
         """Score states made by :meth:`rollout_state` as one group, run the rubric's cleanup once
         on each, and return their output rows. ``started`` (``time.perf_counter()``) is when the
         group began, for ``timing.total_ms``."""

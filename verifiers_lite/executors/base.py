@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from verifiers_lite.records import RolloutInput
+from verifiers_lite.records import RolloutInput, Row
 
 if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment
@@ -39,7 +39,7 @@ class Executor(Protocol):
     """Runs units for the scheduler. ``slots`` is how many units it wants in flight at once."""
 
     async def start(self, ctx: RunContext, group_size: int) -> int: ...
-    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]: ...
+    async def run(self, unit: WorkUnit) -> list[Row]: ...
     def summary(self) -> dict[str, Any]: ...
     async def close(self) -> None: ...
 

@@ -9,6 +9,7 @@ from typing import Any
 from verifiers_lite.clients.resolve import as_model_clients
 from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
 from verifiers_lite.executors.base import RunContext, WorkUnit
+from verifiers_lite.records import Row
 
 
 class LocalExecutor:
@@ -36,7 +37,7 @@ class LocalExecutor:
         # Enough units in flight to keep max_concurrent requests busy, without one task per unit.
         return max(1, math.ceil((ctx.max_concurrent or 1024) / max(1, group_size)) + 1)
 
-    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
+    async def run(self, unit: WorkUnit) -> list[Row]:
         assert self.ctx is not None and self.router is not None, "start() first"
         ctx, endpoint = self.ctx, self.router.pick()
         if ctx.independent:

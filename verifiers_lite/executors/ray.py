@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.extras import require
-from verifiers_lite.records import RolloutInput
+from verifiers_lite.records import RolloutInput, Row
 
 if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment
@@ -78,7 +78,7 @@ class _EnvWorker:
         if self.executor is not None:
             self.executor.widen(self.limit)
 
-    async def run_unit(self, example_id: Any, inputs: list[RolloutInput], indices: list[int]) -> list[dict[str, Any]]:
+    async def run_unit(self, example_id: Any, inputs: list[RolloutInput], indices: list[int]) -> list[Row]:
         from verifiers_lite.executors.local import LocalExecutor
 
         if self.executor is None:
@@ -193,7 +193,7 @@ class RayExecutor:
             for k in survivors:
                 self.workers[k].set_limit.remote(share)  # fire and forget: a dead one just drops it
 
-    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
+    async def run(self, unit: WorkUnit) -> list[Row]:
         ray = _import_ray()
         while True:
             candidates = [i for i, ok in enumerate(self.alive) if ok]

@@ -15,7 +15,7 @@ from typing import Any
 from verifiers_lite.errors import categorize
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.progress import track_rollout
-from verifiers_lite.records import RolloutInput, State
+from verifiers_lite.records import RolloutError, RolloutInput, Row, State
 from verifiers_lite.remote.client import RolloutClient, failure_state
 from verifiers_lite.remote.pool import RolloutClientPool
 
@@ -70,7 +70,7 @@ class RemoteExecutor:
         self._semaphore = asyncio.Semaphore(ctx.max_concurrent) if ctx.max_concurrent else None
         return max(1, math.ceil((ctx.max_concurrent or 1024) / max(1, group_size)) + 1)
 
-    async def run(self, unit: WorkUnit) -> list[dict[str, Any]]:
+    async def run(self, unit: WorkUnit) -> list[Row]:
         assert self.ctx is not None, "start() first"
         started = time.perf_counter()
         # Group-sticky: the whole group on the endpoint with the fewest groups so far.
@@ -98,8 +98,8 @@ class RemoteExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # unreachable server, refused admission, bad answer: this row only
-            error = categorize(exc)
-            error.update(category="remote_error", message=f"rollout server: {error['message']}")
+            error: RolloutError = {"category": "remote_error",
+                                    "message": f"rollout server: {categorize(exc)['message']}"}
             return failure_state(inp, self.ctx.model, error)
 
     async def _send(self, inp: RolloutInput, url: str, key: str | None) -> State:

@@ -25,6 +25,7 @@ from verifiers_lite.notebook.summary_html import (
     stop_reasons_html,
 )
 from verifiers_lite.progress import RunStats, format_stop_reasons
+from verifiers_lite.records import Row
 
 MIN_INTERVAL = 0.25  # seconds between redraws: at most ~4 updates per second
 _hint_shown = False
@@ -34,7 +35,7 @@ class SilentProgress:
     """``VF_PROGRESS=none``: no display at all."""
 
     def on_start(self, stats: RunStats) -> None: ...
-    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None: ...
+    def on_progress(self, stats: RunStats, rows: list[Row]) -> None: ...
     def on_update(self, stats: RunStats) -> None: ...
     def on_log(self, message: str) -> None: ...
     def on_end(self, stats: RunStats) -> None: ...
@@ -108,7 +109,7 @@ class NotebookProgress:
 
             self._handle = display(self.box, display_id=True)
 
-    def on_progress(self, stats: RunStats, rows: list[dict[str, Any]]) -> None:
+    def on_progress(self, stats: RunStats, rows: list[Row]) -> None:
         self.on_update(stats)
 
     def on_update(self, stats: RunStats) -> None:

@@ -9,6 +9,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.notebook._deps import pyplot
+from verifiers_lite.records import Row
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
 from verifiers_lite.results.outputs import GenerateOutputs
@@ -202,7 +203,7 @@ def plot_pass_at_k(
     ax = _axes(ax)
     for i, (name, g) in enumerate(_groups(df, by)):
         metric = g[crit.metric] if crit.metric != "reward" and crit.metric in g.columns else None
-        records = [
+        records: list[Row] = [
             {"example_id": eid, "reward": reward, "metrics": {crit.metric: None if metric is None else metric.iloc[i]}}
             for i, (eid, reward) in enumerate(zip(g["example_id"], g["reward"], strict=True))
         ]

@@ -11,7 +11,7 @@ from typing import Any, cast
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
 from verifiers_lite.extras import missing_server_dependency
 from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse, core_category
-from verifiers_lite.records import RolloutInput, State
+from verifiers_lite.records import ErrorCategory, RolloutError, RolloutInput, State
 
 from .batching import BatchRoutes
 from .clock import (
@@ -486,18 +486,20 @@ def _request_body(
     return body
 
 
-def _row_error(status: str, err_category: Any, err_message: Any) -> dict[str, str]:
+def _row_error(status: str, err_category: Any, err_message: Any) -> RolloutError:
     # The wire's category stays in the message; the row gets the core category it stands for.
+    category: ErrorCategory
     if status == "cancelled":
         category = "cancelled"
     else:
-        category = core_category(None if err_category is None else str(err_category),
-                                 None if err_message is None else str(err_message))
+        # The table names only core categories.
+        category = cast(ErrorCategory, core_category(None if err_category is None else str(err_category),
+                                                     None if err_message is None else str(err_message)))
     reason = f"{err_category}: {err_message}" if err_category else str(err_message or status)
     return {"category": category, "message": reason}
 
 
-def failure_state(input: RolloutInput, model: str, error: dict[str, Any] | None) -> State:
+def failure_state(input: RolloutInput, model: str, error: RolloutError | None) -> State:
     """The State of a rollout that produced none on the server: ``input`` laid out, unscored,
     with ``error`` (None: the caller fills it in)."""
     from verifiers_lite.state import new_state

@@ -13,7 +13,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.cluster_totals import ClusterTotals
-from verifiers_lite.results.metrics import PassCriterion, is_scored
+from verifiers_lite.records import Row
+from verifiers_lite.results.metrics import PassCriterion, scored_reward
 
 if TYPE_CHECKING:
     from verifiers_lite.stats import Estimate
@@ -37,12 +38,12 @@ class RowAggregate:
         self._passed = ClusterTotals()
         self._metrics: dict[str, ClusterTotals] = {}
 
-    def add_all(self, rows: Iterable[dict[str, Any]]) -> RowAggregate:
+    def add_all(self, rows: Iterable[Row]) -> RowAggregate:
         for row in rows:
             self.add(row)
         return self
 
-    def add(self, row: dict[str, Any]) -> None:
+    def add(self, row: Row) -> None:
         self.num_rollouts += 1
         err = row.get("error")
         if err:
@@ -52,10 +53,10 @@ class RowAggregate:
         self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         self.completion_tokens += int(usage.get("completion_tokens") or 0)
         eid = row.get("example_id")
-        if not is_scored(row):
+        reward = scored_reward(row)
+        if reward is None:
             self._rewards.add(eid, count=0)  # the example is known, with no score
             return
-        reward = float(row["reward"])
         self.num_scored += 1
         self._reward_total += reward
         self._rewards.add(eid, reward)

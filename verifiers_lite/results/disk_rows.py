@@ -10,10 +10,11 @@ import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, overload
+from typing import overload
 
 import numpy as np
 
+from verifiers_lite.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.row_index import WRITE_ID, WRITE_SIZE
 
@@ -24,7 +25,7 @@ class StaleRowsError(RuntimeError):
     """The results file was replaced (a resumed run rewrites it) after these rows were indexed."""
 
 
-class DiskRows(Sequence[dict[str, Any]]):
+class DiskRows(Sequence[Row]):
     """The rows of one ``results.jsonl``, read on demand."""
 
     def __init__(self, results_file: Path, offsets: np.ndarray, lengths: np.ndarray, inode: int) -> None:
@@ -62,10 +63,10 @@ class DiskRows(Sequence[dict[str, Any]]):
         return len(self._offsets)
 
     @overload
-    def __getitem__(self, i: int) -> dict[str, Any]: ...
+    def __getitem__(self, i: int) -> Row: ...
     @overload
-    def __getitem__(self, i: slice) -> list[dict[str, Any]]: ...
-    def __getitem__(self, i: int | slice) -> dict[str, Any] | list[dict[str, Any]]:
+    def __getitem__(self, i: slice) -> list[Row]: ...
+    def __getitem__(self, i: int | slice) -> Row | list[Row]:
         if isinstance(i, slice):
             return list(self._read(range(len(self))[i]))
         n = len(self)
@@ -73,7 +74,7 @@ class DiskRows(Sequence[dict[str, Any]]):
             raise IndexError(f"row {i} out of range ({n} rows)")
         return next(self._read([i % n]))
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Row]:
         return self._read(range(len(self)))
 
     def __eq__(self, other: object) -> bool:
@@ -88,7 +89,7 @@ class DiskRows(Sequence[dict[str, Any]]):
         pos = np.asarray(positions, dtype=np.int64)
         return DiskRows(self.results_file, self._offsets[pos], self._lengths[pos], self._inode)
 
-    def _read(self, positions: Iterable[int]) -> Iterator[dict[str, Any]]:
+    def _read(self, positions: Iterable[int]) -> Iterator[Row]:
         with open(self.results_file, "rb", buffering=_READ_BUFFER) as f:
             if os.fstat(f.fileno()).st_ino != self._inode:
                 raise StaleRowsError(

@@ -14,6 +14,7 @@ from numbers import Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.flat_rows import flatten_row
@@ -32,7 +33,7 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def arrow_records(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def arrow_records(rows: list[Row]) -> list[dict[str, Any]]:
     """Flat rows with one Arrow type per column: nested or mixed-type values become JSON text."""
     flat = [flatten_row(r) for r in rows]
     columns: dict[str, None] = {}
@@ -104,7 +105,7 @@ def save_results(outputs: RunData, path: str | os.PathLike[str]) -> Path:
     return directory
 
 
-def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any]]:
     """The rows and metadata of a saved run: a directory from ``save()`` or ``results_path``
     (rows stay on disk, read on demand through the row index; rows with ids that are not integers
     are read into memory), or a Parquet file."""
@@ -119,7 +120,7 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[dict[str, Any]], di
     return (on_disk if on_disk is not None else read_rows(p / RESULTS_FILE)), metadata
 
 
-def _read_parquet(path: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+def _read_parquet(path: Path) -> tuple[list[Row], dict[str, Any]]:
     """Rows from Parquet come back flat (one column per metric), with messages decoded."""
     import pyarrow.parquet as pq
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from verifiers_lite.results.code_identity import code_hash
 
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment, RunnableRubric
 
 FINGERPRINT_KEY = "fingerprint"
-INPUT_HASH_KEY = "input_hash"
+INPUT_HASH_KEY: Final = "input_hash"
 _INPUT_FIELDS = ("prompt", "answer", "info", "task")
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from verifiers_lite.messages import last_assistant_text
-from verifiers_lite.records import ROW_KEYS
+from verifiers_lite.records import ROW_KEYS, Row
 
 TIMING_COLUMNS = ("generation_ms", "scoring_ms", "rollout_ms", "total_ms")
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
@@ -20,7 +20,7 @@ BASE_COLUMNS = tuple(
 ) + ("error_category", "attempts")
 
 
-def flatten_row(row: dict[str, Any]) -> dict[str, Any]:
+def flatten_row(row: Row) -> dict[str, Any]:
     """A row as flat DataFrame columns (metrics, timing and usage expanded; ``completion_text``
     is the final assistant message's text; ``attempts`` how often the rollout was run)."""
     out = {k: row.get(k) for k in BASE_COLUMNS if k not in ("error", "error_category", "attempts")}

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.flat_rows import (
     BASE_COLUMNS,
     TIMING_COLUMNS,
@@ -86,7 +87,7 @@ def _flat(kind: pa.DataType) -> bool:
                 or pa.types.is_float64(kind) or pa.types.is_string(kind))
 
 
-def rows_frame(rows: Iterable[dict[str, Any]], columns: Sequence[str] | None = None) -> pd.DataFrame:
+def rows_frame(rows: Iterable[Row], columns: Sequence[str] | None = None) -> pd.DataFrame:
     """The DataFrame of ``GenerateOutputs.to_pandas``: columns in first-seen order over every
     flattened row (a metric may first appear late), missing cells empty; with ``columns``, only
     those (an unknown one is a column of None)."""

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.progress import length_warning, shown_in_this_cell
+from verifiers_lite.records import Row
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats import format_estimate
 
@@ -108,14 +109,14 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
     return "".join(parts) + "</div>"
 
 
-def _rows_table(rows: Sequence[dict[str, Any]], max_rows: int) -> str:
+def _rows_table(rows: Sequence[Row], max_rows: int) -> str:
     if not rows:
         return f'<div {_MUTED}>no rows</div>'
     head = ["example", "#", "reward", "adv.", "turns", "stop", "question", "completion", "answer", "error"]
     out = [f"<h4 {_H}>First {min(max_rows, len(rows))} of {len(rows)} rows</h4><table {_TABLE}><tr>"]
     out.append("".join(f"<th {_TH}>{h}</th>" for h in head) + "</tr>")
     for r in rows[:max_rows]:
-        err = r.get("error") or {}
+        err = r.get("error")
         err_text = f"{err.get('category', '')}: {err.get('message', '')}" if isinstance(err, dict) and err else (err or "")
         cells = [
             _e(r.get("example_id")), _e(r.get("rollout_index", "")),

@@ -32,6 +32,7 @@ import types
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.code_identity import code_hash
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ async def _entry(url: str, api_key: str | None, model: str) -> dict[str, Any]:
     return {"endpoint": url, "model": entry}
 
 
-def add_system_fingerprints(seen: dict[str, None], rows: Iterable[dict[str, Any]]) -> None:
+def add_system_fingerprints(seen: dict[str, None], rows: Iterable[Row]) -> None:
     """Add the ``system_fingerprint`` values of ``rows`` to ``seen`` (kept in first-seen order)."""
     for r in rows:
         for fp in r.get("system_fingerprints") or ():

@@ -9,11 +9,20 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
+from verifiers_lite.records import Row
 
-def is_scored(row: dict[str, Any]) -> bool:
-    """Whether a row carries a reward (rollouts that failed before scoring have none)."""
+
+def scored_reward(row: Row) -> float | None:
+    """A row's reward as a float; None when it has none (rollouts that failed before scoring)."""
     reward = row.get("reward")
-    return reward is not None and not (isinstance(reward, float) and math.isnan(reward))
+    if reward is None or (isinstance(reward, float) and math.isnan(reward)):
+        return None
+    return float(reward)
+
+
+def is_scored(row: Row) -> bool:
+    """Whether a row carries a reward (rollouts that failed before scoring have none)."""
+    return scored_reward(row) is not None
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,7 @@ class PassCriterion:
 
 
 def pass_at_k(
-    rows: Iterable[dict[str, Any]], k: int, threshold: float = 1.0, criterion: PassCriterion | None = None
+    rows: Iterable[Row], k: int, threshold: float = 1.0, criterion: PassCriterion | None = None
 ) -> float:
     """Unbiased pass@k (Chen et al. 2021) averaged over examples.
 
@@ -73,7 +82,7 @@ def pass_at_k(
     return pass_at_k_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)), k)
 
 
-def pass_counts(rows: Iterable[dict[str, Any]], criterion: PassCriterion) -> list[tuple[int, int]]:
+def pass_counts(rows: Iterable[Row], criterion: PassCriterion) -> list[tuple[int, int]]:
     """(scored, passing) rollouts per example with a scored rollout, in one pass over the rows."""
     groups: dict[Any, list[int]] = defaultdict(lambda: [0, 0])
     for r in rows:
@@ -96,7 +105,7 @@ def pass_at_k_from_counts(counts: Iterable[tuple[int, int]], k: int) -> float:
 
 
 def pass_at_k_curve(
-    rows: Iterable[dict[str, Any]], threshold: float = 1.0, criterion: PassCriterion | None = None
+    rows: Iterable[Row], threshold: float = 1.0, criterion: PassCriterion | None = None
 ) -> dict[int, float]:
     """pass@k for k = 1 .. the smallest number of scored rollouts of an example (one pass)."""
     return pass_at_k_curve_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)))

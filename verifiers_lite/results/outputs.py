@@ -7,18 +7,24 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
 from verifiers_lite.results.frame import rows_frame
 from verifiers_lite.results.html import results_html
-from verifiers_lite.results.metrics import PassCriterion, is_scored, pass_at_k_from_counts
+from verifiers_lite.results.metrics import (
+    PassCriterion,
+    is_scored,
+    pass_at_k_from_counts,
+    scored_reward,
+)
 from verifiers_lite.results.rescore import rescore_run
 
 if TYPE_CHECKING:
     import pandas as pd
 
-def summarize_rows(rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
+def summarize_rows(rows: Iterable[Row]) -> dict[str, Any]:
     """:meth:`RowAggregate.summary` of ``rows`` (read once, one at a time)."""
     return RowAggregate().add_all(rows).summary()
 
@@ -32,8 +38,8 @@ class GenerateOutputs:
     million-row run costs a few numbers per row until its rows themselves are asked for.
     """
 
-    def __init__(self, rows: Sequence[dict[str, Any]] | None = None, metadata: dict[str, Any] | None = None) -> None:
-        self.rows: Sequence[dict[str, Any]] = [] if rows is None else rows
+    def __init__(self, rows: Sequence[Row] | None = None, metadata: dict[str, Any] | None = None) -> None:
+        self.rows: Sequence[Row] = [] if rows is None else rows
         self.metadata: dict[str, Any] = {} if metadata is None else metadata
         self._aggregates: dict[PassCriterion, RowAggregate] = {}
 
@@ -45,7 +51,7 @@ class GenerateOutputs:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
     def __eq__(self, other: object) -> bool:
@@ -58,7 +64,7 @@ class GenerateOutputs:
     @property
     def rewards(self) -> list[float]:
         """Rewards of the scored rollouts (errored rollouts have none and are left out)."""
-        return [float(r["reward"]) for r in self.rows if is_scored(r)]
+        return [reward for r in self.rows if (reward := scored_reward(r)) is not None]
 
     @property
     def pass_criterion(self) -> PassCriterion:
@@ -105,7 +111,7 @@ class GenerateOutputs:
             for name, positions in parts.items()
         }
 
-    def _take(self, positions: list[int]) -> Sequence[dict[str, Any]]:
+    def _take(self, positions: list[int]) -> Sequence[Row]:
         if isinstance(self.rows, DiskRows):
             return self.rows.take(positions)
         return [self.rows[i] for i in positions]
@@ -142,11 +148,11 @@ class GenerateOutputs:
         rows without token ids raise ValueError. ``options`` (``max_length``, ``truncation``,
         ``shift_labels``) are ``vf.rollout.build_training_batch``'s, which documents labels.
         Rows are read one at a time and only their token fields kept."""
-        from verifiers_lite.rollout.training import TRAINING_ROW_KEYS, build_training_batch
+        from verifiers_lite.rollout.training import build_training_batch, training_fields
 
         kept: list[int] = []
         missing: list[int] = []
-        token_rows: list[dict[str, Any]] = []
+        token_rows: list[Row] = []
         for i, r in enumerate(self.rows):
             if not is_scored(r) or r.get("error"):
                 continue
@@ -154,7 +160,7 @@ class GenerateOutputs:
             if "completion_ids" not in r:
                 missing.append(i)
             elif not missing:
-                token_rows.append({k: r[k] for k in TRAINING_ROW_KEYS if k in r})
+                token_rows.append(training_fields(r))
         if missing:
             raise ValueError(
                 f"rows {missing[:5]} carry no token ids: run with a token-level client "

@@ -18,9 +18,10 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.compare import as_outputs
 from verifiers_lite.results.labels import run_facts, run_labels, varying_keys
-from verifiers_lite.results.metrics import is_scored
+from verifiers_lite.results.metrics import scored_reward
 from verifiers_lite.stats import (
     ALPHA,
     POWER,
@@ -70,7 +71,7 @@ def example_key(row: Mapping[str, Any]) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def example_scores(rows: Iterable[dict[str, Any]]) -> dict[Hashable, ExampleScore]:
+def example_scores(rows: Iterable[Row]) -> dict[Hashable, ExampleScore]:
     """Per example id (first-seen order): reward sum and counts, and its input key."""
     out: dict[Hashable, ExampleScore] = {}
     for r in rows:
@@ -78,8 +79,9 @@ def example_scores(rows: Iterable[dict[str, Any]]) -> dict[Hashable, ExampleScor
         if score is None:
             score = out[r.get("example_id")] = ExampleScore(key=example_key(r))
         score.rollouts += 1
-        if is_scored(r):
-            score.reward_sum += float(r["reward"])
+        reward = scored_reward(r)
+        if reward is not None:
+            score.reward_sum += reward
             score.scored += 1
     return out
 

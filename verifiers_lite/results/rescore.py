@@ -20,9 +20,10 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.errors import cleanup_error
+from verifiers_lite.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
@@ -42,7 +43,7 @@ _GROUPS_IN_FLIGHT = 64
 async def rescore_run(
     run: RunData | str | os.PathLike[str], rubric: Any, *,
     results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
-) -> tuple[Sequence[dict[str, Any]], dict[str, Any]]:
+) -> tuple[Sequence[Row], dict[str, Any]]:
     """The rows and metadata of ``run`` (a run's results or a run directory) re-scored by
     ``rubric``; what :func:`verifiers_lite.rescore` returns as a ``GenerateOutputs``."""
     source, outputs = _load(run)
@@ -52,7 +53,7 @@ async def rescore_run(
     meta = outputs.metadata
     totals = RowAggregate(rubric.pass_criterion)
     store = _fresh_store(target) if target is not None else None
-    kept: list[dict[str, Any]] = []
+    kept: list[Row] = []
     try:
         async for group in _rescored_groups(outputs.rows, rubric, meta, tool_defs):
             totals.add_all(group)
@@ -92,7 +93,7 @@ def _load(run: Any) -> tuple[Path | None, RunData]:
 class _Loaded:
     """A run directory's rows and metadata, as :func:`_load` hands them on."""
 
-    rows: Sequence[dict[str, Any]]
+    rows: Sequence[Row]
     metadata: dict[str, Any]
 
 
@@ -130,16 +131,16 @@ def _target(source: Path | None, results_path: Any, overwrite: bool) -> Path | N
 
 
 async def _rescored_groups(
-    rows: Iterable[dict[str, Any]], rubric: ScoringRubric, meta: dict[str, Any],
+    rows: Iterable[Row], rubric: ScoringRubric, meta: dict[str, Any],
     tool_defs: list[dict[str, Any]] | None,
-) -> AsyncIterator[list[dict[str, Any]]]:
+) -> AsyncIterator[list[Row]]:
     """The rows re-scored, one group (an example's rollouts; one rollout under independent
     scoring) at a time, in the order groups complete in ``rows``. Only groups still incomplete
     and one batch of complete ones are held, so rows stream from disk."""
     independent = bool(meta.get("independent_scoring"))
     sizes = Counter(r.get("example_id") for r in rows) if not independent else Counter()
-    pending: dict[Any, list[dict[str, Any]]] = {}
-    batch: list[list[dict[str, Any]]] = []
+    pending: dict[Any, list[Row]] = {}
+    batch: list[list[Row]] = []
     for row in rows:
         if independent:
             batch.append([row])
@@ -157,14 +158,14 @@ async def _rescored_groups(
 
 
 async def _score_batch(
-    groups: list[list[dict[str, Any]]], rubric: ScoringRubric, meta: dict[str, Any],
+    groups: list[list[Row]], rubric: ScoringRubric, meta: dict[str, Any],
     tool_defs: list[dict[str, Any]] | None,
-) -> list[list[dict[str, Any]]]:
+) -> list[list[Row]]:
     """Each group's rows rebuilt as States, scored together, cleaned up once each, and turned
     back into rows that keep the old row's other fields (attempts, input hash, endpoint)."""
     model, sampling = str(meta.get("model") or ""), meta.get("sampling_args")
 
-    async def one(old_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    async def one(old_rows: list[Row]) -> list[Row]:
         states = [row_to_state(r, model=model, sampling_args=sampling, tool_defs=tool_defs) for r in old_rows]
         started = time.perf_counter()
         await rubric.score_group(states)
@@ -176,7 +177,7 @@ async def _score_batch(
                 raise
             except Exception as exc:
                 s["error"] = s.get("error") or cleanup_error(type(rubric).__name__, exc)
-        return [{**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)}
+        return [cast(Row, {**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)})
                 for old, s in zip(old_rows, states, strict=True)]
 
     return list(await asyncio.gather(*(one(g) for g in groups)))

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.fingerprint import INPUT_HASH_KEY
 from verifiers_lite.results.store import ResultsStore, RowReader, iter_rows
 
@@ -34,7 +35,7 @@ class SavedRows:
         return sum(bits.bit_count() for bits in self.keep.values())
 
 
-def _usable(row: dict[str, Any], sizes: Mapping[Any, int], rerun_errors: bool) -> tuple[Any, int] | None:
+def _usable(row: Row, sizes: Mapping[Any, int], rerun_errors: bool) -> tuple[Any, int] | None:
     eid, idx = row.get("example_id"), row.get("rollout_index", 0)
     if eid not in sizes or not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < sizes[eid]:
         return None
@@ -75,7 +76,7 @@ def scan_saved(
 
 
 def rewrite_saved(
-    store: ResultsStore, sizes: Mapping[Any, int], saved: SavedRows, on_kept: Callable[[dict[str, Any]], None],
+    store: ResultsStore, sizes: Mapping[Any, int], saved: SavedRows, on_kept: Callable[[Row], None],
 ) -> dict[tuple[Any, int], int]:
     """Rewrite the rows file with the kept rows (each handed to ``on_kept``) and those of other
     examples; returns the attempts so far of the saved rows that will be run again. When every
@@ -83,7 +84,7 @@ def rewrite_saved(
     attempts: dict[tuple[Any, int], int] = {}
     written: dict[Any, int] = {}
 
-    def kept() -> Iterator[dict[str, Any]]:
+    def kept() -> Iterator[Row]:
         for row in iter_rows(store.results_file):
             eid = row.get("example_id")
             if eid not in sizes:

@@ -18,9 +18,11 @@ import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import BinaryIO
 
 import numpy as np
+
+from verifiers_lite.records import Row
 
 INDEX_FILE = "results.index"
 RESULTS_FILE = "results.jsonl"
@@ -32,7 +34,7 @@ _ROW_FIELDS = ("example_id", "offset", "rollout_index", "length")
 WRITE_ID, WRITE_SIZE = "_write_id", "_write_size"  # the store's tags on each line of a write
 
 
-def _records(rows: list[dict[str, Any]], offset: int, lines: list[bytes]) -> bytes | None:
+def _records(rows: list[Row], offset: int, lines: list[bytes]) -> bytes | None:
     """Packed records of one write, or None when an id is not an integer."""
     out = np.empty(len(rows), dtype=RECORD)
     start = offset
@@ -69,7 +71,7 @@ class IndexWriter:
             os.replace(self.target, self.path)
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND)
 
-    def append(self, rows: list[dict[str, Any]], offset: int, lines: list[bytes]) -> None:
+    def append(self, rows: list[Row], offset: int, lines: list[bytes]) -> None:
         if self._fd is None:
             return
         data = _records(rows, offset, lines)

@@ -9,13 +9,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
+from verifiers_lite.records import Row
+
 
 @runtime_checkable
 class RunData(Protocol):
     """A run's rows (in memory or on disk) and its metadata."""
 
     @property
-    def rows(self) -> Sequence[dict[str, Any]]: ...
+    def rows(self) -> Sequence[Row]: ...
 
     @property
     def metadata(self) -> dict[str, Any]: ...

@@ -16,9 +16,10 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.errors import ResumeMismatchError
+from verifiers_lite.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.row_index import RESULTS_FILE as RESULTS_FILE
 from verifiers_lite.results.row_index import WRITE_ID as _WRITE_ID
@@ -50,10 +51,10 @@ class RowReader:
         self.results_file = results_file
         self.skipped = 0
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[Row]:
         if not self.results_file.exists():
             return
-        pending: dict[str, list[dict[str, Any]]] = {}
+        pending: dict[str, list[Row]] = {}
         with open(self.results_file, encoding="utf-8", errors="replace") as f:
             for line in f:
                 row = _parse_line(line)
@@ -63,10 +64,10 @@ class RowReader:
                 wid = row.pop(_WRITE_ID, None)
                 size = row.pop(_WRITE_SIZE, 1)
                 if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
-                    yield row
+                    yield cast(Row, row)
                     continue
                 group = pending.setdefault(wid, [])
-                group.append(row)
+                group.append(cast(Row, row))
                 if len(group) >= size:
                     del pending[wid]
                     yield from group
@@ -83,12 +84,12 @@ def _parse_line(line: str) -> dict[str, Any] | None:
     return row if isinstance(row, dict) else None
 
 
-def iter_rows(results_file: Path) -> Iterator[dict[str, Any]]:
+def iter_rows(results_file: Path) -> Iterator[Row]:
     """:class:`RowReader`'s rows."""
     return iter(RowReader(results_file))
 
 
-def read_rows(results_file: Path) -> list[dict[str, Any]]:
+def read_rows(results_file: Path) -> list[Row]:
     """Rows of whole writes only (every row in memory; :func:`iter_rows` streams them)."""
     return list(iter_rows(results_file))
 
@@ -133,7 +134,7 @@ class ResultsStore:
         write_json_atomic(self.metadata_file, metadata)
         return resuming
 
-    def rewrite(self, rows: Iterable[dict[str, Any]]) -> None:
+    def rewrite(self, rows: Iterable[Row]) -> None:
         """Replace results.jsonl by ``rows``, streamed: consecutive rows of one example are one
         write. The row index is removed first and written anew after, so a crash in between
         leaves no index (rebuilt from the rows when read), never a stale one."""
@@ -141,12 +142,12 @@ class ResultsStore:
         index = row_index.IndexWriter(self.path, fresh=True)
         with open(tmp, "wb") as f:
 
-            def write(group: list[dict[str, Any]]) -> None:
+            def write(group: list[Row]) -> None:
                 lines = self._encode(group)
                 index.append(group, f.tell(), lines)
                 f.write(b"".join(lines))
 
-            group: list[dict[str, Any]] = []
+            group: list[Row] = []
             for row in rows:
                 if group and row.get("example_id") != group[-1].get("example_id"):
                     write(group)
@@ -161,12 +162,12 @@ class ResultsStore:
         index.commit()
 
     @staticmethod
-    def _encode(rows: list[dict[str, Any]]) -> list[bytes]:
+    def _encode(rows: list[Row]) -> list[bytes]:
         """One group's lines, each tagged with the write's id and size."""
         wid = uuid.uuid4().hex
         return [(_dumps({**r, _WRITE_ID: wid, _WRITE_SIZE: len(rows)}) + "\n").encode("utf-8") for r in rows]
 
-    def append_group(self, rows: list[dict[str, Any]]) -> None:
+    def append_group(self, rows: list[Row]) -> None:
         """Append one group with a single write; flushed and (by default) fsynced; then its
         lines' places to the row index."""
         if not rows:
@@ -185,7 +186,7 @@ class ResultsStore:
         assert self._index is not None
         self._index.append(rows, offset, lines)
 
-    async def append_group_async(self, rows: list[dict[str, Any]]) -> None:
+    async def append_group_async(self, rows: list[Row]) -> None:
         """:meth:`append_group` on one dedicated writer thread: the event loop keeps running
         rollouts while a group is encoded and fsynced, and writes stay in order, one at a time."""
         if self._writer is None:

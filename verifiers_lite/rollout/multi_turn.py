@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..records import TokenFields, ToolError
 from ..sync import run_sync
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
@@ -31,9 +32,10 @@ logger = logging.getLogger(__name__)
 
 def split_tool_errors(
     tool_msgs: list[dict[str, Any]], turn: int
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[dict[str, Any]], list[ToolError]]:
     """Tool messages without the ToolManager's ``error`` key, and that key as records."""
-    clean, errors = [], []
+    clean: list[dict[str, Any]] = []
+    errors: list[ToolError] = []
     for m in tool_msgs:
         m = dict(m)
         err = m.pop("error", None)
@@ -50,6 +52,20 @@ def split_tool_errors(
     return clean, errors
 
 
+def _token_fields(
+    ids: list[int], labels: list[int], logprobs: list[float] | None, prompt_length: int
+) -> TokenFields:
+    """The trajectory's ids laid out as a row's (what ``build_training_batch`` reads): the first
+    prompt, then every later token with mask 1 where the model sampled it (its label is not -100)
+    and its logprob there (0.0 on bridge tokens, and everywhere when none were asked for)."""
+    completion = ids[prompt_length:]
+    mask = [int(label != IGNORE_INDEX) for label in labels[prompt_length:]]
+    sampled = iter(logprobs or [])
+    lps = [float(next(sampled, 0.0)) if m else 0.0 for m in mask]
+    return {"prompt_ids": ids[:prompt_length], "completion_ids": completion,
+            "completion_mask": mask, "completion_logprobs": lps}
+
+
 @dataclass
 class _Run:
     """One trajectory in flight."""
@@ -63,7 +79,7 @@ class _Run:
     labels: list[int]
     logprobs: list[float] | None
     turns: int = 0
-    tool_errors: list[dict[str, Any]] = field(default_factory=list)
+    tool_errors: list[ToolError] = field(default_factory=list)
     pending: list[ParsedToolCall] = field(default_factory=list)
     last_sampled: list[int] = field(default_factory=list)
 
@@ -74,7 +90,10 @@ class MultiTurnRollout:
     Calling it with a list of trajectories (dicts with ``messages``) returns as many, in order,
     each a copy of its input plus ``messages``, ``input_ids``, ``labels``, ``logprobs``,
     ``attention_mask``, ``position_ids``, ``length``, ``prompt_length``, ``turns``,
-    ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``. Inputs are never mutated.
+    ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``, and the same ids laid out as
+    an output row's (``prompt_ids``, ``completion_ids``, ``completion_mask``,
+    ``completion_logprobs``: :class:`~verifiers_lite.records.Trajectory`). Inputs are never
+    mutated.
 
     Labels are unshifted: ``labels[i] == input_ids[i]`` where the model sampled that token,
     -100 elsewhere; ``logprobs`` lists the sampled tokens' logprobs in order (one per label that
@@ -201,20 +220,21 @@ class MultiTurnRollout:
 
     def _finish(self, run: _Run, stop_reason: StopReason, error: str | None = None) -> None:
         n = len(run.ids)
-        run.out.update(
-            messages=run.messages,
-            input_ids=run.ids,
-            labels=run.labels,
-            logprobs=run.logprobs,
-            attention_mask=[1] * n,
-            position_ids=list(range(n)),
-            length=n,
-            turns=run.turns,
-            stop_reason=stop_reason,
-            truncated=is_truncated(stop_reason),
-            tool_errors=run.tool_errors,
-            error=error,
-        )
+        run.out.update(_token_fields(run.ids, run.labels, run.logprobs, run.out["prompt_length"]))
+        run.out.update({
+            "messages": run.messages,
+            "input_ids": run.ids,
+            "labels": run.labels,
+            "logprobs": run.logprobs,
+            "attention_mask": [1] * n,
+            "position_ids": list(range(n)),
+            "length": n,
+            "turns": run.turns,
+            "stop_reason": stop_reason,
+            "truncated": is_truncated(stop_reason),
+            "tool_errors": run.tool_errors,
+            "error": error,
+        })
 
     def _fits(self, run: _Run, extra: int) -> bool:
         limit = self._limit()

@@ -10,19 +10,21 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..records import Trajectory
+
 __all__ = ["TraceCallback", "SuccessCallback", "write_trace", "write_traces"]
 
 logger = logging.getLogger(__name__)
 
 #: Returns False/None to skip a trajectory, True to store it whole, or a dict to store instead.
-TraceCallback = Callable[[dict[str, Any]], Any]
+TraceCallback = Callable[[Trajectory], Any]
 #: Returns True for ``ok-`` file names, False for ``fail-``.
-SuccessCallback = Callable[[dict[str, Any]], bool]
+SuccessCallback = Callable[[Trajectory], bool]
 
 
 def write_trace(
     trace_dir: str | os.PathLike[str],
-    trajectory: dict[str, Any],
+    trajectory: Trajectory,
     index: int,
     trace_callback: TraceCallback | None = None,
     success_callback: SuccessCallback | None = None,
@@ -56,7 +58,7 @@ def write_trace(
 
 def write_traces(
     trace_dir: str | os.PathLike[str],
-    trajectories: Sequence[dict[str, Any]],
+    trajectories: Sequence[Trajectory],
     trace_callback: TraceCallback | None = None,
     success_callback: SuccessCallback | None = None,
 ) -> int:

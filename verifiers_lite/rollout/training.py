@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, cast
 
-from ..records import TokenFields
+from ..records import TOKEN_KEYS, Row, TokenFields, Trajectory
 from ..state import extend_tokens
 from .multi_turn import IGNORE_INDEX
 
@@ -33,38 +33,35 @@ def merge_turns(
     return out
 
 
-TRAINING_ROW_KEYS = ("prompt_ids", "completion_ids", "completion_mask", "completion_logprobs",
-                     "input_ids", "labels", "logprobs", "advantage")
+TRAINING_ROW_KEYS: tuple[str, ...] = (*TOKEN_KEYS, "advantage")
 """The fields of a row that :func:`build_training_batch` reads."""
 
+_OLD_LAYOUT = ("input_ids", "labels")
 
-def _row_tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[float]]:
-    """(input_ids, labels, per-position logprobs) for one output row."""
-    if "prompt_ids" in row and row.get("completion_ids") is not None:
-        prompt, comp = list(row["prompt_ids"] or []), list(row["completion_ids"])
-        mask = list(row.get("completion_mask") or [1] * len(comp))
-        if len(mask) != len(comp):
-            raise ValueError("completion_mask and completion_ids differ in length")
-        lps = row.get("completion_logprobs")
-        comp_lps = (
-            [float(x) for x in lps]
-            if lps is not None and len(lps) == len(comp)
-            else [0.0] * len(comp)
-        )
-        labels = [IGNORE_INDEX] * len(prompt) + [
-            t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)
-        ]
-        logprobs = [0.0] * len(prompt) + [
-            lp if m else 0.0 for lp, m in zip(comp_lps, mask, strict=True)
-        ]
-        return prompt + comp, labels, logprobs
-    if "input_ids" in row and "labels" in row:
-        # A MultiTurnRollout trajectory: logprobs are listed for trainable tokens only.
-        ids, labels = list(row["input_ids"]), list(row["labels"])
-        sampled_lps = iter(row.get("logprobs") or [])
-        logprobs = [float(next(sampled_lps, 0.0)) if lab != IGNORE_INDEX else 0.0 for lab in labels]
-        return ids, labels, logprobs
-    raise KeyError("row needs prompt_ids/completion_ids(/completion_mask) or input_ids/labels")
+
+def training_fields(row: Row) -> Row:
+    """Only the fields of ``row`` that :func:`build_training_batch` reads."""
+    fields: Mapping[str, Any] = row
+    return cast(Row, {k: fields[k] for k in TRAINING_ROW_KEYS if k in fields})
+
+
+def _row_tokens(row: Row | Trajectory) -> tuple[list[int], list[int], list[float]]:
+    """(input_ids, labels, per-position logprobs) of one row's token fields."""
+    if "prompt_ids" not in row or row.get("completion_ids") is None:
+        has = [k for k in (*TOKEN_KEYS, *_OLD_LAYOUT) if k in row]
+        hint = (" (input_ids/labels alone is the token engine's older layout; a MultiTurnRollout "
+                "trajectory now carries the row's as well)" if all(k in row for k in _OLD_LAYOUT) else "")
+        raise KeyError(f"a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
+                       f"{'/'.join(has) or 'no token fields'}{hint}")
+    prompt, comp = list(row["prompt_ids"] or []), list(row["completion_ids"])
+    mask = list(row.get("completion_mask") or [1] * len(comp))
+    if len(mask) != len(comp):
+        raise ValueError("completion_mask and completion_ids differ in length")
+    lps = row.get("completion_logprobs")
+    comp_lps = [float(x) for x in lps] if lps is not None and len(lps) == len(comp) else [0.0] * len(comp)
+    labels = [IGNORE_INDEX] * len(prompt) + [t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)]
+    logprobs = [0.0] * len(prompt) + [lp if m else 0.0 for lp, m in zip(comp_lps, mask, strict=True)]
+    return prompt + comp, labels, logprobs
 
 
 def _shift(values: list[Any], fill: Any) -> list[Any]:
@@ -73,7 +70,7 @@ def _shift(values: list[Any], fill: Any) -> list[Any]:
 
 
 def build_training_batch(
-    rows: Sequence[dict[str, Any]],
+    rows: Sequence[Row] | Sequence[Trajectory],
     pad_to_longest: bool = False,
     pad_token_id: int = 0,
     *,
@@ -100,8 +97,10 @@ def build_training_batch(
     work) or keep their first ``max_length`` tokens (``truncation="right"``). Lists are ragged
     unless ``pad_to_longest`` (right padding with ``pad_token_id``, label -100, mask 0).
 
-    Rows are ``GenerateOutputs`` rows (``prompt_ids``, ``completion_ids``, ``completion_mask``,
-    ``completion_logprobs``, ``advantage``) or ``MultiTurnRollout`` trajectories.
+    Rows are ``GenerateOutputs`` rows or ``MultiTurnRollout`` trajectories: both carry the token
+    fields ``prompt_ids``, ``completion_ids``, ``completion_mask``, ``completion_logprobs``
+    (:class:`~verifiers_lite.records.TokenFields`), and rows an ``advantage``. A row without them
+    is refused (KeyError naming the keys it has) before any work.
     """
     if truncation not in ("error", "right"):
         raise ValueError(f"truncation must be 'error' or 'right', got {truncation!r}")
@@ -130,7 +129,8 @@ def build_training_batch(
         batch["position_ids"].append(list(range(len(ids))))
         batch["lengths"].append(len(ids))
         batch["truncated"].append(cut)
-        batch["advantages"].append(float(row.get("advantage") or 0.0))
+        fields: Mapping[str, Any] = row  # a trajectory has no advantage
+        batch["advantages"].append(float(fields.get("advantage") or 0.0))
     if pad_to_longest and rows:
         width = max(batch["lengths"])
         fills = (pad_token_id, IGNORE_INDEX, 0.0, 0, 0)

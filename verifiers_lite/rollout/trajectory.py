@@ -1,15 +1,13 @@
-"""Trajectories of the token engine; their stop reasons and ``truncated`` rule are the core's
-(:mod:`verifiers_lite.records`)."""
+"""Trajectories of the token engine: the record family's :class:`Trajectory`, with the core's
+stop reasons and ``truncated`` rule (:mod:`verifiers_lite.records`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..records import STOP_REASONS, StopReason, is_truncated
+from ..records import STOP_REASONS, StopReason, Trajectory, is_truncated
 
 __all__ = ["STOP_REASONS", "StopReason", "Trajectory", "as_trajectory", "is_truncated"]
-
-Trajectory = dict[str, Any]
 
 
 def as_trajectory(item: Trajectory | list[dict[str, Any]]) -> Trajectory:

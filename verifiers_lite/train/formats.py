@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.run_data import RunData
 
 __all__ = ["to_prime_rl", "to_skyrl", "to_verl", "trainable_rows"]
@@ -28,7 +29,7 @@ __all__ = ["to_prime_rl", "to_skyrl", "to_verl", "trainable_rows"]
 _CHAT_ROLES = ("user", "assistant", "tool")
 
 
-def trainable_rows(rows: Any) -> list[dict[str, Any]]:
+def trainable_rows(rows: Any) -> list[Row]:
     """The scored, error-free rows of ``rows`` (a list or a ``GenerateOutputs``), each with
     token ids; ValueError naming the first row that has none."""
     rows = list(rows.rows if isinstance(rows, RunData) else rows)
@@ -42,7 +43,15 @@ def trainable_rows(rows: Any) -> list[dict[str, Any]]:
     return kept
 
 
-def _tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[int], list[float]]:
+def reward_of(row: Row) -> float:
+    """The reward of a row :func:`trainable_rows` kept (each has one)."""
+    reward = row.get("reward")
+    if reward is None:
+        raise ValueError(f"row of example {row.get('example_id')} has no reward: it is not trainable")
+    return float(reward)
+
+
+def _tokens(row: Row) -> tuple[list[int], list[int], list[int], list[float]]:
     comp = list(row["completion_ids"])
     mask = list(row.get("completion_mask") or [1] * len(comp))
     lps = row.get("completion_logprobs")
@@ -50,7 +59,7 @@ def _tokens(row: dict[str, Any]) -> tuple[list[int], list[int], list[int], list[
     return list(row["prompt_ids"]), comp, mask, logprobs
 
 
-def _num_turns(row: dict[str, Any]) -> int:
+def _num_turns(row: Row) -> int:
     msgs = [*(row.get("prompt") or []), *(row.get("completion") or [])]
     return sum(1 for m in msgs if isinstance(m, dict) and m.get("role") in _CHAT_ROLES)
 
@@ -66,7 +75,7 @@ def to_verl(rows: Any) -> list[dict[str, Any]]:
             "response_ids": comp,
             "response_mask": mask,
             "response_logprobs": lps,
-            "reward_score": float(row["reward"]),
+            "reward_score": reward_of(row),
             "num_turns": _num_turns(row),
             # verl's AgentLoopMetrics: seconds spent generating (tool time is not measured here).
             "metrics": {"generate_sequences": float(timing.get("generation_ms", 0.0)) / 1000.0},
@@ -80,7 +89,7 @@ def to_skyrl(rows: Any) -> dict[str, Any]:
     ``trajectory_ids`` are ``{"instance_id", "repetition_id"}`` (SkyRL's ``TrajectoryID``)."""
     kept = trainable_rows(rows)
     toks = [_tokens(r) for r in kept]
-    rewards = [float(r["reward"]) for r in kept]
+    rewards = [reward_of(r) for r in kept]
     return {
         "prompt_token_ids": [t[0] for t in toks],
         "response_ids": [t[1] for t in toks],
@@ -108,12 +117,12 @@ def to_prime_rl(rows: Any) -> list[dict[str, Any]]:
             "completion_mask": mask,
             "completion_logprobs": lps,
             "advantage": _float(row.get("advantage")),
-            "reward": float(row["reward"]),
+            "reward": reward_of(row),
         })
     return out
 
 
-def _ids(row: dict[str, Any]) -> dict[str, Any]:
+def _ids(row: Row) -> dict[str, Any]:
     return {k: row.get(k) for k in ("example_id", "rollout_index", "trajectory_id", "stop_reason")}
 
 

@@ -16,6 +16,8 @@ import logging
 from collections import defaultdict
 from typing import Any
 
+from verifiers_lite.records import Row
+
 from ..extras import require
 from ..rollout.mismatch import hf_scorer, logprob_report
 from ..rollout.sampling import Sampler, SamplingParams
@@ -66,7 +68,7 @@ class EnvironmentRollouts:
         self.ratio_stats = ratio_stats
         self.seed = seed
         self.model_name = model_name
-        self.last_rows: list[dict[str, Any]] = []
+        self.last_rows: list[Row] = []
         self.step_stats: list[dict[str, Any]] = []
         self._examples = _index_examples(env.get_dataset())
 
@@ -117,7 +119,7 @@ class EnvironmentRollouts:
             raise KeyError(f"prompt not in the environment's dataset: {key[:200]}")
         return self._examples[key]
 
-    def _to_trl(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+    def _to_trl(self, rows: list[Row]) -> dict[str, Any]:
         prompt_ids, completion_ids, logprobs, env_mask, rewards = [], [], [], [], []
         for row in rows:
             if _has_tokens(row):
@@ -135,8 +137,8 @@ class EnvironmentRollouts:
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs,
                 "env_mask": env_mask, "vf_reward": rewards}
 
-    def _record(self, step: int, rows: list[dict[str, Any]], trainable: list[dict[str, Any]], trainer: Any) -> None:
-        scored = [r["reward"] for r in rows if r.get("reward") is not None]
+    def _record(self, step: int, rows: list[Row], trainable: list[Row], trainer: Any) -> None:
+        scored = [reward for r in rows if (reward := r.get("reward")) is not None]
         entry: dict[str, Any] = {
             "step": step, "rollouts": len(rows), "errors": sum(1 for r in rows if r.get("error")),
             "reward_mean": sum(scored) / len(scored) if scored else None,
@@ -176,17 +178,17 @@ def _index_examples(inputs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return index
 
 
-def _has_tokens(row: dict[str, Any]) -> bool:
+def _has_tokens(row: Row) -> bool:
     return not row.get("error") and bool(row.get("completion_ids")) and row.get("prompt_ids") is not None
 
 
-def _in_prompt_order(inputs: list[dict[str, Any]], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _in_prompt_order(inputs: list[dict[str, Any]], rows: list[Row]) -> list[Row]:
     """Rows in the order of TRL's prompts: the k-th copy of an example gets its k-th rollout."""
-    by_example: dict[Any, list[dict[str, Any]]] = defaultdict(list)
+    by_example: dict[Any, list[Row]] = defaultdict(list)
     for row in sorted(rows, key=lambda r: r.get("rollout_index") or 0):
         by_example[row.get("example_id")].append(row)
     taken: dict[Any, int] = defaultdict(int)
-    ordered = []
+    ordered: list[Row] = []
     for inp in inputs:
         eid = inp.get("example_id")
         ordered.append(by_example[eid][taken[eid]])

@@ -12,8 +12,10 @@ import os
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.records import Row
+
 from ..extras import require
-from .formats import trainable_rows
+from .formats import reward_of, trainable_rows
 
 __all__ = ["TOKEN_ROW_COLUMNS", "read_token_rows", "write_token_rows"]
 
@@ -23,16 +25,16 @@ TOKEN_ROW_COLUMNS: tuple[str, ...] = (
 )
 
 
-def _record(row: dict[str, Any]) -> dict[str, Any]:
+def _record(row: Row) -> dict[str, Any]:
     comp = list(row["completion_ids"])
-    lps = row.get("completion_logprobs")
+    lps, advantage = row.get("completion_logprobs"), row.get("advantage")
     return {
         "example_id": row.get("example_id"),
         "rollout_index": row.get("rollout_index"),
         "trajectory_id": row.get("trajectory_id"),
         "task": row.get("task"),
-        "reward": float(row["reward"]),
-        "advantage": None if row.get("advantage") is None else float(row["advantage"]),
+        "reward": reward_of(row),
+        "advantage": None if advantage is None else float(advantage),
         "stop_reason": row.get("stop_reason"),
         "turns": row.get("turns"),
         "prompt_ids": list(row["prompt_ids"]),
@@ -68,7 +70,7 @@ def write_token_rows(rows: Any, path: str | os.PathLike[str]) -> Path:
     return p
 
 
-def read_token_rows(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+def read_token_rows(path: str | os.PathLike[str]) -> list[Row]:
     """The rows :func:`write_token_rows` wrote, as dicts."""
     p = Path(path)
     if p.suffix == ".jsonl":

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.records import Row
 from verifiers_lite.results.store import _WRITE_ID, _WRITE_SIZE
 
 _HEAD = b'{"example_id": '
@@ -243,7 +244,7 @@ class RowIndex:
 
     # -- reading rows back ---------------------------------------------------------------------
 
-    def read(self, positions: list[int], generation: int | None = None) -> list[dict[str, Any]]:
+    def read(self, positions: list[int], generation: int | None = None) -> list[Row]:
         """The full rows at these index positions, read from disk; StaleIndexError when the
         index was rebuilt since ``generation`` (positions from before refer to another file)."""
         # No lock: the column arrays only grow, and a rebuild (new generation, new arrays) is
@@ -252,7 +253,7 @@ class RowIndex:
         spans = [(cols.offset[i], cols.length[i]) for i in positions]
         if (generation is not None and generation != self.generation) or cols is not self.cols:
             raise StaleIndexError(str(self.path))
-        out: list[dict[str, Any]] = []
+        out: list[Row] = []
         if not spans:
             return out
         with open(self.path, "rb") as f:

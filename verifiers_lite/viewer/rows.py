@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, cast
 
+from verifiers_lite.records import Row
 from verifiers_lite.state import TOKEN_KEYS
 
 EXCERPT = 160
@@ -68,7 +69,7 @@ def count_tool_calls(messages: Any) -> int:
     return sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
 
 
-def row_summary(row: dict[str, Any]) -> dict[str, Any]:
+def row_summary(row: Row) -> dict[str, Any]:
     """One table line of a rollout."""
     err = row.get("error")
     usage, timing = row.get("usage"), row.get("timing")
@@ -93,7 +94,7 @@ def row_summary(row: dict[str, Any]) -> dict[str, Any]:
     })
 
 
-def row_text(row: dict[str, Any]) -> str:
+def row_text(row: Row) -> str:
     """Everything a text search looks at: messages, tool calls, answer, error, task, info."""
     parts: list[str] = [str(row.get("example_id")), str(row.get("answer") or ""), str(row.get("task") or "")]
     for key in ("prompt", "completion"):
@@ -117,6 +118,7 @@ def row_text(row: dict[str, Any]) -> str:
     return "\n".join(parts)
 
 
-def strip_token_ids(row: dict[str, Any]) -> dict[str, int]:
+def strip_token_ids(row: Row) -> dict[str, int]:
     """Drop the token-id arrays from ``row`` (long, unreadable on a page); returns their lengths."""
-    return {k: len(row.pop(k)) for k in TOKEN_KEYS if isinstance(row.get(k), list)}
+    fields = cast(dict[str, Any], row)  # a row is a plain dict: drop its token keys by name
+    return {k: len(fields.pop(k)) for k in TOKEN_KEYS if isinstance(fields.get(k), list)}
