@@ -19,6 +19,7 @@ to train on); a row without token ids raises, naming it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from verifiers_lite.records import Row
@@ -29,11 +30,15 @@ __all__ = ["to_prime_rl", "to_skyrl", "to_verl", "trainable_rows"]
 _CHAT_ROLES = ("user", "assistant", "tool")
 
 
-def trainable_rows(rows: Any) -> list[Row]:
+RowSource = Iterable[Row] | RunData
+"""Rows, or a run's results (a ``GenerateOutputs``: its ``rows``)."""
+
+
+def trainable_rows(rows: RowSource) -> list[Row]:
     """The scored, error-free rows of ``rows`` (a list or a ``GenerateOutputs``), each with
     token ids; ValueError naming the first row that has none."""
-    rows = list(rows.rows if isinstance(rows, RunData) else rows)
-    kept = [r for r in rows if r.get("reward") is not None and not r.get("error")]
+    source = rows.rows if isinstance(rows, RunData) else rows
+    kept = [r for r in source if r.get("reward") is not None and not r.get("error")]
     for i, r in enumerate(kept):
         if r.get("completion_ids") is None or r.get("prompt_ids") is None:
             raise ValueError(
@@ -64,7 +69,7 @@ def _num_turns(row: Row) -> int:
     return sum(1 for m in msgs if isinstance(m, dict) and m.get("role") in _CHAT_ROLES)
 
 
-def to_verl(rows: Any) -> list[dict[str, Any]]:
+def to_verl(rows: RowSource) -> list[dict[str, Any]]:
     """One verl ``AgentLoopOutput`` dict per trainable row."""
     out = []
     for row in trainable_rows(rows):
@@ -84,7 +89,7 @@ def to_verl(rows: Any) -> list[dict[str, Any]]:
     return out
 
 
-def to_skyrl(rows: Any) -> dict[str, Any]:
+def to_skyrl(rows: RowSource) -> dict[str, Any]:
     """One SkyRL ``GeneratorOutput`` dict (per-row lists) for the trainable rows.
     ``trajectory_ids`` are ``{"instance_id", "repetition_id"}`` (SkyRL's ``TrajectoryID``)."""
     kept = trainable_rows(rows)
@@ -105,7 +110,7 @@ def to_skyrl(rows: Any) -> dict[str, Any]:
     }
 
 
-def to_prime_rl(rows: Any) -> list[dict[str, Any]]:
+def to_prime_rl(rows: RowSource) -> list[dict[str, Any]]:
     """One prime-rl training sample dict per trainable row (prompt tokens never in the loss)."""
     out = []
     for row in trainable_rows(rows):

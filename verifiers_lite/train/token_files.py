@@ -15,7 +15,7 @@ from typing import Any
 from verifiers_lite.records import Row
 
 from ..extras import require
-from .formats import reward_of, trainable_rows
+from .formats import RowSource, reward_of, trainable_rows
 
 __all__ = ["TOKEN_ROW_COLUMNS", "read_token_rows", "write_token_rows"]
 
@@ -44,7 +44,7 @@ def _record(row: Row) -> dict[str, Any]:
     }
 
 
-def write_token_rows(rows: Any, path: str | os.PathLike[str]) -> Path:
+def write_token_rows(rows: RowSource, path: str | os.PathLike[str]) -> Path:
     """Write the trainable rows of ``rows`` (scored, error-free, with token ids) to ``path``:
     Parquet when it ends in ``.parquet``, JSONL when it ends in ``.jsonl``."""
     p = Path(path)
