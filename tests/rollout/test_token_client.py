@@ -176,8 +176,8 @@ def test_build_training_batch_reads_one_token_layout() -> None:
     with pytest.raises(ValueError):
         merge_turns([([1], [2], None), ([9, 9], [3], None)])
     # The token engine's own layout alone is refused, naming what is missing and what it has.
-    with pytest.raises(KeyError, match="prompt_ids/completion_ids/completion_mask/completion_logprobs; "
-                                       "this one has input_ids/labels"):
-        build_training_batch([{"input_ids": [7, 8], "labels": [-100, 8], "logprobs": [-0.2]}])
+    with pytest.raises(KeyError, match="row 1: a training row needs prompt_ids/completion_ids/completion_mask/"
+                                       "completion_logprobs; this one has input_ids/labels"):
+        build_training_batch([rows[0], {"input_ids": [7, 8], "labels": [-100, 8], "logprobs": [-0.2]}])
     with pytest.raises(KeyError, match="no token fields"):
         build_training_batch([{"reward": 1.0}])

@@ -45,18 +45,18 @@ def training_fields(row: Row) -> Row:
     return cast(Row, {k: fields[k] for k in TRAINING_ROW_KEYS if k in fields})
 
 
-def _row_tokens(row: Row | Trajectory) -> tuple[list[int], list[int], list[float]]:
-    """(input_ids, labels, per-position logprobs) of one row's token fields."""
+def _row_tokens(row: Row | Trajectory, index: int) -> tuple[list[int], list[int], list[float]]:
+    """(input_ids, labels, per-position logprobs) of row ``index``'s token fields."""
     if "prompt_ids" not in row or row.get("completion_ids") is None:
         has = [k for k in (*TOKEN_KEYS, *_OLD_LAYOUT) if k in row]
         hint = (" (input_ids/labels alone is the token engine's older layout; a MultiTurnRollout "
                 "trajectory now carries the row's as well)" if all(k in row for k in _OLD_LAYOUT) else "")
-        raise KeyError(f"a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
+        raise KeyError(f"row {index}: a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
                        f"{'/'.join(has) or 'no token fields'}{hint}")
     prompt, comp = list(row["prompt_ids"] or []), list(row["completion_ids"])
     mask = list(row.get("completion_mask") or [1] * len(comp))
     if len(mask) != len(comp):
-        raise ValueError("completion_mask and completion_ids differ in length")
+        raise ValueError(f"row {index}: completion_mask and completion_ids differ in length")
     lps = row.get("completion_logprobs")
     comp_lps = [float(x) for x in lps] if lps is not None and len(lps) == len(comp) else [0.0] * len(comp)
     labels = [IGNORE_INDEX] * len(prompt) + [t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)]
@@ -106,7 +106,7 @@ def build_training_batch(
         raise ValueError(f"truncation must be 'error' or 'right', got {truncation!r}")
     if max_length is not None and max_length < 1:
         raise ValueError(f"max_length must be >= 1, got {max_length}")
-    tokens = [_row_tokens(row) for row in rows]
+    tokens = [_row_tokens(row, i) for i, row in enumerate(rows)]
     if max_length is not None and truncation == "error":
         long = [(i, len(t[0])) for i, t in enumerate(tokens) if len(t[0]) > max_length]
         if long:
