@@ -70,7 +70,7 @@ def _shift(values: list[Any], fill: Any) -> list[Any]:
 
 
 def build_training_batch(
-    rows: Sequence[Row] | Sequence[Trajectory],
+    rows: Sequence[Row | Trajectory],
     pad_to_longest: bool = False,
     pad_token_id: int = 0,
     *,
