@@ -310,10 +310,13 @@ async def client_latency(n: int, latency_ms: float) -> dict[str, float]:
                 assert not state.get("error"), state.get("error")
                 return time.perf_counter() - t - latency
 
+            s0, c0 = cpu_sec(proc.pid), cpu_sec()
             delays = [1000 * d for d in await asyncio.gather(*(one(i) for i in range(n)))]
+            server_cpu, client_cpu = cpu_sec(proc.pid) - s0, cpu_sec() - c0
     finally:
         stop(proc)
-    return {"polls": n, "p50_ms": _pct(delays, 0.5), "p99_ms": _pct(delays, 0.99)}
+    return {"polls": n, "p50_ms": _pct(delays, 0.5), "p99_ms": _pct(delays, 0.99),
+            "server_cpu_ms": 1000 * server_cpu / n, "client_cpu_ms": 1000 * client_cpu / n}
 
 
 async def _health(http: LoadClient) -> dict[str, Any]:
@@ -440,7 +443,8 @@ async def main(a: argparse.Namespace) -> None:
         print(_load())
         print(f"{n} rollouts asked of RolloutClient.run_state at once (the executor's path; model "
               f"{a.poll_latency_ms:.0f} ms): state returned beyond the model's time after the call, admission "
-              f"included: p50 {cl['p50_ms']:.0f} ms, p99 {cl['p99_ms']:.0f} ms")
+              f"included: p50 {cl['p50_ms']:.0f} ms, p99 {cl['p99_ms']:.0f} ms; CPU ms per rollout: server "
+              f"{cl['server_cpu_ms']:.3f}, RolloutClient {cl['client_cpu_ms']:.3f}")
     if a.scale:
         ex = await _on_uvloop(held_then_expired(a.scale, a.lease_sec))
         print(_load())
