@@ -63,6 +63,7 @@ WIRE_CATEGORY: dict[str, ErrorCategory] = {
     "rubric_error": ErrorCategory.AGENT_ERROR,
     "cancelled": ErrorCategory.INTERNAL_ERROR,  # a rollout cancelled by the server's own doing
     "remote_error": ErrorCategory.INTERNAL_ERROR,
+    "prompt_too_long": ErrorCategory.VALIDATION_ERROR,  # the request's prompt does not fit
 }
 
 #: What a client records for a wire category when the message names no core category: the

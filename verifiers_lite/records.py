@@ -50,6 +50,10 @@ ErrorCategory = Literal[
     "rubric_error",  # a reward function raised
     "cancelled",  # the run was interrupted
     "remote_error",  # a remote rollout server reported a failure
+    # The token engine refused a prompt with no room for one sampled token under its limits
+    # (max_trajectory_tokens, the sampler's context window): refused rather than cut, since a
+    # cut prompt has no trainable token; the model was never asked.
+    "prompt_too_long",
 ]
 """Why a rollout failed: every failed row carries exactly one of these in ``error["category"]``."""
 
@@ -208,7 +212,7 @@ class Trajectory(TypedDict, total=False):
     stop_reason: StopReason  #: why it ended
     truncated: bool  #: a limit cut it short (:func:`is_truncated`)
     tool_errors: list[ToolError]  #: failed tool calls (the trajectory goes on)
-    error: RolloutError | str | None  #: why it failed: a categorised record (chat API), a message (ids)
+    error: RolloutError | None  #: why it failed (a categorised record), None if it did not
     prompt_ids: list[int]  #: see :class:`TokenFields` (``MultiTurnRollout`` only)
     completion_ids: list[int]  #: see :class:`TokenFields`
     completion_mask: list[int]  #: see :class:`TokenFields`

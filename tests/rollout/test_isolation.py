@@ -7,9 +7,10 @@ import logging
 
 from rollout_invariants import check_trajectory
 
-from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, ToolManager
+from verifiers_lite.errors import ModelAPIError
+from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, ToolManager
 from verifiers_lite.rollout.sampling import SampleResult, sample_isolated
-from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
+from verifiers_lite.rollout.testing import CHATML, ScriptedSampler, toy_template
 
 
 def add(a: int, b: int) -> int:
@@ -24,8 +25,11 @@ def answer(prompt: str) -> str:
 class Picky:
     """A sampler that raises on any batch holding a prompt that decodes to text with 'boom'."""
 
-    def __init__(self, inner: ScriptedSampler, max_context_tokens: int | None = None) -> None:
+    def __init__(
+        self, inner: ScriptedSampler, max_context_tokens: int | None = None, exc: Exception | None = None
+    ) -> None:
         self.inner = inner
+        self.exc = exc or RuntimeError("kernel exploded")
         self.template = inner.template
         self.calls = 0
         if max_context_tokens is not None:
@@ -34,7 +38,7 @@ class Picky:
     def sample(self, prompts, params):  # type: ignore[no-untyped-def]
         self.calls += 1
         if any("boom" in self.template.decode(p) for p in prompts):
-            raise RuntimeError("kernel exploded")
+            raise self.exc
         return self.inner.sample(prompts, params)
 
 
@@ -50,7 +54,9 @@ def test_sampler_error_fails_only_its_trajectory(caplog) -> None:
         out = rollout([convo("a"), convo("boom"), convo("c")])
     assert [t["stop_reason"] for t in out] == ["stop", "error", "stop"]
     bad = out[1]
-    assert "kernel exploded" in bad["error"] and bad["turns"] == 0 and not bad["truncated"]
+    # A sampler's own bug is not the model's failure: categorize() makes it env_error.
+    assert bad["error"] == {"category": "env_error", "message": "sampler failed: RuntimeError: kernel exploded"}
+    assert bad["turns"] == 0 and not bad["truncated"]
     assert bad["messages"] == [{"role": "user", "content": "boom"}]
     # What was built before the failure is kept, nothing of it trainable.
     assert bad["input_ids"] == template.encode_messages(bad["messages"])
@@ -58,7 +64,44 @@ def test_sampler_error_fails_only_its_trajectory(caplog) -> None:
     for t in (out[0], out[2]):
         assert t["error"] is None and t["messages"][-1]["content"] == "fine"
         check_trajectory(t, template)
-    assert "kernel exploded" in caplog.text
+    assert "kernel exploded" in caplog.text and "env_error" in caplog.text
+
+
+def test_sampler_model_error_keeps_its_category() -> None:
+    template = toy_template()
+    gone = ModelAPIError("HTTP 503 from http://127.0.0.1:1/v1: overloaded", status=503)
+    rollout = MultiTurnRollout(Picky(ScriptedSampler(template, answer), exc=gone), template)
+    out = rollout([convo("boom"), convo("b")])
+    assert out[0]["stop_reason"] == "error"
+    assert out[0]["error"] == {
+        "category": "model_http_error",
+        "message": "sampler failed: ModelAPIError: HTTP 503 from http://127.0.0.1:1/v1: overloaded",
+    }
+    assert out[1]["error"] is None and out[1]["stop_reason"] == "stop"
+    check_trajectory(out[1], template)
+
+
+def test_template_that_cannot_render_fails_only_its_trajectory() -> None:
+    # A chat template that refuses a conversation, as real ones do (e.g. roles out of order).
+    strict = (
+        "{% if messages[0]['role'] == 'assistant' %}"
+        "{{ raise_exception('Conversation must start with a user or system message') }}{% endif %}"
+        + CHATML
+    )
+    toy = toy_template()
+    template = Template(strict, toy.encode, toy.decode, stop_token_ids=[2], eos_token="<|im_end|>")
+    rollout = MultiTurnRollout(ScriptedSampler(template, answer), template)
+    bad_convo = {"messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "q"}]}
+    good, bad, good2 = rollout([convo("a"), bad_convo, convo("c")])
+    assert bad["stop_reason"] == "error" and bad["turns"] == 0 and bad["input_ids"] == []
+    assert bad["error"] == {
+        "category": "env_error",
+        "message": "prompt could not be rendered: ValueError: "
+        "Conversation must start with a user or system message",
+    }
+    for t in (good, good2):
+        assert t["error"] is None and t["messages"][-1]["content"] == "fine"
+        check_trajectory(t, template)
 
 
 def test_prompt_too_long_is_refused_not_cut() -> None:
@@ -71,8 +114,11 @@ def test_prompt_too_long_is_refused_not_cut() -> None:
     n = len(template.encode_messages([{"role": "user", "content": long_q}]))
     assert n > 60  # the prompt alone is over the cap
     assert long["stop_reason"] == "error" and long["prompt_length"] == n
-    assert long["error"].startswith("prompt_too_long:")
-    assert f"prompt of {n} tokens" in long["error"] and "max_trajectory_tokens=60" in long["error"]
+    assert long["error"] == {
+        "category": "prompt_too_long",
+        "message": f"prompt of {n} tokens leaves no room to sample (max_trajectory_tokens=60)",
+    }
+    assert short["error"] is None
     assert long["input_ids"] == [] and long["labels"] == []
     assert short["stop_reason"] == "stop" and len(short["input_ids"]) <= 60
     check_trajectory(short, template, cap=60)
@@ -97,7 +143,8 @@ def test_sampler_context_window_refuses_and_caps() -> None:
     sampler = Picky(inner, max_context_tokens=40)
     rollout = MultiTurnRollout(sampler, template)
     short, long = rollout([convo("hi"), convo("z" * 40)])
-    assert long["stop_reason"] == "error" and "sampler context=40" in long["error"]
+    assert long["stop_reason"] == "error" and long["error"]["category"] == "prompt_too_long"
+    assert "sampler context=40" in long["error"]["message"] and short["error"] is None
     # The short one was capped by the context window: max_tokens shrank to the room left.
     assert short["stop_reason"] == "length" and len(short["input_ids"]) == 40
 
@@ -118,7 +165,9 @@ def test_tool_dispatch_failure_fails_only_its_trajectory() -> None:
     ok_tm, bad_tm = ToolManager([add]), BrokenManager([add])
     good, bad = rollout([convo("a"), convo("b")], tool_manager=[ok_tm, bad_tm])
     assert good["stop_reason"] == "stop" and good["turns"] == 2
-    assert bad["stop_reason"] == "error" and "tool host gone" in bad["error"]
+    assert bad["stop_reason"] == "error"
+    assert bad["error"] == {"category": "env_error", "message": "tool turn 1 failed: OSError: tool host gone"}
+    assert good["error"] is None
     check_trajectory(good, template, tools=ok_tm.schemas)
 
 
@@ -141,7 +190,12 @@ def test_missing_logprobs_fail_only_that_trajectory() -> None:
     assert a["stop_reason"] == "stop" and len(a["logprobs"]) == sum(
         lab != -100 for lab in a["labels"]
     )
-    assert b["stop_reason"] == "error" and "logprobs" in b["error"]
+    assert b["stop_reason"] == "error" and a["error"] is None
+    assert b["error"] == {
+        "category": "model_bad_response",
+        # "fine" and the end-of-turn token, one id per character in the toy tokenizer
+        "message": "turn 1 failed: ModelAPIError: sampler returned None logprobs for 5 sampled tokens",
+    }
 
 
 def test_trace_failures_are_logged_and_counted_never_raised(tmp_path, caplog) -> None:

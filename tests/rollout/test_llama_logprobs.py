@@ -120,8 +120,8 @@ def test_mixed_batch_long_and_too_long(llama_sampler, llama_template, rescore) -
         sampling_params=SamplingParams(temperature=0.8, max_tokens=24, seed=1, logprobs=0),
     )
     long, short, too_long = rollout(convs)
-    assert too_long["stop_reason"] == "error" and too_long["error"].startswith("prompt_too_long")
-    assert "sampler context=1024" in too_long["error"]
+    assert too_long["stop_reason"] == "error" and too_long["error"]["category"] == "prompt_too_long"
+    assert "sampler context=1024" in too_long["error"]["message"]
     for t in (long, short):
         assert t["stop_reason"] in ("stop", "length") and t["error"] is None
         n = t["prompt_length"]

@@ -128,7 +128,8 @@ def test_multi_turn_rollout_over_vllm_http(server, scorer) -> None:
         [{"role": "user", "content": filler * 90 + "Too long."}],
     ]
     out = rollout(convs)
-    assert out[2]["stop_reason"] == "error" and "sampler context=1024" in out[2]["error"]
+    assert out[2]["stop_reason"] == "error" and out[2]["error"]["category"] == "prompt_too_long"
+    assert "sampler context=1024" in out[2]["error"]["message"]
     for t in out[:2]:
         assert t["stop_reason"] in ("stop", "length", "max_turns"), t["error"]
         check_trajectory(t, template, tools=tm.schemas, max_turns=2)

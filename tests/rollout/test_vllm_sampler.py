@@ -91,7 +91,8 @@ def test_logprobs_match_transformers_rescore(vllm_setup) -> None:
         sampling_params=SamplingParams(temperature=1.0, max_tokens=32, seed=2, logprobs=3),
     )
     short, long, too_long = rollout(convs)
-    assert too_long["stop_reason"] == "error" and "sampler context=1024" in too_long["error"]
+    assert too_long["stop_reason"] == "error" and too_long["error"]["category"] == "prompt_too_long"
+    assert "sampler context=1024" in too_long["error"]["message"]
     assert long["prompt_length"] > 512
     from verifiers_lite.rollout import smollm2_hf_checkpoint
 

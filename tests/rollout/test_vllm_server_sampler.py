@@ -93,8 +93,12 @@ def test_rollout_over_http_keeps_ids_and_logprobs(server: str) -> None:
     ok, failed, too_long = rollout(convs)
     assert ok["stop_reason"] == "stop" and ok["messages"][-1]["content"] == "ok"
     check_trajectory(ok, TEMPLATE)
-    assert failed["stop_reason"] == "error" and "HTTP 400" in failed["error"]
-    assert too_long["stop_reason"] == "error" and "sampler context=100" in too_long["error"]
+    # The server's 400 is the model endpoint's failure, its own message kept.
+    assert failed["stop_reason"] == "error" and failed["error"]["category"] == "model_http_error"
+    assert "HTTP 400" in failed["error"]["message"] and "bad prompt" in failed["error"]["message"]
+    assert failed["error"]["message"].startswith("sampler failed: ModelAPIError: ")
+    assert too_long["stop_reason"] == "error" and too_long["error"]["category"] == "prompt_too_long"
+    assert "sampler context=100" in too_long["error"]["message"]
     # The request: the exact prompt ids, token ids and logprobs asked for, room capped.
     body = next(b for b in Handler.bodies if "boom" not in TEMPLATE.decode(b["prompt"]))
     assert body["prompt"] == ok["input_ids"][: ok["prompt_length"]]

@@ -44,6 +44,7 @@ CORE_TO_WIRE = {
     "rubric_error": "agent_error",
     "cancelled": "internal_error",
     "remote_error": "internal_error",
+    "prompt_too_long": "validation_error",
 }
 WIRE_TO_CORE = {
     "timeout": "rollout_timeout",

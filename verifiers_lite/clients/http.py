@@ -200,7 +200,7 @@ class ChatClient:
             async with self._session().post(url, json=body, **options) as resp:
                 text = await resp.text()
                 if resp.status >= 400:
-                    raise _status_error(resp.status, text, _asked_wait(resp.headers), url)
+                    raise status_error(resp.status, text, _asked_wait(resp.headers), url)
         except ModelAPIError:
             raise
         except TimeoutError as exc:
@@ -249,7 +249,9 @@ def _asked_wait(headers: Any) -> float | None:
     return parse_retry_after(headers.get("Retry-After"), None if ms is None else ms / 1000)
 
 
-def _status_error(status: int, text: str, retry_after: float | None, url: str) -> ModelAPIError:
+def status_error(status: int, text: str, retry_after: float | None, url: str) -> ModelAPIError:
+    """An HTTP error answer as a :class:`ModelAPIError`: 429 is ``model_rate_limited``, others
+    ``model_http_error`` (retryable when 5xx or 408), with the body's error message."""
     detail = text.strip()
     try:
         payload = json.loads(text)

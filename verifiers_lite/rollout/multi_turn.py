@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..records import TokenFields, ToolError
+from ..errors import ModelAPIError, categorize
+from ..records import RolloutError, TokenFields, ToolError
 from ..sync import run_sync
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import Template
@@ -66,6 +67,15 @@ def _token_fields(
             "completion_mask": mask, "completion_logprobs": lps}
 
 
+def _failure(where: str, exc: BaseException) -> RolloutError:
+    """``exc`` as a row's error record (:func:`categorize`: a sampler's ``ModelAPIError`` keeps
+    its category, other code's exceptions are ``env_error``), its message headed by where the
+    trajectory failed."""
+    error = categorize(exc)
+    error["message"] = f"{where}: {error['message']}"[:2000]
+    return error
+
+
 @dataclass
 class _Run:
     """One trajectory in flight."""
@@ -100,8 +110,9 @@ class MultiTurnRollout:
     is not -100). ``max_trajectory_tokens`` (and the sampler's ``max_context_tokens``) cap
     ``len(input_ids)``: each turn's ``max_tokens`` shrinks to the remaining budget and a bridge
     that would overflow ends the trajectory (``length``). A prompt with no room for one sampled
-    token is refused (``error``), never cut. A trajectory whose sampling, tools or template
-    fail ends with ``stop_reason='error'`` and the reason in ``error``; the others go on. Trace
+    token is refused (``error`` category ``prompt_too_long``), never cut. A trajectory whose
+    sampling, tools or template fail ends with ``stop_reason='error'`` and a categorised
+    :class:`~verifiers_lite.records.RolloutError` in ``error``; the others go on. Trace
     files that cannot be written are logged and counted in ``trace_errors``.
     """
 
@@ -193,7 +204,9 @@ class MultiTurnRollout:
             ids = self.template.encode_messages(messages, tools, add_generation_prompt=True)
         except Exception as e:  # a template that cannot render this conversation
             out["prompt_length"] = 0
-            self._fail(run, f"prompt could not be rendered: {type(e).__name__}: {e}")
+            error = _failure("prompt could not be rendered", e)
+            error["category"] = "env_error"  # whatever it raised, the template is the env's
+            self._fail(run, error)
             return run
         out["prompt_length"] = len(ids)
         limit = self._limit()
@@ -204,7 +217,7 @@ class MultiTurnRollout:
         run.ids, run.labels = ids, [IGNORE_INDEX] * len(ids)
         return run
 
-    def _too_long(self, n: int) -> str:
+    def _too_long(self, n: int) -> RolloutError:
         cap = self.max_trajectory_tokens
         ctx = getattr(self.sampler, "max_context_tokens", None)
         limits = ", ".join(
@@ -212,13 +225,16 @@ class MultiTurnRollout:
             for name, v in (("max_trajectory_tokens", cap), ("sampler context", ctx))
             if v is not None
         )
-        return f"prompt_too_long: prompt of {n} tokens leaves no room to sample ({limits})"
+        message = f"prompt of {n} tokens leaves no room to sample ({limits})"
+        return {"category": "prompt_too_long", "message": message}
 
-    def _fail(self, run: _Run, message: str) -> None:
-        logger.warning("trajectory %d failed: %s", run.index, message)
-        self._finish(run, "error", message)
+    def _fail(self, run: _Run, error: RolloutError) -> None:
+        logger.warning("trajectory %d failed (%s): %s", run.index, error["category"], error["message"])
+        self._finish(run, "error", error)
 
-    def _finish(self, run: _Run, stop_reason: StopReason, error: str | None = None) -> None:
+    def _finish(
+        self, run: _Run, stop_reason: StopReason, error: RolloutError | None = None
+    ) -> None:
         n = len(run.ids)
         run.out.update(_token_fields(run.ids, run.labels, run.logprobs, run.out["prompt_length"]))
         run.out.update({
@@ -253,13 +269,14 @@ class MultiTurnRollout:
         to_dispatch: list[_Run] = []
         for run, res in zip(active, results, strict=True):
             if isinstance(res, Exception):
-                self._fail(run, f"sampler failed: {type(res).__name__}: {res}")
+                self._fail(run, _failure("sampler failed", res))
                 continue
+            turn = run.turns + 1  # the model turn this sample makes (1-based)
             try:
                 if self._take(run, res):
                     to_dispatch.append(run)
             except Exception as e:  # this trajectory only
-                self._fail(run, f"turn {run.turns} failed: {type(e).__name__}: {e}")
+                self._fail(run, _failure(f"turn {turn} failed", e))
         if not to_dispatch:
             return []
         answers = run_sync(self._dispatch(to_dispatch))
@@ -271,16 +288,17 @@ class MultiTurnRollout:
                 if self._bridge(run, tool_msgs):
                     still.append(run)
             except Exception as e:  # this trajectory only
-                self._fail(run, f"tool turn {run.turns} failed: {type(e).__name__}: {e}")
+                self._fail(run, _failure(f"tool turn {run.turns} failed", e))
         return still
 
     def _take(self, run: _Run, res: SampleResult) -> bool:
         """Append one sampled turn; True when its tool calls are to be dispatched."""
         sampled = list(res.token_ids)
         if run.logprobs is not None and (res.logprobs is None or len(res.logprobs) != len(sampled)):
-            raise RuntimeError(
+            raise ModelAPIError(
                 f"sampler returned {None if res.logprobs is None else len(res.logprobs)} "
-                f"logprobs for {len(sampled)} sampled tokens"
+                f"logprobs for {len(sampled)} sampled tokens",
+                category="model_bad_response",
             )
         run.turns += 1
         run.last_sampled = sampled

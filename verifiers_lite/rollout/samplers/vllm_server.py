@@ -15,6 +15,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from ...clients.http import status_error
+from ...errors import ModelAPIError
 from ..sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["VLLMServerSampler"]
@@ -111,8 +113,10 @@ class VLLMServerSampler:
                 result: dict[str, Any] = json.loads(resp.read())
                 return result
         except urllib.error.HTTPError as e:
-            detail = e.read().decode("utf-8", errors="replace")[:500]
-            raise RuntimeError(f"HTTP {e.code} from {url}: {detail}") from e
+            detail = e.read().decode("utf-8", errors="replace")
+            raise status_error(e.code, detail, None, url) from e
+        except urllib.error.URLError as e:  # refused, reset, unreachable
+            raise ModelAPIError(f"{url}: {e.reason}", category="model_connection") from e
 
 
 def parse_completion(payload: dict[str, Any], logprobs_k: int | None) -> SampleResult:
@@ -120,10 +124,10 @@ def parse_completion(payload: dict[str, Any], logprobs_k: int | None) -> SampleR
     try:
         choice = payload["choices"][0]
     except (KeyError, IndexError, TypeError) as e:
-        raise RuntimeError(f"not a completion: {str(payload)[:200]}") from e
+        raise _bad_response(f"not a completion: {str(payload)[:200]}") from e
     ids = choice.get("token_ids")
     if not isinstance(ids, list):
-        raise RuntimeError(
+        raise _bad_response(
             "the server returned no token_ids: it must be vLLM >= 0.10.2 (return_token_ids)"
         )
     ids = [int(t) for t in ids]
@@ -132,7 +136,7 @@ def parse_completion(payload: dict[str, Any], logprobs_k: int | None) -> SampleR
         lp = choice.get("logprobs") or {}
         values = lp.get("token_logprobs") or []
         if len(values) != len(ids):
-            raise RuntimeError(f"server returned {len(values)} logprobs for {len(ids)} tokens")
+            raise _bad_response(f"server returned {len(values)} logprobs for {len(ids)} tokens")
         logprobs = [float(x) for x in values]
         if logprobs_k > 0:
             top = [_top(step, logprobs_k) for step in lp.get("top_logprobs") or []]
@@ -144,3 +148,8 @@ def _top(step: dict[str, float] | None, k: int) -> dict[int, float]:
     """``{"token_id:12": -0.1, ...}`` as ``{12: -0.1}``, the ``k`` most likely first."""
     items = sorted((step or {}).items(), key=lambda kv: -kv[1])[:k]
     return {int(str(t).rsplit(":", 1)[-1]): float(v) for t, v in items}
+
+
+def _bad_response(message: str) -> ModelAPIError:
+    """An answer that is not a usable completion: the model's failure (``model_bad_response``)."""
+    return ModelAPIError(message, category="model_bad_response")
