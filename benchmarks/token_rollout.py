@@ -98,7 +98,7 @@ def run_benchmark(
         t = time.perf_counter()
         out = rollout(trajs)
         roll_s = time.perf_counter() - t
-        roll_tokens = sum(sum(lab != -100 for lab in o["labels"]) for o in out)
+        roll_tokens = sum(sum(o["completion_mask"]) for o in out)
 
         t = time.perf_counter()
         raw_tokens = 0

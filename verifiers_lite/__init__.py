@@ -126,7 +126,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.rollout.template import Template
     from verifiers_lite.rollout.token_client import TokenClient
     from verifiers_lite.rollout.tool_manager import ToolManager
-    from verifiers_lite.rollout.training import build_training_batch
+    from verifiers_lite.rollout.training import build_training_batch, training_view
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward

@@ -203,8 +203,9 @@ class ToolError(TypedDict):
 class Trajectory(TypedDict, total=False):
     """A token-engine rollout (``MultiTurnRollout``, ``APIMultiTurnRollout``): its input's keys
     (``messages``, optionally ``tools``, anything else kept as given) and what the run added.
-    ``MultiTurnRollout`` also lays the token ids out as a row does (:class:`TokenFields`), so
-    ``build_training_batch`` reads trajectories and rows alike; the chat-API engine has no ids."""
+    ``MultiTurnRollout`` lays its token ids out as a row does (:class:`TokenFields`), its only
+    stored layout: ``build_training_batch`` (many) and ``training_view`` (one) derive the training
+    fields from trajectories and rows alike; the chat-API engine has no ids."""
 
     messages: Required[list[dict[str, Any]]]  #: the conversation, with the model's turns appended
     tools: list[dict[str, Any]]  #: OpenAI tool schemas offered (when no ToolManager gives them)
@@ -217,10 +218,4 @@ class Trajectory(TypedDict, total=False):
     completion_ids: list[int]  #: see :class:`TokenFields`
     completion_mask: list[int]  #: see :class:`TokenFields`
     completion_logprobs: list[float]  #: see :class:`TokenFields`
-    input_ids: list[int]  #: every token: prompt, model turns and bridges (token engine only)
-    labels: list[int]  #: ``input_ids`` where the model sampled the token, -100 elsewhere
-    logprobs: list[float] | None  #: the sampled tokens' logprobs in order (None: not asked for)
-    attention_mask: list[int]  #: 1 per token
-    position_ids: list[int]  #: 0, 1, ... per token
-    length: int  #: ``len(input_ids)``
-    prompt_length: int  #: tokens of the first prompt
+    prompt_length: int  #: tokens of the first prompt (also of one refused as too long; 0 unrendered)

@@ -112,16 +112,15 @@ def rollout_properties(sampler: Any, template: Template, examples: int = 4) -> N
         assert inp == before and len(out) == len(inp)
         assert len(counting.calls) == max(t["turns"] for t in out)  # one sample() per turn
         for t in out:
-            ids = t["input_ids"]
+            ids = t["prompt_ids"] + t["completion_ids"]
             # Active trajectories are sampled in order; find this one's prompt in each call.
             prompts = [
                 next((p for p in c if ids[: len(p)] == p), []) for c in counting.calls[: t["turns"]]
             ]
             check_trajectory(
-                t, template, sampler_prompts=prompts, tools=tm.schemas, cap=cap, max_turns=max_turns
+                t, template, sampler_prompts=prompts, tools=tm.schemas, cap=cap, max_turns=max_turns,
+                logprobs_asked=logprobs is not None,
             )
-            if t["logprobs"] is None:
-                assert logprobs is None
 
     check()
 
@@ -162,8 +161,9 @@ def batch_independence(sampler: Any, template: Template) -> None:
     together = rollout(convs)
     alone = [rollout([c])[0] for c in convs]
     for a, b in zip(together, alone, strict=True):
-        assert a["input_ids"] == b["input_ids"] and a["labels"] == b["labels"]
-        assert a["logprobs"] == pytest_approx(b["logprobs"])
+        assert (a["prompt_ids"], a["completion_ids"]) == (b["prompt_ids"], b["completion_ids"])
+        assert a["completion_mask"] == b["completion_mask"]
+        assert a["completion_logprobs"] == pytest_approx(b["completion_logprobs"])
 
 
 def pytest_approx(values: list[float]) -> Any:

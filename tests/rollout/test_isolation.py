@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from rollout_invariants import check_trajectory
+from rollout_invariants import check_trajectory, unrolled
 
 from verifiers_lite.errors import ModelAPIError
 from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, ToolManager
@@ -59,8 +59,8 @@ def test_sampler_error_fails_only_its_trajectory(caplog) -> None:
     assert bad["turns"] == 0 and not bad["truncated"]
     assert bad["messages"] == [{"role": "user", "content": "boom"}]
     # What was built before the failure is kept, nothing of it trainable.
-    assert bad["input_ids"] == template.encode_messages(bad["messages"])
-    assert set(bad["labels"]) == {-100} and bad["logprobs"] == []
+    assert bad["prompt_ids"] == template.encode_messages(bad["messages"])
+    assert bad["completion_ids"] == bad["completion_mask"] == bad["completion_logprobs"] == []
     for t in (out[0], out[2]):
         assert t["error"] is None and t["messages"][-1]["content"] == "fine"
         check_trajectory(t, template)
@@ -93,7 +93,8 @@ def test_template_that_cannot_render_fails_only_its_trajectory() -> None:
     rollout = MultiTurnRollout(ScriptedSampler(template, answer), template)
     bad_convo = {"messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "q"}]}
     good, bad, good2 = rollout([convo("a"), bad_convo, convo("c")])
-    assert bad["stop_reason"] == "error" and bad["turns"] == 0 and bad["input_ids"] == []
+    assert bad["stop_reason"] == "error" and bad["turns"] == 0
+    assert bad["prompt_ids"] == bad["completion_ids"] == [] and bad["prompt_length"] == 0
     assert bad["error"] == {
         "category": "env_error",
         "message": "prompt could not be rendered: ValueError: "
@@ -119,8 +120,8 @@ def test_prompt_too_long_is_refused_not_cut() -> None:
         "message": f"prompt of {n} tokens leaves no room to sample (max_trajectory_tokens=60)",
     }
     assert short["error"] is None
-    assert long["input_ids"] == [] and long["labels"] == []
-    assert short["stop_reason"] == "stop" and len(short["input_ids"]) <= 60
+    assert long["prompt_ids"] == long["completion_ids"] == []
+    assert short["stop_reason"] == "stop" and len(unrolled(short)[0]) <= 60
     check_trajectory(short, template, cap=60)
 
 
@@ -134,7 +135,8 @@ def test_prompt_filling_the_cap_exactly_is_refused() -> None:
         (t,) = rollout([convo("hello")])
         assert t["stop_reason"] == reason, cap
         if reason == "length":  # one token of room: one sampled token
-            assert sum(lab != -100 for lab in t["labels"]) == 1 and len(t["input_ids"]) == cap
+            ids, labels, _ = unrolled(t)
+            assert sum(lab != -100 for lab in labels) == 1 and len(ids) == cap
 
 
 def test_sampler_context_window_refuses_and_caps() -> None:
@@ -146,7 +148,7 @@ def test_sampler_context_window_refuses_and_caps() -> None:
     assert long["stop_reason"] == "error" and long["error"]["category"] == "prompt_too_long"
     assert "sampler context=40" in long["error"]["message"] and short["error"] is None
     # The short one was capped by the context window: max_tokens shrank to the room left.
-    assert short["stop_reason"] == "length" and len(short["input_ids"]) == 40
+    assert short["stop_reason"] == "length" and len(unrolled(short)[0]) == 40
 
 
 def test_tool_dispatch_failure_fails_only_its_trajectory() -> None:
@@ -187,9 +189,8 @@ def test_missing_logprobs_fail_only_that_trajectory() -> None:
 
     rollout = MultiTurnRollout(DropsSome(), template, sampling_params=SamplingParams(logprobs=0))
     a, b = rollout([convo("keep"), convo("drop")])
-    assert a["stop_reason"] == "stop" and len(a["logprobs"]) == sum(
-        lab != -100 for lab in a["labels"]
-    )
+    assert a["stop_reason"] == "stop"
+    check_trajectory(a, template)
     assert b["stop_reason"] == "error" and a["error"] is None
     assert b["error"] == {
         "category": "model_bad_response",

@@ -124,13 +124,13 @@ def test_mixed_batch_long_and_too_long(llama_sampler, llama_template, rescore) -
     assert "sampler context=1024" in too_long["error"]["message"]
     for t in (long, short):
         assert t["stop_reason"] in ("stop", "length") and t["error"] is None
-        n = t["prompt_length"]
-        sampled = [lab for lab in t["labels"][n:] if lab != -100]
+        mask = t["completion_mask"]
+        sampled = [tok for tok, m in zip(t["completion_ids"], mask, strict=True) if m]
         # The sampler's prefix cache held the long prompt but its last token, which it then
         # decoded alone (one-token kernels): token-by-token agreement is then only approximate.
         _check(
-            t["logprobs"],
-            rescore(t["input_ids"][:n], sampled),
+            [lp for lp, m in zip(t["completion_logprobs"], mask, strict=True) if m],
+            rescore(t["prompt_ids"], sampled),
             llama_sampler.llama.n_vocab(),
             step_max=FULL_MAX,
         )

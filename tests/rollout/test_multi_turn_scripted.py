@@ -8,7 +8,7 @@ import re
 import time
 
 import pytest
-from rollout_invariants import check_trajectory
+from rollout_invariants import check_trajectory, unrolled
 
 from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, ToolManager
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
@@ -90,10 +90,10 @@ def test_tool_use_round_trip_and_invariants() -> None:
             tools=rollout.tool_manager.schemas,
         )
     # The separator after <|im_end|> that the model never samples is in the bridge.
-    ids = out[0]["input_ids"]
+    ids, labels, _ = unrolled(out[0])
     end = ids.index(2, out[0]["prompt_length"])
     assert template.decode(ids[end : end + 3]) == "<|im_end|>\n<|im_start|>"
-    assert out[0]["labels"][end + 1] == IGNORE_INDEX
+    assert labels[end + 1] == IGNORE_INDEX
 
 
 def test_errors_become_tool_messages() -> None:
@@ -135,7 +135,7 @@ def test_max_turns_answers_calls_without_generation_prompt() -> None:
     assert len(sampler.calls) == 3
     assert t["messages"][-1]["role"] == "tool"
     check_trajectory(t, template, tools=rollout.tool_manager.schemas)
-    assert template.decode(t["input_ids"]).endswith("<|im_start|>tool\n2<|im_end|>\n")
+    assert template.decode(unrolled(t)[0]).endswith("<|im_start|>tool\n2<|im_end|>\n")
 
 
 def test_length_stop_is_truncated_and_not_dispatched() -> None:
@@ -152,7 +152,7 @@ def test_max_trajectory_tokens_is_a_real_cap(cap: int) -> None:
         lambda p: "x" * 30 + call("add", a=1, b=2), cap=cap, max_tokens=120
     )
     t = rollout([convo()])[0]
-    assert len(t["input_ids"]) <= cap
+    assert len(unrolled(t)[0]) <= cap
     check_trajectory(
         t,
         template,
@@ -178,9 +178,11 @@ def test_results_do_not_depend_on_batch_composition() -> None:
 
 
 def test_no_logprobs_when_not_requested_and_stop_reason_set() -> None:
-    rollout, _, _ = make(adder, logprobs=None)
+    rollout, _, template = make(adder, logprobs=None)
     t = rollout([convo()])[0]
-    assert t["logprobs"] is None
+    # No logprob was asked for: 0.0 on every token (the scripted sampler's are all below 0).
+    assert t["completion_logprobs"] == [0.0] * len(t["completion_ids"]) and t["completion_ids"]
+    check_trajectory(t, template, tools=rollout.tool_manager.schemas, logprobs_asked=False)
     assert t["stop_reason"] in STOP_REASONS and t["truncated"] == is_truncated(t["stop_reason"])
 
 
@@ -208,7 +210,7 @@ def test_traces_written_with_ok_fail_prefix_and_unique_names(tmp_path) -> None:
     assert len(names) == 3 and len(set(names)) == len(names)
     assert all(n.startswith("ok-") and n.endswith(".json") for n in names)
     data = json.loads((tmp_path / names[0]).read_text())
-    assert data["stop_reason"] == "stop" and data["input_ids"]
+    assert data["stop_reason"] == "stop" and data["completion_ids"]
 
     rollout2, _, _ = make(
         lambda p: "hi",

@@ -10,7 +10,7 @@ import pytest
 from tool_player import add, boxed_correct, tool_player
 
 import verifiers_lite as vf
-from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, TokenClient
+from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, TokenClient, training_view
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.sync import run_sync
 from verifiers_lite.train import (
@@ -172,8 +172,14 @@ def test_label_on_a_prompt_token_is_caught(tool_rows: list[dict[str, Any]]) -> N
     template = toy_template()
     (traj,) = MultiTurnRollout(ScriptedSampler(template, lambda p: "ok"), template,
                                sampling_params=SamplingParams(logprobs=0))([[{"role": "user", "content": "q"}]])
-    traj["labels"][2] = traj["input_ids"][2]
-    issue = only_issue([traj])
+    view = dict(training_view(traj), prompt_length=len(traj["prompt_ids"]))
+    assert validate_training_rows([traj, view]) == 2  # the trajectory and its training view are clean
+    stray = copy.deepcopy(view)
+    stray["logprobs"][1] = -0.5  # a logprob on a prompt token
+    issue = only_issue([stray])
+    assert (issue.row, issue.kind, issue.position) == (0, "logprob_alignment", 1)
+    view["labels"][2] = view["input_ids"][2]
+    issue = only_issue([view])
     assert (issue.row, issue.kind, issue.position) == (0, "label_on_unsampled", 2)
 
 

@@ -6,7 +6,7 @@ import pytest
 
 from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
-from verifiers_lite.rollout.training import build_training_batch
+from verifiers_lite.rollout.training import build_training_batch, training_view
 
 X = IGNORE_INDEX
 
@@ -70,10 +70,16 @@ def test_rollout_rows_carry_training_fields_and_batch_aligns_logprobs() -> None:
     sampler = ScriptedSampler(template, lambda p: "ok")
     rollout = MultiTurnRollout(sampler, template, sampling_params=SamplingParams(logprobs=0))
     (t,) = rollout([[{"role": "user", "content": "q"}]])
-    n = len(t["input_ids"])
-    assert t["attention_mask"] == [1] * n and t["position_ids"] == list(range(n))
-    assert t["length"] == n
+    # One stored layout: the row's. The training view is derived, the same as the batch's row.
+    assert not {"input_ids", "labels", "logprobs", "attention_mask", "position_ids"} & t.keys()
     b = build_training_batch([t])
+    view = training_view(t)
+    assert set(view) == {"input_ids", "labels", "logprobs", "attention_mask", "position_ids"}
+    assert all(view[k] == b[k][0] for k in view)  # type: ignore[literal-required]
+    prompt = template.encode_messages([{"role": "user", "content": "q"}])
+    n = len(prompt) + len(template.encode("ok")) + 2  # prompt, "ok", <|im_end|> sampled, "\n" closed
+    assert view["input_ids"][: len(prompt)] == prompt and len(view["input_ids"]) == n
+    assert view["attention_mask"] == [1] * n and view["position_ids"] == list(range(n))
     sampled_at = [i for i, lab in enumerate(b["labels"][0]) if lab != X]
     assert [b["input_ids"][0][i] for i in sampled_at] == template.encode("ok") + [2]
     # ScriptedSampler's logprob of token t is -((t % 7) + 1) / 10: check the alignment.

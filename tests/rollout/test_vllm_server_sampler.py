@@ -101,7 +101,7 @@ def test_rollout_over_http_keeps_ids_and_logprobs(server: str) -> None:
     assert "sampler context=100" in too_long["error"]["message"]
     # The request: the exact prompt ids, token ids and logprobs asked for, room capped.
     body = next(b for b in Handler.bodies if "boom" not in TEMPLATE.decode(b["prompt"]))
-    assert body["prompt"] == ok["input_ids"][: ok["prompt_length"]]
+    assert body["prompt"] == ok["prompt_ids"] and len(ok["prompt_ids"]) == ok["prompt_length"]
     assert body["return_token_ids"] is True and body["logprobs"] == 1 and body["seed"] == 4
     assert body["stop_token_ids"] == [2] and body["max_tokens"] == 50
     batch = build_training_batch([ok])

@@ -38,6 +38,8 @@ _EXPORTS: dict[str, str] = {
     "hf_scorer": ".mismatch",
     "TokenClient": ".token_client",
     "build_training_batch": ".training",
+    "training_view": ".training",
+    "TrainingView": ".training",
     "remote_rollout": ".ray_actor",
     "smollm2_gguf_path": "verifiers_lite.local.models",
     "smollm2_hf_checkpoint": "verifiers_lite.local.models",
@@ -61,7 +63,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .token_client import TokenClient
     from .tool_manager import HermesToolParser, ParsedToolCall, ToolManager
     from .traces import write_trace
-    from .training import build_training_batch
+    from .training import TrainingView, build_training_batch, training_view
     from .trajectory import STOP_REASONS, is_truncated
 
 

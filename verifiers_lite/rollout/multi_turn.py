@@ -98,17 +98,17 @@ class MultiTurnRollout:
     """Batched multi-turn rollout engine over a token-level :class:`Sampler`.
 
     Calling it with a list of trajectories (dicts with ``messages``) returns as many, in order,
-    each a copy of its input plus ``messages``, ``input_ids``, ``labels``, ``logprobs``,
-    ``attention_mask``, ``position_ids``, ``length``, ``prompt_length``, ``turns``,
-    ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``, and the same ids laid out as
-    an output row's (``prompt_ids``, ``completion_ids``, ``completion_mask``,
-    ``completion_logprobs``: :class:`~verifiers_lite.records.Trajectory`). Inputs are never
-    mutated.
+    each a copy of its input plus ``messages``, its token ids laid out as an output row's
+    (``prompt_ids``, ``completion_ids``, ``completion_mask`` with 1 on sampled tokens,
+    ``completion_logprobs`` with 0.0 on the others and everywhere when none were asked for),
+    ``prompt_length``, ``turns``, ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``
+    (:class:`~verifiers_lite.records.Trajectory`). Inputs are never mutated. The training view
+    (``input_ids``, unshifted ``labels``, per-position ``logprobs``, ``attention_mask``,
+    ``position_ids``) is :func:`~verifiers_lite.rollout.training.training_view` of a trajectory,
+    or :func:`~verifiers_lite.rollout.training.build_training_batch` of many.
 
-    Labels are unshifted: ``labels[i] == input_ids[i]`` where the model sampled that token,
-    -100 elsewhere; ``logprobs`` lists the sampled tokens' logprobs in order (one per label that
-    is not -100). ``max_trajectory_tokens`` (and the sampler's ``max_context_tokens``) cap
-    ``len(input_ids)``: each turn's ``max_tokens`` shrinks to the remaining budget and a bridge
+    ``max_trajectory_tokens`` (and the sampler's ``max_context_tokens``) cap the trajectory's
+    tokens: each turn's ``max_tokens`` shrinks to the remaining budget and a bridge
     that would overflow ends the trajectory (``length``). A prompt with no room for one sampled
     token is refused (``error`` category ``prompt_too_long``), never cut. A trajectory whose
     sampling, tools or template fail ends with ``stop_reason='error'`` and a categorised
@@ -235,16 +235,11 @@ class MultiTurnRollout:
     def _finish(
         self, run: _Run, stop_reason: StopReason, error: RolloutError | None = None
     ) -> None:
-        n = len(run.ids)
+        # The row's token layout is the only one stored: the training view (input_ids, labels,
+        # per-position logprobs, masks) is derived by training_view / build_training_batch.
         run.out.update(_token_fields(run.ids, run.labels, run.logprobs, run.out["prompt_length"]))
         run.out.update({
             "messages": run.messages,
-            "input_ids": run.ids,
-            "labels": run.labels,
-            "logprobs": run.logprobs,
-            "attention_mask": [1] * n,
-            "position_ids": list(range(n)),
-            "length": n,
             "turns": run.turns,
             "stop_reason": stop_reason,
             "truncated": is_truncated(stop_reason),

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal, cast
+from typing import Any, Literal, TypedDict, cast
 
 from ..records import TOKEN_KEYS, Row, TokenFields, Trajectory
 from ..state import extend_tokens
 from .multi_turn import IGNORE_INDEX
 
-__all__ = ["build_training_batch", "merge_turns"]
+__all__ = ["TrainingView", "build_training_batch", "merge_turns", "training_view"]
 
 
 def merge_turns(
@@ -49,8 +49,8 @@ def _row_tokens(row: Row | Trajectory, index: int) -> tuple[list[int], list[int]
     """(input_ids, labels, per-position logprobs) of row ``index``'s token fields."""
     if "prompt_ids" not in row or row.get("completion_ids") is None:
         has = [k for k in (*TOKEN_KEYS, *_OLD_LAYOUT) if k in row]
-        hint = (" (input_ids/labels alone is the token engine's older layout; a MultiTurnRollout "
-                "trajectory now carries the row's as well)" if all(k in row for k in _OLD_LAYOUT) else "")
+        hint = (" (input_ids/labels is the training view, not a row: MultiTurnRollout "
+                "trajectories carry the row's token fields)" if all(k in row for k in _OLD_LAYOUT) else "")
         raise KeyError(f"row {index}: a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
                        f"{'/'.join(has) or 'no token fields'}{hint}")
     prompt, comp = list(row["prompt_ids"] or []), list(row["completion_ids"])
@@ -137,3 +137,24 @@ def build_training_batch(
         for key, fill in zip(keys, fills, strict=True):
             batch[key] = [x + [fill] * (width - len(x)) for x in batch[key]]
     return batch
+
+
+class TrainingView(TypedDict):
+    """One row's training fields: a row of :func:`build_training_batch`, unpadded."""
+
+    input_ids: list[int]  #: prompt, then every later token (model turns and bridges)
+    labels: list[int]  #: the token where the model sampled it, -100 elsewhere (unshifted)
+    logprobs: list[float]  #: the sampled token's logprob at its position, 0.0 elsewhere
+    attention_mask: list[int]  #: 1 per token
+    position_ids: list[int]  #: 0, 1, ... per token
+
+
+def training_view(row: Row | Trajectory) -> TrainingView:
+    """The training fields of one row or ``MultiTurnRollout`` trajectory, derived from its token
+    fields exactly as :func:`build_training_batch` lays out each row (unshifted, uncut)."""
+    batch = build_training_batch([row])
+    return {
+        "input_ids": batch["input_ids"][0], "labels": batch["labels"][0],
+        "logprobs": batch["logprobs"][0], "attention_mask": batch["attention_mask"][0],
+        "position_ids": batch["position_ids"][0],
+    }

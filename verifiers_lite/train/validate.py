@@ -62,8 +62,9 @@ def validate_training_rows(rows: Any) -> int:
 
     Accepted rows (recognised by their keys): result rows and rollout states
     (``prompt_ids``/``completion_ids``/``completion_mask``/``completion_logprobs``, prime-rl
-    samples with ``prompt_mask`` too), ``MultiTurnRollout`` trajectories (``input_ids``/
-    ``labels``/``logprobs``), verl agent-loop outputs (``response_ids``/``response_mask``/
+    samples with ``prompt_mask`` too) and ``MultiTurnRollout`` trajectories; training views
+    (``input_ids``/``labels``/``logprobs``: per position as ``training_view`` makes them, or one
+    per sampled token); verl agent-loop outputs (``response_ids``/``response_mask``/
     ``response_logprobs``) and a SkyRL generator output (one dict of per-row lists).
 
     Faults: ``mask_length`` (a mask or label list not as long as its tokens),
@@ -227,7 +228,11 @@ def _check_labels(i: int, row: Mapping[str, Any]) -> list[TrainingIssue]:
             return [_issue(i, p, "label_on_unsampled", "labels", f"label on {why}")]
     lps = row.get("logprobs")
     n_labels = sum(lab != IGNORE_INDEX for lab in labels)
-    if lps is not None and len(lps) != n_labels:
+    if lps is not None and len(lps) == len(ids) != n_labels:  # per position: 0.0 off labels
+        for p, (lp, lab) in enumerate(zip(lps, labels, strict=True)):
+            if lab == IGNORE_INDEX and lp != 0.0:
+                return [_issue(i, p, "logprob_alignment", "logprobs", f"logprob {lp:.4g} on an unlabelled token")]
+    elif lps is not None and len(lps) != n_labels:
         return [_issue(i, min(len(lps), n_labels), "logprob_alignment", "logprobs",
-                       f"{len(lps)} logprobs for {n_labels} sampled tokens")]
+                       f"{len(lps)} logprobs for {n_labels} sampled tokens or {len(ids)} positions")]
     return []
