@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable
-from typing import Any, cast
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, cast, overload
+
+import numpy as np
 
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.records import DatasetRow, RolloutInput
@@ -33,21 +35,86 @@ def fold_extra_columns(row: DatasetRow, info: dict[str, Any], where: str) -> dic
 
 def resolve_rows(source: DatasetLike, name: str = "dataset") -> list[DatasetRow]:
     """Materialise a dataset source into a list of row dicts (calling a builder if given)."""
+    return list(row_reader(source, name))
+
+
+def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRow]:
+    """A dataset source as a sequence of row dicts read on demand (calling a builder if given).
+
+    A list (or any sequence) of dicts is used as it is; a ``datasets.Dataset`` or a
+    ``pyarrow.Table`` is read in windows of :data:`WINDOW` rows as they are asked for (only the
+    window is held as Python rows); any other iterable (a generator) is read into a list once.
+    """
     if source is None:
         return []
     if callable(source) and not hasattr(source, "to_list"):
         source = source()
-    if hasattr(source, "to_list"):  # datasets.Dataset, without importing datasets here
-        return list(source.to_list())
     if isinstance(source, dict):
         raise ValueError(f"{name}: expected a list of rows or a datasets.Dataset, got a dict")
+    if hasattr(source, "to_list") and hasattr(source, "select"):  # datasets.Dataset, not imported here
+        return WindowedRows(len(source), lambda i, j: source.select(range(i, j)).to_list())
+    if hasattr(source, "to_pylist") and hasattr(source, "num_rows"):  # pyarrow.Table
+        return WindowedRows(source.num_rows, lambda i, j: source.slice(i, j - i).to_pylist())
+    if isinstance(source, Sequence) and not isinstance(source, (str, bytes)):
+        return _CheckedRows(source, name)
     if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
-        rows = list(source)
-        for i, row in enumerate(rows):
-            if not isinstance(row, dict):
-                raise ValueError(f"{name}: row {i} must be a dict, got {type(row).__name__}")
-        return rows
+        return _CheckedRows(list(source), name)
     raise ValueError(f"{name}: expected a datasets.Dataset, a list of dicts or a builder, got {type(source).__name__}")
+
+
+WINDOW = 1024
+"""Rows of a columnar dataset converted to Python at once when it is read in order."""
+
+
+class WindowedRows(Sequence[DatasetRow]):
+    """Rows of a columnar source, ``read(i, j)`` giving rows ``i..j-1``: read in order, a window
+    of :data:`WINDOW` rows is converted at once; read out of order (shuffled), one row at a time."""
+
+    def __init__(self, length: int, read: Callable[[int, int], list[DatasetRow]]) -> None:
+        self._len, self._read = length, read
+        self._start = 0
+        self._window: list[DatasetRow] = []
+
+    def __len__(self) -> int:
+        return self._len
+
+    @overload
+    def __getitem__(self, i: int) -> DatasetRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DatasetRow]: ...
+    def __getitem__(self, i: int | slice) -> DatasetRow | list[DatasetRow]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._len))]
+        if i < 0:
+            i += self._len
+        if not 0 <= i < self._len:
+            raise IndexError(i)
+        if not self._start <= i < self._start + len(self._window):
+            in_order = i == self._start + len(self._window)
+            self._start, self._window = i, self._read(i, min(self._len, i + (WINDOW if in_order else 1)))
+        return self._window[i - self._start]
+
+
+class _CheckedRows(Sequence[DatasetRow]):
+    """A caller's sequence of rows, each checked to be a dict when it is read (never copied)."""
+
+    def __init__(self, rows: Sequence[Any], name: str) -> None:
+        self._rows, self._name = rows, name
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> DatasetRow: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[DatasetRow]: ...
+    def __getitem__(self, i: int | slice) -> DatasetRow | list[DatasetRow]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self._rows)))]
+        row = self._rows[i]
+        if not isinstance(row, dict):
+            raise ValueError(f"{self._name}: row {i % len(self._rows)} must be a dict, got {type(row).__name__}")
+        return row
 
 
 def parse_info(info: Any, where: str) -> dict[str, Any]:
@@ -100,6 +167,36 @@ def build_prompt(question: str, system_prompt: str | None, few_shot: Messages | 
     return prompt
 
 
+def format_row(
+    row: DatasetRow, index: int, system_prompt: str | None, few_shot: Messages | None, name: str = "dataset",
+) -> RolloutInput:
+    """Dataset row ``index`` validated and formatted (a new dict; ``row`` is not changed);
+    errors name the row index and the field. ``few_shot`` is normalized already."""
+    where = f"{name} row {index}"
+    if "prompt" in row and row["prompt"] is not None:
+        prompt = normalize_messages(row["prompt"], f"{where}, field 'prompt'")
+        if system_prompt and not any(m["role"] == "system" for m in prompt):
+            prompt = [{"role": "system", "content": system_prompt}, *prompt]
+    elif "question" in row:
+        question = row["question"]
+        if not isinstance(question, str):
+            raise ValueError(f"{where}: field 'question' must be a string, got {type(question).__name__}")
+        prompt = build_prompt(question, system_prompt, few_shot)
+    else:
+        raise ValueError(f"{where}: needs a 'prompt' (messages) or a 'question' (string) field")
+    example_id = row.get("example_id", index)
+    if isinstance(example_id, bool) or not isinstance(example_id, int):
+        raise ValueError(f"{where}: field 'example_id' must be an integer, got {example_id!r}")
+    answer = row.get("answer", "")
+    return {
+        "prompt": prompt,
+        "answer": "" if answer is None else str(answer) if not isinstance(answer, str) else answer,
+        "info": fold_extra_columns(row, parse_info(row.get("info"), where), where),
+        "task": str(row.get("task") or "default"),
+        "example_id": example_id,
+    }
+
+
 def format_rows(
     rows: list[DatasetRow],
     *,
@@ -108,54 +205,87 @@ def format_rows(
     name: str = "dataset",
 ) -> list[RolloutInput]:
     """Validate and format rows; errors name the row index and the field."""
-    if few_shot is not None:
-        few_shot = normalize_messages(few_shot, "few_shot")
-    inputs: list[RolloutInput] = []
-    for i, row in enumerate(rows):
-        where = f"{name} row {i}"
-        if "prompt" in row and row["prompt"] is not None:
-            prompt = normalize_messages(row["prompt"], f"{where}, field 'prompt'")
-            if system_prompt and not any(m["role"] == "system" for m in prompt):
-                prompt = [{"role": "system", "content": system_prompt}, *prompt]
-        elif "question" in row:
-            question = row["question"]
-            if not isinstance(question, str):
-                raise ValueError(f"{where}: field 'question' must be a string, got {type(question).__name__}")
-            prompt = build_prompt(question, system_prompt, few_shot)
-        else:
-            raise ValueError(f"{where}: needs a 'prompt' (messages) or a 'question' (string) field")
-        example_id = row.get("example_id", i)
-        if isinstance(example_id, bool) or not isinstance(example_id, int):
-            raise ValueError(f"{where}: field 'example_id' must be an integer, got {example_id!r}")
-        answer = row.get("answer", "")
-        inputs.append({
-            "prompt": prompt,
-            "answer": "" if answer is None else str(answer) if not isinstance(answer, str) else answer,
-            "info": fold_extra_columns(row, parse_info(row.get("info"), where), where),
-            "task": str(row.get("task") or "default"),
-            "example_id": example_id,
-        })
-    ids = [r["example_id"] for r in inputs]
-    if len(set(ids)) != len(ids):
-        dup = next(x for x in ids if ids.count(x) > 1)
-        raise ValueError(f"{name}: example_id {dup} appears more than once")
-    return inputs
+    return list(FormattedRows(rows, system_prompt, few_shot, name))
+
+
+class FormattedRows(Sequence[RolloutInput]):
+    """Dataset rows formatted as rollout inputs when read: each read formats its row anew, so
+    a dataset of any size costs its source plus an integer per row. Every row is validated once
+    when this is made (errors name the row and the field; an example_id may appear once)."""
+
+    def __init__(
+        self, rows: Sequence[DatasetRow], system_prompt: str | None = None,
+        few_shot: Messages | None = None, name: str = "dataset",
+    ) -> None:
+        self._rows, self._system_prompt, self._name = rows, system_prompt, name
+        self._few_shot = None if few_shot is None else normalize_messages(few_shot, "few_shot")
+        ids = np.fromiter((self[i]["example_id"] for i in range(len(rows))), dtype=np.int64, count=len(rows))
+        unique, counts = np.unique(ids, return_counts=True)
+        if len(unique) < len(ids):
+            dup = int(unique[counts > 1][0])
+            raise ValueError(f"{name}: example_id {dup} appears more than once")
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    @overload
+    def __getitem__(self, i: int) -> RolloutInput: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RolloutInput]: ...
+    def __getitem__(self, i: int | slice) -> RolloutInput | list[RolloutInput]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        return format_row(self._rows[i], i, self._system_prompt, self._few_shot, self._name)
+
+
+class RepeatedInputs(Sequence[RolloutInput]):
+    """The inputs of an evaluation: ``examples`` in ``order`` (positions into it), each repeated
+    ``times`` in a row, read (and formatted) when asked for."""
+
+    def __init__(self, examples: Sequence[RolloutInput], order: Sequence[int], times: int) -> None:
+        self._examples, self._order, self._times = examples, np.asarray(order, dtype=np.int64), times
+
+    def __len__(self) -> int:
+        return len(self._order) * self._times
+
+    @overload
+    def __getitem__(self, i: int) -> RolloutInput: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[RolloutInput]: ...
+    def __getitem__(self, i: int | slice) -> RolloutInput | list[RolloutInput]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._examples[int(self._order[i // self._times])]
 
 
 class LazyDataset:
-    """Holds a dataset source and formats it on first use (builders are called lazily)."""
+    """Holds a dataset source and reads it on first use (builders are called lazily)."""
 
     def __init__(self, source: DatasetLike, name: str) -> None:
         self.source = source
         self.name = name
+        self._rows: FormattedRows | None = None
         self._inputs: list[RolloutInput] | None = None
 
+    def rows(self, system_prompt: str | None, few_shot: Messages | None) -> Sequence[RolloutInput]:
+        """The formatted rows, read on demand (the list of :meth:`inputs` once that is made)."""
+        if self._inputs is not None:
+            return self._inputs
+        if self._rows is None:
+            self._rows = FormattedRows(row_reader(self.source, self.name), system_prompt, few_shot, self.name)
+        return self._rows
+
     def inputs(self, system_prompt: str | None, few_shot: Messages | None) -> list[RolloutInput]:
+        """Every formatted row, in a list made once."""
         if self._inputs is None:
-            self._inputs = format_rows(
-                resolve_rows(self.source, self.name),
-                system_prompt=system_prompt, few_shot=few_shot, name=self.name,
-            )
+            self._inputs = list(self.rows(system_prompt, few_shot))
+            self._rows = None
         return self._inputs
 
     def __bool__(self) -> bool:

@@ -11,7 +11,7 @@ scheduler). An environment group answers through the protocols too (``group_memb
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from verifiers_lite.records import DatasetRow, RolloutInput, Row, State
@@ -129,7 +129,7 @@ class RunnableEnvironment(Protocol):
         naming the row and field when it is not one); the caller's row is never changed."""
         ...
 
-    def task_metadata(self, inputs: list[RolloutInput]) -> dict[str, Any] | None:
+    def task_metadata(self, inputs: Iterable[RolloutInput]) -> dict[str, Any] | None:
         """Per-task facts saved in the run's metadata (an environment group's), else None."""
         ...
 

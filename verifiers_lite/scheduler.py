@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections import defaultdict
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import attach_cache
-from verifiers_lite.dataset import RolloutInput, resolve_rows
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
+from verifiers_lite.input_plan import InputPlan
 from verifiers_lite.interrupt import interrupt_note, record_note
 from verifiers_lite.progress import (
     TICK_SECONDS,
@@ -48,52 +47,24 @@ if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment
 
 
-def prepare_inputs(env: RunnableEnvironment, inputs: Any) -> list[RolloutInput]:
-    """Validate every input before the first request (the environment prepares each row). A bad
-    row is a ValueError naming the row and the field."""
-    rows = resolve_rows(inputs, "inputs")
-    out: list[RolloutInput] = []
-    shared: dict[int, RolloutInput] = {}  # a row repeated with its own example_id is one input
-    for i, row in enumerate(rows):
-        known = shared.get(id(row))
-        if known is None:
-            known = env.prepare_input(row, i)
-            if isinstance(row.get("example_id"), int):
-                shared[id(row)] = known
-        out.append(known)
-    return out
-
-
-def group_inputs(inputs: list[RolloutInput]) -> dict[Any, list[RolloutInput]]:
-    """Inputs by example_id, in first-seen order (rollout index = position in its group)."""
-    groups: dict[Any, list[RolloutInput]] = defaultdict(list)
-    for inp in inputs:
-        groups[inp["example_id"]].append(inp)
-    return dict(groups)
-
-
 def iter_units(
-    groups: dict[Any, list[RolloutInput]], is_done: Callable[[Any, int], bool], independent: bool,
-    run_seed: int | None = None,
+    plan: InputPlan, is_done: Callable[[Any, int], bool], independent: bool, run_seed: int | None = None,
 ) -> Iterator[WorkUnit]:
-    """Units to run, made as they are taken (a million rollouts are not planned up front);
-    finished rollouts are skipped. Grouped mode reruns a group whole; independent mode runs only
-    the missing rollouts. With ``run_seed`` each input gets its rollout's seed."""
-    for eid, group in groups.items():
-        missing = [i for i in range(len(group)) if not is_done(eid, i)]
+    """Units to run, made as they are taken (a million rollouts are not planned up front, and a
+    group's inputs are read only when it is scheduled); finished rollouts are skipped. Grouped
+    mode reruns a group whole; independent mode runs only the missing rollouts. With
+    ``run_seed`` each input gets its rollout's seed."""
+    for eid in plan:
+        missing = [i for i in range(plan[eid]) if not is_done(eid, i)]
         if not missing:
             continue
+        group = plan.group(eid)
         indices = missing if independent else list(range(len(group)))
         inputs = [group[i] if run_seed is None else seeded_input(group[i], run_seed, i) for i in indices]
         if independent:
             yield from (WorkUnit(eid, [inp], [i]) for inp, i in zip(inputs, indices, strict=True))
         else:
             yield WorkUnit(eid, inputs, indices)
-
-
-def plan_units(inputs: list[RolloutInput], done: set[tuple[Any, int]], independent: bool) -> list[WorkUnit]:
-    """Every unit of :func:`iter_units` at once, ``done`` as a set of (example_id, rollout_index)."""
-    return list(iter_units(group_inputs(inputs), lambda eid, i: (eid, i) in done, independent))
 
 
 def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
@@ -155,20 +126,18 @@ class _Run:
     def __init__(self, env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig) -> None:
         self.env, self.model, self.config = env, model, config
         self.limit, self.score = _check_run(env, model, config)
-        prepared = prepare_inputs(env, inputs)
+        self.plan = InputPlan(env, inputs)  # every input validated before the first request; positions only
         self.run_seed = None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
         self.executor = config.executor or LocalExecutor()
         self.client, self.cache_meter = _with_cache(client, config.cache, self.executor)
         self.events = _callbacks(config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log)
-        self.groups = group_inputs(prepared)  # they hold every input: no second list of a million rollouts
-        self.sizes = _GroupSizes(self.groups)
-        self.per_example = config.rollouts_per_example or max(self.sizes.values(), default=1)
-        self.metadata = _run_metadata(env, model, config, prepared, self.per_example, len(self.sizes), self.limit,
-                                      self.score, self.run_seed)
+        self.per_example = config.rollouts_per_example or self.plan.max_group() or 1
+        self.metadata = _run_metadata(env, model, config, self.plan, self.per_example, self.limit, self.score,
+                                      self.run_seed)
         self.session_start = time.time()
         begin_session(self.metadata, [], self.session_start)
         self.store = ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
-        self.stats = RunStats(total=len(prepared))
+        self.stats = RunStats(total=self.plan.num_rollouts)
         self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
         self.rows: list[Row] | None = None if self.store is not None else []  # in memory without a store
         self.saved = SavedRows(config.rerun_errors)  # nothing saved yet
@@ -177,7 +146,7 @@ class _Run:
         self.crashed_endpoints: set[str] = set()
 
     def input_hash_of(self, eid: Any) -> str:
-        return input_hash(self.groups[eid][0])
+        return input_hash(self.plan.first_input(eid))
 
     def resume_saved(self) -> None:
         """Keep what earlier sessions of this run saved; refuse a directory that holds another run."""
@@ -185,7 +154,7 @@ class _Run:
         if store is None or not store.open(self.metadata, _resume_check(self.metadata, store, self.session_start)):
             return
         self.saved, self.prior_attempts = _resume(
-            store, self.sizes, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
+            store, self.plan, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
             self._count_kept)
 
     def _count_kept(self, row: Row) -> None:
@@ -199,8 +168,8 @@ class _Run:
         ctx = RunContext(self.env, self.client, self.model, self.config.sampling_args, self.limit, independent,
                          self.events.on_log, self.score)
         slots = await self.executor.start(ctx, 1 if independent else self.per_example)
-        self.n_workers = min(_count_units(self.groups, self.saved, independent), slots)
-        self.units = iter_units(self.groups, self.saved.is_done, independent, self.run_seed)
+        self.n_workers = min(_count_units(self.plan, self.saved, independent), slots)
+        self.units = iter_units(self.plan, self.saved.is_done, independent, self.run_seed)
         if self.cache_meter is not None:
             self.stats.cache_hits = 0
         self.events.on_start(self.stats)
@@ -262,7 +231,7 @@ class _Run:
             self.store.write_metadata(self.metadata)
             self.store.close()
         if interrupted:
-            _note_interrupt(self.stats, self.store, self.sizes)
+            _note_interrupt(self.stats, self.store, self.plan)
         await self.executor.close()
         self.events.on_end(self.stats)
 
@@ -287,7 +256,7 @@ class _Run:
         if self.store is None:
             assert self.rows is not None
             return GenerateOutputs(rows=self.rows, metadata=self.metadata)
-        on_disk = DiskRows.open(self.store.results_file, example_ids=self.groups, sort=True)
+        on_disk = DiskRows.open(self.store.results_file, example_ids=self.plan.example_ids, sort=True)
         assert on_disk is not None  # every row the store wrote has integer ids
         return GenerateOutputs(rows=on_disk, metadata=self.metadata)
 
@@ -322,8 +291,8 @@ def _with_cache(client: Any, cache: Any, executor: Executor) -> tuple[Any, Cache
 
 
 def _run_metadata(
-    env: RunnableEnvironment, model: str, config: RunConfig, prepared: list[RolloutInput], per_example: int,
-    num_examples: int, limit: int | None, score: bool, run_seed: int | None,
+    env: RunnableEnvironment, model: str, config: RunConfig, plan: InputPlan, per_example: int,
+    limit: int | None, score: bool, run_seed: int | None,
 ) -> dict[str, Any]:
     """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
     sampling = {**env.sampling_args, **(config.sampling_args or {})}
@@ -332,13 +301,13 @@ def _run_metadata(
         "env_args": env.env_args,
         "model": model,
         "rollouts_per_example": per_example,
-        "num_examples": num_examples,
-        "num_rollouts": len(prepared),
+        "num_examples": len(plan),
+        "num_rollouts": plan.num_rollouts,
         "sampling_args": sampling,
         "independent_scoring": config.independent_scoring,
         "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
-        **({"tasks": task_facts} if (task_facts := env.task_metadata(prepared)) is not None else {}),
+        **({"tasks": task_facts} if (task_facts := env.task_metadata(plan.inputs())) is not None else {}),
         "max_concurrent": limit,
         "seed": run_seed,
         **({"results_path": str(config.results_path)} if config.results_path else {}),
@@ -350,25 +319,6 @@ def _run_metadata(
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
     return metadata
-
-
-class _GroupSizes(Mapping[Any, int]):
-    """example_id -> number of rollouts, read from the groups (no second table)."""
-
-    def __init__(self, groups: dict[Any, list[RolloutInput]]) -> None:
-        self._groups = groups
-
-    def __getitem__(self, eid: Any) -> int:
-        return len(self._groups[eid])
-
-    def __iter__(self) -> Iterator[Any]:
-        return iter(self._groups)
-
-    def __len__(self) -> int:
-        return len(self._groups)
-
-    def __contains__(self, eid: object) -> bool:
-        return eid in self._groups
 
 
 def _resume(
@@ -387,10 +337,10 @@ def _resume(
     return found, rewrite_saved(store, sizes, found, on_kept)
 
 
-def _count_units(groups: dict[Any, list[RolloutInput]], saved: SavedRows, independent: bool) -> int:
+def _count_units(plan: InputPlan, saved: SavedRows, independent: bool) -> int:
     if independent:
-        return sum(len(g) for g in groups.values()) - saved.num_kept
-    return sum(1 for eid, g in groups.items() if saved.keep.get(eid, 0).bit_count() < len(g))
+        return plan.num_rollouts - saved.num_kept
+    return sum(1 for eid in plan if saved.keep.get(eid, 0).bit_count() < plan[eid])
 
 
 async def _endpoints_or_note(task: asyncio.Future[list[dict[str, Any]]], interrupted: bool) -> list[dict[str, Any]]:

@@ -12,13 +12,17 @@ import gc
 import json
 import math
 import statistics
+import tempfile
+import tracemalloc
 from math import comb
 from pathlib import Path
 
 import pandas as pd
+import pyarrow.parquet as pq
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.results import export
 from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
 from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.row_index import INDEX_FILE, RECORD
@@ -125,6 +129,35 @@ def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
     assert batch["input_ids"] == [r["prompt_ids"] + r["completion_ids"] for r in kept]
     assert batch["advantages"] == [r["advantage"] for r in kept]
     assert lazy.by_task()["default"].summary == memory.summary
+    assert_same_exports(lazy, memory, rows)
+
+
+def assert_flat_rows(got: list[dict], rows: list[dict]) -> None:
+    """Exported rows (nested values as JSON text) against the flat rows computed here."""
+    expected = [flatten_row(r) for r in rows]
+    columns = list(dict.fromkeys(c for r in expected for c in r))
+    assert len(got) == len(expected) and all(list(g) == columns for g in got)
+    for g, e in zip(got, expected, strict=True):
+        for col in columns:
+            want = e.get(col)
+            assert g[col] == want or (isinstance(g[col], str) and json.loads(g[col]) == want), (col, g[col], want)
+
+
+def assert_same_exports(lazy: vf.GenerateOutputs, memory: vf.GenerateOutputs, rows: list[dict]) -> None:
+    """Parquet and the Hugging Face dataset, streamed in batches that split the run, equal the
+    in-memory run's and the flat rows."""
+    with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
+        mp.setattr(export, "BATCH", 7)
+        table = pq.read_table(lazy.to_parquet(Path(tmp) / "lazy.parquet"))
+        assert table.equals(pq.read_table(memory.to_parquet(Path(tmp) / "memory.parquet")))
+        assert_flat_rows(table.to_pylist(), rows)
+        as_json = json.loads(json.dumps(lazy.metadata, default=str))
+        assert json.loads(table.schema.metadata[b"verifiers_lite"]) == as_json
+        ds = lazy.to_hf_dataset()
+        assert ds.to_list() == table.to_pylist() == memory.to_hf_dataset().to_list()
+        assert json.loads(ds.info.description) == as_json
+        assert stable(vf.load_results(Path(tmp) / "lazy.parquet").rows) == stable(
+            vf.load_results(Path(tmp) / "memory.parquet").rows)
 
 
 def test_fresh_run_lazy_equals_in_memory(tmp_path: Path) -> None:
@@ -253,3 +286,24 @@ def test_dataframe_through_arrow_chunks_types_like_pandas(monkeypatch) -> None:
     assert got["ints"].dtype == "float64" and got["mixed_num"].dtype == "float64" and got["flag"].dtype == object
     pd.testing.assert_frame_equal(vf.GenerateOutputs(rows).to_pandas(columns=["late", "reward", "nothing"]),
                                   expected[["late", "reward"]].assign(nothing=None))
+
+
+def test_exports_stream_rows_on_disk(tmp_path: Path, monkeypatch) -> None:
+    """to_parquet and to_hf_dataset hold one batch of rows, not the run: their Python memory
+    peak is a fraction of what holding every row costs."""
+    lazy = run(tmp_path / "run", n=200)
+    monkeypatch.setattr(export, "BATCH", 20)
+
+    def peak(action) -> int:
+        gc.collect()
+        tracemalloc.start()
+        try:
+            action()
+            return tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+
+    all_rows = peak(lambda: list(lazy))
+    assert peak(lambda: lazy.to_parquet(tmp_path / "out.parquet")) < all_rows / 3
+    assert peak(lazy.to_hf_dataset) < all_rows / 3
+    assert pq.read_table(tmp_path / "out.parquet").num_rows == 200 * PER_EXAMPLE

@@ -1,9 +1,10 @@
 import json
 
+import pyarrow as pa
 import pyarrow.parquet as pq
 
 import verifiers_lite as vf
-from verifiers_lite.results.export import arrow_records
+from verifiers_lite.results.export import arrow_batches, arrow_schema
 
 from .sample_rows import tool_rows
 
@@ -46,10 +47,21 @@ def test_parquet_and_hf_dataset_accept_tool_calls_and_nested_info(tmp_path):
     assert json.loads(ds.info.description)["env_id"] == "calc"
 
 
-def test_arrow_records_give_one_type_per_column():
-    recs = arrow_records([{"example_id": 0, "reward": 1, "metrics": {"m": "x"}}, {"example_id": 1, "reward": 0.5, "metrics": {"m": 2}}])
-    assert [r["m"] for r in recs] == ['"x"', "2"]  # mixed str/number column becomes JSON text
-    assert [r["reward"] for r in recs] == [1, 0.5]
+def test_arrow_batches_give_one_type_per_column(monkeypatch):
+    from verifiers_lite.results import export
+
+    monkeypatch.setattr(export, "BATCH", 2)  # a batch boundary inside these rows
+    rows = [{"example_id": 0, "reward": 1, "metrics": {"m": "x", "flag": True}},
+            {"example_id": 1, "reward": 0.5, "metrics": {"m": 2, "flag": 1}},
+            {"example_id": 2, "reward": None, "metrics": {"late": "y"}}]
+    schema, json_cols = arrow_schema(rows)
+    table = pa.Table.from_batches(list(arrow_batches(rows, schema, json_cols)), schema=schema)
+    assert table.num_rows == 3 and table.schema.field("reward").type == pa.float64()
+    got = table.to_pylist()
+    assert [r["m"] for r in got] == ['"x"', "2", None]  # mixed str/number column becomes JSON text
+    assert [r["flag"] for r in got] == ["true", "1", None]  # bool beside int: JSON text too
+    assert [r["reward"] for r in got] == [1.0, 0.5, None]
+    assert [r["late"] for r in got] == [None, None, "y"]  # a column first seen late is empty before
 
 
 def test_repr_html_is_self_contained_and_complete():

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ModelClient
@@ -124,7 +124,7 @@ class EnvGroup(Environment):
         """The group's environments by task name."""
         return self.envs
 
-    def task_metadata(self, inputs: list[RolloutInput] | None = None) -> dict[str, Any]:
+    def task_metadata(self, inputs: Iterable[RolloutInput] | None = None) -> dict[str, Any]:
         """Per task: the member's env_id, pass criterion and (given a run's ``inputs``) how many
         examples of it the run holds; saved in the run's metadata."""
         counts: dict[str, set[Any]] = {n: set() for n in self.envs}

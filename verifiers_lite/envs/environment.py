@@ -7,7 +7,7 @@ import contextvars
 import random
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast, final
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
@@ -17,6 +17,7 @@ from verifiers_lite.clients.retry import ROLLOUT_RETRY
 from verifiers_lite.dataset import (
     DatasetLike,
     LazyDataset,
+    RepeatedInputs,
     RolloutInput,
     complete_input,
     input_in_form,
@@ -136,18 +137,29 @@ class Environment(ABC):
             return self.get_dataset()
         raise ValueError(f"{self.env_id}: no eval_dataset and no dataset to evaluate on")
 
+    def eval_rows(self) -> Sequence[RolloutInput]:
+        """The formatted eval dataset (falling back to the training dataset) read on demand:
+        each row is formatted when it is read, so a run holds only what it is running."""
+        if self._eval_dataset:
+            return self._eval_dataset.rows(self.system_prompt, self.few_shot)
+        if self._dataset:
+            return self._dataset.rows(self.system_prompt, self.few_shot)
+        raise ValueError(f"{self.env_id}: no eval_dataset and no dataset to evaluate on")
+
     def get_eval_inputs(
         self, num_examples: int = -1, rollouts_per_example: int = 1, shuffle: bool = False, seed: int = 0
-    ) -> list[RolloutInput]:
-        """Pick examples (optionally shuffled by ``seed``) and repeat each ``rollouts_per_example`` times."""
+    ) -> Sequence[RolloutInput]:
+        """Pick examples (optionally shuffled by ``seed``) and repeat each ``rollouts_per_example``
+        times: a sequence that formats each input when it is read."""
         if rollouts_per_example < 1:
             raise ValueError(f"rollouts_per_example must be >= 1, got {rollouts_per_example}")
-        examples = list(self.get_eval_dataset())
+        examples = self.eval_rows()
+        order = list(range(len(examples)))
         if shuffle:
-            random.Random(seed).shuffle(examples)
+            random.Random(seed).shuffle(order)
         if num_examples is not None and num_examples >= 0:
-            examples = examples[:num_examples]
-        return [ex for ex in examples for _ in range(rollouts_per_example)]
+            order = order[:num_examples]
+        return RepeatedInputs(examples, order, rollouts_per_example)
 
     def prepare_input(self, row: DatasetRow, index: int) -> RolloutInput:
         """A caller's input row ``index`` as a rollout input: the row itself when it is already
@@ -158,7 +170,7 @@ class Environment(ABC):
             return cast(RolloutInput, row)
         return complete_input(dict(row), index, self.system_prompt, self.few_shot)
 
-    def task_metadata(self, inputs: list[RolloutInput]) -> dict[str, Any] | None:
+    def task_metadata(self, inputs: Iterable[RolloutInput]) -> dict[str, Any] | None:
         """Per-task facts for the run's metadata: none for a single environment."""
         return None
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
-from numbers import Number
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from numbers import Integral, Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +23,7 @@ from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows,
 
 if TYPE_CHECKING:
     import datasets
+    import pyarrow as pa
 
     from verifiers_lite.results.run_data import RunData
 
@@ -33,56 +35,108 @@ def _dumps(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, default=str)
 
 
-def arrow_records(rows: list[Row]) -> list[dict[str, Any]]:
-    """Flat rows with one Arrow type per column: nested or mixed-type values become JSON text."""
-    flat = [flatten_row(r) for r in rows]
-    columns: dict[str, None] = {}
-    for r in flat:
-        columns.update(dict.fromkeys(r))
-    for col in columns:
-        values = [r.get(col) for r in flat]
-        kinds = {_kind(v) for v in values if v is not None}
-        if col in JSON_COLUMNS or "nested" in kinds or len(kinds) > 1:
-            for r in flat:
-                v = r.get(col)
-                r[col] = None if v is None and col not in JSON_COLUMNS else _dumps(v)
+BATCH = 10_000
+"""Rows converted to Arrow at once when a run is exported."""
+
+
+def _column_kinds(rows: Iterable[Row]) -> dict[str, set[str]]:
+    """Each flat column (first-seen order) and the kinds of value it holds: one pass, one row
+    at a time."""
+    kinds: dict[str, set[str]] = {}
+    for row in rows:
+        for col, v in flatten_row(row).items():
+            seen = kinds.setdefault(col, set())
+            if v is not None:
+                seen.add(_kind(v))
+    return kinds
+
+
+def arrow_schema(rows: Iterable[Row]) -> tuple[pa.Schema, frozenset[str]]:
+    """One Arrow type per flat column, and the columns sent as JSON text: messages, nested
+    values and mixed-type columns. Integers beside floats are floats; a column that is always
+    empty is null."""
+    import pyarrow as pa
+
+    fields, json_cols = [], set()
+    for col, kinds in _column_kinds(rows).items():
+        numbers = bool(kinds) and kinds <= {"int", "float"}
+        if col in JSON_COLUMNS or "nested" in kinds or (len(kinds) > 1 and not numbers):
+            json_cols.add(col)
+            fields.append(pa.field(col, pa.string()))
+        elif numbers:
+            fields.append(pa.field(col, pa.float64() if "float" in kinds else pa.int64()))
         else:
-            for r in flat:
-                r.setdefault(col, None)
-    return flat
+            kind = next(iter(kinds), "")
+            fields.append(pa.field(col, {"bool": pa.bool_(), "str": pa.string()}.get(kind, pa.null())))
+    return pa.schema(fields), frozenset(json_cols)
+
+
+def arrow_batches(
+    rows: Iterable[Row], schema: pa.Schema, json_cols: frozenset[str],
+) -> Iterator[pa.RecordBatch]:
+    """``rows`` as record batches of :data:`BATCH` rows, typed as :func:`arrow_schema` says:
+    only one batch's rows are held at a time."""
+    import pyarrow as pa
+
+    batch: list[dict[str, Any]] = []
+    for row in rows:
+        flat = flatten_row(row)
+        for col in json_cols:
+            v = flat.get(col)
+            flat[col] = None if v is None and col not in JSON_COLUMNS else _dumps(v)
+        batch.append(flat)
+        if len(batch) == BATCH:
+            yield pa.RecordBatch.from_pylist(batch, schema=schema)
+            batch = []
+    if batch:
+        yield pa.RecordBatch.from_pylist(batch, schema=schema)
 
 
 def _kind(value: Any) -> str:
     if isinstance(value, bool):
         return "bool"
+    if isinstance(value, Integral):
+        return "int"
     if isinstance(value, Number):
-        return "number"
+        return "float"
     if isinstance(value, str):
         return "str"
     return "nested"
 
 
-def to_hf_dataset(outputs: RunData) -> datasets.Dataset:
-    """A ``datasets.Dataset`` with one row per rollout; run metadata in ``info.description``."""
-    import datasets
+def _write_arrow(outputs: RunData, open_writer: Callable[[pa.Schema], Any]) -> None:
+    """Stream ``outputs`` into the writer ``open_writer(schema)`` returns: the rows are read twice
+    (their columns' types, then the values), a batch at a time."""
+    schema, json_cols = arrow_schema(outputs.rows)
+    with open_writer(schema) as writer:
+        for batch in arrow_batches(outputs.rows, schema, json_cols):
+            writer.write_batch(batch)
 
-    ds = datasets.Dataset.from_list(arrow_records(list(outputs.rows)))
+
+def to_hf_dataset(outputs: RunData) -> datasets.Dataset:
+    """A ``datasets.Dataset`` with one row per rollout; run metadata in ``info.description``.
+    The rows are streamed into an Arrow file in the system's temporary directory, which the
+    dataset maps (as ``datasets.load_dataset`` maps its cache): its rows are not held in memory."""
+    import datasets
+    import pyarrow as pa
+
+    path = Path(tempfile.mkdtemp(prefix="vf-lite-dataset-")) / "rows.arrow"
+    with pa.OSFile(str(path), "wb") as sink:
+        _write_arrow(outputs, lambda schema: pa.ipc.new_stream(sink, schema))
+    ds = datasets.Dataset.from_file(str(path))
     ds.info.description = _dumps(outputs.metadata)
     return ds
 
 
 def to_parquet(outputs: RunData, path: str | os.PathLike[str]) -> Path:
-    """Write the rows as Parquet (messages as JSON text); run metadata in the schema metadata."""
-    import pyarrow as pa
+    """Write the rows as Parquet (messages as JSON text), streamed a batch at a time; run
+    metadata in the schema metadata."""
     import pyarrow.parquet as pq
 
-    table = pa.Table.from_pylist(arrow_records(list(outputs.rows)))
-    meta = dict(table.schema.metadata or {})
-    meta[PARQUET_METADATA_KEY] = _dumps(outputs.metadata).encode()
-    table = table.replace_schema_metadata(meta)
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    pq.write_table(table, path)
+    meta = {PARQUET_METADATA_KEY: _dumps(outputs.metadata).encode()}
+    _write_arrow(outputs, lambda schema: pq.ParquetWriter(path, schema.with_metadata(meta)))
     return path
 
 

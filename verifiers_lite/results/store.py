@@ -1,8 +1,10 @@
 """Crash-safe results store: append-only ``results.jsonl`` written group by group + ``metadata.json``.
 
-Each group is written with one ``write`` then flushed and fsynced, and every line carries the id
-and size of the write it belongs to, so on load a torn or partial group is recognised and dropped:
-a group is on disk whole or not at all. After each group, where its lines lie is appended to the
+Each group is written with one ``write`` and fsynced before the run counts it, and every line
+carries the id and size of the write it belongs to, so on load a torn or partial group is
+recognised and dropped: a group is on disk whole or not at all. Groups that finish while an
+fsync is under way are written together and share the next one (a group commit): what the run
+has counted is on the disk, and an fsync per group no longer sets the pace. After each group, where its lines lie is appended to the
 row index beside it (:mod:`verifiers_lite.results.row_index`), so a run's rows can be read back
 lazily without parsing the whole file.
 """
@@ -10,8 +12,10 @@ lazily without parsing the whole file.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import threading
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -105,6 +109,8 @@ class ResultsStore:
         self._fd: int | None = None
         self._index: row_index.IndexWriter | None = None
         self._writer: ThreadPoolExecutor | None = None
+        self._pending: list[tuple[list[Row], asyncio.Future[None]]] = []
+        self._lock = threading.Lock()
 
     def open(
         self, metadata: dict[str, Any], check_same_run: Callable[[dict[str, Any]], None] | None = None,
@@ -168,30 +174,55 @@ class ResultsStore:
         return [(_dumps({**r, _WRITE_ID: wid, _WRITE_SIZE: len(rows)}) + "\n").encode("utf-8") for r in rows]
 
     def append_group(self, rows: list[Row]) -> None:
-        """Append one group with a single write; flushed and (by default) fsynced; then its
-        lines' places to the row index."""
-        if not rows:
-            return
-        if self._fd is None:
-            self._fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            self._index = row_index.IndexWriter(self.path)
-        lines = self._encode(rows)
-        offset = os.fstat(self._fd).st_size  # one writer: the group lands at the current end
-        view = memoryview(b"".join(lines))
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
-        if self.fsync:
+        """Append one group with a single write; fsynced (by default); then its lines' places
+        to the row index."""
+        self._write_groups([rows])
+
+    def _write_groups(self, groups: list[list[Row]]) -> None:
+        """Each group with its own write, then one fsync for them all."""
+        for rows in groups:
+            if not rows:
+                continue
+            if self._fd is None:
+                self._fd = os.open(self.results_file, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                self._index = row_index.IndexWriter(self.path)
+            lines = self._encode(rows)
+            offset = os.fstat(self._fd).st_size  # one writer: the group lands at the current end
+            view = memoryview(b"".join(lines))
+            while view:
+                written = os.write(self._fd, view)
+                view = view[written:]
+            assert self._index is not None
+            self._index.append(rows, offset, lines)
+        if self.fsync and self._fd is not None:
             os.fsync(self._fd)
-        assert self._index is not None
-        self._index.append(rows, offset, lines)
 
     async def append_group_async(self, rows: list[Row]) -> None:
-        """:meth:`append_group` on one dedicated writer thread: the event loop keeps running
-        rollouts while a group is encoded and fsynced, and writes stay in order, one at a time."""
-        if self._writer is None:
-            self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifiers-lite-store")
-        await asyncio.get_running_loop().run_in_executor(self._writer, self.append_group, rows)
+        """:meth:`append_group` on one dedicated writer thread, returning once the group is on
+        disk: the event loop keeps running rollouts meanwhile, writes stay in order, and the
+        groups that arrive during one write share the next fsync."""
+        done = asyncio.get_running_loop().create_future()
+        with self._lock:
+            self._pending.append((rows, done))
+            start = len(self._pending) == 1  # else a write is queued already and will take this group
+        if start:
+            if self._writer is None:
+                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifiers-lite-store")
+            self._writer.submit(self._write_pending)
+        await done
+
+    def _write_pending(self) -> None:
+        """On the writer thread: write every queued group, fsync once, wake their writers."""
+        with self._lock:  # groups queued from now on start the next write
+            batch, self._pending = self._pending, []
+        error: BaseException | None = None
+        try:
+            self._write_groups([rows for rows, _ in batch])
+        except BaseException as exc:  # every waiting group learns that its write failed
+            error = exc
+        for _, done in batch:
+            with contextlib.suppress(RuntimeError):  # its event loop is gone (the run was torn down)
+                done.get_loop().call_soon_threadsafe(_settle, done, error)
 
     def write_metadata(self, metadata: dict[str, Any]) -> None:
         write_json_atomic(self.metadata_file, metadata)
@@ -206,3 +237,12 @@ class ResultsStore:
         if self._index is not None:
             self._index.close()
             self._index = None
+
+
+def _settle(done: asyncio.Future[None], error: BaseException | None) -> None:
+    if done.cancelled():
+        return
+    if error is None:
+        done.set_result(None)
+    else:
+        done.set_exception(error)

@@ -1,0 +1,100 @@
+"""A run's inputs grouped by example_id and held as positions: an input is read and prepared
+when its group is scheduled, so a run of a million rollouts holds a few integers per rollout,
+not a million prepared inputs."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from verifiers_lite.dataset import row_reader
+from verifiers_lite.records import RolloutInput
+
+if TYPE_CHECKING:
+    from verifiers_lite.runnable import RunnableEnvironment
+
+
+class InputPlan(Mapping[int, int]):
+    """``example_id -> number of rollouts`` over a run's inputs, groups in first-seen order.
+
+    Every input is prepared once when the plan is made (a bad row is a ValueError naming the
+    row and the field, before the first request) and again when its group is read: the plan
+    keeps only the inputs' positions, eight bytes per rollout. The caller's rows are read
+    where they are (a list stays the caller's; a ``datasets.Dataset`` is read in windows).
+    """
+
+    def __init__(self, env: RunnableEnvironment, inputs: Any) -> None:
+        self._env = env
+        self._rows = row_reader(inputs, "inputs")
+        n = len(self._rows)
+        eids = np.empty(n, dtype=np.int64)
+        for i in range(n):
+            eids[i] = self._example_id(self.input(i), i)
+        sorted_ids, first, inverse, counts = np.unique(eids, return_index=True, return_inverse=True,
+                                                       return_counts=True)
+        by_first = np.argsort(first, kind="stable")
+        rank = np.empty(len(first), dtype=np.int64)
+        rank[by_first] = np.arange(len(first))
+        self._sorted_ids, self._rank = sorted_ids, rank
+        self.example_ids = sorted_ids[by_first]  # first-seen order
+        # Positions grouped by example, groups in first-seen order, inputs in their order.
+        self._positions = np.argsort(rank[inverse.reshape(-1)], kind="stable").astype(np.int64)
+        self._starts = np.concatenate([[0], np.cumsum(counts[by_first])]).astype(np.int64)
+
+    @staticmethod
+    def _example_id(inp: RolloutInput, index: int) -> int:
+        eid = inp.get("example_id")
+        if isinstance(eid, bool) or not isinstance(eid, int):
+            raise ValueError(f"inputs row {index}: field 'example_id' must be an integer, got {eid!r}")
+        return eid
+
+    @property
+    def num_rollouts(self) -> int:
+        return len(self._rows)
+
+    def input(self, position: int) -> RolloutInput:
+        """The input at ``position`` among the caller's, prepared by the environment."""
+        return self._env.prepare_input(self._rows[position], position)
+
+    def inputs(self) -> Iterator[RolloutInput]:
+        """Every input, prepared one at a time, in the caller's order."""
+        return (self.input(i) for i in range(self.num_rollouts))
+
+    def _group(self, eid: object) -> int:
+        if isinstance(eid, bool) or not isinstance(eid, (int, np.integer)):
+            raise KeyError(eid)
+        at = int(np.searchsorted(self._sorted_ids, eid))
+        if at == len(self._sorted_ids) or self._sorted_ids[at] != eid:
+            raise KeyError(eid)
+        return int(self._rank[at])
+
+    def group(self, eid: int) -> list[RolloutInput]:
+        """The inputs of example ``eid`` (rollout index = position in the list), prepared now."""
+        g = self._group(eid)
+        return [self.input(int(p)) for p in self._positions[self._starts[g]:self._starts[g + 1]]]
+
+    def first_input(self, eid: int) -> RolloutInput:
+        return self.input(int(self._positions[self._starts[self._group(eid)]]))
+
+    def __getitem__(self, eid: int) -> int:
+        g = self._group(eid)
+        return int(self._starts[g + 1] - self._starts[g])
+
+    def __contains__(self, eid: object) -> bool:
+        try:
+            self._group(eid)
+        except KeyError:
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[int]:
+        return (int(e) for e in self.example_ids)
+
+    def __len__(self) -> int:
+        return len(self.example_ids)
+
+    def max_group(self) -> int:
+        return int(np.diff(self._starts).max()) if len(self) else 0
+
