@@ -21,7 +21,8 @@ class InputPlan(Mapping[int, int]):
 
     Every input is prepared once when the plan is made (a bad row is a ValueError naming the
     row and the field, before the first request) and again when its group is read: the plan
-    keeps only the inputs' positions, eight bytes per rollout. The caller's rows are read
+    keeps only the inputs' positions, four bytes per rollout (none when each example's inputs
+    come together, as an evaluation's do). The caller's rows are read
     where they are (a list stays the caller's; a ``datasets.Dataset`` is read in windows).
     """
 
@@ -39,8 +40,14 @@ class InputPlan(Mapping[int, int]):
         rank[by_first] = np.arange(len(first))
         self._sorted_ids, self._rank = sorted_ids, rank
         self.example_ids = sorted_ids[by_first]  # first-seen order
-        # Positions grouped by example, groups in first-seen order, inputs in their order.
-        self._positions = np.argsort(rank[inverse.reshape(-1)], kind="stable").astype(np.int64)
+        del eids, first
+        # Positions grouped by example, groups in first-seen order, inputs in their order; none
+        # kept when that is the caller's order (an evaluation's inputs: each example's together).
+        positions = np.argsort(rank[inverse.reshape(-1)], kind="stable")
+        del inverse
+        in_order = bool(n == 0 or (positions[0] == 0 and (np.diff(positions) == 1).all()))
+        self._positions = None if in_order else positions.astype(np.int32 if n < 1 << 31 else np.int64)
+        del positions
         self._starts = np.concatenate([[0], np.cumsum(counts[by_first])]).astype(np.int64)
 
     @staticmethod
@@ -70,13 +77,17 @@ class InputPlan(Mapping[int, int]):
             raise KeyError(eid)
         return int(self._rank[at])
 
+    def _position(self, i: int) -> int:
+        """The caller's position of the ``i``-th input in group order."""
+        return i if self._positions is None else int(self._positions[i])
+
     def group(self, eid: int) -> list[RolloutInput]:
         """The inputs of example ``eid`` (rollout index = position in the list), prepared now."""
         g = self._group(eid)
-        return [self.input(int(p)) for p in self._positions[self._starts[g]:self._starts[g + 1]]]
+        return [self.input(self._position(i)) for i in range(int(self._starts[g]), int(self._starts[g + 1]))]
 
     def first_input(self, eid: int) -> RolloutInput:
-        return self.input(int(self._positions[self._starts[self._group(eid)]]))
+        return self.input(self._position(int(self._starts[self._group(eid)])))
 
     def __getitem__(self, eid: int) -> int:
         g = self._group(eid)

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.input_plan import InputPlan
 
 N = 300
 INPUT_KEYS = {"prompt", "answer", "info", "task", "example_id"}
@@ -115,3 +116,20 @@ def test_a_bad_row_deep_in_a_dataset_fails_before_any_request() -> None:
     data = [{"question": f"q{i}", "answer": "a"} for i in range(N)]
     data[200] = {"question": 7, "answer": "a"}
     _refused_before_any_request(data, r"dataset row 200: field 'question' must be a string")
+
+
+@pytest.mark.parametrize("eids", [[0, 0, 1, 1, 2, 2], [5, 3, 5, 9, 3, 5, -2], [7], []])
+def test_the_plan_groups_inputs_by_example_in_first_seen_order(eids: list[int]) -> None:
+    inputs = [{"question": f"q{eid}", "answer": str(i), "example_id": eid} for i, eid in enumerate(eids)]
+    expected: dict[int, list[str]] = {}
+    for inp in inputs:  # by hand: first-seen order, each group's inputs in the caller's order
+        expected.setdefault(inp["example_id"], []).append(inp["answer"])
+    plan = InputPlan(env_of(rows(1)), inputs)
+    assert list(plan) == list(expected) and len(plan) == len(expected) and plan.num_rollouts == len(eids)
+    assert {eid: [inp["answer"] for inp in plan.group(eid)] for eid in plan} == expected
+    assert {eid: plan[eid] for eid in plan} == {eid: len(v) for eid, v in expected.items()}
+    assert all(plan.first_input(eid)["answer"] == v[0] for eid, v in expected.items())
+    assert 4 not in plan and "5" not in plan and True not in plan
+    with pytest.raises(KeyError):
+        plan[4]
+    assert all(set(inp) == {"question", "answer", "example_id"} for inp in inputs)  # the caller's rows untouched

@@ -12,7 +12,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.cluster_totals import ClusterTotals
+import numpy as np
+
+from verifiers_lite.cluster_totals import ClusterTotals, values_for
 from verifiers_lite.records import Row
 from verifiers_lite.results.metrics import PassCriterion, scored_reward
 
@@ -93,7 +95,10 @@ class RowAggregate:
 
     def pass_counts(self) -> list[tuple[int, int]]:
         """(scored, passing) per example with a scored rollout: pass@k's input."""
-        return [(n, p) for n, _, p in self.per_example().values() if n]
+        ids, _, scored = self._rewards.merged()  # arrays: no dict of a quarter million examples
+        passing = values_for(ids, self._passed).astype(np.int64)
+        kept = scored > 0
+        return list(zip(scored[kept].tolist(), passing[kept].tolist(), strict=True))
 
     def summary(self) -> dict[str, Any]:
         """Mean reward and each metric's mean over the scored rollouts (errored ones have no
