@@ -10,7 +10,13 @@ import pytest
 from tool_player import add, boxed_correct, tool_player
 
 import verifiers_lite as vf
-from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, TokenClient, training_view
+from verifiers_lite.rollout import (
+    IGNORE_INDEX,
+    MultiTurnRollout,
+    SamplingParams,
+    TokenClient,
+    training_view,
+)
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.sync import run_sync
 from verifiers_lite.train import (

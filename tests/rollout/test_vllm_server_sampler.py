@@ -9,6 +9,7 @@ in ``test_vllm_http.py`` (.venv-vllm).
 from __future__ import annotations
 
 import json
+import socket
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -18,12 +19,14 @@ import pytest
 from rollout_invariants import check_trajectory
 
 from verifiers_lite.clients.http import parse_chat_completion
+from verifiers_lite.errors import ModelAPIError
 from verifiers_lite.rollout import (
     MultiTurnRollout,
     SamplingParams,
     VLLMServerSampler,
     build_training_batch,
 )
+from verifiers_lite.rollout.samplers.vllm_server import parse_completion
 from verifiers_lite.rollout.testing import toy_template
 
 TEMPLATE = toy_template()
@@ -113,6 +116,22 @@ def test_rollout_over_http_keeps_ids_and_logprobs(server: str) -> None:
         if lab != -100
     ]
     assert trained == [(t, lp(t)) for t in ANSWER]
+
+
+def test_failures_are_model_errors_with_their_category(server: str) -> None:
+    with pytest.raises(ModelAPIError) as bad:
+        parse_completion({"object": "text_completion", "choices": []}, None)
+    assert bad.value.category == "model_bad_response"
+    with pytest.raises(ModelAPIError) as refused:
+        VLLMServerSampler(server, "toy").sample([TEMPLATE.encode("boom")], SamplingParams())
+    assert (refused.value.category, refused.value.status) == ("model_http_error", 400)
+    probe = socket.socket()
+    probe.bind(("127.0.0.1", 0))
+    port = probe.getsockname()[1]
+    probe.close()  # nothing listens there now
+    with pytest.raises(ModelAPIError) as gone:
+        VLLMServerSampler(f"http://127.0.0.1:{port}/v1", "toy").sample([[5, 6]], SamplingParams())
+    assert gone.value.category == "model_connection"
 
 
 def test_top_logprobs_and_length(server: str) -> None:
