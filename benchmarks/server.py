@@ -48,9 +48,9 @@ sys.path.insert(0, str(REPO))
 
 from verifiers_lite.clients import ChatClient  # noqa: E402
 from verifiers_lite.executors.remote import RemoteExecutor  # noqa: E402
+from verifiers_lite.protocol import LEASE_HEADER  # noqa: E402
 from verifiers_lite.registry import load_environment  # noqa: E402
 from verifiers_lite.remote import RolloutClient  # noqa: E402
-from verifiers_lite.protocol import LEASE_HEADER  # noqa: E402
 from verifiers_lite.testing.fake_server import FakeServerProcess, free_port  # noqa: E402
 
 MODEL = "fake-arith"

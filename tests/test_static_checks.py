@@ -20,7 +20,7 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_ruff_is_clean():
-    proc = _run("ruff", "check", "verifiers_lite", "environments")
+    proc = _run("ruff", "check", "verifiers_lite", "environments", "tests", "benchmarks")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
 
 

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-import verifiers_lite as vf
 from verifiers_lite_envs._common import parse_number
 from verifiers_lite_envs.calculator import calculator, safe_eval
+
+import verifiers_lite as vf
 
 BUNDLED = ["arithmetic", "calculator", "guess_number", "reasoning_gym"]
 

@@ -8,8 +8,8 @@ import asyncio
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.testing.fault_proxy import FaultProxy
 from tests.core.helpers import make_env
+from verifiers_lite.testing.fault_proxy import FaultProxy
 
 N_EXAMPLES, R = 40, 2
 TIMEOUT, ATTEMPTS = 0.5, 3

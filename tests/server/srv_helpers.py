@@ -85,7 +85,8 @@ def _launch(
 ) -> ServerProc:
     log = tmp / f"server-{port}.log"
     env = {**os.environ, "PYTHONPATH": f"{REPO}{os.pathsep}{HERE}", **(extra_env or {})}
-    proc = subprocess.Popen(args, stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO)
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO)
     url = f"http://127.0.0.1:{port}"
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
 

@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import time
 from typing import Any
 
+from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.server.backend import RolloutContext
 from verifiers_lite.server.errors import RolloutFailure
-from verifiers_lite.protocol import RolloutRequest
 
 
 class ScriptedBackend:

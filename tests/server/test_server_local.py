@@ -43,11 +43,12 @@ def served(fake: FakeServerProcess, tmp_path_factory: pytest.TempPathFactory) ->
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "ROLLOUT_KEY": "k3y", "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers_lite.server.cli", "arithmetic", "--port", str(port),
-         "--api-key-env", "ROLLOUT_KEY", "--max-concurrent", "8", "--env-args", '{"num_examples": 20}'],
-        stdout=open(log, "wb"), stderr=subprocess.STDOUT, env=env, cwd=REPO,
-    )
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "verifiers_lite.server.cli", "arithmetic", "--port", str(port),
+             "--api-key-env", "ROLLOUT_KEY", "--max-concurrent", "8", "--env-args", '{"num_examples": 20}'],
+            stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
+        )
     url = f"http://127.0.0.1:{port}"
 
     def healthy() -> bool:

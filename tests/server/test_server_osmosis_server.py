@@ -33,8 +33,9 @@ pytestmark = pytest.mark.skipif(
 def osmosis_server(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "osmosis-server.log"
-    proc = subprocess.Popen([str(OSMOSIS_PYTHON), str(HERE / "osmosis_server.py"), str(port), KEY],
-                            stdout=open(log, "wb"), stderr=subprocess.STDOUT, cwd=tmp_path)
+    with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
+        proc = subprocess.Popen([str(OSMOSIS_PYTHON), str(HERE / "osmosis_server.py"), str(port), KEY],
+                                stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(proc, url, log)

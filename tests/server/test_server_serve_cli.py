@@ -188,6 +188,7 @@ async def test_extra_fields_reach_the_rollout_as_info(fake: FakeServerProcess, s
         joined = await client.run_rollout(
             chat_completions_url=fake.base_url, rollout_id="x3", extra_fields={"echo": 2},
             metadata={"input": {"answer": "7", "info": {"source": "s"}}}, **PLAIN)
+    assert joined.sample is not None and joined.sample.metrics["extra_echo"] == 2.0
     assert given.sample is not None and given.sample.metrics["extra_echo"] == 7.0
     assert none.sample is not None and none.sample.metrics["extra_echo"] == -1.0
     info = {rid: json.loads((rows / f"{rid}.json").read_text())["info"] for rid in ("x1", "x2", "x3")}

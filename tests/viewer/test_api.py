@@ -12,9 +12,8 @@ import urllib.parse
 import urllib.request
 from collections import Counter
 
-from scipy import stats
-
 import pytest
+from scipy import stats
 
 import verifiers_lite as vf
 from verifiers_lite.testing.waiting import wait_until
