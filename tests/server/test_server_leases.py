@@ -55,9 +55,11 @@ def rollout(rid: str, url: str, **kw: Any) -> dict[str, Any]:
 async def test_expired_leases_cancel_queued_work_and_sigterm_exits_within_the_drain_budget(
     fake: FakeServerProcess, serve: Any
 ) -> None:
-    fake.configure(latency_ms=3000)  # one model call: 3 s
+    # One model call of 6 s; leases of 2 s, so the client polling r0 every 0.5 s keeps its lease on
+    # a loaded machine, and the others lapse (and are swept) long before r0 frees the slot.
+    fake.configure(latency_ms=6000)
     srv = serve("arithmetic", "--max-concurrent", "1", "--max-queued", "10",
-                "--polling-lease-timeout", "1", "--result-wait-timeout", "0.5")
+                "--polling-lease-timeout", "2", "--result-wait-timeout", "0.5")
     async with RolloutClient(srv.url) as client, httpx.AsyncClient(base_url=srv.url, timeout=10) as http:
         # r0 takes the only slot and is polled (its lease lives); seven more queue behind it
         # and nobody polls them: their leases lapse while r0 still holds the slot.
@@ -67,7 +69,7 @@ async def test_expired_leases_cancel_queued_work_and_sigterm_exits_within_the_dr
             resp = await http.post("/rollout", json=rollout(f"r{i}", fake.base_url))
             assert resp.status_code == 202
             tokens[f"r{i}"] = resp.json()["polling_lease_token"]
-        await asyncio.sleep(1.2)  # the leases lapse: time passing is the scenario here
+        await asyncio.sleep(2.4)  # the leases lapse: time passing is the scenario here
         for rid, token in tokens.items():
             data = (await http.get(f"/rollout/{rid}/result", headers={LEASE_HEADER: token})).json()
             assert (data["status"], data["err_category"]) == ("failure", "lease_expired"), rid
