@@ -113,7 +113,8 @@ def test_the_row_signature_check_finds_a_loose_row():
 
 
 def test_layers_are_kept():
-    """pyproject's import-linter contract: UI and CLI on top, the core below, no upward import."""
+    """pyproject's import-linter contracts: UI and CLI on top, the core below, no upward import;
+    no UI library (tqdm, matplotlib, ipywidgets, IPython) imported below the UI layer."""
     proc = subprocess.run([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-1000:]

@@ -26,6 +26,19 @@ def _notebook_display(desc: str) -> Any:
     return notebook_progress(desc)
 
 
+def _terminal_display(desc: str) -> Any:
+    """The tqdm bar: the display wherever no other applies."""
+    from verifiers_lite.terminal_progress import TqdmProgress
+
+    return TqdmProgress(desc)
+
+
+def _results_html(outputs: Any) -> str:
+    from verifiers_lite.notebook.results_html import results_html
+
+    return results_html(outputs)
+
+
 def _view(outputs: Any, **kwargs: Any) -> Any:
     from verifiers_lite.viewer.serve import view
 
@@ -39,11 +52,15 @@ def _write_html(outputs: Any, path: Any) -> Any:
 
 
 # The core never imports the UI: the package root, on top of both, offers the UI to it (the
-# default progress display, the viewer behind ``out.view()``), importing the UI only when used.
-importlib.import_module("verifiers_lite.progress").register_display(_notebook_display)
+# progress displays, the results' notebook HTML and the viewer behind ``out.view()``), importing
+# the UI only when used.
+_progress = importlib.import_module("verifiers_lite.progress")
+_progress.register_display(_notebook_display)
+_progress.register_display(_terminal_display)  # last: it always applies
 _outputs = importlib.import_module("verifiers_lite.results.outputs")
 _outputs.register_viewer("view", _view)
 _outputs.register_viewer("write_html", _write_html)
+_outputs.register_viewer("repr_html", _results_html)
 
 
 _lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals())
@@ -87,7 +104,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.parsers.parser import Parser
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
-    from verifiers_lite.progress import RunStats, TqdmProgress
+    from verifiers_lite.progress import RunStats
     from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
     from verifiers_lite.records import (
         DatasetRow,
@@ -140,6 +157,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.stats import clustered_mean
     from verifiers_lite.sync import run_sync
+    from verifiers_lite.terminal_progress import TqdmProgress
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
     from verifiers_lite.train.grpo import grpo_trainer
     from verifiers_lite.train.token_files import write_token_rows

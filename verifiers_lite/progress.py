@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import contextvars
-import math
 import sys
-import threading
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -244,88 +242,26 @@ class ProgressCallback(Protocol):
     def on_end(self, stats: RunStats) -> None: ...
 
 
-class TqdmProgress:
-    """Terminal progress: tqdm bar counting rollouts as they finish, with in-flight count,
-    reward ± stderr, errors and stop reasons in the postfix; redrawn on every clock tick."""
-
-    def __init__(self, desc: str = "rollouts", warn: bool = True) -> None:
-        self.desc = desc
-        self.warn = warn  # False where a summary that carries the warning follows (vf-lite eval)
-        self.bar: Any = None
-        self._lock = threading.Lock()
-        self._last = 0.0
-
-    def on_start(self, stats: RunStats) -> None:
-        from tqdm.auto import tqdm
-
-        self.bar = tqdm(total=stats.total, initial=stats.finished, desc=self.desc, file=sys.stderr,
-                        mininterval=0.25, dynamic_ncols=True)
-
-    def on_progress(self, stats: RunStats, rows: list[Row]) -> None:
-        self.on_update(stats)
-
-    def on_update(self, stats: RunStats) -> None:
-        now = time.monotonic()
-        with self._lock:
-            # Events may come hundreds a second; the clock tick redraws what this skips.
-            if self.bar is None or now - self._last < 0.2:
-                return
-            self._last = now
-            self.bar.n = stats.finished
-            self.bar.set_postfix_str(postfix(stats), refresh=False)
-            self.bar.refresh()
-
-    def on_log(self, message: str) -> None:
-        if self.bar is not None:
-            self.bar.write(message, file=sys.stderr)
-        else:
-            print(message, file=sys.stderr)
-
-    def on_end(self, stats: RunStats) -> None:
-        with self._lock:
-            if self.bar is None:
-                return
-            self.bar.n = stats.finished
-            self.bar.set_postfix_str(postfix(stats, final=True), refresh=False)
-            self.bar.close()
-            self.bar = None
-        warning = stats.length_warning() if self.warn else None
-        if warning:
-            print(f"warning: {warning}", file=sys.stderr)
-            note_shown(warning)
-
-
-def postfix(stats: RunStats, final: bool = False) -> str:
-    """The figures beside a text bar: in flight, reward ± clustered stderr, errors, stop reasons."""
-    running = "" if final else f"running={stats.in_flight} "
-    reward = "—"
-    if stats.scored:
-        se = stats.stderr
-        reward = f"{stats.mean_reward:.3f}" + (f"±{se:.3f}" if math.isfinite(se) else "")
-    stops = ",".join(f"{k}={v}" for k, v in sorted(stats.stop_reasons.items(), key=lambda kv: -kv[1]))
-    return f"{running}reward={reward} errors={stats.error_count}" + (f" stop[{stops}]" if stops else "")
-
-
-# Displays offered by the layers above (the notebook widget registers itself from the package
-# root): the core never imports the UI. Each factory returns a display, or None where it does not
-# apply (a widget outside a kernel).
+# Displays offered by the layers above (the package root registers the notebook widget, then the
+# terminal bar): the core never imports the UI. Each factory returns a display, or None where it
+# does not apply (a widget outside a kernel).
 _DISPLAY_FACTORIES: list[Callable[[str], ProgressCallback | None]] = []
 
 
 def register_display(factory: Callable[[str], ProgressCallback | None]) -> None:
-    """Offer a display to :func:`default_progress` (tried before the terminal bar)."""
+    """Offer a display to :func:`default_progress` (tried in the order registered)."""
     if factory not in _DISPLAY_FACTORIES:
         _DISPLAY_FACTORIES.append(factory)
 
 
 def default_progress(desc: str = "rollouts") -> ProgressCallback:
     """The display for where we run: the first registered display that applies (the live widget
-    in Jupyter), else tqdm in a terminal."""
+    in Jupyter, else the terminal bar); none (a silent run) where nothing is registered."""
     for factory in _DISPLAY_FACTORIES:
         display = factory(desc)
         if display is not None:
             return display
-    return TqdmProgress(desc)
+    return CallbackSet([])
 
 
 class CallbackSet:

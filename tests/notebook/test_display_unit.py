@@ -5,9 +5,11 @@ import time
 
 import pytest
 
+from verifiers_lite import progress
 from verifiers_lite.notebook import detect, display
 from verifiers_lite.notebook.display import NotebookProgress, notebook_progress
-from verifiers_lite.progress import RunStats, TqdmProgress, default_progress
+from verifiers_lite.progress import CallbackSet, RunStats, default_progress
+from verifiers_lite.terminal_progress import TqdmProgress
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until
 
@@ -24,6 +26,20 @@ def test_scripts_get_no_widget(monkeypatch):
     assert detect.in_jupyter_kernel() is False
     assert notebook_progress() is None
     assert isinstance(default_progress(), TqdmProgress)
+
+
+def test_default_progress_is_silent_when_no_display_is_registered(monkeypatch):
+    monkeypatch.setattr(progress, "_DISPLAY_FACTORIES", [])
+    shown = default_progress()
+    assert isinstance(shown, CallbackSet) and shown.callbacks == []
+
+
+def test_a_registered_display_that_applies_comes_before_the_terminal_bar(monkeypatch):
+    mine = CallbackSet([])
+    monkeypatch.setattr(progress, "_DISPLAY_FACTORIES", list(progress._DISPLAY_FACTORIES))
+    progress._DISPLAY_FACTORIES.insert(0, lambda desc: None)  # does not apply: the next is tried
+    progress._DISPLAY_FACTORIES.insert(1, lambda desc: mine)
+    assert default_progress() is mine
 
 
 @pytest.mark.parametrize(("name", "kernel", "qt", "expected"), [

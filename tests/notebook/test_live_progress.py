@@ -10,7 +10,8 @@ import pytest
 import verifiers_lite as vf
 import verifiers_lite.scheduler as scheduler
 from verifiers_lite.cli.report import format_table, run_summary
-from verifiers_lite.progress import RunStats, TqdmProgress
+from verifiers_lite.progress import RunStats
+from verifiers_lite.terminal_progress import TqdmProgress
 
 
 class Recorder:

@@ -76,3 +76,14 @@ def test_repr_html_is_self_contained_and_complete():
 def test_repr_html_of_empty_outputs():
     h = vf.GenerateOutputs(rows=[], metadata={})._repr_html_()
     assert "no rows" in h
+
+
+def test_repr_html_without_the_notebook_layer_is_escaped_repr_text(monkeypatch):
+    from verifiers_lite.results import outputs as outputs_module
+
+    monkeypatch.delitem(outputs_module._VIEWER, "repr_html")
+    out = vf.GenerateOutputs(rows=tool_rows(), metadata={"env_id": "<calc>", "model": "m"})
+    h = out._repr_html_()
+    assert h.startswith("<pre>") and h.endswith("</pre>")
+    assert "env=&#x27;&lt;calc&gt;&#x27;" in h and "<calc>" not in h  # the repr, escaped
+    assert "<table" not in h

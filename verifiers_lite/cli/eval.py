@@ -80,7 +80,7 @@ class _EvalPlan:
 
 def _evaluate(env: Any, client: Any, model: str, args: argparse.Namespace, plan: _EvalPlan, executor: Any,
               run_dir: Path) -> Any:
-    from verifiers_lite.progress import TqdmProgress
+    from verifiers_lite.terminal_progress import TqdmProgress
 
     return env.evaluate_sync(
         client, model, num_examples=plan.num_examples, rollouts_per_example=plan.rollouts,

@@ -1,4 +1,4 @@
-"""Small HTML pieces shared by the live widget and its static final frame (inline CSS, no JS)."""
+"""Small HTML pieces of the live widget, its static final frame and the results table (inline CSS, no JS)."""
 
 from __future__ import annotations
 
@@ -46,8 +46,13 @@ def stop_reasons_html(stats: RunStats) -> str:
     warning = stats.length_warning()
     if warning:
         note_shown(warning)
-        line += f'<div class="vf-warning" style="font-size:12px;color:#b26a00">⚠ {html.escape(warning)}</div>'
+        line += warning_html(warning, "font-size:12px")
     return line
+
+
+def warning_html(warning: str, style: str = "") -> str:
+    """A warning line (the live widget's and the results table's): amber, with a ⚠."""
+    return f'<div class="vf-warning" style="color:#b26a00;{style}">⚠ {html.escape(warning)}</div>'
 
 
 HIST_WIDTH, HIST_HEIGHT = 320, 90  # px: the plot area of the widget's reward histogram

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -12,7 +13,6 @@ from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
 from verifiers_lite.results.frame import rows_frame
-from verifiers_lite.results.html import results_html
 from verifiers_lite.results.metrics import (
     PassCriterion,
     is_scored,
@@ -127,7 +127,10 @@ class GenerateOutputs:
         return self.to_pandas()
 
     def _repr_html_(self) -> str:
-        return results_html(self)
+        """The notebook's summary table (registered by the package root); escaped ``repr`` text
+        where none is registered."""
+        render = _VIEWER.get("repr_html")
+        return render(self) if render is not None else f"<pre>{html.escape(repr(self))}</pre>"
 
     def to_hf_dataset(self) -> Any:
         """A ``datasets.Dataset``, one row per rollout (messages as JSON text)."""
@@ -207,13 +210,13 @@ class GenerateOutputs:
         )
 
 
-# Showing a run is the viewer's job, a layer above results: the package root offers it here
-# ("view", "write_html"), so results never import the UI.
+# Showing a run is the UI's job, a layer above results: the package root offers it here ("view",
+# "write_html", "repr_html"), so results never import the UI.
 _VIEWER: dict[str, Callable[..., Any]] = {}
 
 
 def register_viewer(name: str, func: Callable[..., Any]) -> None:
-    """Offer a viewer function (``view`` or ``write_html``) to :class:`GenerateOutputs`."""
+    """Offer a viewer function (``view``, ``write_html`` or ``repr_html``) to :class:`GenerateOutputs`."""
     _VIEWER[name] = func
 
 

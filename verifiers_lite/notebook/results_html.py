@@ -7,6 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.notebook.summary_html import warning_html
 from verifiers_lite.progress import length_warning, shown_in_this_cell
 from verifiers_lite.records import Row
 from verifiers_lite.results.sessions import run_duration
@@ -29,7 +30,6 @@ _TH = f'style="{_CELL};background:#f3f3f3"'
 _NUM = 'style="font-variant-numeric:tabular-nums"'
 _ERR = 'style="color:#c62828"'
 _MUTED = 'style="color:#777"'
-_WARN = 'style="color:#b26a00;margin:2px 0 8px"'
 
 
 def _e(value: Any) -> str:
@@ -99,7 +99,7 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
         parts.append(_kv_table([(str(k), f'<span {_NUM}>{v}</span>') for k, v in s["stop_reasons"].items()]))
         warning = length_warning(s["stop_reasons"], s["num_rollouts"])
         if warning and not shown_in_this_cell(warning):  # once per cell: the run's display said it
-            parts.append(f'<div class="vf-warning" {_WARN}>⚠ {_e(warning)}</div>')
+            parts.append(warning_html(warning, "margin:2px 0 8px"))
     if s["errors"]:
         parts.append(f"<h4 {_H}>Errors by category</h4>")
         parts.append(_kv_table([(str(k), f'<span {_ERR}>{v}</span>') for k, v in sorted(s["errors"].items(), key=lambda kv: -kv[1])]))
