@@ -59,12 +59,13 @@ def iter_units(
         if not missing:
             continue
         group = plan.group(eid)
+        group_hash = input_hash(group[0])
         indices = missing if independent else list(range(len(group)))
         inputs = [group[i] if run_seed is None else seeded_input(group[i], run_seed, i) for i in indices]
         if independent:
-            yield from (WorkUnit(eid, [inp], [i]) for inp, i in zip(inputs, indices, strict=True))
+            yield from (WorkUnit(eid, [inp], [i], group_hash) for inp, i in zip(inputs, indices, strict=True))
         else:
-            yield WorkUnit(eid, inputs, indices)
+            yield WorkUnit(eid, inputs, indices, group_hash)
 
 
 def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
@@ -204,7 +205,7 @@ class _Run:
 
     async def _record(self, unit: WorkUnit, out: list[Row]) -> None:
         """A finished unit's rows: saved (or kept in memory), counted, reported."""
-        group_hash = self.input_hash_of(unit.example_id)
+        group_hash = unit.input_hash or self.input_hash_of(unit.example_id)
         for r in out:
             r[INPUT_HASH_KEY] = group_hash
             r["attempts"] = self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1

@@ -19,6 +19,9 @@ class WorkUnit:
     example_id: Any
     inputs: list[RolloutInput]
     indices: list[int]
+    #: the example's fingerprint for resume (its first input's hash), stamped on the unit's rows;
+    #: taken when the group's inputs are read so that they are not prepared again to compute it
+    input_hash: str | None = None
 
 
 @dataclass(slots=True)
