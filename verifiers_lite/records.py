@@ -120,20 +120,17 @@ TOKEN_KEYS: tuple[str, ...] = tuple(TokenFields.__annotations__)
 """Keys a row carries when the backend returned token ids (training data)."""
 
 
-class State(TypedDict, total=False):
-    """The mutable workbench of one rollout; environments may add keys of their own."""
+class RolloutFields(TypedDict, total=False):
+    """What a rollout's State and its output Row both carry, under the same keys."""
 
-    prompt: Messages  #: the input's messages (validated)
+    example_id: int  #: the dataset row it came from; rollouts of one example share it
+    rollout_index: int  #: which of the example's rollouts this is (0-based)
+    trajectory_id: str  #: unique id of this rollout
+    task: str  #: the task (environment of a group) it belongs to
+    prompt: Messages  #: the messages the model saw first (validated)
     completion: Messages  #: what the model and the environment said after the prompt
     answer: str  #: the reference answer
-    info: dict[str, Any]  #: per-example data (with the dataset's extra columns)
-    task: str  #: the task name
-    example_id: int  #: the dataset row
-    rollout_index: int  #: which of the example's rollouts this is
-    trajectory_id: str  #: unique id of this rollout
-    model: str  #: the model name it was run against
-    sampling_args: dict[str, Any]  #: sampling parameters sent with each model call
-    tool_defs: list[dict[str, Any]] | None  #: OpenAI tool schemas offered to the model
+    info: dict[str, Any]  #: per-example data (the dataset's extra columns)
     trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)
     turns: int  #: model calls made
     stop_reason: StopReason | None  #: why it ended (None while running)
@@ -149,45 +146,30 @@ class State(TypedDict, total=False):
     completion_logprobs: list[float]  #: see :class:`TokenFields`
     judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
     seed: int  #: the rollout's sampling seed, when seeded
-    retries: int  #: reruns of a failed rollout before it was given up
     system_fingerprints: list[str]  #: distinct ``system_fingerprint`` values the server returned
 
 
-class Row(TypedDict, total=False):
+class State(RolloutFields, total=False):
+    """The mutable workbench of one rollout; environments may add keys of their own."""
+
+    model: str  #: the model name it was run against
+    sampling_args: dict[str, Any]  #: sampling parameters sent with each model call
+    tool_defs: list[dict[str, Any]] | None  #: OpenAI tool schemas offered to the model
+    retries: int  #: reruns of a failed rollout before it was given up
+
+
+class Row(RolloutFields, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
     ``seed``, ``attempts``, where it ran (``endpoint``, ``worker``) and what a re-score needs of
-    its State (``finish_reasons`` or ``trajectory``, ``env_state``) when present. Rows read from
-    an older file may lack the newer optional keys; readers use ``row.get``."""
+    its State (``finish_reasons`` or ``trajectory`` — the model turns when they are not the
+    completion's replies —, ``env_state``) when present. Rows read from an older file may lack
+    the newer optional keys; readers use ``row.get``."""
 
-    example_id: int  #: the dataset row it came from; rollouts of one example share it
-    rollout_index: int  #: which of the example's rollouts this is (0-based)
-    trajectory_id: str  #: unique id of this rollout
-    task: str  #: the task (environment of a group) it belongs to
-    prompt: Messages  #: the messages the model saw first
-    completion: Messages  #: what the model and the environment said after the prompt
-    answer: str  #: the reference answer
-    info: dict[str, Any]  #: per-example data (the dataset's extra columns)
-    reward: float | None  #: the rubric's score; None when unscored or errored
-    metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
-    advantage: float | None  #: reward minus the group mean; None when unscored
-    turns: int  #: model calls made
-    stop_reason: StopReason | None  #: why it ended
-    error: RolloutError | None  #: the categorised failure, None if none
-    timing: Timing  #: where the time went
-    usage: Usage  #: tokens reported by the model server
-    prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
-    completion_ids: list[int]  #: see :class:`TokenFields`
-    completion_mask: list[int]  #: see :class:`TokenFields`
-    completion_logprobs: list[float]  #: see :class:`TokenFields`
-    judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
-    seed: int  #: the rollout's sampling seed, when seeded
     attempts: int  #: how often the rollout was run (a resume reruns failed ones)
     input_hash: str  #: hash of the example's input: a resume refuses rows made from other inputs
     endpoint: str  #: the model endpoint that served it, when there were several
     worker: str  #: the executor worker that ran it, when not in process
-    system_fingerprints: list[str]  #: the server builds that answered (when it said)
     finish_reasons: list[str | None]  #: per model turn, when the turns are the completion's replies
-    trajectory: list[dict[str, Any]]  #: the model turns, when they are not the completion's replies
     env_state: dict[str, Any]  #: JSON values the environment put on the State under keys of its own
 
 
