@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from typing import Any
 import httpx
 
 from verifiers_lite.protocol import RolloutRequest
-from verifiers_lite.testing.waiting import wait_until
+from verifiers_lite.testing.waiting import wait_until, wait_until_async
 
 HERE = Path(__file__).parent
 REPO = HERE.parent.parent
@@ -138,6 +140,10 @@ class HeldBackend:
     def release(self, rid: str) -> None:
         self.gates.setdefault(rid, asyncio.Event()).set()
 
+    def release_all(self) -> None:
+        for gate in self.gates.values():
+            gate.set()
+
     async def cancel(self, rollout_id: str) -> None:
         task = self.tasks.get(rollout_id)
         if task is not None:
@@ -148,3 +154,25 @@ class HeldBackend:
 
     async def shutdown(self) -> None:
         return None
+
+
+@contextlib.asynccontextmanager
+async def serve_in_process(backend: Any, **server_kw: Any) -> AsyncIterator[tuple[Any, str]]:
+    """``create_rollout_server(backend, **server_kw)`` on real uvicorn in this event loop (so a
+    test can drive its backend): yields the app's RolloutService and the base URL."""
+    import uvicorn
+
+    from verifiers_lite.server import create_rollout_server
+
+    app = create_rollout_server(backend, **server_kw)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    serving = asyncio.ensure_future(server.serve())
+    try:
+        await wait_until_async(lambda: server.started, "the server started", 60)
+        yield app.state.rollout_service, f"http://127.0.0.1:{port}"
+    finally:
+        if isinstance(backend, HeldBackend):  # what is still held ends, so shutdown need not drain it
+            backend.release_all()
+        server.should_exit = True
+        await asyncio.wait_for(serving, 60)

@@ -55,7 +55,7 @@ async def _run_remote(fake: FakeServerProcess, url: str, tmp: Path) -> Any:
                               executor=vf.RemoteExecutor(url))
 
 
-async def test_rollouts_of_one_turn_are_admitted_and_polled_together(
+async def test_rollouts_of_one_turn_are_admitted_together_and_their_results_streamed_back(
     fake_server: FakeServerProcess, served: ServerProc, tmp_path: Path
 ) -> None:
     local = srv_cleanup_env.load_environment(log=str(tmp_path / "local.jsonl"), num_examples=N).evaluate_sync(
@@ -66,10 +66,10 @@ async def test_rollouts_of_one_turn_are_admitted_and_polled_together(
     finally:
         await proxy.close()
     assert _key(remote.rows) == _key(local.rows)
-    # Every group starts in the first turn: all N * R rollouts in one admission request. Each
-    # result poll answers once one of them is done, so there are at most as many as rollouts.
+    # Every group starts in the first turn: all N * R rollouts in one admission request, whose
+    # response brings every result back: no poll at all.
     assert _requests(proxy, "/rollouts") == 1
-    assert 1 <= _requests(proxy, "/rollouts/results") <= N * R
+    assert _requests(proxy, "/rollouts/results") == 0
     assert sum("/rollout/" in s or s.endswith(" /rollout") for s in proxy.seen) == 0  # no single route
 
 

@@ -10,11 +10,9 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from srv_helpers import HeldBackend, free_port
+from srv_helpers import HeldBackend, serve_in_process
 
 from verifiers_lite.protocol import LEASE_HEADER
-from verifiers_lite.server import create_rollout_server
 from verifiers_lite.testing.waiting import wait_until_async
 
 N = 200
@@ -25,18 +23,11 @@ BOUND_SEC = 30.0  # generous for a loaded machine; a twentieth of the wait
 @pytest.fixture
 async def held() -> AsyncIterator[tuple[HeldBackend, Any, httpx.AsyncClient]]:
     backend = HeldBackend()
-    app = create_rollout_server(backend, result_wait_timeout_sec=WAIT_SEC, polling_lease_timeout_sec=2 * WAIT_SEC)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    serving = asyncio.ensure_future(server.serve())
     limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)  # a poll is a connection
-    async with httpx.AsyncClient(base_url=f"http://127.0.0.1:{port}", timeout=WAIT_SEC + 60, limits=limits) as http:
-        await wait_until_async(lambda: server.started, "the server started", 60)
-        yield backend, app.state.rollout_service, http
-        for gate in backend.gates.values():
-            gate.set()
-    server.should_exit = True
-    await asyncio.wait_for(serving, 60)
+    async with serve_in_process(
+        backend, result_wait_timeout_sec=WAIT_SEC, polling_lease_timeout_sec=2 * WAIT_SEC
+    ) as (service, url), httpx.AsyncClient(base_url=url, timeout=WAIT_SEC + 60, limits=limits) as http:
+        yield backend, service, http
 
 
 def _body(rid: str) -> dict[str, Any]:

@@ -67,13 +67,16 @@ async def test_a_result_that_outlives_the_wait_comes_by_polling(spawn: Any) -> N
 
 
 class CutAfterFirstLine:
-    """A TCP proxy that ends every ndjson answer right after its first line, in front of a
-    server without the batched routes (``POST /rollouts`` answers 404, as an older one does)."""
+    """A TCP proxy that ends every ndjson answer right after its first line. ``refuse_batched``:
+    it stands for a server without the batched routes (``POST /rollouts`` answers 404, as an
+    older one does). ``polls`` counts the result polls it forwarded."""
 
-    def __init__(self, upstream_port: int) -> None:
+    def __init__(self, upstream_port: int, *, refuse_batched: bool = True) -> None:
         self.upstream_port = upstream_port
+        self.refuse_batched = refuse_batched
         self.cut = 0
         self.refused = 0
+        self.polls = 0
         self.port = 0
 
     async def start(self) -> CutAfterFirstLine:
@@ -81,9 +84,13 @@ class CutAfterFirstLine:
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
+    def close(self) -> None:
+        self._server.close()
+
     async def _handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         first = await reader.read(65536)
-        if first.startswith(b"POST /rollouts"):
+        self.polls += first.startswith((b"POST /rollouts/results", b"GET /rollout/"))
+        if self.refuse_batched and first.startswith(b"POST /rollouts"):
             self.refused += 1
             writer.write(b"HTTP/1.1 404 Not Found\r\ncontent-length: 0\r\nconnection: close\r\n\r\n")
             await writer.drain()
@@ -122,7 +129,7 @@ class CutAfterFirstLine:
 async def cutting(server: ServerProc) -> AsyncIterator[CutAfterFirstLine]:
     proxy = await CutAfterFirstLine(int(server.url.rsplit(":", 1)[1])).start()
     yield proxy
-    proxy._server.close()
+    proxy.close()
 
 
 async def test_a_stream_cut_after_the_lease_falls_back_to_polling(cutting: CutAfterFirstLine) -> None:

@@ -13,7 +13,7 @@ from verifiers_lite.extras import missing_server_dependency
 from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse, core_category
 from verifiers_lite.records import ErrorCategory, RolloutError, RolloutInput, State
 
-from .batching import BatchRoutes
+from .batching import BatchRoutes, ItemReply
 from .clock import (
     CANCEL_TIMEOUT_SEC,
     WAIT_IDLE_RETRY_STATUSES,
@@ -66,7 +66,8 @@ class RolloutClient:
             HttpxTransport(http_client) if http_client is not None else AiohttpTransport()
         )
         self._auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._batch = BatchRoutes(self._send, request_grace_sec)
+        lines = self._post_lines if isinstance(self._transport, AiohttpTransport) else None
+        self._batch = BatchRoutes(self._send, request_grace_sec, lines)
 
     async def __aenter__(self) -> RolloutClient:
         return self
@@ -94,6 +95,10 @@ class RolloutClient:
             method, self.url + path, headers={**self._auth, **headers} if headers else self._auth,
             timeout=timeout, connect=connect, params=params, json_body=json, shard_key=shard_key,
         )
+
+    def _post_lines(self, path: str, body: Any) -> Awaitable[Reply]:
+        assert isinstance(self._transport, AiohttpTransport)
+        return self._transport.post_lines(self.url + path, headers=self._auth, json_body=body)
 
     # -- admission ---------------------------------------------------------------------------
 
@@ -137,14 +142,14 @@ class RolloutClient:
         # itself, one request per rollout; it polls as usual if the server does not stream or
         # the stream breaks.
         streams = streamed and isinstance(self._transport, AiohttpTransport)
-        accepted, sent_at, stream = await self._admit(body, body["rollout_id"], streamed=streams)
+        accepted, sent_at, reply = await self._admit(body, body["rollout_id"], streamed=streams)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
-        if stream is not None:
+        if isinstance(reply, LineStream):
             try:
                 waited_from = self.clock.now()
-                data = await self._streamed_result(stream, accepted)
+                data = await self._streamed_result(reply, accepted)
             finally:
-                stream.close()
+                reply.close()
             if data is not None:
                 lease_deadline = waited_from + accepted.polling_lease_timeout_sec  # renewed since
                 if data["status"] in TERMINAL:
@@ -161,7 +166,12 @@ class RolloutClient:
 
     async def _admit(
         self, body: dict[str, Any], rollout_id: str, *, streamed: bool = False, batched: bool = False
-    ) -> tuple[RolloutAccepted, float, LineStream | None]:
+    ) -> tuple[RolloutAccepted, float, Reply]:
+        """Admit one rollout, retrying 429s within ``admission_timeout_sec``; returns the
+        accepted answer, when it was sent, and the 202 reply. ``streamed``: the result asked for
+        on the admission response (the reply is a :class:`LineStream` on the single route, an
+        :class:`ItemReply` with a ``result_line`` on the batched one); ``batched``: with the
+        rest of this turn's admissions."""
         clock = self.clock
         deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
         retries = ADMISSION_RETRY_AFTER.retries()
@@ -180,12 +190,11 @@ class RolloutClient:
                     may_have_been_admitted=True,
                 ) from exc
             if resp.status_code == 202:
-                stream = resp if isinstance(resp, LineStream) else None
                 try:
-                    return _accepted(resp, rollout_id), sent_at, stream
+                    return _accepted(resp, rollout_id), sent_at, resp
                 except BaseException:
-                    if stream is not None:
-                        stream.close()
+                    if isinstance(resp, LineStream):
+                        resp.close()
                     raise
             if resp.status_code != 429:
                 raise RolloutProtocolError(
@@ -206,7 +215,7 @@ class RolloutClient:
         self, body: dict[str, Any], rollout_id: str, remaining: float | None, streamed: bool, batched: bool
     ) -> Awaitable[Reply]:
         if batched:
-            sent: Awaitable[Reply] = self._admitted_together(body)
+            sent: Awaitable[Reply] = self._admitted_together(body, streamed)
         elif streamed:
             assert isinstance(self._transport, AiohttpTransport)
             sent = self._transport.post_lines(
@@ -217,8 +226,8 @@ class RolloutClient:
             sent = self._send("POST", "/rollout", json=body, timeout=remaining, shard_key=rollout_id)
         return sent if remaining is None else asyncio.wait_for(sent, remaining)
 
-    async def _admitted_together(self, body: dict[str, Any]) -> Reply:
-        reply = await self._batch.admit(body)
+    async def _admitted_together(self, body: dict[str, Any], streamed: bool) -> Reply:
+        reply = await self._batch.admit(body, stream_result=streamed)
         if reply is None:
             raise _SingleRoute
         return reply
@@ -260,14 +269,24 @@ class RolloutClient:
         return [a if isinstance(a, RolloutResultResponse) else cast(Exception, a) for a in answers]
 
     async def _run_together(self, body: dict[str, Any]) -> dict[str, Any] | None:
-        """One rollout through the batched routes: admitted and long-polled with whatever else
-        this client sends in the same event-loop turn. None: the server has no batched routes
-        (nothing was admitted)."""
+        """One rollout through the batched routes: admitted with whatever else this client sends
+        in the same event-loop turn, its result read off that admission's response as it ends
+        (over the default transport), else long-polled together with the others. None: the
+        server has no batched routes (nothing was admitted)."""
         try:
-            accepted, sent_at, _ = await self._admit(body, body["rollout_id"], batched=True)
+            accepted, sent_at, reply = await self._admit(body, body["rollout_id"], batched=True, streamed=True)
         except _SingleRoute:
             return None
-        return await self._poll_together(accepted, sent_at + accepted.polling_lease_timeout_sec)
+        lease_deadline = sent_at + accepted.polling_lease_timeout_sec
+        line = reply.result_line if isinstance(reply, ItemReply) else None
+        if line is not None:
+            waited_from = self.clock.now()
+            data = await line
+            if data is not None:
+                lease_deadline = waited_from + accepted.polling_lease_timeout_sec  # renewed since
+                if data["status"] in TERMINAL:
+                    return data
+        return await self._poll_together(accepted, lease_deadline)
 
     def _poll_together(self, accepted: RolloutAccepted, lease_deadline: float) -> Awaitable[dict[str, Any]]:
         batch = self._batch

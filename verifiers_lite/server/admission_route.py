@@ -6,11 +6,13 @@ more than the validation itself. A body is read the way FastAPI does (see
 details (``loc`` under ``body``, ``msg``, ``type``) are the ones FastAPI gave. The batch
 admits each rollout exactly as ``POST /rollout`` would and answers, in order, what that route
 would have answered for it; it exists because a burst of admissions costs one HTTP request
-each, which on a small machine is most of the server's work.
+each, which on a small machine is most of the server's work. Either route, asked for
+``application/x-ndjson``, streams the admitted rollouts' results on the admission response.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 from collections.abc import Awaitable, Callable
@@ -24,7 +26,7 @@ from starlette.responses import JSONResponse, Response
 from verifiers_lite.protocol import RolloutRequest, RolloutStatus
 
 from .bodies import error, invalid_detail, read_json
-from .rollout_table import DuplicateRolloutError, RegistryClosedError
+from .rollout_table import DuplicateRolloutError, RegistryClosedError, RolloutRecord
 from .service import BackendFullError, RolloutService
 
 _RETRY_LATER = {"Retry-After": "1"}
@@ -141,9 +143,78 @@ def make_batch_endpoint(
         for i, item in enumerate(items):
             status, body, _ = admit_one(service, item, wait_sec, lease_sec, "rollouts", i)
             results.append({"status_code": status, **body})
-        return Response(to_json({"results": results}), media_type="application/json")
+        answer = to_json({"results": results})
+        if NDJSON in request.headers.get("accept", ""):
+            admitted = [service.registry.get(r["rollout_id"]) for r in results if r["status_code"] == 202]
+            records = [r for r in admitted if r is not None]  # (a retention of 0 may have dropped one)
+            if records:
+                return AdmittedThenResults(service, answer, records, wait_sec)
+        return Response(answer, media_type="application/json")
 
     return submit_many
+
+
+class AdmittedThenResults(Response):
+    """The 200 of ``POST /rollouts`` for a client that accepts ``application/x-ndjson``: the
+    batched answer as the first line at once, then one line per admitted rollout, as each ends,
+    with what ``GET /rollout/{id}/result?wait=terminal`` would answer (results that end together
+    go out in one write); once the result wait runs out (or the server closes), the status so far
+    of each one left. A rollout whose line did not come (the connection broke) is polled as
+    usual: its lease holds. Leases are renewed at the start, and each with its line.
+    """
+
+    media_type = NDJSON
+
+    def __init__(
+        self, service: RolloutService, answer: bytes, records: list[RolloutRecord], wait_sec: float
+    ) -> None:
+        super().__init__(status_code=200, media_type=NDJSON)
+        self._service = service
+        self._answer = answer
+        self._records = records
+        self._wait_sec = wait_sec
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]  # sent chunked
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": self._answer + b"\n", "more_body": True})
+        streaming = asyncio.ensure_future(self._stream(send))
+        watcher = asyncio.ensure_future(_cancel_on_disconnect(receive, streaming))
+        try:
+            await streaming
+        except asyncio.CancelledError:
+            if not watcher.done() or watcher.cancelled():
+                raise  # cancelled from outside, not by the client leaving
+        finally:
+            watcher.cancel()
+
+    async def _stream(self, send: Any) -> None:
+        registry = self._service.registry
+        for record in self._records:
+            registry.renew(record)
+        sent: set[RolloutRecord] = set()
+
+        async def deliver(finished: list[RolloutRecord]) -> None:
+            for record in finished:
+                registry.renew(record)
+                sent.add(record)
+            body = b"".join(record.answer() + b"\n" for record in finished)
+            await send({"type": "http.response.body", "body": body, "more_body": True})
+
+        with contextlib.suppress(RegistryClosedError):  # shutting down: the status so far
+            await registry.stream_terminal(self._records, self._wait_sec, deliver)
+        left = [r for r in self._records if r not in sent]
+        for record in left:
+            registry.renew(record)
+        tail = b"".join(record.answer() + b"\n" for record in left)
+        await send({"type": "http.response.body", "body": tail, "more_body": False})
+
+
+async def _cancel_on_disconnect(receive: Any, task: asyncio.Future[None]) -> None:
+    """Cancel ``task`` when the client goes away (its waits would otherwise hold until the end)."""
+    while (await receive())["type"] != "http.disconnect":
+        pass
+    task.cancel()
 
 
 def _invalid_batch(msg: str) -> JSONResponse:

@@ -174,7 +174,7 @@ def _add_error_answers(app: RolloutApp) -> None:
 def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: ServerSettings) -> None:
     """Admission, result polls and cancellation, single and batched."""
     wait_sec, lease_sec = settings.wait_sec, settings.lease_sec
-    # The per-rollout routes are plain endpoints (see admission_route, result_route) that
+    # The per-rollout routes (and the batched admission) are plain endpoints that
     # HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
     # the router entries answer the rest (401/413 from the middleware, 405s) as before.
     submit = make_admission_endpoint(service, wait_sec, lease_sec)
@@ -183,10 +183,11 @@ def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: Serv
     app.router.add_route("/rollout/{rollout_id}/result", result, methods=["GET"])
     app.router.add_route("/rollout/cancel", make_cancel_endpoint(service), methods=["POST"])
     # Many admissions in one request (a burst, a group): one round trip instead of one each.
-    app.router.add_route("/rollouts", make_batch_endpoint(service, wait_sec, lease_sec), methods=["POST"])
+    submit_many = make_batch_endpoint(service, wait_sec, lease_sec)
+    app.router.add_route("/rollouts", submit_many, methods=["POST"])
     app.router.add_route("/rollouts/results", make_batch_result_endpoint(service, wait_sec), methods=["POST"])
     app.hot_routes = HotRoutes(
-        submit, result,
+        submit, result, submit_many,
         authorization=None if settings.api_key is None else bearer_value(settings.api_key),
         max_body_bytes=settings.max_body_bytes,
     )

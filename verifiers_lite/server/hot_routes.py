@@ -1,6 +1,7 @@
-"""Direct dispatch of the two per-rollout routes, ahead of FastAPI's whole middleware stack.
+"""Direct dispatch of the per-rollout routes, ahead of FastAPI's whole middleware stack.
 
-Every rollout costs one ``POST /rollout`` and one ``GET /rollout/{id}/result``; on a small
+Every rollout costs one ``POST /rollout`` and one ``GET /rollout/{id}/result``, or its share of
+one ``POST /rollouts`` (admissions that arrive together, results streamed back); on a small
 machine the layers between uvicorn and those endpoints (error, telemetry and body-limit
 middleware, exception handlers, router scan) were a large share of the server's CPU. The
 :class:`RolloutApp` answers a hot request itself when it is plainly well-formed (authorised,
@@ -35,16 +36,19 @@ _SUFFIX = "/result"
 
 
 class HotRoutes:
-    """Serves ``POST /rollout`` and ``GET /rollout/{id}/result`` with the given endpoints.
+    """Serves ``POST /rollout``, ``GET /rollout/{id}/result`` and ``POST /rollouts`` with the
+    given endpoints.
 
     ``authorization``: the exact ``Authorization`` header value required (None: no auth).
     """
 
     def __init__(
-        self, admission: Endpoint, result: Endpoint, *, authorization: bytes | None, max_body_bytes: int
+        self, admission: Endpoint, result: Endpoint, batch_admission: Endpoint, *,
+        authorization: bytes | None, max_body_bytes: int,
     ) -> None:
         self._admission = admission
         self._result = result
+        self._batch_admission = batch_admission
         self._authorization = authorization
         self._max_body = max_body_bytes
 
@@ -55,6 +59,8 @@ class HotRoutes:
         method: str = scope["method"]
         if method == "POST" and path == "/rollout":
             return self._admission
+        if method == "POST" and path == "/rollouts":
+            return self._batch_admission
         if method == "GET" and path.startswith(_PREFIX) and path.endswith(_SUFFIX):
             rollout_id = path[len(_PREFIX) : -len(_SUFFIX)]
             if rollout_id and "/" not in rollout_id:  # the router's {rollout_id} segment

@@ -10,7 +10,7 @@ import itertools
 import json
 import secrets
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
 from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
@@ -40,10 +40,11 @@ class RolloutRecord:
     active: bool = True  # until execution, persistence and result are all final
     finished_at: float | None = None
     cancel_disposition: str | None = None
-    # Parked long polls, resolved on the next change / the terminal result. Plain futures, not
-    # Events: one future and one timer per poll instead of two tasks and an asyncio.wait.
-    change_waiters: list[asyncio.Future[None]] = field(default_factory=list)
-    terminal_waiters: list[asyncio.Future[None]] = field(default_factory=list)
+    # Parked long polls and result streams, called on the next change / the terminal result
+    # (then dropped). Plain callbacks, not Events: a parked poll is one future and one timer
+    # instead of two tasks and an asyncio.wait, and a stream is told which rollout finished.
+    change_waiters: list[Callable[[], None]] = field(default_factory=list)
+    terminal_waiters: list[Callable[[], None]] = field(default_factory=list)
     result_json: bytes | None = None  # the terminal result, serialised once for every poll
 
     def answer(self) -> bytes:
@@ -189,28 +190,76 @@ class RolloutRegistry:
             raise RegistryClosedError("server is shutting down")
         await self._park_on([r.terminal_waiters for r in records], timeout)
 
-    async def _park(self, waiters: list[asyncio.Future[None]], timeout: float) -> None:
+    async def stream_terminal(
+        self,
+        records: list[RolloutRecord],
+        timeout: float,
+        deliver: Callable[[list[RolloutRecord]], Awaitable[None]],
+    ) -> None:
+        """Long-poll many rollouts as a stream: ``deliver`` is given those that are terminal (at
+        once for those that already are), then each batch that finishes together, until all are
+        delivered, the registry closes, or ``timeout`` passes (counted from the call)."""
+        if self.closed:
+            raise RegistryClosedError("server is shutting down")
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout
+        ready = [r for r in records if r.result is not None]
+        pending = {r for r in records if r.result is None}
+        wake: asyncio.Future[None] | None = None
+
+        def finished(record: RolloutRecord) -> None:
+            ready.append(record)
+            if wake is not None:
+                _resolve(wake)
+
+        hooks = {r: functools.partial(finished, r) for r in pending}
+        for record, hook in hooks.items():
+            record.terminal_waiters.append(hook)
+        try:
+            while True:
+                if ready:
+                    batch, ready[:] = list(ready), []
+                    pending.difference_update(batch)
+                    await deliver(batch)
+                    continue
+                if not pending or self.closed or loop.time() >= deadline:
+                    return
+                wake = loop.create_future()
+                await self._park_future(wake, loop.call_at(deadline, _resolve, wake))
+                wake = None
+        finally:
+            for record in pending:  # still parked: a woken list dropped its hook already
+                with contextlib.suppress(ValueError):
+                    record.terminal_waiters.remove(hooks[record])
+
+    async def _park(self, waiters: list[Callable[[], None]], timeout: float) -> None:
         """Wait until ``waiters`` is woken, the registry closes, or ``timeout`` passes."""
         await self._park_on([waiters], timeout)
 
-    async def _park_on(self, lists: list[list[asyncio.Future[None]]], timeout: float) -> None:
+    async def _park_on(self, lists: list[list[Callable[[], None]]], timeout: float) -> None:
         """One future parked on every list of ``lists``: the first wake-up of any resolves it."""
         loop = asyncio.get_running_loop()
         fut: asyncio.Future[None] = loop.create_future()
+        wake = functools.partial(_resolve, fut)
         for waiters in lists:
-            waiters.append(fut)
+            waiters.append(wake)
+        try:
+            await self._park_future(fut, loop.call_later(timeout, _resolve, fut))
+        finally:
+            # A list that woke it dropped it with the wake-up; the others (and every list after a
+            # timeout, a cancellation or a close) still hold it.
+            for waiters in lists:
+                with contextlib.suppress(ValueError):
+                    waiters.remove(wake)
+
+    async def _park_future(self, fut: asyncio.Future[None], timer: asyncio.TimerHandle) -> None:
+        """Await ``fut`` as a held poll: woken by its timer, a wake-up, or the registry closing."""
         self._parked.add(fut)
-        timer = loop.call_later(timeout, _resolve, fut)
         try:
             await fut
         finally:
             timer.cancel()
             self._parked.discard(fut)
-            # A list that woke it dropped it with the wake-up; the others (and every list after a
-            # timeout, a cancellation or a close) still hold it.
-            for waiters in lists:
-                with contextlib.suppress(ValueError):
-                    waiters.remove(fut)
 
     def expired_leases(self) -> list[RolloutRecord]:
         """Live rollouts whose lease has run out (only those due are looked at)."""
@@ -253,7 +302,7 @@ def _resolve(fut: asyncio.Future[None]) -> None:
         fut.set_result(None)
 
 
-def _wake(waiters: list[asyncio.Future[None]]) -> None:
-    for fut in waiters:
-        _resolve(fut)
-    waiters.clear()
+def _wake(waiters: list[Callable[[], None]]) -> None:
+    woken, waiters[:] = list(waiters), []
+    for wake in woken:
+        wake()
