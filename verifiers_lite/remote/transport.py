@@ -161,15 +161,47 @@ class _Reply:
         return loads(self.content)
 
 
+class _Lines:
+    """Lines of a response body, of any length (aiohttp's ``readline`` refuses a line over its
+    buffer limit, and a batch's answer or a rollout's state can be larger)."""
+
+    __slots__ = ("_buffer", "_content", "_scanned", "_start")
+
+    def __init__(self, content: Any) -> None:
+        self._content = content
+        self._buffer = bytearray()
+        self._start = 0  # where the next line begins
+        self._scanned = 0  # no newline between _start and here
+
+    async def next(self) -> bytes:
+        """The next line with its newline; at the end, what is left (empty: nothing)."""
+        while True:
+            end = self._buffer.find(b"\n", self._scanned)
+            if end >= 0:
+                line = bytes(self._buffer[self._start : end + 1])
+                self._start = self._scanned = end + 1
+                return line
+            del self._buffer[: self._start]  # lines already read: dropped once per chunk
+            self._start, self._scanned = 0, len(self._buffer)
+            chunk = await self._content.readany()
+            if not chunk:
+                line = bytes(self._buffer)
+                self._buffer.clear()
+                self._scanned = 0
+                return line
+            self._buffer += chunk
+
+
 class LineStream(_Reply):
     """A streamed answer: its first line as the body; :meth:`next_line` reads the next one."""
 
-    __slots__ = ("_resp", "_transport")
+    __slots__ = ("_lines", "_resp", "_transport")
 
-    def __init__(self, status_code: int, headers: Mapping[str, str], first: bytes, resp: Any,
+    def __init__(self, status_code: int, headers: Mapping[str, str], first: bytes, resp: Any, lines: _Lines,
                  transport: AiohttpTransport) -> None:
         super().__init__(status_code, headers, first)
         self._resp = resp
+        self._lines = lines
         self._transport = transport
 
     async def next_line(self, timeout: float) -> _Reply:
@@ -177,7 +209,7 @@ class LineStream(_Reply):
         with self._transport._httpx_errors():
             try:
                 async with asyncio.timeout(timeout):
-                    line = await self._resp.content.readline()
+                    line = await self._lines.next()
             except TimeoutError as exc:
                 raise httpx.ReadTimeout("read timeout") from exc
         return _Reply(200, self.headers, line)
@@ -264,9 +296,10 @@ class AiohttpTransport:
             )
             try:
                 if resp.headers.get("Content-Type", "").startswith(NDJSON):
+                    lines = _Lines(resp.content)
                     async with asyncio.timeout(read):
-                        first = await resp.content.readline()
-                    stream = LineStream(resp.status, resp.headers, first, resp, self)
+                        first = await lines.next()
+                    stream = LineStream(resp.status, resp.headers, first, resp, lines, self)
                     resp = None  # the stream owns it now
                     return stream
                 async with asyncio.timeout(read):
