@@ -200,3 +200,59 @@ def test_default_body_limit_is_16_mib() -> None:
     default = inspect.signature(create_rollout_server).parameters["max_body_bytes"].default
     assert default == 16 * 1024 * 1024
     assert build_parser().parse_args(["arithmetic"]).max_body_bytes == default
+
+
+def _admit_both_ways(
+    http: httpx.Client, raw: bytes, content_type: str, *, chunked_first: bool = False
+) -> list[httpx.Response]:
+    """The same admission body sent with a Content-Length (served ahead of the middleware stack)
+    and chunked (served by the full stack), in that order unless ``chunked_first``."""
+    headers = {"content-type": content_type} if content_type else {}
+    sends = [raw, iter([raw[: len(raw) // 2], raw[len(raw) // 2 :]])]
+    return [http.post("/rollout", content=c, headers=headers) for c in (sends[::-1] if chunked_first else sends)]
+
+
+@pytest.mark.parametrize(("case", "status", "first_loc"), [
+    ("bad id", 422, ["body", "rollout_id"]), ("missing messages", 422, ["body", "initial_messages"]),
+    ("extra field", 422, ["body", "surprise"]), ("empty body", 422, ["body"]),
+    ("not JSON", 422, ["body", 1]), ("text/plain", 422, ["body"]),
+])
+def test_refused_admissions_answer_alike_on_both_paths(
+    http: httpx.Client, case: str, status: int, first_loc: list[Any]
+) -> None:
+    body: dict[str, Any] = {**VALID, "rollout_id": uuid.uuid4().hex}
+    content_type, raw = "application/json", b""
+    if case == "bad id":
+        body["rollout_id"] = "a/b"
+    elif case == "missing messages":
+        del body["initial_messages"]
+    elif case == "extra field":
+        body["surprise"] = 1
+    elif case == "not JSON":
+        raw = b"{,}"
+    elif case == "text/plain":
+        content_type = "text/plain"
+    if case not in ("empty body", "not JSON"):
+        raw = json.dumps(body).encode()
+    answers = _admit_both_ways(http, raw, content_type)
+    assert [a.status_code for a in answers] == [status, status], [a.text for a in answers]
+    assert answers[0].json() == answers[1].json()
+    assert answers[0].json()["detail"][0]["loc"] == first_loc
+    assert "retry-after" not in answers[0].headers
+
+
+def test_accepted_and_duplicate_admissions_answer_alike_on_both_paths(http: httpx.Client) -> None:
+    ids = [uuid.uuid4().hex, uuid.uuid4().hex]
+    accepted = [resp for rid, chunked_first in zip(ids, (False, True), strict=True) for resp in _admit_both_ways(
+        http, json.dumps({**VALID, "rollout_id": rid, "grade": False}).encode(), "application/json",
+        chunked_first=chunked_first)]
+    # Each id: the first request admits it (by one path, then the other), the second is its duplicate.
+    assert [r.status_code for r in accepted] == [202, 409, 202, 409], [r.text for r in accepted]
+    first, second = accepted[0].json(), accepted[2].json()
+    assert set(first) == set(second) == {
+        "rollout_id", "status", "polling_lease_token", "result_wait_timeout_sec", "polling_lease_timeout_sec"}
+    assert [first["rollout_id"], second["rollout_id"]] == ids
+    assert first["status"] == second["status"] == "queued"
+    assert first["polling_lease_token"] != second["polling_lease_token"]
+    assert accepted[1].json() == {"detail": f"rollout_id {ids[0]!r} is live or still retained"}
+    assert accepted[0].headers["content-type"] == accepted[2].headers["content-type"] == "application/json"

@@ -1,9 +1,10 @@
 """``POST /rollout`` (one rollout) and ``POST /rollouts`` (many in one request): admission.
 
-Both are plain Starlette endpoints: FastAPI's dependency solving around one pydantic body cost
-more than the validation itself. A body is read the way FastAPI does (see
-:func:`bodies.read_json`) and validated with the same ``RolloutRequest`` model, so the 422
-details (``loc`` under ``body``, ``msg``, ``type``) are the ones FastAPI gave. The batch
+Neither goes through FastAPI: its dependency solving around one pydantic body cost more than
+the validation itself (``POST /rollout`` is a raw ASGI app, ``POST /rollouts`` a plain
+Starlette endpoint). A body is read the way FastAPI does (see :func:`bodies.parse_json`) and
+validated with the same ``RolloutRequest`` model, so the 422 details (``loc`` under ``body``,
+``msg``, ``type``) are the ones FastAPI gave. The batch
 admits each rollout exactly as ``POST /rollout`` would and answers, in order, what that route
 would have answered for it; it exists because a burst of admissions costs one HTTP request
 each, which on a small machine is most of the server's work. Either route, asked for
@@ -22,16 +23,18 @@ from pydantic import ValidationError
 from pydantic_core import to_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from verifiers_lite.protocol import RolloutRequest, RolloutStatus
 
-from .bodies import error, invalid_detail, read_json
+from .bodies import error, invalid_detail, parse_json, read_body, read_json, send_json
 from .rollout_table import DuplicateRolloutError, RegistryClosedError, RolloutRecord
 from .service import BackendFullError, RolloutService
 
 _RETRY_LATER = {"Retry-After": "1"}
 #: The media type a client accepts to get its result on the admission response (see below).
 NDJSON = "application/x-ndjson"
+_NDJSON = NDJSON.encode()
 _QUEUED = RolloutStatus.QUEUED.value
 #: Rollouts one ``POST /rollouts`` may carry.
 MAX_BATCH = 10_000
@@ -72,21 +75,38 @@ def admit_one(
     return 202, accepted, None
 
 
-def make_admission_endpoint(
-    service: RolloutService, wait_sec: float, lease_sec: float
-) -> Callable[[Request], Awaitable[Response]]:
-    """``POST /rollout`` bound to ``service``: 202 with the polling lease, or 4xx/503."""
+class AdmissionEndpoint:
+    """``POST /rollout`` bound to ``service``, as a raw ASGI app: 202 with the polling lease, or
+    4xx/503. A burst of admissions waits on this route's CPU, so the accepted answer is sent as
+    the two ASGI messages, without Starlette's Request and Response objects (an ASGI app is
+    also what the router's route calls when the request takes the full stack).
+    """
 
-    async def submit(request: Request) -> Response:
-        data = await read_json(request)
+    def __init__(self, service: RolloutService, wait_sec: float, lease_sec: float) -> None:
+        self._service = service
+        self._wait_sec = wait_sec
+        self._lease_sec = lease_sec
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        raw = await read_body(receive)
+        if raw is None:
+            return  # the client left: nobody to answer
+        content_type = accept = None
+        for name, value in scope["headers"]:
+            if name == b"content-type" and content_type is None:
+                content_type = value.decode("latin-1")
+            elif name == b"accept" and accept is None:
+                accept = value
+        data = parse_json(raw, content_type)
         if isinstance(data, Response):
-            return data
-        status, body, headers = admit_one(service, data, wait_sec, lease_sec)
-        if status == 202 and NDJSON in request.headers.get("accept", ""):
-            return AcceptedThenResult(service, body, wait_sec)
-        return Response(to_json(body), status_code=status, headers=headers, media_type="application/json")
-
-    return submit
+            await data(scope, receive, send)
+            return
+        status, body, headers = admit_one(self._service, data, self._wait_sec, self._lease_sec)
+        if status == 202 and accept is not None and _NDJSON in accept:
+            await AcceptedThenResult(self._service, body, self._wait_sec)(scope, receive, send)
+            return
+        extra = None if headers is None else [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        await send_json(send, status, to_json(body), extra)
 
 
 class AcceptedThenResult(Response):

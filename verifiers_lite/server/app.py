@@ -22,7 +22,7 @@ from verifiers_lite.protocol import (
     DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
 )
 
-from .admission_route import make_admission_endpoint, make_batch_endpoint
+from .admission_route import AdmissionEndpoint, make_batch_endpoint
 from .auth import BearerAuthMiddleware, bearer_value, check_api_key
 from .backend import RolloutBackend
 from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
@@ -36,6 +36,7 @@ try:
     from fastapi import FastAPI, Request
     from fastapi.exceptions import RequestValidationError
     from fastapi.responses import JSONResponse
+    from starlette.routing import Route
 except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
@@ -174,12 +175,12 @@ def _add_error_answers(app: RolloutApp) -> None:
 def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: ServerSettings) -> None:
     """Admission, result polls and cancellation, single and batched."""
     wait_sec, lease_sec = settings.wait_sec, settings.lease_sec
-    # The per-rollout routes (and the batched admission) are plain endpoints that
-    # HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
+    # The per-rollout routes (and the batched admission) are plain endpoints (POST /rollout a raw
+    # ASGI app) that HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
     # the router entries answer the rest (401/413 from the middleware, 405s) as before.
-    submit = make_admission_endpoint(service, wait_sec, lease_sec)
+    submit = AdmissionEndpoint(service, wait_sec, lease_sec)
     result = make_result_endpoint(service, wait_sec)
-    app.router.add_route("/rollout", submit, methods=["POST"])
+    app.router.routes.append(Route("/rollout", submit, methods=["POST"]))  # an ASGI app, not a function
     app.router.add_route("/rollout/{rollout_id}/result", result, methods=["GET"])
     app.router.add_route("/rollout/cancel", make_cancel_endpoint(service), methods=["POST"])
     # Many admissions in one request (a burst, a group): one round trip instead of one each.

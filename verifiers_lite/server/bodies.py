@@ -99,17 +99,17 @@ class BodyLimitMiddleware:
 
 
 async def _send(send: Any, status: int, body: bytes) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": status,
-            "headers": [
-                (b"content-type", b"application/json"),
-                (b"content-length", str(len(body)).encode()),
-                (b"connection", b"close"),
-            ],
-        }
-    )
+    await send_json(send, status, body, [(b"connection", b"close")])
+
+
+async def send_json(
+    send: Any, status: int, body: bytes, headers: list[tuple[bytes, bytes]] | None = None
+) -> None:
+    """Answer ``status`` with the JSON ``body`` by the two ASGI messages, no Response object."""
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    if headers:
+        raw += headers
+    await send({"type": "http.response.start", "status": status, "headers": raw})
     await send({"type": "http.response.body", "body": body})
 
 
@@ -148,15 +148,37 @@ def _loads(raw: bytes) -> Any:
 
 
 async def read_json(request: Request) -> Any | Response:
-    """The request's JSON body, or the 4xx answer that explains what is wrong with it.
+    """The request's JSON body, or the 4xx answer that explains what is wrong with it
+    (see :func:`parse_json`)."""
+    return parse_json(await request.body(), request.headers.get("content-type"))
 
-    Like FastAPI: JSON for a missing, ``application/json`` or ``+json`` content type (Python's
-    parser, so NaN reaches the validators), the raw bytes otherwise; an empty body is a 422.
+
+async def read_body(receive: Any) -> bytes | None:
+    """The whole request body from ASGI ``receive``; None if the client left before sending it."""
+    message = await receive()
+    if message["type"] != "http.request":
+        return None
+    body: bytes = message.get("body", b"")
+    if not message.get("more_body", False):
+        return body  # the common case: one message
+    chunks = [body]
+    while message.get("more_body", False):
+        message = await receive()
+        if message["type"] != "http.request":
+            return None
+        chunks.append(message.get("body", b""))
+    return b"".join(chunks)
+
+
+def parse_json(raw: bytes, content_type: str | None) -> Any | Response:
+    """A request body as FastAPI reads it, or the 4xx answer that explains what is wrong with it.
+
+    JSON for a missing, ``application/json`` or ``+json`` content type (Python's parser, so NaN
+    reaches the validators), the raw bytes otherwise; an empty body is a 422.
     """
-    raw = await request.body()
     if not raw:
         return invalid([{"loc": (), "msg": "Field required", "type": "missing"}])
-    if not _wants_json(request.headers.get("content-type")):
+    if content_type != "application/json" and not _wants_json(content_type):
         return raw
     try:
         data = _loads(raw)

@@ -12,6 +12,7 @@ answers a retryable 503 here too, never a 500.
 
 from __future__ import annotations
 
+import contextlib
 import hmac
 import logging
 from collections.abc import Awaitable, Callable
@@ -19,6 +20,7 @@ from typing import Any
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from verifiers_lite.extras import missing_server_dependency
 
@@ -36,23 +38,23 @@ _SUFFIX = "/result"
 
 
 class HotRoutes:
-    """Serves ``POST /rollout``, ``GET /rollout/{id}/result`` and ``POST /rollouts`` with the
-    given endpoints.
+    """Serves ``POST /rollout`` with the ``admission`` ASGI app, ``GET /rollout/{id}/result``
+    and ``POST /rollouts`` with the given endpoints.
 
     ``authorization``: the exact ``Authorization`` header value required (None: no auth).
     """
 
     def __init__(
-        self, admission: Endpoint, result: Endpoint, batch_admission: Endpoint, *,
+        self, admission: ASGIApp, result: Endpoint, batch_admission: Endpoint, *,
         authorization: bytes | None, max_body_bytes: int,
     ) -> None:
         self._admission = admission
-        self._result = result
-        self._batch_admission = batch_admission
+        self._result = request_app(result)
+        self._batch_admission = request_app(batch_admission)
         self._authorization = authorization
         self._max_body = max_body_bytes
 
-    def _match(self, scope: dict[str, Any]) -> Endpoint | None:
+    def _match(self, scope: Scope) -> ASGIApp | None:
         if scope.get("root_path"):
             return None
         path: str = scope["path"]
@@ -68,7 +70,7 @@ class HotRoutes:
                 return self._result
         return None
 
-    def _plain(self, scope: dict[str, Any]) -> bool:
+    def _plain(self, scope: Scope) -> bool:
         """Authorised, not chunked, and any declared body within the limit."""
         given = b""
         for name, value in scope["headers"]:
@@ -82,18 +84,29 @@ class HotRoutes:
         # Constant-time, as in the auth middleware: the key must not leak through timing.
         return self._authorization is None or hmac.compare_digest(given, self._authorization)
 
-    async def serve(self, scope: dict[str, Any], receive: Any, send: Any) -> bool:
+    async def serve(self, scope: Scope, receive: Receive, send: Send) -> bool:
         """Answer ``scope`` if it is a plain hot request; False leaves it to the full stack."""
-        endpoint = self._match(scope)
-        if endpoint is None or not self._plain(scope):
+        app = self._match(scope)
+        if app is None or not self._plain(scope):
             return False
         try:
-            response = await endpoint(Request(scope, receive))
+            await app(scope, receive, send)
         except Exception as exc:  # a bug or a race with shutdown must stay retryable
             log.exception("unhandled error on %s %s", scope["method"], scope["path"])
-            response = unavailable(exc)
-        await response(scope, receive, send)
+            # If the answer had started, uvicorn refuses this one and closes the connection.
+            with contextlib.suppress(RuntimeError):
+                await unavailable(exc)(scope, receive, send)
         return True
+
+
+def request_app(endpoint: Endpoint) -> ASGIApp:
+    """``endpoint`` (Request in, Response out) as an ASGI app."""
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        response = await endpoint(Request(scope, receive))
+        await response(scope, receive, send)
+
+    return app
 
 
 def unavailable(exc: Exception) -> JSONResponse:
