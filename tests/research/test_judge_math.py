@@ -148,5 +148,8 @@ def test_resume_refuses_another_judge_prompt(fake_server, judge, tmp_path):
     other = vf.SingleTurnEnv(dataset=sums_rows(2), rubric=vf.JudgeRubric(
         vf.ChatClient(judge.base_url), "fake-arith", prompt="Compute {response} - {answer}", parse=zero_means_right,
         parser=BoxedParser()))
-    with pytest.raises(vf.ResumeMismatchError, match="rubric: saved"):
+    with pytest.raises(vf.ResumeMismatchError, match="rubric: saved") as refused:
         other.evaluate_sync(client, "fake-arith", results_path=str(tmp_path), progress=False)
+    # The changed setting is named on its own line, the other settings are not.
+    said = [line.strip() for line in str(refused.value).splitlines() if "setting" in line]
+    assert said == [f"rubric: setting 'prompt': saved {JUDGE_PROMPT!r}, now 'Compute {{response}} - {{answer}}'"]

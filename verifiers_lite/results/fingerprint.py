@@ -113,8 +113,24 @@ def _rubric_diff(saved: Any, now: dict[str, Any]) -> list[str]:
     lines = []
     if {k: v[0] for k, v in old.items()} != {k: v[0] for k, v in new.items()}:
         lines.append(f"rubric: saved {_without_code(saved)!r}, now {_without_code(now)!r}")
+        lines.extend(_setting_diff(old, new))
     if changed:
         lines.append(f"{REWARD_CODE_CHANGED} since the saved run: {', '.join(changed)}")
+    return lines
+
+
+def _setting_diff(old: dict[str, tuple[Any, Any]], new: dict[str, tuple[Any, Any]]) -> list[str]:
+    """A line per rubric setting (a judge's model, prompt, ...) that differs, by name: the whole
+    rubric above can be long, and a changed setting is easy to miss in it."""
+    lines = []
+    for key, (now, _) in new.items():
+        saved = old.get(key, (None, None))[0]
+        if not key.endswith("config") or not isinstance(now, dict) or not isinstance(saved, dict):
+            continue
+        where = key[: -len("config")]  # an environment group's task, as "task/"
+        for name in [*now, *(k for k in saved if k not in now)]:
+            if saved.get(name) != now.get(name):
+                lines.append(f"rubric: {where}setting {name!r}: saved {saved.get(name)!r}, now {now.get(name)!r}")
     return lines
 
 
