@@ -77,10 +77,12 @@ class RemoteExecutor:
         e = min(range(len(self.endpoints)), key=self.groups.__getitem__)
         self.groups[e] += 1
         url, key = self.endpoints[e]
-        states = await asyncio.gather(*(
+        rollouts = [
             track_rollout(self._one(inp, url, key), (unit.example_id, index))  # live counts, as in-process
             for inp, index in zip(unit.inputs, unit.indices, strict=True)
-        ))
+        ]
+        # One rollout (independent scoring) is awaited here: a task of its own costs two turns.
+        states = [await rollouts[0]] if len(rollouts) == 1 else await asyncio.gather(*rollouts)
         for state, index in zip(states, unit.indices, strict=True):
             state["rollout_index"] = index
         rows = await self.ctx.env.finish_group(list(states), score=self.ctx.score, started=started)

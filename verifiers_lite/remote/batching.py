@@ -83,16 +83,15 @@ class TurnBatcher(Generic[T, R]):
         fut: asyncio.Future[R] = loop.create_future()
         self._queued.append((item, fut))
         if len(self._queued) == 1:
-            loop.call_soon(self._flush)
+            # The task's first step runs once this turn's ready callbacks have: it takes what
+            # they submitted too.
+            task = loop.create_task(self._run())
+            self._running.add(task)
+            task.add_done_callback(self._running.discard)
         return fut
 
-    def _flush(self) -> None:
+    async def _run(self) -> None:
         batch, self._queued = self._queued, []
-        task = asyncio.get_running_loop().create_task(self._run(batch))
-        self._running.add(task)
-        task.add_done_callback(self._running.discard)
-
-    async def _run(self, batch: list[tuple[T, asyncio.Future[R]]]) -> None:
         live = [(item, fut) for item, fut in batch if not fut.done()]  # a caller may have given up
         if not live:
             return
@@ -149,6 +148,8 @@ class BatchRoutes:
 
     async def _admit_all_streamed(self, bodies: list[bytes]) -> list[Reply | None]:
         chunks = _chunks(bodies)
+        if len(chunks) == 1:  # the usual case: no task of its own
+            return await self._admit_chunk_streamed(chunks[0])
         answers = await asyncio.gather(*(self._admit_chunk_streamed(c) for c in chunks))
         return [a for chunk in answers for a in chunk]
 
