@@ -27,7 +27,7 @@ from starlette.types import Receive, Scope, Send
 
 from verifiers_lite.protocol import RolloutRequest, RolloutStatus
 
-from .bodies import error, invalid_detail, parse_json, read_body, read_json, send_json
+from .bodies import error, header, invalid_detail, parse_json, read_body, read_json, send_json
 from .rollout_table import DuplicateRolloutError, RegistryClosedError, RolloutRecord
 from .service import BackendFullError, RolloutService
 
@@ -91,18 +91,13 @@ class AdmissionEndpoint:
         raw = await read_body(receive)
         if raw is None:
             return  # the client left: nobody to answer
-        content_type = accept = None
-        for name, value in scope["headers"]:
-            if name == b"content-type" and content_type is None:
-                content_type = value.decode("latin-1")
-            elif name == b"accept" and accept is None:
-                accept = value
-        data = parse_json(raw, content_type)
+        content_type = header(scope, b"content-type")
+        data = parse_json(raw, None if content_type is None else content_type.decode("latin-1"))
         if isinstance(data, Response):
             await data(scope, receive, send)
             return
         status, body, headers = admit_one(self._service, data, self._wait_sec, self._lease_sec)
-        if status == 202 and accept is not None and _NDJSON in accept:
+        if status == 202 and _NDJSON in (header(scope, b"accept") or b""):
             await AcceptedThenResult(self._service, body, self._wait_sec)(scope, receive, send)
             return
         extra = None if headers is None else [(k.lower().encode(), v.encode()) for k, v in headers.items()]

@@ -29,7 +29,7 @@ from .bodies import DEFAULT_MAX_BODY_BYTES, BodyLimitMiddleware
 from .cancel_route import make_cancel_endpoint
 from .hot_routes import HotRoutes, RolloutApp, unavailable
 from .lifecycle import Lifecycle, ShutdownTimeouts
-from .result_route import make_batch_result_endpoint, make_result_endpoint
+from .result_route import ResultEndpoint, make_batch_result_endpoint
 from .service import RolloutService
 
 try:
@@ -175,13 +175,14 @@ def _add_error_answers(app: RolloutApp) -> None:
 def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: ServerSettings) -> None:
     """Admission, result polls and cancellation, single and batched."""
     wait_sec, lease_sec = settings.wait_sec, settings.lease_sec
-    # The per-rollout routes (and the batched admission) are plain endpoints (POST /rollout a raw
-    # ASGI app) that HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
+    # The per-rollout routes (raw ASGI apps) and the batched admission are plain endpoints that
+    # HotRoutes serves ahead of FastAPI's whole stack when a request is plainly well-formed;
     # the router entries answer the rest (401/413 from the middleware, 405s) as before.
     submit = AdmissionEndpoint(service, wait_sec, lease_sec)
-    result = make_result_endpoint(service, wait_sec)
-    app.router.routes.append(Route("/rollout", submit, methods=["POST"]))  # an ASGI app, not a function
-    app.router.add_route("/rollout/{rollout_id}/result", result, methods=["GET"])
+    result = ResultEndpoint(service, wait_sec)
+    # ASGI apps, not functions: the route calls them as they are.
+    app.router.routes.append(Route("/rollout", submit, methods=["POST"]))
+    app.router.routes.append(Route("/rollout/{rollout_id}/result", result, methods=["GET"]))
     app.router.add_route("/rollout/cancel", make_cancel_endpoint(service), methods=["POST"])
     # Many admissions in one request (a burst, a group): one round trip instead of one each.
     submit_many = make_batch_endpoint(service, wait_sec, lease_sec)

@@ -12,12 +12,11 @@ from typing import Any
 from pydantic_core import from_json
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Scope
 
 DEFAULT_MAX_BODY_BYTES = 16 * 1024 * 1024
 #: Nesting allowed in a JSON body (chat messages with tool calls need well under 20).
 MAX_JSON_DEPTH = 64
-
-Scope = dict[str, Any]
 
 
 def error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -151,6 +150,14 @@ async def read_json(request: Request) -> Any | Response:
     """The request's JSON body, or the 4xx answer that explains what is wrong with it
     (see :func:`parse_json`)."""
     return parse_json(await request.body(), request.headers.get("content-type"))
+
+
+def header(scope: Scope, name: bytes) -> bytes | None:
+    """The first value of the request header ``name`` (lower case), as Starlette's lookup gives."""
+    for key, value in scope["headers"]:
+        if key == name:
+            return bytes(value)
+    return None
 
 
 async def read_body(receive: Any) -> bytes | None:

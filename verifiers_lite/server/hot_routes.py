@@ -38,18 +38,18 @@ _SUFFIX = "/result"
 
 
 class HotRoutes:
-    """Serves ``POST /rollout`` with the ``admission`` ASGI app, ``GET /rollout/{id}/result``
-    and ``POST /rollouts`` with the given endpoints.
+    """Serves ``POST /rollout`` and ``GET /rollout/{id}/result`` with the given ASGI apps, and
+    ``POST /rollouts`` with the given endpoint.
 
     ``authorization``: the exact ``Authorization`` header value required (None: no auth).
     """
 
     def __init__(
-        self, admission: ASGIApp, result: Endpoint, batch_admission: Endpoint, *,
+        self, admission: ASGIApp, result: ASGIApp, batch_admission: Endpoint, *,
         authorization: bytes | None, max_body_bytes: int,
     ) -> None:
         self._admission = admission
-        self._result = request_app(result)
+        self._result = result
         self._batch_admission = request_app(batch_admission)
         self._authorization = authorization
         self._max_body = max_body_bytes

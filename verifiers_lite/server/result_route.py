@@ -1,7 +1,8 @@
-"""``GET /rollout/{id}/result`` as a plain Starlette endpoint: the server's hottest route.
+"""``GET /rollout/{id}/result`` as a raw ASGI app: the server's hottest route.
 
 It is served without FastAPI's dependency solving and response-model validation (each a
-pydantic round trip per poll); the terminal result is serialised once, when it is published.
+pydantic round trip per poll), nor Starlette's Request and Response objects; the terminal
+result is serialised once, when it is published.
 Query ``seen=<status>`` waits for a change from that status (the default contract);
 ``wait=terminal`` waits for the terminal result only, so one poll per rollout suffices.
 ``POST /rollouts/results`` long-polls many rollouts in one request (a burst of results that
@@ -17,17 +18,19 @@ from urllib.parse import parse_qsl
 
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
+from starlette.types import Receive, Scope, Send
 
 from verifiers_lite.protocol import LEASE_HEADER, RolloutStatus
 
 from .admission_route import MAX_BATCH
-from .bodies import read_json
+from .bodies import header, read_json, send_json
 from .rollout_table import RegistryClosedError
 from .service import RolloutService
 
 _STATUSES = frozenset(s.value for s in RolloutStatus)
 _WAIT_MODES = frozenset({"change", "terminal"})
 _RETRY_LATER = {"Retry-After": "1"}
+_LEASE_KEY = LEASE_HEADER.lower().encode("latin-1")
 
 
 def _invalid(loc: list[str], msg: str, kind: str) -> JSONResponse:
@@ -39,42 +42,54 @@ def _error(status: int, detail: str, headers: dict[str, str] | None = None) -> J
     return JSONResponse({"detail": detail}, status_code=status, headers=headers)
 
 
-def make_result_endpoint(
-    service: RolloutService, wait_sec: float
-) -> Callable[[Request], Awaitable[Response]]:
-    """The endpoint bound to ``service``; every poll renews the lease, before and after waiting."""
-    registry = service.registry
+class ResultEndpoint:
+    """``GET /rollout/{id}/result`` bound to ``service``, as a raw ASGI app: every rollout's poll,
+    so it answers by the two ASGI messages, without Starlette's Request and Response objects.
+    Every poll renews the lease, before and after waiting.
+    """
 
-    async def result(request: Request) -> Response:
-        lease = request.headers.get(LEASE_HEADER)
+    def __init__(self, service: RolloutService, wait_sec: float) -> None:
+        self._service = service
+        self._wait_sec = wait_sec
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        answer = await self._answer(scope)
+        if isinstance(answer, bytes):
+            await send_json(send, 200, answer)
+        else:
+            await answer(scope, receive, send)
+
+    async def _answer(self, scope: Scope) -> bytes | Response:
+        """The result body, or the error answer."""
+        service, registry = self._service, self._service.registry
+        lease = header(scope, _LEASE_KEY)
         if lease is None:
             return _invalid(["header", LEASE_HEADER], "Field required", "missing")
         # parse_qsl directly: Starlette's QueryParams multidict cost more than the whole lookup.
-        query = dict(parse_qsl(request.scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
         seen = query.get("seen")
         if seen is not None and seen not in _STATUSES:
             return _invalid(["query", "seen"], f"must be one of {sorted(_STATUSES)}", "enum")
         mode = query.get("wait", "change")
         if mode not in _WAIT_MODES:
             return _invalid(["query", "wait"], "must be 'change' or 'terminal'", "enum")
-        record = registry.get(request.path_params["rollout_id"])
+        rollout_id = scope["path_params"]["rollout_id"]
+        record = registry.get(rollout_id)
         if record is None:
-            return _error(404, f"unknown rollout_id {request.path_params['rollout_id']!r}")
-        if not hmac.compare_digest(lease.encode(), record.lease_token.encode()):
+            return _error(404, f"unknown rollout_id {rollout_id!r}")
+        if not hmac.compare_digest(lease, record.lease_token.encode()):
             return _error(403, "polling lease token does not match this rollout")
         await service.expire_if_due(record)  # a lapsed lease is not revived by a late poll
         registry.renew(record)
         try:
             if mode == "terminal":
-                await registry.wait_terminal(record, wait_sec)
+                await registry.wait_terminal(record, self._wait_sec)
             else:
-                await registry.wait_change(record, RolloutStatus(seen) if seen else None, wait_sec)
+                await registry.wait_change(record, RolloutStatus(seen) if seen else None, self._wait_sec)
         except RegistryClosedError:
             return _error(503, "server is shutting down; retry", _RETRY_LATER)
         registry.renew(record)
-        return Response(record.answer(), media_type="application/json")
-
-    return result
+        return record.answer()
 
 
 def make_batch_result_endpoint(
