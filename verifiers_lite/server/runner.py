@@ -86,6 +86,10 @@ def run_rollout_server(
     kwargs.setdefault("timeout_keep_alive", 30)  # long-poll clients reuse their connections
     kwargs.setdefault("backlog", 4096)  # a thousand pollers may connect at once
     kwargs.setdefault("access_log", False)  # one log call per request, filtered out anyway
+    # Nothing here reads the client's address or scheme, and uvicorn's X-Forwarded-* rewrite
+    # parses the peer's address on every request: ~4 us of the ~60 us uvicorn spends on a
+    # rollout's POST and GET.
+    kwargs.setdefault("proxy_headers", False)
     config = uvicorn.Config(
         app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=None, **kwargs
     )
