@@ -178,3 +178,22 @@ async def test_wait_idle_and_process_id(spawn: Any) -> None:
             with pytest.raises(ValueError):
                 await ca.wait_idle(poll_interval_sec=bad)
         await ca.cancel_rollout("w2")
+
+
+def test_lease_tokens_are_distinct_url_safe_and_192_random_bits() -> None:
+    import base64
+
+    from verifiers_lite.server.rollout_table import RolloutRegistry
+
+    registry = RolloutRegistry(polling_lease_timeout_sec=60, result_retention_sec=60)
+    # More than one draw from the OS (tokens come a thousand at a time).
+    tokens = [registry.add(f"r{i}").lease_token for i in range(2500)]
+    assert len(set(tokens)) == len(tokens)
+    raw = [base64.urlsafe_b64decode(t) for t in tokens]
+    assert all(len(t) == 32 and t.isascii() and "=" not in t and "/" not in t and "+" not in t for t in tokens)
+    assert {len(b) for b in raw} == {24}
+    assert len({b[:8] for b in raw}) == len(raw)  # no two share even a prefix: no overlapping slices
+    # Uniform bytes: each bit set about half the time over 60,000 bytes (tolerance ~10 sigma).
+    ones = sum(bin(byte).count("1") for b in raw for byte in b)
+    bits = 8 * 24 * len(raw)
+    assert abs(ones / bits - 0.5) < 10 * 0.5 / bits**0.5

@@ -19,7 +19,14 @@ class RolloutContext:
     def __init__(self, rollout_id: str, on_status: Callable[[RolloutStatus], None]) -> None:
         self.rollout_id = rollout_id
         self._on_status = on_status
-        self.cancel_requested = asyncio.Event()
+        self._cancel_requested: asyncio.Event | None = None
+
+    @property
+    def cancel_requested(self) -> asyncio.Event:
+        """Set when the rollout should stop (made on first use, not at admission)."""
+        if self._cancel_requested is None:
+            self._cancel_requested = asyncio.Event()
+        return self._cancel_requested
 
     def bind(self, on_status: Callable[[RolloutStatus], None]) -> None:
         """Where stages are reported (the server binds it to the rollout's record)."""

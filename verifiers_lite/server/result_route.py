@@ -33,6 +33,18 @@ _RETRY_LATER = {"Retry-After": "1"}
 _LEASE_KEY = LEASE_HEADER.lower().encode("latin-1")
 
 
+def _parse_query(raw: bytes) -> dict[str, str]:
+    # parse_qsl directly: Starlette's QueryParams multidict cost more than the whole lookup.
+    return dict(parse_qsl(raw.decode("latin-1"), keep_blank_values=True))
+
+
+#: What clients send, parsed once (read only): parsing cost a poll as much as its lookup.
+_COMMON_QUERIES = {
+    q: _parse_query(q)
+    for q in (b"wait=terminal", b"wait=change", *(f"seen={s}".encode() for s in sorted(_STATUSES)))
+}
+
+
 def _invalid(loc: list[str], msg: str, kind: str) -> JSONResponse:
     # Same shape as the app's RequestValidationError answer.
     return JSONResponse({"detail": [{"loc": loc, "msg": msg, "type": kind}]}, status_code=422)
@@ -65,8 +77,9 @@ class ResultEndpoint:
         lease = header(scope, _LEASE_KEY)
         if lease is None:
             return _invalid(["header", LEASE_HEADER], "Field required", "missing")
-        # parse_qsl directly: Starlette's QueryParams multidict cost more than the whole lookup.
-        query = dict(parse_qsl(scope["query_string"].decode("latin-1"), keep_blank_values=True))
+        query = _COMMON_QUERIES.get(scope["query_string"])
+        if query is None:
+            query = _parse_query(scope["query_string"])
         seen = query.get("seen")
         if seen is not None and seen not in _STATUSES:
             return _invalid(["query", "seen"], f"must be one of {sorted(_STATUSES)}", "enum")

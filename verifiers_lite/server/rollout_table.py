@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import contextlib
 import functools
 import heapq
@@ -76,6 +77,7 @@ class RolloutRegistry:
         self._leases: list[tuple[float, int, RolloutRecord]] = []
         self._retained: list[tuple[float, int, RolloutRecord]] = []
         self._seq = itertools.count()  # ties: never compare records
+        self._tokens = _lease_tokens()
         self.active_count = 0
         self.closed = False
         self._parked: set[asyncio.Future[None]] = set()  # every parked poll, woken at close
@@ -105,7 +107,7 @@ class RolloutRegistry:
         ctx = RolloutContext(rollout_id, _unbound)
         record = RolloutRecord(
             rollout_id=rollout_id,
-            lease_token=secrets.token_urlsafe(24),
+            lease_token=next(self._tokens),
             lease_deadline=self.clock() + self.polling_lease_timeout_sec,
             ctx=ctx,
         )
@@ -291,6 +293,15 @@ class RolloutRegistry:
         parked, self._parked = self._parked, set()
         for fut in parked:
             _resolve(fut)
+
+
+def _lease_tokens() -> Iterator[str]:
+    """Polling lease tokens: 192 random bits each, URL-safe (``secrets.token_urlsafe(24)``'s
+    form), drawn from the OS a thousand at a time instead of one system call per rollout."""
+    while True:
+        pool = base64.urlsafe_b64encode(secrets.token_bytes(24 * 1024)).decode("ascii")
+        for start in range(0, len(pool), 32):
+            yield pool[start : start + 32]
 
 
 def _unbound(status: RolloutStatus) -> None:

@@ -112,7 +112,7 @@ class RolloutService:
 
     def _success(self, record: RolloutRecord, row: dict[str, Any]) -> RolloutResultResponse:
         sample = _sample(row)
-        if record.ctx.cancel_requested.is_set() and record.cancel_disposition:
+        if record.cancel_disposition and record.ctx.cancel_requested.is_set():
             return self._failure(
                 record, RolloutStatus.CANCELLED, None, "rollout cancelled", row, sample=sample
             )
