@@ -29,7 +29,7 @@ class RemoteExecutor:
     those of an in-process run. Every rollout of a group uses one model endpoint (groups spread
     evenly over the endpoints); ``max_concurrent`` bounds rollouts in flight over all servers.
     Rollouts that start in the same event-loop turn reach each server as one batched admission
-    and are long-polled together (no timer: nothing waits to fill a batch).
+    (no timer: nothing waits to fill a batch), whose response brings each result as it ends.
 
     ``servers``: a :class:`RolloutClientPool` (yours: it stays open), a :class:`RolloutClient`,
     or server URLs (a pool is made with ``api_key``/``admission_timeout_sec`` and closed at the

@@ -403,9 +403,10 @@ class RolloutClient:
         cleaned up: the caller scores it with the environment's rubric, then runs its cleanup.
 
         Rollouts this client is asked for in the same event-loop turn are admitted in one ``POST
-        /rollouts`` and long-polled together (``POST /rollouts/results``); against a server
-        without those routes, the state comes back on the admission response itself over the
-        default transport (polling takes over if that answer does not come). Every column of
+        /rollouts``; over the default transport each state comes back on that response as its
+        rollout ends, and what a stream does not bring is long-polled together (``POST
+        /rollouts/results``). Against a server without those routes, one ``POST /rollout`` each,
+        the state again on the admission response (polled if it does not come). Every column of
         ``input`` travels with it. A failed rollout keeps its own ``error``;
         one that ended without a state (cancelled, lease expired, refused) comes back as a
         state built from ``input`` whose error says why.
