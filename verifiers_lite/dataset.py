@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, cast, overload
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
@@ -62,11 +63,36 @@ def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRo
     raise ValueError(f"{name}: expected a datasets.Dataset, a list of dicts or a builder, got {type(source).__name__}")
 
 
+T = TypeVar("T")
+
+
+class IndexedSequence(Sequence[T]):
+    """A read-only sequence given by ``__len__`` and ``_at(i)`` for ``0 <= i < len``: negative
+    indices, bounds and slices are handled here, once for every lazy sequence of rows."""
+
+    @abstractmethod
+    def _at(self, i: int) -> T: ...
+
+    @overload
+    def __getitem__(self, i: int) -> T: ...
+    @overload
+    def __getitem__(self, i: slice) -> list[T]: ...
+    def __getitem__(self, i: int | slice) -> T | list[T]:
+        n = len(self)
+        if isinstance(i, slice):
+            return [self._at(j) for j in range(*i.indices(n))]
+        if i < 0:
+            i += n
+        if not 0 <= i < n:
+            raise IndexError(i)
+        return self._at(i)
+
+
 WINDOW = 1024
 """Rows of a columnar dataset converted to Python at once when it is read in order."""
 
 
-class WindowedRows(Sequence[DatasetRow]):
+class WindowedRows(IndexedSequence[DatasetRow]):
     """Rows of a columnar source, ``read(i, j)`` giving rows ``i..j-1``: read in order, a window
     of :data:`WINDOW` rows is converted at once; read out of order (shuffled), one row at a time."""
 
@@ -78,24 +104,14 @@ class WindowedRows(Sequence[DatasetRow]):
     def __len__(self) -> int:
         return self._len
 
-    @overload
-    def __getitem__(self, i: int) -> DatasetRow: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[DatasetRow]: ...
-    def __getitem__(self, i: int | slice) -> DatasetRow | list[DatasetRow]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(self._len))]
-        if i < 0:
-            i += self._len
-        if not 0 <= i < self._len:
-            raise IndexError(i)
+    def _at(self, i: int) -> DatasetRow:
         if not self._start <= i < self._start + len(self._window):
             in_order = i == self._start + len(self._window)
             self._start, self._window = i, self._read(i, min(self._len, i + (WINDOW if in_order else 1)))
         return self._window[i - self._start]
 
 
-class _CheckedRows(Sequence[DatasetRow]):
+class _CheckedRows(IndexedSequence[DatasetRow]):
     """A caller's sequence of rows, each checked to be a dict when it is read (never copied)."""
 
     def __init__(self, rows: Sequence[Any], name: str) -> None:
@@ -104,16 +120,10 @@ class _CheckedRows(Sequence[DatasetRow]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    @overload
-    def __getitem__(self, i: int) -> DatasetRow: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[DatasetRow]: ...
-    def __getitem__(self, i: int | slice) -> DatasetRow | list[DatasetRow]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self._rows)))]
+    def _at(self, i: int) -> DatasetRow:
         row = self._rows[i]
         if not isinstance(row, dict):
-            raise ValueError(f"{self._name}: row {i % len(self._rows)} must be a dict, got {type(row).__name__}")
+            raise ValueError(f"{self._name}: row {i} must be a dict, got {type(row).__name__}")
         return row
 
 
@@ -208,7 +218,7 @@ def format_rows(
     return list(FormattedRows(rows, system_prompt, few_shot, name))
 
 
-class FormattedRows(Sequence[RolloutInput]):
+class FormattedRows(IndexedSequence[RolloutInput]):
     """Dataset rows formatted as rollout inputs when read: each read formats its row anew, so
     a dataset of any size costs its source plus an integer per row. Every row is validated once
     when this is made (errors name the row and the field; an example_id may appear once)."""
@@ -228,19 +238,11 @@ class FormattedRows(Sequence[RolloutInput]):
     def __len__(self) -> int:
         return len(self._rows)
 
-    @overload
-    def __getitem__(self, i: int) -> RolloutInput: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[RolloutInput]: ...
-    def __getitem__(self, i: int | slice) -> RolloutInput | list[RolloutInput]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
+    def _at(self, i: int) -> RolloutInput:
         return format_row(self._rows[i], i, self._system_prompt, self._few_shot, self._name)
 
 
-class RepeatedInputs(Sequence[RolloutInput]):
+class RepeatedInputs(IndexedSequence[RolloutInput]):
     """The inputs of an evaluation: ``examples`` in ``order`` (positions into it), each repeated
     ``times`` in a row, read (and formatted) when asked for."""
 
@@ -250,17 +252,7 @@ class RepeatedInputs(Sequence[RolloutInput]):
     def __len__(self) -> int:
         return len(self._order) * self._times
 
-    @overload
-    def __getitem__(self, i: int) -> RolloutInput: ...
-    @overload
-    def __getitem__(self, i: slice) -> list[RolloutInput]: ...
-    def __getitem__(self, i: int | slice) -> RolloutInput | list[RolloutInput]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
+    def _at(self, i: int) -> RolloutInput:
         return self._examples[int(self._order[i // self._times])]
 
 
