@@ -1,6 +1,7 @@
 """The rollout server (FastAPI + uvicorn): app, service, backends, lifecycle, deployment.
 
-Its client side is :mod:`verifiers_lite.remote`.
+Its client side is :mod:`verifiers_lite.remote`; the wire types both speak live in
+:mod:`verifiers_lite.protocol` (offered here too).
 
 Names are imported lazily so ``import verifiers_lite.server`` needs neither fastapi nor uvicorn;
 the server pieces fail with an ImportError naming the ``server`` extra.
@@ -18,12 +19,12 @@ _EXPORTS: dict[str, str] = {
     "LocalBackend": ".backends.local",
     "deploy_rollout_servers": ".ray_deploy",
     "RolloutServers": ".ray_deploy",
-    "RolloutStatus": ".types",
-    "RolloutRequest": ".types",
-    "RolloutAccepted": ".types",
-    "RolloutResultResponse": ".types",
-    "RolloutSample": ".types",
-    "ErrorCategory": ".types",
+    "RolloutStatus": "verifiers_lite.protocol",
+    "RolloutRequest": "verifiers_lite.protocol",
+    "RolloutAccepted": "verifiers_lite.protocol",
+    "RolloutResultResponse": "verifiers_lite.protocol",
+    "RolloutSample": "verifiers_lite.protocol",
+    "ErrorCategory": "verifiers_lite.protocol",
     "ShutdownTimeouts": ".lifecycle",
     "RolloutFailure": ".errors",
 }
