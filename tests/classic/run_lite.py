@@ -1,0 +1,79 @@
+"""Run corpus environments under verifiers_lite and write their rollouts (as ``run_oracle.py``).
+
+Executed in its own process by verifiers_lite's Python: ``python tests/classic/run_lite.py
+--base-url URL --out DIR NAME...``. Each NAME is loaded with
+``verifiers_lite.load_environment(NAME, **args)`` — the classic module unchanged — and evaluated
+against the deterministic model. ``DIR/_process.json`` says where ``import verifiers`` led
+before the runs (looked up, not imported) and after them (imported): beside a real verifiers
+distribution, the classic environments must leave it what other code in the process imports.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import json
+import sys
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE / "corpus")]
+
+from tests.classic import local_datasets  # noqa: E402
+from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args  # noqa: E402
+from tests.classic.records import rollout_record, write  # noqa: E402
+
+local_datasets.install()
+
+
+def verifiers_spec() -> str | None:
+    """Where ``import verifiers`` would load from (None: nowhere), without importing it."""
+    spec = importlib.util.find_spec("verifiers") if "verifiers" not in sys.modules else sys.modules["verifiers"].__spec__
+    return None if spec is None else str(spec.origin)
+
+
+def imported_verifiers() -> dict[str, str | None]:
+    """What ``import verifiers`` gives code outside the classic environments."""
+    try:
+        module = importlib.import_module("verifiers")
+    except ImportError as exc:
+        return {"error": repr(exc)}
+    return {"version": getattr(module, "__version__", None), "file": getattr(module, "__file__", None),
+            "has_SingleTurnEnv": str(hasattr(module, "SingleTurnEnv"))}
+
+
+def run_env(name: str, base_url: str) -> list[dict]:
+    import openai
+
+    import verifiers_lite
+
+    spec = SPECS[name]
+    env = verifiers_lite.load_environment(name, **env_args(name, base_url))
+    client = openai.AsyncOpenAI(base_url=base_url, api_key="stub", max_retries=0)
+    out = env.evaluate_sync(client, MODEL_NAME, num_examples=spec["num_examples"],
+                            rollouts_per_example=spec["rollouts"], sampling_args=dict(SAMPLING_ARGS),
+                            progress=False)
+    return [rollout_record(r["example_id"], r.get("reward"), r.get("metrics"), r.get("completion"), r.get("error"))
+            for r in out.rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("names", nargs="+")
+    args = parser.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    before = verifiers_spec()
+    for name in args.names:
+        try:
+            write(args.out / f"{name}.json", name, "verifiers_lite", run_env(name, args.base_url))
+        except Exception:
+            (args.out / f"{name}.failure").write_text(traceback.format_exc())
+    (args.out / "_process.json").write_text(json.dumps({"before": before, "after": imported_verifiers()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""Run corpus environments under verifiers 0.3.1 (the reference) and write their rollouts.
+
+Executed by ``.venv-verifiers031/bin/python tests/classic/run_oracle.py --base-url URL --out DIR
+NAME...``: for each NAME, ``vf.load_environment(NAME, **args)`` and ``evaluate_sync`` against the
+deterministic model, then ``DIR/NAME.json`` (see ``records.py``). A failing environment writes
+its traceback under ``failure`` instead, and the others still run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path[:0] = [str(HERE.parents[1]), str(HERE / "corpus")]
+
+from tests.classic import local_datasets  # noqa: E402
+from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args  # noqa: E402
+from tests.classic.records import rollout_record, write  # noqa: E402
+
+local_datasets.install()  # before verifiers: its modules bind load_dataset when imported
+os.environ.setdefault("CLASSIC_STUB_API_KEY", "stub")
+
+
+def run_env(vf, name: str, base_url: str) -> list[dict]:
+    spec = SPECS[name]
+    env = vf.load_environment(name, **env_args(name, base_url))
+    kind = "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
+    client = vf.ClientConfig(api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY", client_type=kind, max_retries=0)
+    results = env.evaluate_sync(
+        client, MODEL_NAME, sampling_args=dict(SAMPLING_ARGS),
+        num_examples=spec["num_examples"], rollouts_per_example=spec["rollouts"],
+    )
+    return [rollout_record(o["example_id"], o.get("reward"), o.get("metrics"), o.get("completion"), o.get("error"))
+            for o in results["outputs"]]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--base-url", required=True)
+    parser.add_argument("--out", required=True, type=Path)
+    parser.add_argument("names", nargs="+")
+    args = parser.parse_args()
+    import verifiers as vf
+
+    args.out.mkdir(parents=True, exist_ok=True)
+    for name in args.names:
+        try:
+            write(args.out / f"{name}.json", name, f"verifiers {vf.__version__}", run_env(vf, name, args.base_url))
+        except Exception:
+            (args.out / f"{name}.failure").write_text(traceback.format_exc())
+
+
+if __name__ == "__main__":
+    main()
