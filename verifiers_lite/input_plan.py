@@ -4,7 +4,7 @@ not a million prepared inputs."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -20,19 +20,24 @@ class InputPlan(Mapping[int, int]):
     """``example_id -> number of rollouts`` over a run's inputs, groups in first-seen order.
 
     Every input is prepared once when the plan is made (a bad row is a ValueError naming the
-    row and the field, before the first request) and again when its group is read: the plan
+    row and the field, before the first request; ``check(input, where)`` may refuse more, such
+    as an image for a model that reads text only) and again when its group is read: the plan
     keeps only the inputs' positions, four bytes per rollout (none when each example's inputs
     come together, as an evaluation's do). The caller's rows are read
     where they are (a list stays the caller's; a ``datasets.Dataset`` is read in windows).
     """
 
-    def __init__(self, env: RunnableEnvironment, inputs: Any) -> None:
+    def __init__(self, env: RunnableEnvironment, inputs: Any,
+                 check: Callable[[RolloutInput, str], None] | None = None) -> None:
         self._env = env
         self._rows = row_reader(inputs, "inputs")
         n = len(self._rows)
         eids = np.empty(n, dtype=np.int64)
         for i in range(n):
-            eids[i] = self._example_id(self.input(i), i)
+            inp = self.input(i)
+            eids[i] = self._example_id(inp, i)
+            if check is not None:
+                check(inp, f"inputs row {i} (example {eids[i]}), field 'prompt'")
         sorted_ids, first, inverse, counts = np.unique(eids, return_index=True, return_inverse=True,
                                                        return_counts=True)
         by_first = np.argsort(first, kind="stable")

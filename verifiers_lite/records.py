@@ -83,6 +83,9 @@ class Usage(TypedDict, total=False):
 
     prompt_tokens: int  #: prompt tokens, every turn's counted
     completion_tokens: int  #: tokens the model generated
+    #: of those, the tokens spent reasoning (``completion_tokens_details.reasoning_tokens``);
+    #: present only when the server reported them
+    reasoning_tokens: int
 
 
 ROW_KEYS: tuple[str, ...] = (
@@ -128,7 +131,9 @@ class RolloutFields(TypedDict, total=False):
     trajectory_id: str  #: unique id of this rollout
     task: str  #: the task (environment of a group) it belongs to
     prompt: Messages  #: the messages the model saw first (validated)
-    completion: Messages  #: what the model and the environment said after the prompt
+    #: what the model and the environment said after the prompt; an assistant turn's reasoning
+    #: is under its ``reasoning_content`` key, never in its ``content``
+    completion: Messages
     answer: str  #: the reference answer
     info: dict[str, Any]  #: per-example data (the dataset's extra columns)
     trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)

@@ -7,8 +7,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from verifiers_lite.clients.base import text_only_model
 from verifiers_lite.clients.cache import CacheMeter
-from verifiers_lite.clients.resolve import attach_cache
+from verifiers_lite.clients.resolve import as_model_clients, attach_cache
+from verifiers_lite.content import text_only
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
@@ -24,7 +26,7 @@ from verifiers_lite.progress import (
     rollout_listener,
     set_rollout_listener,
 )
-from verifiers_lite.records import Row
+from verifiers_lite.records import RolloutInput, Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import (
@@ -127,7 +129,9 @@ class _Run:
     def __init__(self, env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig) -> None:
         self.env, self.model, self.config = env, model, config
         self.limit, self.score = _check_run(env, model, config)
-        self.plan = InputPlan(env, inputs)  # every input validated before the first request; positions only
+        # Every input validated before the first request (its content too, for a model that reads
+        # text only); positions only.
+        self.plan = InputPlan(env, inputs, _content_check(client))
         self.run_seed = None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
         self.executor = config.executor or LocalExecutor()
         self.client, self.cache_meter = _with_cache(client, config.cache, self.executor)
@@ -279,6 +283,19 @@ def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple
             "(or pass score_rollouts=False)"
         )
     return limit, score
+
+
+def _content_check(client: Any) -> Callable[[RolloutInput, str], None] | None:
+    """What refuses a prompt the run's model cannot read (an image for a model that reads text
+    only), naming the row and the part; None when every endpoint takes any content."""
+    model = next((n for n in map(text_only_model, as_model_clients(client)) if n is not None), None)
+    if model is None:
+        return None
+
+    def check(inp: RolloutInput, where: str) -> None:
+        text_only(inp["prompt"], where, model)
+
+    return check
 
 
 def _with_cache(client: Any, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:

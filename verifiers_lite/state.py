@@ -89,6 +89,8 @@ def record_response(state: State, response: ChatResponse) -> None:
     """Account one model turn: usage, trajectory step, and token ids when the backend gives them."""
     state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
     state["usage"]["completion_tokens"] += response.usage.completion_tokens
+    if response.usage.reasoning_tokens:  # only when the server reports them
+        state["usage"]["reasoning_tokens"] = state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
     step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
     state["trajectory"].append(step)
     build = response.system_fingerprint

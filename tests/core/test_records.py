@@ -37,10 +37,11 @@ def test_dataframe_columns_follow_the_row_schema():
     # Written out by hand: the row's scalar columns in order, then the expanded ones.
     assert list(flat) == [
         "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "completion_text",
-        "answer", "reward", "advantage", "turns", "stop_reason", "error", "error_category", "attempts", "info",
-        "acc", "generation_ms", "scoring_ms", "rollout_ms", "total_ms", "prompt_tokens", "completion_tokens"]
+        "reasoning_text", "answer", "reward", "advantage", "turns", "stop_reason", "error", "error_category",
+        "attempts", "info", "acc", "generation_ms", "scoring_ms", "rollout_ms", "total_ms", "prompt_tokens",
+        "completion_tokens", "reasoning_tokens"]
     assert (flat["error"], flat["error_category"]) == ("boom", "tool")
-    assert GenerateOutputs([]).to_pandas().columns.tolist()[:15] == list(flat)[:15]
+    assert GenerateOutputs([]).to_pandas().columns.tolist()[:16] == list(flat)[:16]
 
 
 def test_token_merge_masks_the_bridge_and_refuses_a_prompt_that_does_not_extend():

@@ -28,7 +28,7 @@ from verifiers_lite.testing.waiting import wait_until
 
 KEY = "k3y"
 MODEL = "fake-arith"
-SERVER_MODEL_ATTEMPTS = 4  # the server's ChatClient: RetryPolicy() tries a 500 four times
+SERVER_MODEL_ATTEMPTS = 4  # the server's ChatClient: RetryPolicy() tries a 503 four times
 
 # The wire names are the external rollout protocol's (osmosis-ai): they must not change.
 WIRE_NAMES = {"timeout", "lease_expired", "validation_error", "http_error", "agent_error", "internal_error"}
@@ -85,14 +85,14 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ServerProc]:
 async def test_a_model_failure_on_the_server_crosses_the_wire_as_the_table_says(
     fake_server: FakeServerProcess, served: ServerProc
 ) -> None:
-    fake_server.configure(faults=[{"status": 500}] * SERVER_MODEL_ATTEMPTS)
+    fake_server.configure(faults=[{"status": 503}] * SERVER_MODEL_ATTEMPTS)
     async with RolloutClient(served.url, api_key=KEY) as rc:
         result = await rc.run_rollout(
             initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
             chat_completions_url=fake_server.base_url, rollout_id=uuid.uuid4().hex, grade=False,
             metadata={"model": MODEL},
         )
-    assert fake_server.stats()["by_status"] == {"500": SERVER_MODEL_ATTEMPTS}
+    assert fake_server.stats()["by_status"] == {"503": SERVER_MODEL_ATTEMPTS}
     assert (result.status, result.err_category) == ("failure", CORE_TO_WIRE["model_http_error"])
     assert (result.err_message or "").startswith("model_http_error: ")
 
@@ -100,7 +100,7 @@ async def test_a_model_failure_on_the_server_crosses_the_wire_as_the_table_says(
 def test_the_remote_executor_records_the_core_category(
     fake_server: FakeServerProcess, served: ServerProc
 ) -> None:
-    fake_server.configure(faults=[{"status": 500}] * SERVER_MODEL_ATTEMPTS)
+    fake_server.configure(faults=[{"status": 503}] * SERVER_MODEL_ATTEMPTS)
     env = srv_cleanup_env.load_environment(num_examples=1)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
                             executor=vf.RemoteExecutor(served.url, api_key=KEY))

@@ -88,7 +88,8 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     if warning:
         row("warning", warning)
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
-                  f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)")
+                  f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)"
+                  + (f", of which reasoning {summary['reasoning_tokens']:,}" if summary.get("reasoning_tokens") else ""))
     rate = summary.get("rollouts_per_s")
     sessions = int(summary.get("sessions") or 1)
     row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else "")

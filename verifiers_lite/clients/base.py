@@ -14,14 +14,15 @@ class Usage:
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    reasoning_tokens: int = 0  #: of the completion tokens, those spent reasoning (when reported)
 
 
 @dataclass(slots=True)
 class ChatResponse:
     """One assistant turn.
 
-    ``message`` is an OpenAI-style assistant message dict (``role``, ``content`` and, when the
-    model called tools, ``tool_calls``). Token-level backends also fill ``prompt_ids``,
+    ``message`` is an OpenAI-style assistant message dict (``role``, ``content``, when the
+    model called tools ``tool_calls``, and when it reasoned ``reasoning_content``). Token-level backends also fill ``prompt_ids``,
     ``completion_ids`` and ``completion_logprobs`` so training data can be exported verbatim.
     ``system_fingerprint`` is the server's build identifier when it returns one.
     """
@@ -39,6 +40,12 @@ class ChatResponse:
         return self.message.get("content") or ""
 
     @property
+    def reasoning(self) -> str | None:
+        """The turn's reasoning (``message["reasoning_content"]``), None when it gave none."""
+        value = self.message.get("reasoning_content")
+        return value if isinstance(value, str) and value else None
+
+    @property
     def tool_calls(self) -> list[dict[str, Any]]:
         return self.message.get("tool_calls") or []
 
@@ -54,3 +61,12 @@ class ModelClient(Protocol):
         sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse: ...
+
+
+def text_only_model(client: Any) -> str | None:
+    """How to name the model behind ``client`` when it is known to read text only (the client
+    declares ``text_only``: True, or the model's name); None when it may take any content."""
+    declared = getattr(client, "text_only", False)
+    if not declared:
+        return None
+    return declared if isinstance(declared, str) else f"the model behind {client!r}"

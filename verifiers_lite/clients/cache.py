@@ -173,6 +173,11 @@ class CachedClient:
     def api_key(self) -> Any:
         return getattr(self.inner, "api_key", None)
 
+    @property
+    def text_only(self) -> bool | str:
+        """The wrapped endpoint's ``text_only`` (what content its model reads)."""
+        return getattr(self.inner, "text_only", False)
+
     def cache_counts(self) -> tuple[int, int]:
         """(hits, misses) so far."""
         return self.hits, self.misses
@@ -212,7 +217,7 @@ def cache_counts(clients: list[CachedClient]) -> tuple[int, int] | None:
 def _encode(r: ChatResponse) -> str:
     return json.dumps({
         "message": r.message, "finish_reason": r.finish_reason,
-        "usage": [r.usage.prompt_tokens, r.usage.completion_tokens],
+        "usage": [r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.reasoning_tokens],
         "prompt_ids": r.prompt_ids, "completion_ids": r.completion_ids,
         "completion_logprobs": r.completion_logprobs, "system_fingerprint": r.system_fingerprint,
     }, ensure_ascii=False)

@@ -21,7 +21,8 @@ from verifiers_lite.errors import ModelAPIError
 __all__ = ["ChatAPI", "ChatAPIClient", "OpenAIChatAPI", "chat_api_client", "clean_messages"]
 
 # What a chat API's message schema accepts; the rest (bookkeeping keys) is not sent.
-_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
+# A turn's reasoning goes as ``reasoning_content``, as the environment's reasoning_history says.
+_MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name", "reasoning_content")
 
 
 class ChatAPI(Protocol):

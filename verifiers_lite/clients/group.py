@@ -27,6 +27,11 @@ class ClientGroup(list[Any]):
         """The first endpoint's URL (each member keeps its own)."""
         return str(getattr(self[0], "base_url", ""))
 
+    @property
+    def text_only(self) -> bool | str:
+        """A member's ``text_only`` when one reads text only (so a prompt is refused up front)."""
+        return next((c.text_only for c in self if getattr(c, "text_only", False)), False)
+
     async def chat(
         self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,

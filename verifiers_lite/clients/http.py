@@ -15,10 +15,17 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, Usage
+from verifiers_lite.clients.base import ChatResponse, Message, Usage, text_only_model
 from verifiers_lite.clients.openai_settings import openai_settings
-from verifiers_lite.clients.retry import RetryPolicy, call_with_retries, parse_retry_after
+from verifiers_lite.clients.retry import (
+    RepeatedAnswer,
+    RetryPolicy,
+    call_with_retries,
+    parse_retry_after,
+)
+from verifiers_lite.content import text_only
 from verifiers_lite.errors import ModelAPIError
+from verifiers_lite.reasoning import assistant_message
 
 if TYPE_CHECKING:
     from verifiers_lite.clients.cache import CachedClient
@@ -42,6 +49,12 @@ class ChatClient:
     seconds it is given: after a connection error the client asks it, and a dead server fails
     this and every later request at once with category ``model_crashed`` (no retries against a
     closed port).
+
+    ``text_only`` says the model behind the endpoint reads text only (True, or its name for
+    messages, e.g. "the embedded SmolLM2-135M-Instruct"): a list of text parts goes as one
+    string, and a message with an image is refused before it is sent
+    (:class:`~verifiers_lite.content.ContentNotSupportedError`; a run refuses such prompts
+    before its first request). Otherwise content parts go as they are (the OpenAI format).
     """
 
     def __init__(
@@ -57,6 +70,7 @@ class ChatClient:
         trust_env: bool = False,
         cache: Any = None,
         cache_identity: str | None = None,
+        text_only: bool | str = False,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -68,6 +82,7 @@ class ChatClient:
         self.retry = retry or RetryPolicy()
         self.max_connections = max_connections
         self.trust_env = trust_env
+        self.text_only = text_only
         self._headers = {"Content-Type": "application/json", **(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -137,6 +152,9 @@ class ChatClient:
         self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None,
         tools: list[dict[str, Any]] | None,
     ) -> ChatResponse:
+        name = text_only_model(self)
+        if name is not None:
+            messages = text_only(messages, "request", name)
         body: dict[str, Any] = {"model": model, "messages": messages}
         request: dict[str, Any] = {}
         if sampling_args:
@@ -147,7 +165,7 @@ class ChatClient:
             body.update(args)
         if tools:
             body["tools"] = tools
-        attempts = 0
+        attempts, same = 0, RepeatedAnswer()
 
         async def attempt() -> ChatResponse:
             nonlocal attempts
@@ -159,13 +177,16 @@ class ChatClient:
             except ModelAPIError as exc:
                 if exc.category == "model_connection" and await self._server_died():
                     raise self._crash_error() from exc
+                if exc.retryable and same.repeated(exc.status, str(exc)):
+                    exc.retryable = False  # deterministic: the schedule is for transient failures
                 raise
 
         try:
             return await call_with_retries(attempt, self.retry, _retryable)
         except ModelAPIError as exc:
             if attempts > 1:
-                exc.args = (f"{exc.args[0]} (after {attempts} attempts)",)
+                why = "; the same answer twice, so not retried as a transient failure" if same.last and not exc.retryable else ""
+                exc.args = (f"{exc.args[0]} (after {attempts} attempts{why})",)
             raise
 
     async def _server_died(self) -> bool:
@@ -286,7 +307,7 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
             category="model_bad_response", retryable=False,
         ) from exc
     message.setdefault("role", "assistant")
-    message = {k: v for k, v in message.items() if v is not None or k == "content"}
+    message = assistant_message({k: v for k, v in message.items() if v is not None or k == "content"})
     usage = payload.get("usage") or {}
     logprobs = None
     lp = choice.get("logprobs")
@@ -297,12 +318,23 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
     return ChatResponse(
         message=message,
         finish_reason=choice.get("finish_reason"),
-        usage=Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0)),
+        usage=_usage(usage),
         prompt_ids=prompt_ids if completion_ids is not None else None,
         completion_ids=completion_ids,
         completion_logprobs=logprobs,
         system_fingerprint=fingerprint if isinstance(fingerprint := payload.get("system_fingerprint"), str) else None,
     )
+
+
+def _usage(usage: Any) -> Usage:
+    """Token counts of a completion's ``usage`` (``completion_tokens_details.reasoning_tokens``
+    kept as ``reasoning_tokens``)."""
+    if not isinstance(usage, dict):
+        return Usage()
+    details = usage.get("completion_tokens_details")
+    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
+    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+                 int(reasoning or 0))
 
 
 def _ids(value: Any) -> list[int] | None:

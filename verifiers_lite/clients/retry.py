@@ -5,6 +5,7 @@
 - :class:`Schedule`: fixed waits, one per retry; the rollout server client's result polls.
 - :class:`RetryAfterRule`: how long to wait on a 429 when a server says (or does not say).
 - :func:`parse_retry_after`: the one reader of a Retry-After header (and a body's finer hint).
+- :class:`RepeatedAnswer`: an HTTP 500 answered twice alike to one request is not retried again.
 - :class:`Retries`: one operation's count of retries on one of those schedules, bounded by its
   length and an optional deadline; every retry loop of the library asks it whether to retry and
   how long to wait (:func:`call_with_retries` for model requests, rollout reruns, result polls,
@@ -45,7 +46,9 @@ class RetryPolicy:
     2**(attempt-1))``); a server's Retry-After replaces it, capped at ``max_retry_after``.
 
     For model requests, retried: 429, 5xx, 408, connection errors and timeouts. Never retried:
-    other 4xx (400, 401, 404...), which fail fast with the server's message.
+    other 4xx (400, 401, 404...), which fail fast with the server's message; nor an HTTP 500
+    answered twice in a row with the same body to the same request (:class:`RepeatedAnswer`),
+    a deterministic failure of the server rather than a transient one.
     """
 
     max_attempts: int = 4
@@ -111,6 +114,21 @@ class RetryAfterRule:
     def retries(self, limit: int | None = None) -> Retries:
         """A fresh count of retries, ``limit`` at most (None: a deadline bounds them)."""
         return Retries(self, limit)
+
+
+@dataclass(slots=True)
+class RepeatedAnswer:
+    """Spots a deterministic failure among one request's attempts: the same answer (status and
+    body) twice in a row. Only an HTTP 500 counts: 502, 503, 504, 408 and 429 say "try later"
+    even when their bodies repeat, and keep the whole schedule."""
+
+    last: object = None
+
+    def repeated(self, status: int | None, body: str) -> bool:
+        """Record this attempt's answer; True when it is a 500 like the one before."""
+        answer = (status, body) if status == 500 else None
+        repeated, self.last = answer is not None and answer == self.last, answer
+        return repeated
 
 
 class Backoff(Protocol):

@@ -20,6 +20,7 @@ from verifiers_lite.clients.chat_api import ChatAPI, chat_api_client, clean_mess
 from verifiers_lite.dataset import RolloutInput
 from verifiers_lite.envs.tool_env import ToolEnv
 from verifiers_lite.messages import Messages, normalize_messages
+from verifiers_lite.reasoning import ReasoningHistory, check_reasoning_history
 from verifiers_lite.records import ToolError
 from verifiers_lite.rollout.multi_turn import split_tool_errors
 from verifiers_lite.rollout.sampling import SamplingParams
@@ -47,9 +48,10 @@ class _ToolManagerEnv(ToolEnv):
     gives none. Every call is answered by the ToolManager (errors as tool messages, kept in
     ``state["tool_errors"]``)."""
 
-    def __init__(self, tool_manager: ToolManager | None, max_turns: int) -> None:
+    def __init__(self, tool_manager: ToolManager | None, max_turns: int,
+                 reasoning_history: ReasoningHistory = "keep") -> None:
         super().__init__(
-            max_turns=max_turns, score_rollouts=False,
+            max_turns=max_turns, score_rollouts=False, reasoning_history=reasoning_history,
             tool_defs=tool_manager.schemas if tool_manager is not None else None,
         )
         self.tool_manager = tool_manager
@@ -65,6 +67,8 @@ class _ToolManagerEnv(ToolEnv):
             client, model, clean_messages(messages), state, sampling_args
         )
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
+        if response.reasoning is not None:
+            message["reasoning_content"] = response.reasoning
         if response.finish_reason != "length":  # a cut turn ends the rollout: no calls to answer
             calls = _tool_calls(response.message, self.tool_manager, state["turns"] + 1)
             if calls:
@@ -110,7 +114,9 @@ class APIMultiTurnRollout:
     run), ``error`` (``error`` holds the core's ``{"category", "message"}`` record: e.g.
     ``model_http_error``, ``model_connection``, ``env_error``). ``truncated`` follows
     :func:`~verifiers_lite.rollout.trajectory.is_truncated`. A tool that fails is answered to the
-    model and listed in ``tool_errors``; the trajectory goes on.
+    model and listed in ``tool_errors``; the trajectory goes on. A thinking model's reasoning
+    is kept on its messages as ``reasoning_content`` and sent back as ``reasoning_history``
+    says (see ``Environment``).
     """
 
     def __init__(
@@ -124,6 +130,7 @@ class APIMultiTurnRollout:
         trace_dir: str | os.PathLike[str] | None = None,
         trace_callback: TraceCallback | None = None,
         success_callback: SuccessCallback | None = None,
+        reasoning_history: ReasoningHistory = "keep",
     ) -> None:
         if max_turns < 1 or concurrency < 1:
             raise ValueError("max_turns and concurrency must be >= 1")
@@ -136,6 +143,7 @@ class APIMultiTurnRollout:
         self.trace_dir = trace_dir
         self.trace_callback = trace_callback
         self.success_callback = success_callback
+        self.reasoning_history = check_reasoning_history(reasoning_history)
         self.trace_errors = 0  # traces not written (callback raised, directory not writable)
         self._client = chat_api_client(api)
 
@@ -179,7 +187,7 @@ class APIMultiTurnRollout:
     ) -> list[Trajectory]:
         envs: dict[int, _ToolManagerEnv] = {}
         for tm in managers:
-            envs.setdefault(id(tm), _ToolManagerEnv(tm, self.max_turns))
+            envs.setdefault(id(tm), _ToolManagerEnv(tm, self.max_turns, self.reasoning_history))
         slots = asyncio.Semaphore(self.concurrency)
         args = self.sampling_params.to_sampling_args()
         if self.extra_body:

@@ -26,6 +26,12 @@ from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize
 from verifiers_lite.messages import Messages, normalize_messages
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.progress import track_rollout
+from verifiers_lite.reasoning import (
+    ReasoningHistory,
+    assistant_message,
+    check_reasoning_history,
+    history_for_request,
+)
 from verifiers_lite.records import DatasetRow, Row
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
@@ -81,6 +87,7 @@ class Environment(ABC):
         env_args: dict[str, Any] | None = None,
         score_rollouts: bool = True,
         env_id: str | None = None,
+        reasoning_history: ReasoningHistory = "keep",
     ) -> None:
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
@@ -101,6 +108,7 @@ class Environment(ABC):
         self.tool_defs = tool_defs
         self.env_args = dict(env_args or {})
         self.score_rollouts = score_rollouts  # False: generate/evaluate return unscored rows
+        self.reasoning_history = check_reasoning_history(reasoning_history)
         if env_id is not None:
             if not isinstance(env_id, str) or not env_id.strip():
                 raise ValueError(f"env_id must be a non-empty string, got {env_id!r}")
@@ -214,7 +222,11 @@ class Environment(ABC):
         self, client: ModelClient, model: str, messages: Messages, state: State,
         sampling_args: dict[str, Any] | None = None,
     ) -> ChatResponse:
-        """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing)."""
+        """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing). The
+        messages go with the reasoning :attr:`reasoning_history` keeps; the reply comes back
+        with its reasoning under ``reasoning_content`` (inline reasoning too, when the parser
+        finds it: :meth:`Parser.split_reasoning`)."""
+        messages = history_for_request(messages, check_reasoning_history(self.reasoning_history))
         args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
         if state.get("seed") is not None:  # the rollout's own seed, derived from the run's
             args.setdefault("seed", state["seed"])
@@ -230,6 +242,7 @@ class Environment(ABC):
             ) from exc
         finally:
             state["timing"]["generation_ms"] += (time.perf_counter() - t0) * 1000
+        response.message = assistant_message(response.message, self.parser.split_reasoning)
         record_response(state, response)
         return response
 

@@ -208,6 +208,9 @@ class LocalModel:
         kwargs.setdefault("timeout", self.request_timeout)
         # The response cache names this endpoint by its model file, not its per-process port.
         kwargs.setdefault("cache_identity", f"embedded:{self.model_path.name}:{self.model_path.stat().st_size}")
+        # llama.cpp's chat template joins strings: a list of parts is its HTTP 500, and the model
+        # sees no images.
+        kwargs.setdefault("text_only", f"the embedded model {self.model_path.stem}")
         return ChatClient(self.base_url, process_check=self.crash_report, **kwargs)
 
     @property

@@ -7,9 +7,12 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.content import part_kind
 from verifiers_lite.notebook.summary_html import warning_html
 from verifiers_lite.progress import length_warning, shown_in_this_cell
+from verifiers_lite.reasoning import reasoning_of
 from verifiers_lite.records import Row
+from verifiers_lite.results.aggregate import token_line
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats import format_estimate
 
@@ -47,16 +50,33 @@ def _num(value: Any, digits: int = 3) -> str:
     return "—" if value is None else _e(value)
 
 
-def _last_content(messages: Any, role: str | None = None) -> str:
+def _last_message(messages: Any, role: str) -> dict[str, Any]:
+    for m in reversed(messages if isinstance(messages, list) else []):
+        if isinstance(m, dict) and m.get("role") == role:
+            return m
+    return {}
+
+
+def _content_text(message: dict[str, Any]) -> str:
+    """A message's content as a line: text parts as text, an image as ``[image_url]`` (never
+    its base64), a tool-call turn as its count."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = " ".join(str(p.get("text", "")) if part_kind(p) == "text" else f"[{part_kind(p)}]" for p in content)
+    if content:
+        return str(content)
+    return f"[tool calls: {len(message['tool_calls'])}]" if message.get("tool_calls") else ""
+
+
+def _message_cell(messages: Any, role: str) -> str:
+    """The last ``role`` message as a table cell: its reasoning collapsed, then its content."""
     if isinstance(messages, str):
-        return messages
-    for m in reversed(messages or []):
-        if isinstance(m, dict) and (role is None or m.get("role") == role):
-            if m.get("content"):
-                return str(m["content"])
-            if m.get("tool_calls"):
-                return f"[tool calls: {len(m['tool_calls'])}]"
-    return ""
+        return _e(_short(messages))
+    message = _last_message(messages, role)
+    reasoning = reasoning_of(message)
+    folded = "" if reasoning is None else (
+        f'<details><summary {_MUTED}>reasoning</summary><div {_MUTED}>{_e(_short(reasoning, 4 * MAX_TEXT))}</div></details>')
+    return folded + _e(_short(_content_text(message)))
 
 
 def _kv_table(pairs: list[tuple[str, str]]) -> str:
@@ -88,7 +108,7 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
     if duration:
         facts.append(("duration", duration))
     if s["completion_tokens"]:
-        facts.append(("tokens", f"{s['prompt_tokens']} prompt / {s['completion_tokens']} completion"))
+        facts.append(("tokens", token_line(s)))
     parts = [f'<div class="vf-results" {_BOX}><h4 {_H}>GenerateOutputs</h4>', _kv_table(facts)]
     if s["metrics_mean"]:
         parts.append(f"<h4 {_H}>Metrics (mean ± stderr, 95% CI)</h4>")
@@ -122,8 +142,8 @@ def _rows_table(rows: Sequence[Row], max_rows: int) -> str:
             _e(r.get("example_id")), _e(r.get("rollout_index", "")),
             f'<span {_NUM}>{_num(r.get("reward"))}</span>', f'<span {_NUM}>{_num(r.get("advantage"))}</span>',
             _e(r.get("turns", "")), _e(r.get("stop_reason") or ""),
-            _e(_short(_last_content(r.get("prompt"), "user"))),
-            _e(_short(_last_content(r.get("completion"), "assistant"))),
+            _message_cell(r.get("prompt"), "user"),
+            _message_cell(r.get("completion"), "assistant"),
             _e(_short(r.get("answer"), 40)),
             f'<span {_ERR}>{_e(_short(err_text, 80))}</span>',
         ]

@@ -11,8 +11,15 @@ from verifiers_lite.messages import Messages, last_assistant_text
 class Parser:
     """Identity parser: the answer is the last assistant message, stripped.
 
-    Subclasses override :meth:`parse` (text -> parsed text) and :meth:`parse_answer`.
+    Subclasses override :meth:`parse` (text -> parsed text) and :meth:`parse_answer`, and
+    :meth:`split_reasoning` when their model thinks inline (as :class:`ThinkParser` does).
     """
+
+    def split_reasoning(self, text: str) -> tuple[str | None, str]:
+        """``(reasoning, answer)`` of a model turn's text: where inline reasoning ends. The
+        environment moves the reasoning out of the message's ``content`` into
+        ``reasoning_content``; this parser finds none (``(None, text)``)."""
+        return None, text
 
     def parse(self, text: str) -> str:
         return text.strip()

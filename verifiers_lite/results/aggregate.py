@@ -34,6 +34,7 @@ class RowAggregate:
         self.stop_reasons: Counter[str] = Counter()
         self.prompt_tokens = 0
         self.completion_tokens = 0
+        self.reasoning_tokens = 0  # of the completion tokens, as far as the server reported them
         # Per example (clustered error bars, pass@k): reward sum over its scored rollouts, how
         # many of them pass, each metric's sum over the scored rollouts that have it.
         self._rewards = ClusterTotals()
@@ -54,6 +55,7 @@ class RowAggregate:
         usage = row.get("usage") or {}
         self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         self.completion_tokens += int(usage.get("completion_tokens") or 0)
+        self.reasoning_tokens += int(usage.get("reasoning_tokens") or 0)
         eid = row.get("example_id")
         reward = scored_reward(row)
         if reward is None:
@@ -120,4 +122,13 @@ class RowAggregate:
             "stop_reasons": dict(self.stop_reasons.most_common()),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
         }
+
+
+def token_line(summary: dict[str, Any]) -> str:
+    """A summary's token totals in one line: ``120 prompt / 45 completion (30 reasoning)``, the
+    reasoning part when the server reported reasoning tokens."""
+    line = f"{summary['prompt_tokens']} prompt / {summary['completion_tokens']} completion"
+    reasoning = summary.get("reasoning_tokens") or 0
+    return f"{line} ({reasoning} reasoning)" if reasoning else line

@@ -6,26 +6,31 @@ from __future__ import annotations
 from typing import Any
 
 from verifiers_lite.messages import last_assistant_text
+from verifiers_lite.reasoning import completion_reasoning
 from verifiers_lite.records import ROW_KEYS, Row
 
 TIMING_COLUMNS = ("generation_ms", "scoring_ms", "rollout_ms", "total_ms")
-USAGE_COLUMNS = ("prompt_tokens", "completion_tokens")
+USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
-# The row's own columns in row order, with the final assistant text beside the completion;
+# The row's own columns in row order, with the final assistant text and the turns' reasoning
+# beside the completion;
 # its nested fields (info, metrics, timing, usage) are expanded after them, the error's
 # category gets a column beside its message, and the run count follows.
 _EXPANDED = ("info", "metrics", "timing", "usage")
 BASE_COLUMNS = tuple(
-    c for k in ROW_KEYS if k not in _EXPANDED for c in ((k, "completion_text") if k == "completion" else (k,))
+    c for k in ROW_KEYS if k not in _EXPANDED
+    for c in ((k, "completion_text", "reasoning_text") if k == "completion" else (k,))
 ) + ("error_category", "attempts")
 
 
 def flatten_row(row: Row) -> dict[str, Any]:
     """A row as flat DataFrame columns (metrics, timing and usage expanded; ``completion_text``
-    is the final assistant message's text; ``attempts`` how often the rollout was run)."""
+    is the final assistant message's text, ``reasoning_text`` the reasoning of its assistant
+    turns (None when none reasoned); ``attempts`` how often the rollout was run)."""
     out = {k: row.get(k) for k in BASE_COLUMNS if k not in ("error", "error_category", "attempts")}
     completion = row.get("completion")
     out["completion_text"] = last_assistant_text(completion) if isinstance(completion, list) else None
+    out["reasoning_text"] = completion_reasoning(completion)
     err = row.get("error")
     out["error"] = err.get("message") if isinstance(err, dict) else err
     out["error_category"] = err.get("category") if isinstance(err, dict) else None

@@ -16,11 +16,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..content import text_only
 from ..errors import ModelAPIError, categorize
 from ..records import RolloutError, TokenFields, ToolError
 from ..sync import run_sync
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
-from .template import Template
+from .template import TEXT_ONLY, Template
 from .tool_manager import ParsedToolCall, ToolManager
 from .traces import SuccessCallback, TraceCallback, write_traces
 from .trajectory import StopReason, Trajectory, as_trajectory, is_truncated
@@ -162,6 +163,8 @@ class MultiTurnRollout:
             )
         )
         managers = self._managers(tool_manager, len(trajectories))
+        for i, t in enumerate(trajectories):  # an image is refused before anything is sampled
+            text_only(as_trajectory(t)["messages"], f"trajectory {i}, field 'messages'", TEXT_ONLY)
         runs = [
             self._start(i, as_trajectory(t), managers[i], params)
             for i, t in enumerate(trajectories)

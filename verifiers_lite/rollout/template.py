@@ -14,10 +14,13 @@ from functools import cached_property
 from typing import Any
 
 from ..clients.base import Message
+from ..content import text_only
 
 __all__ = ["Template", "hermes_tool_prompt"]
 
 _SENTINEL = "\x00VFL_ASSISTANT_SENTINEL\x00"
+#: How the token engine's models are named when they are sent an image: chat templates render text.
+TEXT_ONLY = "the token engine's chat template"
 
 
 def hermes_tool_prompt(tools: Sequence[dict[str, Any]]) -> str:
@@ -147,7 +150,7 @@ class Template:
         self, messages: Sequence[Message], tools: Sequence[dict[str, Any]] | None
     ) -> list[Message]:
         out: list[Message] = []
-        for m in messages:
+        for m in text_only(list(messages), "chat template", TEXT_ONLY):  # text parts as one string
             m = dict(m)
             if m.get("content") is None:
                 m["content"] = ""

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..clients.base import ChatResponse, Message, Usage
+from ..reasoning import reasoning_of, split_think
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
-from .template import Template
+from .template import TEXT_ONLY, Template
 from .tool_manager import HermesToolParser
 
 __all__ = ["TokenClient"]
@@ -34,7 +35,13 @@ class _Conversation:
 
 def _key(m: Message) -> tuple[Any, ...]:
     # Envs may add bookkeeping keys to messages; identity is role, text and the tool call link.
-    return (m.get("role"), m.get("content") or "", m.get("tool_call_id"))
+    # A sampled turn whose inline reasoning the environment moved to ``reasoning_content`` is
+    # still the turn sampled: both read as (reasoning, answer).
+    content = m.get("content") or ""
+    if m.get("role") == "assistant" and isinstance(content, str):
+        reasoning = reasoning_of(m)
+        return ("assistant", *((reasoning, content) if reasoning is not None else split_think(content)))
+    return (m.get("role"), content, m.get("tool_call_id"))
 
 
 class TokenClient:
@@ -42,8 +49,11 @@ class TokenClient:
 
     ``model`` in ``chat`` is ignored (the sampler holds one model). ``sampling_params`` are the
     defaults, overridden per call by OpenAI-style ``sampling_args``; logprobs of the sampled
-    tokens are returned by default because training needs them.
+    tokens are returned by default because training needs them. Its chat template renders text:
+    a run refuses a prompt with an image before its first request (``text_only``).
     """
+
+    text_only = TEXT_ONLY
 
     def __init__(
         self,

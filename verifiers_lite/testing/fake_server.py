@@ -10,7 +10,18 @@ Behaviour is chosen by the request's ``model``:
 - ``fake-tool``: first calls the ``calculator`` tool on the expression, then answers with the
   tool's result in ``\\boxed{}``;
 - ``fake-guess``: plays the guess-the-number game by bisection on "higher"/"lower" feedback;
-- ``fake-length``: answers with ``finish_reason="length"``.
+- ``fake-length``: answers with ``finish_reason="length"``;
+- ``fake-think``: a thinking model: like ``fake-tool`` (calls ``calculator``, then answers the
+  tool's result in ``\\boxed{}``), each turn with its reasoning in ``reasoning_content`` (a
+  first guess in its own ``\\boxed{}``, one more than the truth, which only the reasoning
+  holds) and ``usage.completion_tokens_details.reasoning_tokens``; ``fake-think-reasoning``
+  the same under the field name ``reasoning``; ``fake-think-inline`` the same written inline,
+  ``<think>…</think>`` before the content;
+- ``fake-vision``: names the colour of each image of the last user message (``image_url``
+  parts holding a PNG data URI, decoded here): "The image is red.";
+- ``fake-text-only``: like a server whose chat template joins strings: any message whose
+  content is a list of parts is answered HTTP 500 with one fixed body ("can only concatenate
+  str (not \"list\") to str"); otherwise it repeats the last user message.
 
 ``GET /v1/models`` lists every one of these (``models=`` / ``--models`` lists a subset, e.g. one,
 like a vLLM or llama.cpp server). Any other model name is answered as ``fake-arith``.
@@ -18,7 +29,8 @@ like a vLLM or llama.cpp server). Any other model name is answered as ``fake-ari
 Control endpoints: ``POST /_control/config``
 ({latency_ms, faults: [...], correct_rate, system_fingerprint}; a system_fingerprint is then
 returned with every completion),
-``POST /_control/reset``, ``GET /_control/stats``. A fault is one of ``{"status": 500}``,
+``POST /_control/reset``, ``GET /_control/stats``, ``GET /_control/requests`` (the bodies of
+the last 1,000 chat requests, oldest first: what each request sent). A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
 applied to the next requests in order.
 """
@@ -35,13 +47,17 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections import Counter
+from collections import Counter, deque
 from typing import Any
 
 _EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
 _NUM = re.compile(r"-?\d+")
 
-MODELS: tuple[str, ...] = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length")
+MODELS: tuple[str, ...] = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length", "fake-think",
+                           "fake-think-reasoning", "fake-think-inline", "fake-vision", "fake-text-only")
+_THINK_FIELDS = {"fake-think": "reasoning_content", "fake-think-reasoning": "reasoning", "fake-think-inline": None}
+_LIST_CONTENT_ERROR = 'can only concatenate str (not "list") to str'
+_RECORDED = 1000
 
 
 class FakeChatServer:
@@ -62,6 +78,7 @@ class FakeChatServer:
         self.max_in_flight = 0
         self.counter = 0
         self.by_status: Counter[int] = Counter()
+        self.recorded: deque[bytes] = deque(maxlen=_RECORDED)
         self.faults = []
         self.system_fingerprint = None
 
@@ -97,6 +114,8 @@ class FakeChatServer:
         elif path == "/_control/reset" and method == "POST":
             self.reset()
             await _json(send, 200, {"ok": True})
+        elif path == "/_control/requests":
+            await _json(send, 200, {"requests": [json.loads(b) for b in self.recorded]})
         elif path == "/_control/stats":
             await _json(send, 200, {
                 "requests": self.requests, "in_flight": self.in_flight,
@@ -114,6 +133,7 @@ class FakeChatServer:
 
     async def _chat(self, body: bytes, send: Any) -> None:
         self.requests += 1
+        self.recorded.append(body)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         status = 200
@@ -143,14 +163,23 @@ class FakeChatServer:
                 status = 400
                 await _json(send, 400, {"error": {"message": "body must be JSON with 'messages'"}})
                 return
+            if model == "fake-text-only" and any(isinstance(m.get("content"), list) for m in messages):
+                status = 500
+                await _json(send, 500, {"error": {"message": _LIST_CONTENT_ERROR}})
+                return
             message, finish = self._answer(model, messages, req)
             prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
             completion_tokens = len(str(message.get("content") or "").split()) + 1
+            usage: dict[str, Any] = {"prompt_tokens": prompt_tokens}
+            reasoning = message.get("reasoning_content") or message.get("reasoning")
+            if reasoning:
+                usage["completion_tokens_details"] = {"reasoning_tokens": len(reasoning.split())}
+                completion_tokens += len(reasoning.split())
             await _json(send, 200, {
                 "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
                 "model": model,
                 "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                "usage": {**usage, "completion_tokens": completion_tokens,
                           "total_tokens": prompt_tokens + completion_tokens},
                 **({"system_fingerprint": self.system_fingerprint} if self.system_fingerprint else {}),
             })
@@ -178,6 +207,13 @@ class FakeChatServer:
             return self._tool_answer(messages, last_user), "stop"
         if model == "fake-guess":
             return {"role": "assistant", "content": _bisect_guess(messages)}, "stop"
+        if model in _THINK_FIELDS:
+            message = _think_answer(messages, last_user, _THINK_FIELDS[model])
+            return message, "tool_calls" if message.get("tool_calls") else "stop"
+        if model == "fake-vision":
+            return {"role": "assistant", "content": _describe_images(messages)}, "stop"
+        if model == "fake-text-only":
+            return {"role": "assistant", "content": last_user}, "stop"
         match = _EXPR.search(last_user)
         if match is None:
             return {"role": "assistant", "content": "I do not know."}, "stop"
@@ -202,6 +238,50 @@ class FakeChatServer:
 def _apply(match: re.Match[str]) -> int:
     a, op, b = int(match.group(1)), match.group(2), int(match.group(3))
     return a + b if op == "+" else a - b if op == "-" else a * b
+
+
+def _think_answer(messages: list[dict[str, Any]], last_user: str, field: str | None) -> dict[str, Any]:
+    """``fake-think``'s turn: a calculator call, or the tool's result as the answer, each with its
+    reasoning under ``field`` (None: inline, before the content)."""
+    if messages and messages[-1].get("role") == "tool":
+        result = str(messages[-1].get("content") or "")
+        reasoning = f"The calculator returned {result}, so my first guess was wrong."
+        message: dict[str, Any] = {"role": "assistant", "content": f"The answer is \\boxed{{{result}}}."}
+    else:
+        match = _EXPR.search(last_user)
+        guess = _apply(match) + 1 if match else 3
+        reasoning = f"At a glance the answer is \\boxed{{{guess}}}, but I will check with the calculator."
+        n = sum(1 for m in messages if m.get("role") == "assistant")
+        message = {"role": "assistant", "content": None, "tool_calls": [{
+            "id": f"call_{n}", "type": "function",
+            "function": {"name": "calculator",
+                         "arguments": json.dumps({"expression": match.group(0) if match else "1 + 1"})},
+        }]}
+    if field is None:
+        message["content"] = f"<think>{reasoning}</think>{message['content'] or ''}"
+    else:
+        message[field] = reasoning
+    return message
+
+
+def _describe_images(messages: list[dict[str, Any]]) -> str:
+    """``fake-vision``'s answer: the colour of each image part of the last user message."""
+    from verifiers_lite.testing.png import data_uri_colour
+
+    last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
+    content = last.get("content")
+    parts = content if isinstance(content, list) else []
+    urls = [p["image_url"]["url"] if isinstance(p.get("image_url"), dict) else p.get("image_url")
+            for p in parts if isinstance(p, dict) and p.get("type") == "image_url"]
+    if not urls:
+        return "I see no image."
+    colours = []
+    for url in urls:
+        try:
+            colours.append(data_uri_colour(str(url)))
+        except ValueError:
+            colours.append("unreadable")
+    return f"The image is {colours[0]}." if len(colours) == 1 else f"The images are {', '.join(colours)}."
 
 
 def _bisect_guess(messages: list[dict[str, Any]]) -> str:
@@ -292,6 +372,10 @@ class FakeServerProcess:
 
     def stats(self) -> dict[str, Any]:
         return self.control("stats")
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The bodies of the last chat requests the server received, oldest first."""
+        return list(self.control("requests")["requests"])
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

@@ -16,7 +16,8 @@ TOKEN_COOKIE = "vf_view_token"
 _ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; charset=utf-8"}
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # Scripts and styles only from this server: even a rendering bug could not run injected code.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+# Images of rollouts (data: URIs, http(s) URLs) show as thumbnails, sent without a referrer.
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
         "connect-src 'self'; base-uri 'none'; form-action 'none'")
 
 

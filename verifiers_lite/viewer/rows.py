@@ -95,7 +95,8 @@ def row_summary(row: Row) -> dict[str, Any]:
 
 
 def row_text(row: Row) -> str:
-    """Everything a text search looks at: messages, tool calls, answer, error, task, info."""
+    """Everything a text search looks at: messages (their reasoning too), tool calls, answer,
+    error, task, info."""
     parts: list[str] = [str(row.get("example_id")), str(row.get("answer") or ""), str(row.get("task") or "")]
     for key in ("prompt", "completion"):
         msgs = row.get(key)
@@ -106,6 +107,8 @@ def row_text(row: Row) -> str:
             if not isinstance(m, dict):
                 continue
             parts.append(content_text(m.get("content")))
+            if isinstance(m.get("reasoning_content"), str):
+                parts.append(m["reasoning_content"])
             for c in m.get("tool_calls") or []:
                 fn = c.get("function") if isinstance(c, dict) else None
                 if isinstance(fn, dict):

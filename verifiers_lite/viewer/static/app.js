@@ -374,13 +374,42 @@
   }
 
   // ---------------------------------------------------------------- Transcript
+  // An image part's URL when the page may show it (a data: image or an http(s) URL), else null.
+  function imageUrl(part) {
+    const v = part && part.image_url;
+    const url = typeof v === "string" ? v : v && typeof v.url === "string" ? v.url : null;
+    return url && /^(data:image\/|https?:\/\/)/i.test(url) ? url : null;
+  }
+  // A content part as the page shows it: text as text, an image as a thumbnail (never its
+  // base64 text), anything else as its type.
+  function partNode(p) {
+    if (p && p.type === "text") return p.text === "" ? null : h("div", { class: "content" }, String(p.text ?? ""));
+    const url = imageUrl(p);
+    if (p && p.type === "image_url" && url) {
+      const label = url.startsWith("data:") ? "image · " + url.slice(5, url.indexOf(";") > 0 ? url.indexOf(";") : 30) + " · " +
+        Math.round(url.length * 3 / 4 / 1024) + " KB" : "image · " + url;
+      const img = h("img", { class: "thumb", src: url, alt: label, title: label, referrerpolicy: "no-referrer", loading: "lazy" });
+      return h("figure", { class: "image-part" }, url.startsWith("data:") ? img : h("a", { href: url, target: "_blank", rel: "noopener noreferrer" }, img),
+        h("figcaption", { class: "muted" }, label.length > 90 ? label.slice(0, 89) + "…" : label));
+    }
+    return h("div", { class: "content muted" }, "[" + String((p && p.type) || "part") + (p && p.type === "image_url" ? ": not a data: or http(s) URL" : "") + "]");
+  }
+  function contentNodes(content) {
+    if (Array.isArray(content)) return content.map(partNode);
+    return content === null || content === undefined || content === "" ? [] : [h("div", { class: "content" }, String(content))];
+  }
+  // A thinking model's reasoning, collapsed: what it thought before the content.
+  function reasoningNode(m) {
+    const r = typeof m.reasoning_content === "string" ? m.reasoning_content : typeof m.reasoning === "string" ? m.reasoning : "";
+    if (!r) return null;
+    return h("details", { class: "reasoning" }, h("summary", {}, "reasoning · " + r.length + " characters"), h("div", { class: "content" }, r));
+  }
   function messageList(messages, callNames) {
     if (typeof messages === "string") return [h("div", { class: "msg assistant" }, h("div", { class: "role" }, "text"), h("div", { class: "content" }, messages))];
     return (messages || []).map(m => {
       const role = String(m.role || "?");
       const kids = [h("div", { class: "role" }, role === "tool" ? "tool result" + (callNames[m.tool_call_id] ? " · " + callNames[m.tool_call_id] : "") : role)];
-      const content = Array.isArray(m.content) ? m.content.map(p => p && p.text !== undefined ? p.text : JSON.stringify(p)).join("\n") : m.content;
-      if (content !== null && content !== undefined && content !== "") kids.push(h("div", { class: "content" }, String(content)));
+      kids.push(reasoningNode(m), ...contentNodes(m.content));
       for (const c of m.tool_calls || []) {
         const fn = c.function || {};
         callNames[c.id] = fn.name;
@@ -409,7 +438,7 @@
       r.advantage !== null && r.advantage !== undefined ? ["advantage", num(r.advantage)] : null,
       ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, fmt(v)]),
       ["stop reason", r.stop_reason || "—"], ["turns", r.turns ?? "—"],
-      ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion"],
+      ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion" + (u.reasoning_tokens ? " (" + u.reasoning_tokens + " reasoning)" : "")],
       ["time", timing(r.timing || {})],
       err ? ["error", errorBox(err, "row-error")] : null,
       ["task", r.task || "—"],
