@@ -63,6 +63,12 @@ _outputs.register_viewer("write_html", _write_html)
 _outputs.register_viewer("repr_html", _results_html)
 
 
+# Environment modules written for the classic ``verifiers`` API are imported within the classic
+# scope (verifiers_lite.classic.scope; standard library only until a classic module is found).
+_registry = importlib.import_module("verifiers_lite.registry")
+_registry.register_module_importer(importlib.import_module("verifiers_lite.classic.scope").import_environment_module)
+
+
 _lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 

@@ -10,12 +10,23 @@ import importlib
 import importlib.metadata
 import importlib.util
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 BUNDLED_PACKAGE = "verifiers_lite_envs"
 ENTRY_POINT_GROUP = "verifiers_lite.environments"
+
+_import_module: Callable[[str], ModuleType] = importlib.import_module
+
+
+def register_module_importer(importer: Callable[[str], ModuleType]) -> None:
+    """How environment modules are imported (the package root registers the one that runs
+    classic ``verifiers`` modules within their scope); default ``importlib.import_module``."""
+    global _import_module
+    _import_module = importer
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,13 +118,14 @@ def _find_loader(env_id: str) -> Any:
             ep = _entry_points().get(name)
             if ep is None:
                 continue
-            target = ep.load()
+            module = _import_module(ep.module)
+            target = getattr(module, ep.attr) if ep.attr else module
             loader = getattr(target, "load_environment", target)
             if not callable(loader) or inspect.ismodule(loader):
                 raise ValueError(f"entry point {ep.name!r} ({ep.value}) is not a load_environment function")
             return loader
         try:
-            module = importlib.import_module(candidate)
+            module = _import_module(candidate)
         except ModuleNotFoundError as exc:
             if exc.name not in (candidate, BUNDLED_PACKAGE) and not candidate.startswith(str(exc.name)):
                 raise  # the environment exists but one of its own imports is missing
@@ -135,7 +147,7 @@ def is_registered(env_id: str) -> bool:
         try:
             if importlib.util.find_spec(candidate) is None:
                 continue
-            return callable(getattr(importlib.import_module(candidate), "load_environment", None))
+            return callable(getattr(_import_module(candidate), "load_environment", None))
         except (ImportError, ValueError):
             continue
     return False

@@ -156,15 +156,21 @@ class ChatClient:
         if name is not None:
             messages = text_only(messages, "request", name)
         body: dict[str, Any] = {"model": model, "messages": messages}
-        request: dict[str, Any] = {}
-        if sampling_args:
-            args = dict(sampling_args)
-            body.update(args.pop("extra_body", None) or {})
-            # The openai SDK's per-request options are request settings, never body fields.
-            request = {k: args.pop(k) for k in _REQUEST_OPTIONS if k in args}
-            body.update(args)
+        request = _add_sampling(body, sampling_args)
         if tools:
             body["tools"] = tools
+        return await self._send(body, request, "/chat/completions", parse_chat_completion)
+
+    async def complete_text(self, model: str, prompt: str, sampling_args: dict[str, Any] | None = None) -> ChatResponse:
+        """One text completion (``POST {base_url}/completions`` with a string prompt), its text
+        as an assistant message: for environments whose prompts are plain strings."""
+        body: dict[str, Any] = {"model": model, "prompt": prompt}
+        request = _add_sampling(body, sampling_args)
+        return await self._send(body, request, "/completions", parse_text_completion)
+
+    async def _send(
+        self, body: dict[str, Any], request: dict[str, Any], path: str, parse: Callable[[str, str], ChatResponse],
+    ) -> ChatResponse:
         attempts, same = 0, RepeatedAnswer()
 
         async def attempt() -> ChatResponse:
@@ -173,7 +179,7 @@ class ChatClient:
             if self.crashed is not None:
                 raise self._crash_error()
             try:
-                return await self._post_once(body, **request)
+                return await self._post_once(body, path, parse, **request)
             except ModelAPIError as exc:
                 if exc.category == "model_connection" and await self._server_died():
                     raise self._crash_error() from exc
@@ -201,12 +207,12 @@ class ChatClient:
                              retryable=False, endpoint=self.base_url)
 
     async def _post_once(
-        self, body: dict[str, Any], extra_headers: dict[str, str] | None = None,
-        extra_query: dict[str, Any] | None = None, timeout: Any = None,
+        self, body: dict[str, Any], path: str, parse: Callable[[str, str], ChatResponse],
+        extra_headers: dict[str, str] | None = None, extra_query: dict[str, Any] | None = None, timeout: Any = None,
     ) -> ChatResponse:
         import aiohttp
 
-        url = f"{self.base_url}/chat/completions"
+        url = f"{self.base_url}{path}"
         options: dict[str, Any] = {}
         if extra_headers:
             options["headers"] = {k: str(v) for k, v in extra_headers.items()}
@@ -234,7 +240,7 @@ class ChatClient:
                 f"connection to {url} failed: {type(exc).__name__}: {exc}",
                 category="model_connection", retryable=True, endpoint=self.base_url,
             ) from exc
-        return parse_chat_completion(text, url)
+        return parse(text, url)
 
     async def aclose(self) -> None:
         """Close the session of the running loop (others close with their loops)."""
@@ -245,6 +251,18 @@ class ChatClient:
         session = self._sessions.pop(loop_id, None)
         if session is not None:
             await session.close()
+
+
+def _add_sampling(body: dict[str, Any], sampling_args: dict[str, Any] | None) -> dict[str, Any]:
+    """Put the sampling args into ``body`` (``extra_body`` merged in); return the openai SDK's
+    per-request options among them, which are request settings, never body fields."""
+    if not sampling_args:
+        return {}
+    args = dict(sampling_args)
+    body.update(args.pop("extra_body", None) or {})
+    request = {k: args.pop(k) for k in _REQUEST_OPTIONS if k in args}
+    body.update(args)
+    return request
 
 
 def _retryable(exc: BaseException) -> bool:
@@ -335,6 +353,23 @@ def _usage(usage: Any) -> Usage:
     reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
     return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
                  int(reasoning or 0))
+
+
+def parse_text_completion(text: str, url: str = "") -> ChatResponse:
+    """Parse an OpenAI text_completion JSON body: its text as an assistant message."""
+    try:
+        payload = json.loads(text)
+        choice = payload["choices"][0]
+        content = str(choice["text"])
+    except (ValueError, KeyError, IndexError, TypeError) as exc:
+        raise ModelAPIError(
+            f"not a text completion from {url}: {text[:200]!r}", category="model_bad_response", retryable=False,
+        ) from exc
+    return ChatResponse(
+        message={"role": "assistant", "content": content},
+        finish_reason=choice.get("finish_reason"),
+        usage=_usage(payload.get("usage")),
+    )
 
 
 def _ids(value: Any) -> list[int] | None:
