@@ -93,12 +93,13 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
-    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError
+    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError, ToolServerError
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.interrupt import RunInterrupted
     from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
+    from verifiers_lite.mcp_tools.config import MCPHTTPServer, MCPStdioServer
     from verifiers_lite.messages import Messages
     from verifiers_lite.notebook.plots import (
         plot_advantages,

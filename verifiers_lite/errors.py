@@ -43,6 +43,14 @@ class RolloutTimeoutError(VerifiersError, TimeoutError):
     category: ErrorCategory = "rollout_timeout"
 
 
+class ToolServerError(VerifiersError):
+    """A tool server (an MCP server) could not be started or stopped answering mid-call (it
+    exited, crashed, closed its connection). The rollout cannot go on: its row is recorded
+    with category ``env_error`` and the message naming the server."""
+
+    category: ErrorCategory = "env_error"
+
+
 class RewardFunctionError(VerifiersError):
     """A reward function raised; the rollout is recorded with category ``rubric_error``."""
 

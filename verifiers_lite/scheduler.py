@@ -43,6 +43,7 @@ from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
 from verifiers_lite.results.sessions import begin_session, earlier_sessions, end_session
 from verifiers_lite.results.store import ResultsStore, iter_rows
 from verifiers_lite.run_config import RunConfig
+from verifiers_lite.scopes import run_scope
 from verifiers_lite.seeding import seeded_input
 
 if TYPE_CHECKING:
@@ -109,17 +110,19 @@ async def generate(
     """
     run = _Run(env, inputs, client, model, config or RunConfig())
     run.resume_saved()
-    await run.start()
-    status, interrupted = "running", False
-    try:
-        await run.run_units()
-        status = "completed_with_errors" if run.totals.errors else "completed"
-    except BaseException as exc:
-        status = "interrupted"
-        interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
-        raise
-    finally:
-        await run.finish(status, interrupted)
+    # What the run's rollouts start for the whole run (shared tool servers) stops when it ends.
+    async with run_scope():
+        await run.start()
+        status, interrupted = "running", False
+        try:
+            await run.run_units()
+            status = "completed_with_errors" if run.totals.errors else "completed"
+        except BaseException as exc:
+            status = "interrupted"
+            interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
+            raise
+        finally:
+            await run.finish(status, interrupted)
     return run.outputs()
 
 

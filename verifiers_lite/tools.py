@@ -22,6 +22,7 @@ import docstring_parser
 import pydantic
 
 __all__ = [
+    "SchemaTool",
     "ToolCallError",
     "answer_tool_call",
     "call_tool",
@@ -42,6 +43,37 @@ class ToolCallError(Exception):
         super().__init__(message)
         self.kind = kind
         self.tool = tool
+
+
+class SchemaTool:
+    """A tool that brings its own JSON schema (an MCP server's tool) instead of a Python
+    signature: called with the model's decoded arguments, it checks them itself.
+
+    :meth:`invoke` answers with the result text, raises :class:`ToolCallError` for what the
+    model is told (bad arguments, a tool error, a timeout) and any other exception for a
+    failure the rollout cannot go on from (recorded on its row with the exception's
+    ``category``)."""
+
+    name: str
+    schema: dict[str, Any]  #: the OpenAI tool definition (``{"type": "function", ...}``)
+
+    async def invoke(self, arguments: dict[str, Any], timeout: float | None) -> str:
+        raise NotImplementedError
+
+    async def __call__(self, **arguments: Any) -> str:
+        """Call the tool as a function (no timeout)."""
+        return await self.invoke(arguments, None)
+
+
+def tool_schema(tool: Callable[..., Any]) -> dict[str, Any]:
+    """The OpenAI definition of a tool: a :class:`SchemaTool`'s own, a function's from its
+    signature and docstring."""
+    return tool.schema if isinstance(tool, SchemaTool) else function_to_schema(tool)
+
+
+def tool_name(tool: Callable[..., Any]) -> str:
+    """The name a tool is offered under."""
+    return tool.name if isinstance(tool, SchemaTool) else str(tool.__name__)
 
 
 def tool_error_message(err: ToolCallError) -> str:
@@ -280,6 +312,8 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         raise ToolCallError(
             "bad_arguments", tool, f"arguments must be a JSON object, got {type(args).__name__}"
         )
+    if isinstance(fn, SchemaTool):
+        return await fn.invoke(args, timeout)  # its own checks and error kinds
     args = validate_arguments(fn, args, tool)
     coro = fn(**args) if inspect.iscoroutinefunction(fn) else asyncio.to_thread(fn, **args)
     try:

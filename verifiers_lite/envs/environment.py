@@ -36,6 +36,7 @@ from verifiers_lite.records import DatasetRow, Row
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
+from verifiers_lite.scopes import rollout_scope
 from verifiers_lite.state import State, new_state, record_response, state_to_row
 
 if TYPE_CHECKING:
@@ -259,7 +260,9 @@ class Environment(ABC):
             token = _ATTEMPT_STATES.set(started)
             slot = enter_rollout(rollout_index)  # the response cache keys answers per rollout index
             try:
-                state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
+                # What the attempt starts for itself (a per-rollout tool server) stops with it.
+                async with rollout_scope():
+                    state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
                 if not isinstance(state, dict):
                     raise TypeError(f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict")
                 state["rollout_index"] = rollout_index

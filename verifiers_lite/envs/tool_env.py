@@ -1,33 +1,53 @@
-"""ToolEnv: the model calls plain Python functions as tools over several turns."""
+"""ToolEnv: the model calls Python functions and MCP servers' tools over several turns."""
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.envs.multiturn import MultiTurnEnv
 from verifiers_lite.messages import Messages
 from verifiers_lite.state import State
-from verifiers_lite.tools import answer_tool_call, function_to_schema
+from verifiers_lite.tools import answer_tool_call, tool_name, tool_schema
+
+if TYPE_CHECKING:
+    from verifiers_lite.mcp_tools import MCPServerConfig, MCPToolset
 
 
 class ToolEnv(MultiTurnEnv):
-    """Tools are sync or async Python functions; their JSON schemas come from signature and
-    docstring. Unknown tools, bad arguments, exceptions and timeouts are answered to the model
-    as tool messages, never raised. The rollout ends (``stop``) when the model answers without
-    calling a tool. ``env_id`` names it in results (default: the class name)."""
+    """Tools are sync or async Python functions (JSON schemas from signature and docstring)
+    and the tools of MCP servers (``mcp_servers``: :class:`~verifiers_lite.MCPStdioServer`,
+    :class:`~verifiers_lite.MCPHTTPServer`; their own schemas, listed when the environment is
+    built). Unknown tools, bad arguments, exceptions and timeouts (``tool_timeout`` seconds)
+    are answered to the model as tool messages, never raised; an MCP server that cannot start
+    or stops answering fails the rollout (``env_error``). The rollout ends (``stop``) when the
+    model answers without calling a tool. ``env_id`` names it in results (default: the class
+    name)."""
 
     def __init__(self, tools: list[Callable[..., Any]] | None = None, *args: Any,
-                 tool_timeout: float = 30.0, **kwargs: Any) -> None:
+                 tool_timeout: float = 30.0, mcp_servers: Sequence[MCPServerConfig] | None = None,
+                 **kwargs: Any) -> None:
         self.tools: dict[str, Callable[..., Any]] = {}
         for fn in tools or []:
             if not callable(fn):
                 raise TypeError(f"tool {fn!r} is not callable")
-            self.tools[fn.__name__] = fn
-        kwargs.setdefault("tool_defs", [function_to_schema(fn) for fn in self.tools.values()])
+            self.tools[tool_name(fn)] = fn
+        self.mcp: MCPToolset | None = None
+        if mcp_servers:
+            from verifiers_lite.mcp_tools import MCPToolset
+
+            self.mcp = MCPToolset(mcp_servers, taken=list(self.tools))
+            self.tools.update((tool.name, tool) for tool in self.mcp.tools)
+        kwargs.setdefault("tool_defs", [tool_schema(fn) for fn in self.tools.values()])
         super().__init__(*args, **kwargs)
         self.tool_timeout = tool_timeout
+
+    async def aclose(self) -> None:
+        """Stop the shared MCP servers this environment started outside a run (``generate`` and
+        ``evaluate`` stop theirs when the run ends); nothing to do without MCP servers."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
 
     async def is_completed(self, messages: Messages, state: State) -> bool:
         last = messages[-1]

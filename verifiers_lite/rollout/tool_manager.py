@@ -8,10 +8,13 @@ import re
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..sync import run_sync
-from ..tools import answer_tool_call, function_to_schema
+from ..tools import answer_tool_call, function_to_schema, tool_schema
+
+if TYPE_CHECKING:
+    from ..mcp_tools import MCPServerConfig, MCPToolset
 
 __all__ = ["HermesToolParser", "ParsedToolCall", "ToolManager"]
 
@@ -92,10 +95,13 @@ class HermesToolParser:
 
 
 class ToolManager:
-    """Python tools a model may call, described to it as OpenAI function schemas.
+    """Python tools and MCP servers' tools a model may call, described to it as OpenAI
+    function schemas (``mcp_servers``: as for :class:`~verifiers_lite.ToolEnv`).
 
     Every call is answered by one tool message carrying its ``tool_call_id``: unknown tools,
-    bad arguments, exceptions, timeouts and malformed call text become error messages.
+    bad arguments, exceptions, timeouts and malformed call text become error messages. Shared
+    MCP servers used outside an environment's run (``MultiTurnRollout``) run until
+    :meth:`close`.
     """
 
     def __init__(
@@ -103,6 +109,7 @@ class ToolManager:
         tools: Sequence[Callable[..., Any]] = (),
         parser: HermesToolParser | None = None,
         timeout: float | None = 30.0,
+        mcp_servers: Sequence[MCPServerConfig] | None = None,
     ) -> None:
         self.parser = parser or HermesToolParser()
         self.timeout = timeout
@@ -110,12 +117,30 @@ class ToolManager:
         self._schemas: dict[str, dict[str, Any]] = {}
         for fn in tools:
             self.register(fn)
+        self.mcp: MCPToolset | None = None
+        if mcp_servers:
+            from ..mcp_tools import MCPToolset
+
+            self.mcp = MCPToolset(mcp_servers, taken=self.names)
+            for tool in self.mcp.tools:
+                self.register(tool)
+
+    async def aclose(self) -> None:
+        """Stop the shared MCP servers started outside an environment's run."""
+        if self.mcp is not None:
+            await self.mcp.aclose()
+
+    def close(self) -> None:
+        """Sync twin of :meth:`aclose`."""
+        run_sync(self.aclose())
 
     def register(
         self, fn: Callable[..., Any], name: str | None = None, schema: dict[str, Any] | None = None
     ) -> Callable[..., Any]:
-        """Add a tool (usable as a decorator). The schema defaults to one built from ``fn``."""
-        schema = schema or function_to_schema(fn, name=name)
+        """Add a tool (usable as a decorator). The schema defaults to one built from ``fn``
+        (an MCP tool's own)."""
+        if schema is None:
+            schema = tool_schema(fn) if name is None else function_to_schema(fn, name=name)
         tool_name = schema["function"]["name"]
         self._fns[tool_name] = fn
         self._schemas[tool_name] = schema

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from verifiers_lite.protocol import ErrorCategory, RolloutRequest
+from verifiers_lite.scopes import run_scope
 
 from ..backend import RolloutContext
 from ..errors import RolloutFailure
@@ -61,6 +62,7 @@ class LocalBackend:
         self._clients: dict[tuple[str, str | None], Any] = {}
         self._running: dict[str, asyncio.Task[Any]] = {}
         self._models: dict[tuple[str, str | None], str] = {}
+        self._scope = run_scope()  # what the rollouts start for the run (shared tool servers)
         self.completed = 0
 
     def _client(self, url: str, api_key: str | None) -> Any:
@@ -112,9 +114,14 @@ class LocalBackend:
             model = meta.get("model") or self.model or await self._served_model(request)
             client = self._client(request.chat_completions_url, request.llm_api_key)
             started = time.perf_counter()
-            task = asyncio.ensure_future(
-                self.env.rollout_state(rollout_input, client, model, meta.get("sampling_args"))
-            )
+            # The server's lifetime is the run: shared tool servers live until shutdown.
+            token = self._scope.enter()
+            try:
+                task = asyncio.ensure_future(
+                    self.env.rollout_state(rollout_input, client, model, meta.get("sampling_args"))
+                )
+            finally:
+                self._scope.leave(token)
             self._running[request.rollout_id] = task
             try:
                 state = await asyncio.wait_for(task, request.agent_timeout_sec)
@@ -194,6 +201,7 @@ class LocalBackend:
         clients, self._clients = list(self._clients.values()), {}
         for client in clients:
             await client.aclose()
+        await self._scope.aclose()
 
 
 async def discover_model(base_url: str, api_key: str | None, timeout: float = 10.0) -> str:

@@ -1,0 +1,58 @@
+"""The token engine's tool path (``ToolManager``) gets the same MCP tools: offered with their
+schemas, dispatched, driven end to end by the fake tool model through ``APIMultiTurnRollout``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from mcp_helpers import new_tag, server_processes, tagged_server
+
+import verifiers_lite as vf
+from verifiers_lite.rollout import APIMultiTurnRollout, OpenAIChatAPI, ParsedToolCall, ToolManager
+from verifiers_lite.testing.fake_server import FakeServerProcess
+
+
+def double(x: int) -> int:
+    """Twice x."""
+    return 2 * x
+
+
+@pytest.mark.parametrize("lifetime", ["shared", "rollout"])
+def test_api_multi_turn_rollout_calls_the_mcp_calculator(fake_server: FakeServerProcess, lifetime: str) -> None:
+    tag = new_tag()
+    tm = ToolManager([double], mcp_servers=[tagged_server(tag, lifetime=lifetime, faults=False)])  # type: ignore[arg-type]
+    assert tm.names == ["double", "calculator", "add", "kv_set", "kv_get", "kv_incr"]
+    rollout = APIMultiTurnRollout(OpenAIChatAPI("fake-tool", base_url=fake_server.base_url), tm, max_turns=3)
+    out = rollout([[{"role": "user", "content": "What is 31 * 3?"}], [{"role": "user", "content": "What is 8 - 50?"}]])
+    for traj, value in zip(out, [93, -42], strict=True):
+        assert traj["stop_reason"] == "stop" and traj["error"] is None and traj["tool_errors"] == []
+        tool_msg = next(m for m in traj["messages"] if m["role"] == "tool")
+        assert tool_msg["content"] == str(value)
+        assert traj["messages"][-1]["content"] == f"The calculator says \\boxed{{{value}}}."
+    tm.close()  # a shared server used outside an environment's run stops here
+    assert server_processes(tag=tag) == []
+
+
+def test_dispatch_answers_mcp_failures_as_tool_messages_with_their_kind() -> None:
+    tag = new_tag()
+    tm = ToolManager(mcp_servers=[tagged_server(tag)], timeout=1.0)
+    calls = [ParsedToolCall("a", "kv_incr", json.dumps({"key": "k"})),
+             ParsedToolCall("b", "add", json.dumps({"a": 1})),
+             ParsedToolCall("c", "hang", "{}"),
+             ParsedToolCall("d", "kv_incr", json.dumps({"key": "k"}))]
+    try:
+        first, missing, hung, second = tm.dispatch(calls)
+        again = tm.dispatch(calls[3:])  # another sync call: the same server, its state kept
+    finally:
+        tm.close()
+    assert {first["content"], second["content"]} == {"1", "2"} and again[0]["content"] == "3"
+    assert missing["error"] == "bad_arguments" and "'b' is a required property" in missing["content"]
+    assert hung["error"] == "timeout" and hung["tool_call_id"] == "c"
+    assert server_processes(tag=tag) == []
+
+
+def test_a_per_rollout_server_called_outside_a_rollout_is_an_error_naming_it() -> None:
+    tm = ToolManager(mcp_servers=[tagged_server(new_tag(), lifetime="rollout")])
+    with pytest.raises(vf.ToolServerError, match="lifetime='rollout' but was called outside a rollout"):
+        tm.dispatch([ParsedToolCall("a", "add", json.dumps({"a": 1, "b": 2}))])
