@@ -93,7 +93,12 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.singleturn import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
-    from verifiers_lite.errors import ERROR_CATEGORIES, ModelAPIError, ResumeMismatchError, ToolServerError
+    from verifiers_lite.errors import (
+        ERROR_CATEGORIES,
+        ModelAPIError,
+        ResumeMismatchError,
+        ToolServerError,
+    )
     from verifiers_lite.executors.local import LocalExecutor
     from verifiers_lite.executors.ray import RayExecutor
     from verifiers_lite.executors.remote import RemoteExecutor

@@ -36,11 +36,23 @@ def _word_chain_player(messages: list[dict[str, Any]]) -> str:
     return words.get(asked[-1][-1:].lower(), "egg")
 
 
+def _mcp_store_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """Computes with the MCP calculator, stores the result, reads it back, then answers."""
+    turn = sum(m["role"] == "assistant" for m in messages)
+    if turn == 0:
+        return [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]
+    if turn == 1:
+        return [{"name": "kv_set", "arguments": {"key": "x", "value": str(messages[-1]["content"])}}]
+    return [{"name": "kv_get", "arguments": {"key": "x"}}] if turn == 2 else None
+
+
 # env_id -> (a client that plays perfectly, the maximal reward). The maximum is worked out by hand
 # from the README's example, never read from the environment.
 PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
     # WordChain(max_turns=5), reward len(words) / 5: five linked words score 1.0
     "WordChain": (lambda: vf.ScriptedClient(_word_chain_player), 1.0),
+    # mcp_demo: reward 1 when the value read back from the store is the calculator's result
+    "mcp_demo": (lambda: vf.ScriptedClient(["", "", "", "Stored 42."], tool_calls=_mcp_store_calls), 1.0),
 }
 
 

@@ -120,7 +120,8 @@ class MCPConnection:
         config = self.config
         if isinstance(config, MCPStdioServer):
             mcp = _mcp()
-            self._stderr = tempfile.TemporaryFile()  # its output, quoted when it fails
+            # The server's stderr, quoted when it fails; open while it runs, closed by aclose.
+            self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
             params = mcp.StdioServerParameters(
                 command=config.command, args=list(config.args), env=dict(config.env or {}), cwd=config.cwd
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from verifiers_lite.sync import run_sync
 
@@ -12,6 +13,9 @@ from .config import MCPServerConfig, check_servers
 from .connection import MCPConnection
 from .lifetime import ServerHandle
 from .tool import MCPTool
+
+if TYPE_CHECKING:
+    from mcp.types import Tool
 
 __all__ = ["MCPToolset"]
 
@@ -63,7 +67,7 @@ def _check_name(tool: MCPTool, owners: dict[str, str]) -> None:
         )
 
 
-async def _list_all(configs: list[MCPServerConfig]) -> list[list[object]]:
+async def _list_all(configs: list[MCPServerConfig]) -> list[list[Tool]]:
     # A task group: one server failing stops the others' listing before the error is raised.
     try:
         async with asyncio.TaskGroup() as group:
@@ -73,7 +77,7 @@ async def _list_all(configs: list[MCPServerConfig]) -> list[list[object]]:
     return [t.result() for t in tasks]
 
 
-async def _list_one(config: MCPServerConfig) -> list[object]:
+async def _list_one(config: MCPServerConfig) -> list[Tool]:
     conn = await MCPConnection(config).open()
     try:
         return list(await conn.list_tools())
