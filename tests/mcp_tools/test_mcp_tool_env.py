@@ -143,6 +143,25 @@ def test_a_server_crashing_mid_call_errors_its_row_and_the_others_complete(lifet
     assert server_processes(tag=tag) == []
 
 
+class _SecretKeeper(vf.ToolEnv):
+    """Environment code calling an MCP tool itself: each rollout's secret is stored on its own
+    server in setup_state; the model must read it back."""
+
+    async def setup_state(self, state) -> None:
+        await self.tools["kv_set"](key="secret", value=state["answer"])
+
+
+def test_environment_code_calls_a_per_rollout_servers_tool_in_setup_state() -> None:
+    rows = [{"question": f"q{i}", "answer": f"secret-{i}"} for i in range(3)]
+    env = _SecretKeeper(mcp_servers=[tagged_server(new_tag(), lifetime="rollout")], dataset=rows,
+                        rubric=vf.Rubric([_sum_reward]), max_turns=2)
+    calls = [[{"name": "kv_get", "arguments": {"key": "secret"}}], None]
+    out = env.evaluate_sync(vf.ScriptedClient(["", "done"], tool_calls=calls), "scripted")
+    # Each rollout reads its own secret back (a shared store would hold one value for all three).
+    assert sorted(tool_texts(r)[0] for r in out.rows) == ["secret-0", "secret-1", "secret-2"]
+    assert [r["reward"] for r in out.rows] == [1.0, 1.0, 1.0]
+
+
 def test_bad_server_configs_are_errors_before_any_rollout() -> None:
     with pytest.raises(ValueError, match="lifetime must be one of shared, rollout"):
         vf.MCPStdioServer(command="python", lifetime="forever")  # type: ignore[arg-type]
