@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from verifiers_lite.cluster_totals import ClusterTotals
-from verifiers_lite.records import Row
+from verifiers_lite.records import TIMING_PARTS, Row
 
 if TYPE_CHECKING:
     from verifiers_lite.stats import Estimate
@@ -171,6 +171,14 @@ def format_stop_reasons(stop_reasons: Any) -> str:
     """``stop 20, length 12`` (most common first); ``—`` when there are none."""
     items = sorted((stop_reasons or {}).items(), key=lambda kv: (-kv[1], kv[0]))
     return ", ".join(f"{k} {v}" for k, v in items) or "—"
+
+
+def format_timing(timing_ms: Any) -> str:
+    """Where a rollout's time went, mean per rollout, each part named: ``waiting for a request
+    slot 1,204 ms · in the model request 212 ms · in the environment 3 ms · waiting for its
+    group 0 ms · scoring 0 ms``; ``—`` when no row recorded its timing."""
+    parts = [f"{label} {timing_ms[key]:,.0f} ms" for key, label in TIMING_PARTS if key in (timing_ms or {})]
+    return " · ".join(parts) or "—"
 
 
 # The run a rollout belongs to, so the environment can report each rollout's start and end as

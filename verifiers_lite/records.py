@@ -72,10 +72,20 @@ class Timing(TypedDict, total=False):
     """Where a rollout's time went (written by the run; a remote row may lack some keys)."""
 
     start: float  #: when the rollout started (epoch seconds)
-    generation_ms: float  #: waiting on the model, summed over turns
-    scoring_ms: float  #: the rubric's scoring
-    rollout_ms: float  #: the rollout itself: model turns and environment steps
-    total_ms: float  #: rollout, scoring and cleanup
+    queue_ms: float  #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``), summed over turns
+    generation_ms: float  #: in the model requests (sent until answered, retries included), summed over turns
+    env_ms: float  #: in the environment: the rollout's own steps and tools (rollout_ms less the two above)
+    rollout_ms: float  #: the rollout itself: queue_ms + generation_ms + env_ms
+    group_wait_ms: float  #: after its rollout, waiting for the group's other rollouts to end
+    scoring_ms: float  #: the rubric's scoring (of the whole group)
+    total_ms: float  #: rollout, group wait, scoring and cleanup
+
+
+TIMING_PARTS: tuple[tuple[str, str], ...] = (
+    ("queue_ms", "waiting for a request slot"), ("generation_ms", "in the model request"),
+    ("env_ms", "in the environment"), ("group_wait_ms", "waiting for its group"), ("scoring_ms", "scoring"),
+)
+"""Where a rollout's time went, each part of :class:`Timing` by the name displays give it."""
 
 
 class Usage(TypedDict, total=False):

@@ -101,6 +101,12 @@ class RunnableEnvironment(Protocol):
     def env_args(self) -> dict[str, Any]: ...
 
     @property
+    def prompt_template(self) -> dict[str, Any]:
+        """What every question is asked with: ``{"system_prompt", "few_shot"}`` (an environment
+        group's: ``{"tasks": {task: its member's}}``), saved in the run's metadata."""
+        ...
+
+    @property
     def sampling_args(self) -> dict[str, Any]:
         """Sampling arguments every request gets (a run's own override them)."""
         ...

@@ -328,6 +328,7 @@ def _run_metadata(
         "independent_scoring": config.independent_scoring,
         "score_rollouts": score,
         "pass_criterion": env.pass_criterion.to_dict(),
+        "prompt_template": env.prompt_template,
         **({"tasks": task_facts} if (task_facts := env.task_metadata(plan.inputs())) is not None else {}),
         "max_concurrent": limit,
         "seed": run_seed,

@@ -79,8 +79,8 @@ def new_state(
         "metrics": {},
         "advantage": None,
         "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-        "timing": {"start": time.time(), "generation_ms": 0.0, "scoring_ms": 0.0, "rollout_ms": 0.0,
-                   "total_ms": 0.0},
+        "timing": {"start": time.time(), "queue_ms": 0.0, "generation_ms": 0.0, "env_ms": 0.0, "scoring_ms": 0.0,
+                   "rollout_ms": 0.0, "total_ms": 0.0},
         "trajectory_id": uuid.uuid4().hex,
     }
 

@@ -24,6 +24,12 @@ is the example, not the rollout. Every figure here treats examples as clusters:
 - Power: the minimal detectable difference at level α and power 1 − β is
   ``(t(1 − α/2; G − 1) + t(1 − β; G − 1)) · SE``; the examples needed to detect δ are the least
   ``n`` with ``(t(1 − α/2; n − 1) + t(1 − β; n − 1)) · σ_d / √n ≤ δ``.
+- Undefined figures: with one example there is no spread between examples to measure, and with
+  no variance (every example's mean the same, or every per-example difference the same) the
+  standard error is 0 and an interval, a p-value, a detectable difference or a sample size
+  computed from it would claim a certainty the data cannot give. These are NaN here (a sample
+  size raises :class:`UndefinedStatistic`), and :attr:`Estimate.undefined` /
+  :attr:`PairedTest.undefined` say why; every display shows ``undefined: <reason>``.
 """
 
 from __future__ import annotations
@@ -39,6 +45,12 @@ LEVEL = 0.95  # confidence level of every interval shown
 ALPHA = 0.05  # two-sided test level for power
 POWER = 0.80
 _NAN = float("nan")
+ONE_EXAMPLE = "one example"
+NO_EXAMPLE = "no scored example"
+
+
+class UndefinedStatistic(ValueError):
+    """A power or sample-size figure asked of data that cannot give it (no variance, one example)."""
 
 Array = Sequence[float] | np.ndarray
 
@@ -79,20 +91,48 @@ class Estimate:
     clusters: int
     level: float = LEVEL
 
+    @property
+    def undefined(self) -> str | None:
+        """Why this mean has no interval (``one example``; ``no variance, every example's mean is
+        0.000``), or None when it has one."""
+        if not self.clusters:
+            return NO_EXAMPLE
+        return interval_undefined(self.mean, self.stderr)
+
     def describe(self, digits: int = 3) -> str:
         """``0.600 ± 0.135 (95% CI [0.295, 0.905])``: mean ± clustered stderr, then the interval."""
         return format_estimate(self.mean, self.stderr, self.ci, digits, self.level)
 
 
+def interval_undefined(mean: float | None, stderr: float | None, digits: int = 3) -> str | None:
+    """Why a mean with this clustered standard error has no interval: a NaN standard error
+    means one example (no spread between examples to measure), a zero one no variance
+    (every example's mean is the same); None when an interval exists."""
+    if mean is None or math.isnan(mean):
+        return NO_EXAMPLE
+    if stderr is None or math.isnan(stderr):
+        return ONE_EXAMPLE
+    if stderr == 0:
+        return f"no variance, every example's mean is {mean:.{digits}f}"
+    return None
+
+
 def format_estimate(mean: float | None, stderr: float | None, ci: Sequence[float] | None,
-                    digits: int = 3, level: float = LEVEL) -> str:
-    """The one text form of a figure with its error bar: ``0.600 ± 0.135 (95% CI [0.295, 0.905])``;
-    ``n/a`` without a mean, the mean alone when there are too few examples for an interval."""
+                    digits: int = 3, level: float = LEVEL, table: bool = False) -> str:
+    """The one text form of a figure with its error bar: ``0.600 ± 0.135 (95% CI [0.295, 0.905])``
+    (``table``: ``0.600 ± 0.135  95% CI [0.295, 0.905]``); ``n/a`` without a mean; the mean and
+    ``95% CI undefined: <reason>`` when there is no interval (one example, no variance)."""
     if mean is None or math.isnan(mean):
         return "n/a"
-    if stderr is None or math.isnan(stderr) or not ci or any(math.isnan(c) for c in ci):
-        return f"{mean:.{digits}f} (too few examples for an interval)"
-    return f"{mean:.{digits}f} ± {stderr:.{digits}f} ({level:.0%} CI [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}])"
+    reason = interval_undefined(mean, stderr, digits)
+    if reason is None and (not ci or any(c is None or math.isnan(c) for c in ci)):
+        reason = ONE_EXAMPLE
+    if reason is not None:
+        return f"{mean:.{digits}f}  ({level:.0%} CI undefined: {reason})"
+    assert stderr is not None and ci is not None
+    interval = f"{level:.0%} CI [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
+    return f"{mean:.{digits}f} ± {stderr:.{digits}f}  {interval}" if table else \
+        f"{mean:.{digits}f} ± {stderr:.{digits}f} ({interval})"
 
 
 def cluster_totals(values: Array, clusters: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
@@ -115,7 +155,7 @@ def estimate_from_totals(sums: Array, counts: Array, level: float = LEVEL) -> Es
     if n.sum() == 0:
         return Estimate(_NAN, _NAN, (_NAN, _NAN), 0, 0, level)
     mean, se, df = (float(x) for x in clustered_stderr(sums, n))
-    half = critical_value(df, level) * se
+    half = critical_value(df, level) * se if se > 0 else _NAN  # no variance: no interval
     return Estimate(mean, se, (mean - half, mean + half), int(n.sum()), len(n), level)
 
 
@@ -141,17 +181,25 @@ class PairedTest:
     sd: float
     n: int
     level: float = LEVEL
+    undefined: str | None = None  #: why interval, p-value and power are NaN (None: they are defined)
 
 
-def paired_test(diffs: Array, level: float = LEVEL) -> PairedTest:
-    """The paired comparison of per-example differences ``d_g`` (module docstring)."""
+def paired_test(diffs: Array, level: float = LEVEL, no_variance: str | None = None) -> PairedTest:
+    """The paired comparison of per-example differences ``d_g`` (module docstring). Below two
+    examples, or when every difference is the same, the interval, p-value and detectable
+    difference are NaN and ``undefined`` says why (``no_variance`` is that reason when the
+    caller knows more, e.g. "no variance in either run")."""
     d = np.asarray(diffs, float)
     g = len(d)
     if g == 0:
-        return PairedTest(_NAN, _NAN, (_NAN, _NAN), _NAN, _NAN, _NAN, 0, level)
+        return PairedTest(_NAN, _NAN, (_NAN, _NAN), _NAN, _NAN, _NAN, 0, level, "no shared scored example")
     mean, se, _ = (float(x) for x in clustered_stderr(d, np.ones(g)))
-    half = critical_value(g - 1, level) * se
     sd = se * math.sqrt(g)
+    if g == 1 or se == 0:
+        reason = "one shared example" if g == 1 else (
+            no_variance or f"no variance, every per-example difference is {mean:+.3f}")
+        return PairedTest(mean, se, (_NAN, _NAN), _NAN, _NAN, sd, g, level, reason)
+    half = critical_value(g - 1, level) * se
     return PairedTest(mean, se, (mean - half, mean + half), float(paired_t_pvalues(mean, se, g)),
                       minimal_detectable_difference(se, g), sd, g, level)
 
@@ -180,9 +228,9 @@ def examples_needed_for(sd: float, delta: float, alpha: float = ALPHA, power: fl
     if not delta > 0:
         raise ValueError(f"delta must be a positive difference, got {delta!r}")
     if math.isnan(sd):
-        raise ValueError("no variance to plan from: at least two examples are needed")
+        raise UndefinedStatistic(f"undefined: {ONE_EXAMPLE} (at least two are needed to plan from)")
     if sd == 0:
-        return 2
+        raise UndefinedStatistic("undefined: no variance to plan from")
     z = float(special.ndtri(1 - alpha / 2) + special.ndtri(power))
     n = max(2, math.ceil((z * sd / delta) ** 2))  # the normal answer; t only raises it
     while minimal_detectable_difference(sd / math.sqrt(n), n, alpha, power) > delta:

@@ -38,8 +38,8 @@ def test_dataframe_columns_follow_the_row_schema():
     assert list(flat) == [
         "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "completion_text",
         "reasoning_text", "answer", "reward", "advantage", "turns", "stop_reason", "error", "error_category",
-        "attempts", "info", "acc", "generation_ms", "scoring_ms", "rollout_ms", "total_ms", "prompt_tokens",
-        "completion_tokens", "reasoning_tokens"]
+        "attempts", "info", "acc", "queue_ms", "generation_ms", "env_ms", "rollout_ms", "group_wait_ms", "scoring_ms",
+        "total_ms", "prompt_tokens", "completion_tokens", "reasoning_tokens"]
     assert (flat["error"], flat["error_category"]) == ("boom", "tool")
     assert GenerateOutputs([]).to_pandas().columns.tolist()[:16] == list(flat)[:16]
 

@@ -84,8 +84,9 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     assert s["reward_mean"] == 0.5
     # Clustered by example: every example's scored rollouts are {1, 0} (mean 0.5), so the
     # example means do not vary and the error bar is 0 (the 6 rollouts as independent draws
-    # would say 0.224).
-    assert s["reward_stderr"] == pytest.approx(0.0) and s["reward_ci"] == pytest.approx((0.5, 0.5))
+    # would say 0.224); an interval of width 0 would claim certainty, so there is none, and why.
+    assert s["reward_stderr"] == pytest.approx(0.0) and all(math.isnan(c) for c in s["reward_ci"])
+    assert s["reward_ci_undefined"] == "no variance, every example's mean is 0.500"
     assert s["metrics_mean"] == {"right": 0.5}  # the failed rollouts' 1.0 would make it 0.667
     # pass@k over each example's 2 scored rollouts (1 pass): 1/2 and 1, not 1/3 and 2/3.
     assert out.pass_at_k(1) == 0.5 and out.pass_at_k(2) == 1.0 and math.isnan(out.pass_at_k(3))
@@ -97,7 +98,7 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     assert sorted(batch["advantages"]) == [-0.5] * 3 + [0.5] * 3
     assert out.rewards == [r["reward"] for r in scored]
     table = format_table(run_summary(out.rows, 3, 1.0, out.pass_criterion), "t", {})
-    assert ("0.500 ± 0.000  95% CI [0.500, 0.500]  (mean ± stderr clustered by example over the 6 scored "
+    assert ("0.500  (95% CI undefined: no variance, every example's mean is 0.500)  (mean ± stderr clustered by example over the 6 scored "
             "of 9; errored rollouts are not scored)") in table
     assert "model_http_error=3" in table
     assert "over 6 scored (errored rollouts are not scored)" in out._repr_html_()

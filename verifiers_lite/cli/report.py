@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.extras import require
-from verifiers_lite.progress import format_stop_reasons, length_warning
+from verifiers_lite.progress import format_stop_reasons, format_timing, length_warning
 from verifiers_lite.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
@@ -55,10 +55,10 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def _with_interval(mean: float | None, stderr: float | None, ci: Any) -> str:
-    """``0.600 ± 0.135  95% CI [0.295, 0.905]``; the mean alone when there is no interval."""
-    if stderr is None or not ci or any(_fmt(x) == "n/a" for x in (mean, stderr, *ci)):
-        return _fmt(mean)
-    return f"{_fmt(mean)} ± {_fmt(stderr)}  95% CI [{_fmt(ci[0])}, {_fmt(ci[1])}]"
+    """``0.600 ± 0.135  95% CI [0.295, 0.905]``; the mean and why there is no interval."""
+    from verifiers_lite.stats import format_estimate
+
+    return format_estimate(mean, stderr, ci, table=True)
 
 
 def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | None]) -> str:
@@ -90,6 +90,8 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
                   f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)"
                   + (f", of which reasoning {summary['reasoning_tokens']:,}" if summary.get("reasoning_tokens") else ""))
+    if summary.get("timing_ms"):
+        row("time / rollout", format_timing(summary["timing_ms"]) + "  (mean)")
     rate = summary.get("rollouts_per_s")
     sessions = int(summary.get("sessions") or 1)
     row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else "")

@@ -71,9 +71,16 @@ class ChatClient:
         cache: Any = None,
         cache_identity: str | None = None,
         text_only: bool | str = False,
+        slots: int | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
+        if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
+            raise ValueError(f"slots must be a positive number of requests the endpoint serves at once, got {slots!r}")
+        # Requests the endpoint serves at once (None: unknown). A run sends no more to it at once,
+        # so the rest wait here, timed as waiting for a slot, instead of inside the server, where
+        # their wait would read as the model's time.
+        self.slots = slots
         if timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         self.base_url = base_url.rstrip("/")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, ModelClient
+from verifiers_lite.clients.slots import acquire
 
 FAILING_STREAK = 5  # consecutive failed requests before an endpoint is reported as failing
 # A failing endpoint gets no new groups while another is healthy, except one probe group after
@@ -41,7 +42,10 @@ class LimitedClient:
     """Wraps one endpoint: bounds requests in flight (shared semaphore) and counts them.
 
     The semaphore is shared by every endpoint of a run, so ``max_concurrent`` bounds the
-    run's model requests in flight, whatever the grouping.
+    run's model requests in flight, whatever the grouping. An endpoint with ``slots`` (requests
+    it serves at once) also has its own bound, taken first so that a request waiting for a busy
+    endpoint holds no place of the run's. Both waits are timed as waiting for a request slot
+    (:mod:`verifiers_lite.clients.slots`), not as the request.
     """
 
     def __init__(
@@ -50,9 +54,11 @@ class LimitedClient:
         semaphore: asyncio.Semaphore | None,
         stats: EndpointStats,
         on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
+        slots: int | None = None,
     ) -> None:
         self.inner = inner
         self.semaphore = semaphore
+        self.endpoint_slots = asyncio.Semaphore(slots) if slots else None
         self.stats = stats
         self.on_failing = on_failing
 
@@ -66,10 +72,16 @@ class LimitedClient:
         sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
-        if self.semaphore is None:
+        held = [s for s in (self.endpoint_slots, self.semaphore) if s is not None]
+        taken: list[asyncio.Semaphore] = []
+        try:
+            for s in held:
+                await acquire(s)
+                taken.append(s)
             return await self._call(model, messages, sampling_args, tools)
-        async with self.semaphore:
-            return await self._call(model, messages, sampling_args, tools)
+        finally:
+            for s in taken:
+                s.release()
 
     async def _call(self, model, messages, sampling_args, tools) -> ChatResponse:  # type: ignore[no-untyped-def]
         s = self.stats
@@ -106,7 +118,7 @@ class EndpointRouter:
         on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
     ) -> None:
         self.endpoints = [
-            LimitedClient(c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing)
+            LimitedClient(c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing, endpoint_slots(c))
             for i, c in enumerate(clients)
         ]
 
@@ -131,6 +143,12 @@ class EndpointRouter:
             {k: getattr(e.stats, k) for k in ("name", "requests", "failures", "groups", "max_in_flight")}
             for e in self.endpoints
         ]
+
+
+def endpoint_slots(client: ModelClient) -> int | None:
+    """How many requests the endpoint serves at once, when its client says (``ChatClient(slots=)``)."""
+    slots = getattr(client, "slots", None)
+    return slots if isinstance(slots, int) and not isinstance(slots, bool) and slots > 0 else None
 
 
 def _endpoint_name(client: ModelClient, index: int) -> str:

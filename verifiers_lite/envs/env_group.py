@@ -124,6 +124,11 @@ class EnvGroup(Environment):
         """The group's environments by task name."""
         return self.envs
 
+    @property
+    def prompt_template(self) -> dict[str, Any]:
+        """Each member's system prompt and few-shot turns, by task."""
+        return {"tasks": {name: env.prompt_template for name, env in self.group_members.items()}}
+
     def task_metadata(self, inputs: Iterable[RolloutInput] | None = None) -> dict[str, Any]:
         """Per task: the member's env_id, pass criterion and (given a run's ``inputs``) how many
         examples of it the run holds; saved in the run's metadata."""

@@ -14,6 +14,7 @@ from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.clients.retry import ROLLOUT_RETRY
+from verifiers_lite.clients.slots import slot_wait
 from verifiers_lite.dataset import (
     DatasetLike,
     LazyDataset,
@@ -128,6 +129,12 @@ class Environment(ABC):
                 )
 
     @property
+    def prompt_template(self) -> dict[str, Any]:
+        """The system prompt and few-shot turns each question is asked with (saved in the run's
+        metadata; runs are labelled by them when they differ)."""
+        return {"system_prompt": self.system_prompt, "few_shot": self.few_shot}
+
+    @property
     def requires_group_rollouts(self) -> bool:
         """True when the rubric scores whole groups: the scheduler must run rollouts grouped."""
         return self.rubric.requires_group_rollouts
@@ -232,17 +239,20 @@ class Environment(ABC):
         if state.get("seed") is not None:  # the rollout's own seed, derived from the run's
             args.setdefault("seed", state["seed"])
         t0 = time.perf_counter()
-        try:
-            response = await client.chat(model, messages, args or None, state.get("tool_defs"))
-        except TimeoutError as exc:
-            if isinstance(exc, RolloutTimeoutError):
-                raise
-            # Only a timeout of the model call itself is a model error (env-code ones are env_error).
-            raise ModelAPIError(
-                f"model call timed out ({type(exc).__name__}: {str(exc) or 'no message'})", category="model_timeout", retryable=True
-            ) from exc
-        finally:
-            state["timing"]["generation_ms"] += (time.perf_counter() - t0) * 1000
+        with slot_wait() as waited:
+            try:
+                response = await client.chat(model, messages, args or None, state.get("tool_defs"))
+            except TimeoutError as exc:
+                if isinstance(exc, RolloutTimeoutError):
+                    raise
+                # Only a timeout of the model call itself is a model error (env-code ones are env_error).
+                raise ModelAPIError(
+                    f"model call timed out ({type(exc).__name__}: {str(exc) or 'no message'})", category="model_timeout", retryable=True
+                ) from exc
+            finally:  # the wait for a request slot is not the model's time
+                timing = state["timing"]
+                timing["queue_ms"] = timing.get("queue_ms", 0.0) + waited[0] * 1000
+                timing["generation_ms"] += (time.perf_counter() - t0 - waited[0]) * 1000
         response.message = assistant_message(response.message, self.parser.split_reasoning)
         record_response(state, response)
         return response
@@ -299,8 +309,11 @@ class Environment(ABC):
 
     async def _finish(self, states: list[State], score: bool, started: float) -> list[Row]:
         # Scoring first, then cleanup exactly once per rollout, then the row.
+        t1 = time.perf_counter()
+        for s in states:  # after its own rollout, each waited for the group's others
+            own = s["timing"].get("rollout_ms") or 0.0
+            s["timing"]["group_wait_ms"] = max(0.0, (t1 - started) * 1000 - own)
         if score:
-            t1 = time.perf_counter()
             await self.rubric.score_group(states)
             for s in states:
                 s["timing"]["scoring_ms"] = (time.perf_counter() - t1) * 1000
@@ -435,9 +448,14 @@ def _evaluation_config(
 
 def _timed(state: State, started: float) -> State:
     """Record the rollout's own wall time (its trajectory, retries included) as
-    ``timing.rollout_ms``; ``total_ms`` also counts waiting for its group and scoring."""
+    ``timing.rollout_ms``, and its parts: ``queue_ms`` (waiting for a request slot),
+    ``generation_ms`` (in the model requests) and ``env_ms`` (the rest: the environment's own
+    steps and tools, and any rollout retries); ``total_ms`` also counts waiting for its group
+    (``group_wait_ms``), scoring and cleanup."""
     timing = state.get("timing")
     if not isinstance(timing, dict):
         timing = state["timing"] = {}
-    timing["rollout_ms"] = (time.perf_counter() - started) * 1000
+    timing["rollout_ms"] = rollout = (time.perf_counter() - started) * 1000
+    timing.setdefault("queue_ms", 0.0)
+    timing["env_ms"] = max(0.0, rollout - timing["queue_ms"] - timing.get("generation_ms", 0.0))
     return state

@@ -211,6 +211,7 @@ class LocalModel:
         # llama.cpp's chat template joins strings: a list of parts is its HTTP 500, and the model
         # sees no images.
         kwargs.setdefault("text_only", f"the embedded model {self.model_path.stem}")
+        kwargs.setdefault("slots", 1)  # llama-cpp-python's server answers one request at a time
         return ChatClient(self.base_url, process_check=self.crash_report, **kwargs)
 
     @property

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.content import part_kind
 from verifiers_lite.notebook.summary_html import warning_html
-from verifiers_lite.progress import length_warning, shown_in_this_cell
+from verifiers_lite.progress import format_timing, length_warning, shown_in_this_cell
 from verifiers_lite.reasoning import reasoning_of
 from verifiers_lite.records import Row
 from verifiers_lite.results.aggregate import token_line
@@ -109,6 +109,8 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
         facts.append(("duration", duration))
     if s["completion_tokens"]:
         facts.append(("tokens", token_line(s)))
+    if s.get("timing_ms"):
+        facts.append(("time / rollout", _e(format_timing(s["timing_ms"])) + f" <span {_MUTED}>(mean)</span>"))
     parts = [f'<div class="vf-results" {_BOX}><h4 {_H}>GenerateOutputs</h4>', _kv_table(facts)]
     if s["metrics_mean"]:
         parts.append(f"<h4 {_H}>Metrics (mean ± stderr, 95% CI)</h4>")

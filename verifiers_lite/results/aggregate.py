@@ -15,11 +15,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from verifiers_lite.cluster_totals import ClusterTotals, values_for
-from verifiers_lite.records import Row
+from verifiers_lite.records import TIMING_PARTS, Row
 from verifiers_lite.results.metrics import PassCriterion, scored_reward
 
 if TYPE_CHECKING:
     from verifiers_lite.stats import Estimate
+
+_TIMING_KEYS = tuple(key for key, _ in TIMING_PARTS)
 
 
 class RowAggregate:
@@ -40,6 +42,7 @@ class RowAggregate:
         self._rewards = ClusterTotals()
         self._passed = ClusterTotals()
         self._metrics: dict[str, ClusterTotals] = {}
+        self._timing: dict[str, list[float]] = {}  # timing key -> [sum, rollouts that have it]
 
     def add_all(self, rows: Iterable[Row]) -> RowAggregate:
         for row in rows:
@@ -56,6 +59,7 @@ class RowAggregate:
         self.prompt_tokens += int(usage.get("prompt_tokens") or 0)
         self.completion_tokens += int(usage.get("completion_tokens") or 0)
         self.reasoning_tokens += int(usage.get("reasoning_tokens") or 0)
+        self._add_timing(row.get("timing"))
         eid = row.get("example_id")
         reward = scored_reward(row)
         if reward is None:
@@ -71,6 +75,23 @@ class RowAggregate:
                 if totals is None:
                     totals = self._metrics[name] = ClusterTotals()
                 totals.add(eid, float(value))
+
+    def _add_timing(self, timing: Any) -> None:
+        if not isinstance(timing, dict):
+            return
+        for key in (*_TIMING_KEYS, "rollout_ms", "total_ms"):
+            value = timing.get(key)
+            if value.__class__ in (int, float):
+                acc = self._timing.setdefault(key, [0.0, 0])
+                acc[0] += value
+                acc[1] += 1
+
+    def timing_means(self) -> dict[str, float]:
+        """Mean milliseconds per rollout of each part of its time (``records.TIMING_PARTS``:
+        waiting for a request slot, in the model request, in the environment, waiting for its
+        group, scoring) and of ``rollout_ms`` and ``total_ms``, over the rollouts that record it
+        (rows written before a part was recorded lack it)."""
+        return {k: acc[0] / acc[1] for k, acc in self._timing.items() if acc[1]}
 
     def reward_estimate(self) -> Estimate:
         """Mean reward over scored rollouts with its standard error clustered by example and 95%
@@ -105,8 +126,12 @@ class RowAggregate:
     def summary(self) -> dict[str, Any]:
         """Mean reward and each metric's mean over the scored rollouts (errored ones have no
         reward and are left out), each with its standard error clustered by example
-        (``*_stderr``) and 95% interval (``*_ci``), the number scored and error counts by
-        category beside them; counts by stop reason and token totals over all rollouts."""
+        (``*_stderr``) and 95% interval (``*_ci``; NaN, with the reason in ``*_ci_undefined``, for
+        one example or no variance), the number scored and error counts by
+        category beside them; counts by stop reason, token totals and the mean time per rollout
+        of each part (``timing_ms``: ``queue_ms`` waiting for a request slot, ``generation_ms`` in
+        the model request, ``env_ms`` in the environment, ``group_wait_ms``, ``scoring_ms``, and
+        ``rollout_ms``, ``total_ms``) over all rollouts."""
         reward, metrics = self.reward_estimate(), self.metric_estimates()
         return {
             "num_rollouts": self.num_rollouts,
@@ -115,14 +140,17 @@ class RowAggregate:
             "reward_mean": reward.mean,
             "reward_stderr": reward.stderr,
             "reward_ci": reward.ci,
+            "reward_ci_undefined": reward.undefined,
             "metrics_mean": {k: e.mean for k, e in metrics.items()},
             "metrics_stderr": {k: e.stderr for k, e in metrics.items()},
             "metrics_ci": {k: e.ci for k, e in metrics.items()},
+            "metrics_ci_undefined": {k: e.undefined for k, e in metrics.items()},
             "errors": dict(self.errors),
             "stop_reasons": dict(self.stop_reasons.most_common()),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
             "reasoning_tokens": self.reasoning_tokens,
+            "timing_ms": self.timing_means(),
         }
 
 

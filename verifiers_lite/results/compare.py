@@ -32,6 +32,13 @@ def as_outputs(run: Any, caller: str = "compare()") -> GenerateOutputs:
     return run
 
 
+def outputs_facts(run: GenerateOutputs) -> dict[str, Any]:
+    """:func:`~verifiers_lite.results.labels.run_facts` of a run, its first row's system message
+    standing in for a prompt template the run did not record."""
+    first = run.rows[0].get("prompt") if len(run.rows) and "prompt_template" not in run.metadata else None
+    return run_facts(run.metadata, first)
+
+
 def _columns(metadata: dict[str, Any]) -> dict[str, Any]:
     """The ``env``, ``model`` and ``temperature`` columns of a run."""
     return {"env": metadata.get("env_id"), "model": metadata.get("model"),
@@ -42,14 +49,18 @@ def compare(runs: Any, ks: list[int] | None = None, details: bool = False) -> pd
     """One row per run, flat columns. By default a compact view that fits a notebook: ``run``
     (named by what differs between the runs: a task of ``out.by_task()``, ``temperature=0.2``, an
     environment argument, the model), rollouts, ``reward_mean``, ``reward_stderr`` (clustered by
-    example), ``reward_ci_low``/``reward_ci_high`` (95%), pass@1 and pass@n (n the group size) and
+    example), ``reward_ci_low``/``reward_ci_high`` (95%; NaN with the reason in
+    ``reward_ci_undefined`` for a run of one example or without variance), pass@1 and pass@n (n the group size) and
     ``errors``. ``details=True`` adds env, model, temperature, scored, each metric's mean
     (``metric:NAME``), every ``pass@k`` (k = 1, 2, 4, ... up to the group size, or ``ks``; under
     each run's pass criterion), ``error:CATEGORY`` and ``stop:REASON`` counts, tokens per rollout
     and wall time.
 
     ``runs``: a list of results (``GenerateOutputs`` or run directories), or a dict of
-    name -> results to name them yourself.
+    name -> results to name them yourself. Automatic names say what differs: the model, an
+    environment or sampling argument, the system prompt (its first words, or a short hash when
+    two open alike), the few-shot turns, the rubric (its functions and weights, or its code),
+    ``rescored`` vs ``original``.
     """
     import pandas as pd
 
@@ -57,10 +68,12 @@ def compare(runs: Any, ks: list[int] | None = None, details: bool = False) -> pd
     if not items:
         raise ValueError("compare() needs at least one run")
     loaded = [(name, as_outputs(r)) for name, r in items]
-    labels = run_labels([run_facts(r.metadata) for _, r in loaded], [n for n, _ in loaded])
+    labels = run_labels([outputs_facts(r) for _, r in loaded], [n for n, _ in loaded])
     df = pd.DataFrame([_row(label, r, ks) for label, (_, r) in zip(labels, loaded, strict=True)])
     counts = [c for c in df.columns if c.startswith(("error:", "stop:"))]
     df[counts] = df[counts].fillna(0).astype(int)  # a category one run never hit is a count of 0
+    if df["reward_ci_undefined"].isna().all():
+        df = df.drop(columns="reward_ci_undefined")  # every interval is defined: nothing to explain
     return df if details else df[_summary_columns(list(df.columns), ks)]
 
 
@@ -85,7 +98,7 @@ def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str
     row: dict[str, Any] = {"run": label, **_columns(md), "rollouts": s["num_rollouts"],
                            "scored": s["num_scored"], "reward_mean": s["reward_mean"],
                            "reward_stderr": s["reward_stderr"], "reward_ci_low": s["reward_ci"][0],
-                           "reward_ci_high": s["reward_ci"][1]}
+                           "reward_ci_high": s["reward_ci"][1], "reward_ci_undefined": s["reward_ci_undefined"]}
     row.update({f"metric:{k}": v for k, v in s["metrics_mean"].items()})
     group = int(md.get("rollouts_per_example") or 1)
     curve = pass_at_k_curve_from_counts(agg.pass_counts())

@@ -162,7 +162,8 @@ def save_results(outputs: RunData, path: str | os.PathLike[str]) -> Path:
 def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any]]:
     """The rows and metadata of a saved run: a directory from ``save()`` or ``results_path``
     (rows stay on disk, read on demand through the row index; rows with ids that are not integers
-    are read into memory), or a Parquet file."""
+    are read into memory), in example order, then rollout, as the run's outputs were; or a
+    Parquet file."""
     p = Path(path)
     if p.is_file() and p.suffix == ".parquet":
         return _read_parquet(p)
@@ -170,8 +171,16 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any
         raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
     meta_file = p / METADATA_FILE
     metadata = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
-    on_disk = DiskRows.open(p / RESULTS_FILE)
-    return (on_disk if on_disk is not None else read_rows(p / RESULTS_FILE)), metadata
+    on_disk = DiskRows.open(p / RESULTS_FILE, sort=True)  # example order, as a run's outputs are
+    if on_disk is not None:
+        return on_disk, metadata
+    rows = read_rows(p / RESULTS_FILE)
+    rows.sort(key=lambda r: (_order_key(r.get("example_id")), r.get("rollout_index") or 0))
+    return rows, metadata
+
+
+def _order_key(value: Any) -> tuple[int, Any]:
+    return (0, value) if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, str(value))
 
 
 def _read_parquet(path: Path) -> tuple[list[Row], dict[str, Any]]:

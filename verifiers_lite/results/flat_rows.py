@@ -9,7 +9,7 @@ from verifiers_lite.messages import last_assistant_text
 from verifiers_lite.reasoning import completion_reasoning
 from verifiers_lite.records import ROW_KEYS, Row
 
-TIMING_COLUMNS = ("generation_ms", "scoring_ms", "rollout_ms", "total_ms")
+TIMING_COLUMNS = ("queue_ms", "generation_ms", "env_ms", "rollout_ms", "group_wait_ms", "scoring_ms", "total_ms")
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
 # The row's own columns in row order, with the final assistant text and the turns' reasoning

@@ -186,7 +186,9 @@ class GenerateOutputs:
     def rescore(self, rubric: Any, *, results_path: str | os.PathLike[str] | None = None,
                 overwrite: bool = False) -> GenerateOutputs:
         """These rollouts scored by ``rubric`` (a Rubric or an Environment), with no model
-        request: see :func:`verifiers_lite.rescore`."""
+        request, as new results in memory: nothing is written unless ``results_path`` is given
+        (a run loaded from a directory too; its rows are then read into memory). The new
+        metadata's ``rescored_from`` names the run these came from. See :func:`verifiers_lite.rescore`."""
         return rescore(self, rubric, results_path=results_path, overwrite=overwrite)
 
     def save(self, path: str | os.PathLike[str]) -> Path:
@@ -252,8 +254,9 @@ def rescore(
     ``rubric`` (a Rubric, or an Environment: its rubric and tools), sending no model request.
 
     Group rewards and advantages are recomputed per example; errored rollouts stay unscored.
-    The result is written to ``results_path`` (default for a run directory: ``<dir>-rescored``;
-    for a GenerateOutputs: not written); an existing run there is refused unless ``overwrite``.
+    The result is written to ``results_path`` (default for a run directory given as a path:
+    ``<dir>-rescored``; for a GenerateOutputs, loaded from a directory or not: not written, the
+    rows come back in memory); an existing run there is refused unless ``overwrite``.
     Works in scripts, notebooks and running event loops (``rescore_async`` is the coroutine).
     See :mod:`verifiers_lite.results.rescore`.
     """

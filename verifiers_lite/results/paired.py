@@ -19,14 +19,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.records import Row
-from verifiers_lite.results.compare import as_outputs
-from verifiers_lite.results.labels import run_facts, run_labels, varying_keys
+from verifiers_lite.results.compare import as_outputs, outputs_facts
+from verifiers_lite.results.labels import run_labels, varying_keys
 from verifiers_lite.results.metrics import scored_reward
 from verifiers_lite.stats import (
     ALPHA,
     POWER,
     Estimate,
     PairedTest,
+    UndefinedStatistic,
     estimate_from_totals,
     examples_needed_for,
     format_estimate,
@@ -60,24 +61,34 @@ class ExampleScore:
         return self.reward_sum / self.scored if self.scored else math.nan
 
 
-def example_key(row: Mapping[str, Any]) -> str:
-    """A hash of what makes an example that example: its prompt's non-system turns, answer,
-    info and task. A changed system prompt keeps the key; another question or answer changes it."""
+def example_key(row: Mapping[str, Any], few_shot: Any = None) -> str:
+    """A hash of what makes an example that example: its prompt's turns but the system message
+    and the run's ``few_shot`` turns, answer, info and task. A changed system prompt or few-shot
+    keeps the key; another question or answer changes it."""
     prompt = row.get("prompt")
     turns = [m for m in prompt if not (isinstance(m, dict) and m.get("role") == "system")] \
         if isinstance(prompt, list) else prompt
+    if few_shot and isinstance(turns, list) and turns[:len(few_shot)] == list(few_shot):
+        turns = turns[len(few_shot):]
     payload = json.dumps([turns, row.get("answer"), row.get("info"), row.get("task")],
                          sort_keys=True, ensure_ascii=False, default=repr)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def example_scores(rows: Iterable[Row]) -> dict[Hashable, ExampleScore]:
-    """Per example id (first-seen order): reward sum and counts, and its input key."""
+def run_few_shot(metadata: Mapping[str, Any]) -> list[Any] | None:
+    """The few-shot turns a run recorded in its prompt template (None for none, or a group)."""
+    template = metadata.get("prompt_template")
+    return (template.get("few_shot") or None) if isinstance(template, Mapping) else None
+
+
+def example_scores(rows: Iterable[Row], few_shot: Any = None) -> dict[Hashable, ExampleScore]:
+    """Per example id (first-seen order): reward sum and counts, and its input key (the run's
+    ``few_shot`` turns left out of it)."""
     out: dict[Hashable, ExampleScore] = {}
     for r in rows:
         score = out.get(r.get("example_id"))
         if score is None:
-            score = out[r.get("example_id")] = ExampleScore(key=example_key(r))
+            score = out[r.get("example_id")] = ExampleScore(key=example_key(r, few_shot))
         score.rollouts += 1
         reward = scored_reward(r)
         if reward is not None:
@@ -156,9 +167,19 @@ class RunComparison:
         """Examples both runs scored: the pairs the figures are computed over."""
         return self.test.n
 
+    @property
+    def undefined(self) -> str | None:
+        """Why the interval, p-value, detectable difference and examples needed are undefined
+        (``no variance in either run``, ``one shared example``, ...), or None."""
+        return self.test.undefined
+
     def examples_needed(self, delta: float, power: float = POWER, alpha: float = ALPHA) -> int:
         """Examples needed to detect a true difference ``delta`` (two-sided ``alpha``, ``power``)
-        given the spread of this comparison's per-example differences."""
+        given the spread of this comparison's per-example differences. Raises
+        :class:`~verifiers_lite.stats.UndefinedStatistic` (a ValueError) naming the reason when
+        that spread is undefined (no variance, one shared example)."""
+        if self.test.undefined is not None and delta > 0:
+            raise UndefinedStatistic(f"undefined: {self.test.undefined}")
         return examples_needed_for(self.test.sd, delta, alpha, power)
 
     @property
@@ -177,11 +198,11 @@ class RunComparison:
         out = {
             "labels": list(self.labels), "sources": list(self.sources),
             "runs": [{"label": lab, "reward_mean": e.mean, "reward_stderr": e.stderr, "reward_ci": list(e.ci),
-                      "num_examples": e.clusters, "num_scored": e.n}
+                      "reward_ci_undefined": e.undefined, "num_examples": e.clusters, "num_scored": e.n}
                      for lab, e in zip(self.labels, self.estimates, strict=True)],
             "mean_a": self.mean_a, "mean_b": self.mean_b, "diff": t.diff, "stderr": t.stderr,
             "ci": list(t.ci), "p_value": t.p_value, "test": "paired t-test", "df": max(t.n - 1, 0),
-            "mde": t.mde, "power": POWER, "alpha": ALPHA, "sd": t.sd,
+            "mde": t.mde, "power": POWER, "alpha": ALPHA, "sd": t.sd, "undefined": t.undefined,
             "wins": self.wins, "ties": self.ties, "losses": self.losses, "shared": self.shared,
             "only_a": list(self.only_a), "only_b": list(self.only_b), "unscored": list(self.unscored),
         }
@@ -198,9 +219,10 @@ class RunComparison:
 
     def __repr__(self) -> str:
         a, b = self.labels
+        figures = (f"undefined: {self.undefined}" if self.undefined else
+                   f"95% CI [{_num(self.ci[0], signed=True)}, {_num(self.ci[1], signed=True)}], p={self.p_value:.3g}")
         return (f"RunComparison({b!r} − {a!r}: {_num(self.diff, signed=True)} ± {_num(self.stderr)} "
-                f"(95% CI [{_num(self.ci[0], signed=True)}, {_num(self.ci[1], signed=True)}]), "
-                f"p={self.p_value:.3g}, b better/tie/worse {self.wins}/{self.ties}/{self.losses}, "
+                f"({figures}), b better/tie/worse {self.wins}/{self.ties}/{self.losses}, "
                 f"{self.shared} shared examples, {len(self.only_a)} only in a, {len(self.only_b)} only in b, "
                 f"{len(self.unscored)} unscored)")
 
@@ -242,20 +264,20 @@ def _report_lines(c: RunComparison, deltas: list[float]) -> list[str]:
     for tag, label, est, src in zip("ab", c.labels, c.estimates, c.sources, strict=True):
         row(f"run {tag}", label + (f"  {src}" if src else ""))
         row("  reward", f"{format_estimate(est.mean, est.stderr, est.ci)}, {est.clusters} examples")
-    ci = "n/a" if math.isnan(t.stderr) else f"95% CI [{_num(t.ci[0], signed=True)}, {_num(t.ci[1], signed=True)}]"
-    row("difference b − a", f"{_num(t.diff, signed=True)} ± {_num(t.stderr)}  {ci}  "
+    undefined = f"undefined: {t.undefined}" if t.undefined else None
+    ci = undefined or f"95% CI [{_num(t.ci[0], signed=True)}, {_num(t.ci[1], signed=True)}]"
+    spread = "" if t.undefined or math.isnan(t.stderr) else f" ± {_num(t.stderr)}"
+    row("difference b − a", f"{_num(t.diff, signed=True)}{spread}  {ci}  "
                             f"(mean over shared examples: a {_num(c.mean_a)}, b {_num(c.mean_b)})")
-    row("p-value", f"{_num(t.p_value)}  (paired t-test, {max(t.n - 1, 0)} df)")
+    row("p-value", undefined or f"{_num(t.p_value)}  (paired t-test, {max(t.n - 1, 0)} df)")
     row("per example", f"b better on {c.wins}, tied on {c.ties}, worse on {c.losses}")
     row("examples", f"{c.shared} shared, {len(c.only_a)} only in a{_ids(c.only_a)}, "
                     f"{len(c.only_b)} only in b{_ids(c.only_b)}, {len(c.unscored)} unscored in a run{_ids(c.unscored)}")
-    row("detectable", f"{_num(t.mde)} at {POWER:.0%} power (two-sided α = {ALPHA:g}, {t.n} examples)")
-    needed = []
-    for d in deltas:
-        try:
-            needed.append(f"{d:g}: {c.examples_needed(d):,}")
-        except ValueError:
-            needed.append(f"{d:g}: n/a")
+    row("detectable", undefined or f"{_num(t.mde)} at {POWER:.0%} power (two-sided α = {ALPHA:g}, {t.n} examples)")
+    if undefined:
+        row("examples needed", undefined)
+        return lines
+    needed = [f"{d:g}: {c.examples_needed(d):,}" for d in deltas]
     row("examples needed", "to detect " + "; ".join(needed)
         + f"  (from the sd of per-example differences, {_num(t.sd)})")
     return lines
@@ -289,7 +311,7 @@ def compare_scores(
     paired = [r for r in rows if not math.isnan(r.diff)]
     outcomes = [r.outcome for r in rows]
     return RunComparison(
-        labels=labels, test=paired_test(diffs), estimates=(run_estimate(a), run_estimate(b)),
+        labels=labels, test=paired_test(diffs, no_variance=_no_variance(paired)), estimates=(run_estimate(a), run_estimate(b)),
         mean_a=_mean([r.reward_a for r in paired]), mean_b=_mean([r.reward_b for r in paired]),
         wins=outcomes.count("b better"), ties=outcomes.count("tie"), losses=outcomes.count("b worse"),
         only_a=tuple(r.example_id for r in rows if r.outcome == "only in a"),
@@ -297,6 +319,15 @@ def compare_scores(
         unscored=tuple(r.example_id for r in rows if r.outcome.startswith("unscored")),
         rows=tuple(rows), sources=sources,
     )
+
+
+def _no_variance(paired: list[ExampleRow]) -> str | None:
+    """"no variance in either run" when each run gives every shared example the same mean (two
+    all-zero runs): the differences then have no spread for a reason worth naming."""
+    if len(paired) < 2 or any(len({round(getattr(r, side), 12) for r in paired}) > 1 for side in ("reward_a", "reward_b")):
+        return None
+    return (f"no variance in either run (every shared example's mean is {paired[0].reward_a:.3f} in a "
+            f"and {paired[0].reward_b:.3f} in b)")
 
 
 def _mean(values: list[float]) -> float:
@@ -329,18 +360,19 @@ def compare_runs(a: GenerateOutputs | str | Any, b: GenerateOutputs | str | Any,
     """Compare run ``b`` against run ``a`` (``GenerateOutputs`` or run directories), paired over
     the examples both scored: mean difference b − a with its standard error, 95% interval and
     paired t-test p-value, per-example wins/ties/losses, examples only one run has, and the
-    minimal detectable difference. Runs are labelled by what differs between them, unless
-    ``labels`` are given. Raises ExamplesMismatchError (a ValueError) when an example id holds
+    minimal detectable difference. Runs are labelled by what differs between them (the model, a
+    sampling or environment argument, the system prompt, the few-shot turns, the rubric,
+    ``rescored`` vs ``original``), unless ``labels=("name a", "name b")`` are given. Raises ExamplesMismatchError (a ValueError) when an example id holds
     another input in each run, unless ``check_inputs=False``."""
     outs = (as_outputs(a, "compare_runs()"), as_outputs(b, "compare_runs()"))
-    facts = [run_facts(o.metadata) for o in outs]
+    facts = [outputs_facts(o) for o in outs]
     if labels is None and not varying_keys(facts):
         labels = ("a", "b")  # nothing differs: the run directories, printed beside, tell them apart
     auto = run_labels(facts, list(labels) if labels is not None else None)
     lab = (auto[0], auto[1])
     sources = tuple(str(x) if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") else None for x in (a, b))
-    return compare_scores(example_scores(outs[0].rows), example_scores(outs[1].rows), lab, check_inputs,
-                          (sources[0], sources[1]))
+    scores = [example_scores(o.rows, run_few_shot(o.metadata)) for o in outs]
+    return compare_scores(scores[0], scores[1], lab, check_inputs, (sources[0], sources[1]))
 
 
 def examples_needed(run: RunComparison | GenerateOutputs | str | Any, delta: float,
@@ -355,7 +387,10 @@ def examples_needed(run: RunComparison | GenerateOutputs | str | Any, delta: flo
     scores = example_scores(as_outputs(run, "examples_needed()").rows)
     means = [s.mean for s in scores.values() if s.scored]
     if len(means) < 2:
-        raise ValueError(f"examples_needed() needs a run with at least two scored examples, got {len(means)}")
+        raise UndefinedStatistic(f"undefined: {'one example' if means else 'no scored example'} "
+                                 f"(examples_needed() needs a run with at least two scored examples)")
     mu = sum(means) / len(means)
     sd = math.sqrt(2 * sum((m - mu) ** 2 for m in means) / (len(means) - 1))
+    if sd == 0 and delta > 0:
+        raise UndefinedStatistic(f"undefined: no variance in the run, every example's mean is {mu:.3f}")
     return examples_needed_for(sd, delta, alpha, power)

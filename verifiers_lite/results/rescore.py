@@ -1,4 +1,7 @@
-"""Re-score a saved run with another rubric: no model request, a new run directory.
+"""Re-score a saved run with another rubric: no model request; a run directory given is
+re-scored into a new directory (``<run>-rescored`` or ``results_path``), results in hand
+(``out.rescore(rubric)``, loaded from disk or not) come back in memory unless a
+``results_path`` is given.
 
 Each saved row is turned back into the State it was made from (``state.row_to_state``), each
 example's rollouts are scored together by ``rubric.score_group`` (group rewards and advantages
@@ -48,7 +51,9 @@ async def rescore_run(
     ``rubric``; what :func:`verifiers_lite.rescore` returns as a ``GenerateOutputs``."""
     source, outputs = _load(run)
     rubric, tool_defs = _rubric_and_tools(rubric)
-    target = _target(source, results_path, overwrite)
+    # A directory given is re-scored into a new directory beside it; results in hand (loaded
+    # or not) stay in hand unless a results_path is given.
+    target = _target(source if isinstance(run, (str, os.PathLike)) else None, results_path, overwrite, source)
     rubric.check_reward_funcs()
     meta = outputs.metadata
     totals = RowAggregate(rubric.pass_criterion)
@@ -116,11 +121,12 @@ def _fresh_store(target: Path) -> ResultsStore:
     return ResultsStore(target)
 
 
-def _target(source: Path | None, results_path: Any, overwrite: bool) -> Path | None:
-    """Where the re-scored run goes; an existing run there is refused before any scoring."""
-    if results_path is None and source is None:
+def _target(default_from: Path | None, results_path: Any, overwrite: bool, source: Path | None) -> Path | None:
+    """Where the re-scored run goes (``results_path``, else ``<default_from>-rescored``, else
+    nowhere); an existing run there is refused before any scoring, as is the source itself."""
+    if results_path is None and default_from is None:
         return None
-    target = Path(results_path) if results_path is not None else Path(f"{source}-rescored")
+    target = Path(results_path) if results_path is not None else Path(f"{default_from}-rescored")
     if source is not None and target.resolve() == source.resolve():
         raise ValueError(f"results_path {str(target)!r} is the run being re-scored; re-scoring writes a new run")
     holds_run = (target / METADATA_FILE).exists() or (target / RESULTS_FILE).exists()
@@ -201,7 +207,7 @@ def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, 
     if isinstance(old_fp, dict):
         meta[FINGERPRINT_KEY] = {**old_fp, "rubric": new_rubric, "score_rollouts": True}
     meta[RESCORED_FROM_KEY] = {
-        "path": str(source) if source is not None else None,
+        "path": str(source.resolve()) if source is not None else None,  # absolute: the viewer finds it
         "rubric": old_fp.get("rubric") if isinstance(old_fp, dict) else None,
         "status": old.get("status"),
         "reward_mean": old.get("reward_mean"),

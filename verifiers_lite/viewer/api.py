@@ -9,7 +9,7 @@ from fastapi import APIRouter, HTTPException, Query
 from fastapi.responses import JSONResponse
 
 from verifiers_lite.results.labels import run_facts, run_labels
-from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores
+from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores, run_few_shot
 from verifiers_lite.viewer.index import StaleIndexError
 from verifiers_lite.viewer.query import RowFilter, compare_examples, example_scores
 from verifiers_lite.viewer.rows import json_safe, row_summary, strip_token_ids
@@ -61,6 +61,9 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
     def run_detail(run_id: str) -> JSONResponse:
         run = _get_run(registry, run_id)
         body = run.detail(budget_s=STATS_BUDGET_S)
+        source = (body["metadata"].get("rescored_from") or {}).get("path")
+        found = registry.find(source) if isinstance(source, str) else None
+        body["rescored_from_run"] = found.run_id if found is not None else None  # the page links to it
         indexer.finish(run)
         return JSONResponse(json_safe(body))
 
@@ -164,10 +167,11 @@ def _comparison(chosen: list[Run], limit: int) -> dict[str, Any]:
     for r in chosen:
         r.index.scan()
     try:
-        scores = [example_scores(r.index) for r in chosen]
+        metas = [r.metadata() for r in chosen]
+        scores = [example_scores(r.index, run_few_shot(m)) for r, m in zip(chosen, metas, strict=True)]
+        labels = run_labels([run_facts(m, r.first_prompt()) for r, m in zip(chosen, metas, strict=True)])
     except StaleIndexError:
         raise HTTPException(503, "results file being rewritten; retry") from None
-    labels = run_labels([run_facts(r.metadata()) for r in chosen])
     # Each run against the first, paired over shared examples (vf.compare_runs' figures);
     # runs holding other inputs under the same ids get no paired figures, only the reason.
     paired, paired_error = [], None

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.records import TIMING_PARTS, Row
 from verifiers_lite.results.store import _WRITE_ID, _WRITE_SIZE
 
 _HEAD = b'{"example_id": '
@@ -97,6 +97,8 @@ class _Columns:
     completion_tokens: array = field(default_factory=lambda: array("q"))
     rollout_ms: array = field(default_factory=lambda: array("d"))  # the rollout's own time
     total_ms: array = field(default_factory=lambda: array("d"))  # ... until its group was scored
+    # its parts (records.TIMING_PARTS: slot wait, model request, environment, group wait, scoring)
+    timing: dict[str, array] = field(default_factory=lambda: {k: array("d") for k, _ in TIMING_PARTS})
     example_id: list[Any] = field(default_factory=list)
     metrics: dict[str, array] = field(default_factory=dict)
 
@@ -230,6 +232,9 @@ class RowIndex:
         own, total = timing.get("rollout_ms"), timing.get("total_ms")
         c.rollout_ms.append(float(own) if own.__class__ in (float, int) else NAN)
         c.total_ms.append(float(total) if total.__class__ in (float, int) else NAN)
+        for key, part_col in c.timing.items():
+            part = timing.get(key)
+            part_col.append(float(part) if part.__class__ in (float, int) else NAN)
         c.example_id.append(row.get("example_id"))
         metrics = _dict(row.get("metrics"))
         for name, value in metrics.items():

@@ -38,7 +38,8 @@ class RowFilter:
 
     @property
     def is_plain(self) -> bool:
-        """No filter and file order: a page can be served before the whole file is indexed."""
+        """No filter and no sort: a page can be served before the whole file is indexed (in
+        file order until then, in example order once the index is whole)."""
         return self == RowFilter()
 
     def check(self, index: RowIndex) -> None:
@@ -67,7 +68,9 @@ def _in_range(v: float, lo: float | None, hi: float | None) -> bool:
 
 
 def select(index: RowIndex, f: RowFilter) -> list[int]:
-    """Positions of the rows matching ``f``, in ``f.sort`` order (file order by default)."""
+    """Positions of the rows matching ``f``, in ``f.sort`` order; by default by example, then
+    rollout, as a run's outputs are (file order only while a large file is still being
+    indexed, so its first page comes at once)."""
     cols = index.cols
     pos: list[int] = list(range(len(cols.offset)))
     if f.error == "any":
@@ -89,8 +92,8 @@ def select(index: RowIndex, f: RowFilter) -> list[int]:
         pos = [i for i in pos if _in_range(col[i], f.min_metric, f.max_metric)]
     if f.q.strip():
         pos = _search(index, pos, f.q.strip())
-    if f.sort:
-        pos = _sorted(index, pos, f.sort)
+    if f.sort or index.at_eof:
+        pos = _sorted(index, pos, f.sort or "example_id")
     return pos
 
 
@@ -161,6 +164,7 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
     metric_estimates = {name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()}
     metrics = {k: None if math.isnan(e.mean) else e.mean for k, e in metric_estimates.items()}
     own = [t for t in cols.rollout_ms if not math.isnan(t)]
+    parts = {k: [t for t in col if not math.isnan(t)] for k, col in cols.timing.items()}
     examples = {str(e) for e in cols.example_id}
     return {
         "num_rollouts": n,
@@ -170,9 +174,11 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
         "reward_mean": reward.mean,
         "reward_stderr": reward.stderr,
         "reward_ci": reward.ci,
+        "reward_ci_undefined": reward.undefined if scored else None,
         "metrics_mean": metrics,
         "metrics_stderr": {k: e.stderr for k, e in metric_estimates.items()},
         "metrics_ci": {k: e.ci for k, e in metric_estimates.items()},
+        "metrics_ci_undefined": {k: e.undefined for k, e in metric_estimates.items()},
         "reward_histogram": _histogram(rewards),
         "pass_at_k": _pass_at_k(index, scored, criterion),
         "pass_criterion": criterion.describe(),
@@ -181,6 +187,8 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
         "prompt_tokens": sum(cols.prompt_tokens),
         "completion_tokens": sum(cols.completion_tokens),
         "mean_rollout_ms": sum(own) / len(own) if own else None,
+        # where the time went, mean per rollout (records.TIMING_PARTS), over rows that record it
+        "timing_ms": {k: sum(v) / len(v) for k, v in parts.items() if v},
         "metric_names": list(cols.metrics),
         "error_categories": [n for n in index.error_names if n],
         "stop_reason_names": [n for n in index.stop_names if n],
@@ -204,9 +212,10 @@ def _pass_at_k(index: RowIndex, scored: list[int], criterion: PassCriterion) -> 
     return {str(k): pass_at_k_from_counts(pairs, k) for k in ks}
 
 
-def example_scores(index: RowIndex) -> dict[str, ExampleScore]:
+def example_scores(index: RowIndex, few_shot: Any = None) -> dict[str, ExampleScore]:
     """Per example id (as text): summed reward and count of scored rollouts, rollouts in all,
-    and the key of its input (read from its first row), for comparing runs."""
+    and the key of its input (read from its first row; the run's ``few_shot`` turns left out),
+    for comparing runs."""
     cols = index.cols
     out: dict[str, ExampleScore] = {}
     first: dict[str, int] = {}
@@ -221,7 +230,7 @@ def example_scores(index: RowIndex) -> dict[str, ExampleScore]:
             score.reward_sum += r
             score.scored += 1
     for e, row in zip(first, index.read(list(first.values())), strict=True):
-        out[e].key = example_key(row)
+        out[e].key = example_key(row, few_shot)
     return out
 
 

@@ -89,15 +89,19 @@ class Run:
         return {"run_id": self.run_id, "path": str(self.path), "status": self.status(meta),
                 "metadata": meta, "stats": stats, "system_prompt": self.system_prompt()}
 
-    def system_prompt(self) -> str | None:
-        """The system message the first rollout's prompt opens with (what the model was told),
-        or None when it has none."""
+    def first_prompt(self) -> Any:
+        """The first rollout's prompt (None before the first row, or while the file is rewritten)."""
         if not len(self.index):
             return None
         try:
-            prompt = self.index.read([0])[0].get("prompt")
+            return self.index.read([0])[0].get("prompt")
         except (StaleIndexError, OSError, ValueError):
             return None  # being rewritten: the next poll shows it
+
+    def system_prompt(self) -> str | None:
+        """The system message the first rollout's prompt opens with (what the model was told),
+        or None when it has none."""
+        prompt = self.first_prompt()
         first = prompt[0] if isinstance(prompt, list) and prompt else None
         if isinstance(first, dict) and first.get("role") == "system":
             return content_text(first.get("content"))
@@ -108,7 +112,8 @@ class Run:
         holds the clustered figures (``reward_ci``; older runs' stderr was not clustered)."""
         meta = self.metadata()
         status = self.status(meta)
-        keys = ("num_rollouts", "num_scored", "num_errors", "reward_mean", "reward_stderr", "reward_ci", "errors")
+        keys = ("num_rollouts", "num_scored", "num_errors", "reward_mean", "reward_stderr", "reward_ci",
+                "reward_ci_undefined", "errors")
         if status in _FINISHED and "reward_ci" in meta:
             s = {k: meta.get(k) for k in keys}
         else:
@@ -119,6 +124,7 @@ class Run:
             "run_id": self.run_id, "env_id": meta.get("env_id"), "model": meta.get("model"),
             "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
             "duration_s": run_duration(meta), "resumed": bool(meta.get("resumed")),
+            "rescored": bool(meta.get("rescored_from")),
             "status": status, "planned_rollouts": planned, **s,
         }
 
@@ -168,6 +174,21 @@ class RunRegistry:
         while run_id in self._runs:
             run_id, k = f"{base}~{k}", k + 1
         return run_id
+
+    def find(self, path: str | os.PathLike[str]) -> Run | None:
+        """The run at ``path`` (a path a run's metadata names, e.g. where it was re-scored
+        from), if it lies under the roots; never opens anything else."""
+        try:
+            target = Path(path).expanduser().resolve()
+        except (OSError, RuntimeError):
+            return None
+        with self._lock:
+            run = self._by_path.get(target)
+        if run is None and any(target == r or r in target.parents for r in self.roots):
+            self.refresh()
+            with self._lock:
+                run = self._by_path.get(target)
+        return run
 
     def get(self, run_id: str) -> Run | None:
         with self._lock:

@@ -35,10 +35,17 @@
   const enc = encodeURIComponent;
   function num(v, d = 3) { return v === null || v === undefined || Number.isNaN(v) ? "—" : Number(v).toFixed(d); }
   // A mean with its error bar, as the library prints it: mean ± stderr (clustered by example)
-  // and the 95% interval; the mean alone when there are too few examples for an interval.
-  function est(mean, se, ci, d = 3) {
+  // and the 95% interval; with one example or no variance there is no interval, and the page
+  // says why (``why``: the server's reason, else read from the standard error).
+  function undefinedReason(mean, se, why) {
+    if (why) return why;
+    if (se === null || se === undefined || Number.isNaN(se)) return "one example";
+    return se === 0 ? "no variance, every example's mean is " + num(mean) : null;
+  }
+  function est(mean, se, ci, d = 3, why = null) {
     if (mean === null || mean === undefined) return "—";
-    if (se === null || se === undefined || !ci || ci[0] === null) return num(mean, d);
+    const reason = undefinedReason(mean, se, why) || (!ci || ci[0] === null ? "one example" : null);
+    if (reason) return num(mean, d) + "  (95% CI undefined: " + reason + ")";
     return num(mean, d) + " ± " + num(se, d) + "  [" + num(ci[0], d) + ", " + num(ci[1], d) + "]";
   }
   function signed(v, d = 3) { return v === null || v === undefined ? "—" : (v > 0 ? "+" : "") + num(v, d); }
@@ -164,10 +171,11 @@
           if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id);
           compareBtn.disabled = selected.size < 2;
         } })),
-        h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)),
+        h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id),
+          r.rescored ? h("span", { class: "badge rescored", title: "scored again from a saved run's rollouts" }, "re-scored") : ""),
         h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", {}, when(r.start_time)),
         h("td", { class: "num" }, r.num_rollouts, r.planned_rollouts ? " / " + r.planned_rollouts : ""),
-        h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci)),
+        h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)),
         h("td", { class: "num" }, r.num_errors ? h("span", { class: "error-text" }, r.num_errors) : "0"),
         h("td", {}, badge(r.status)))));
       return data.runs;
@@ -182,13 +190,23 @@
   }
 
   // ---------------------------------------------------------------- Run
+  // Rewards on a numeric axis, as the notebook plots draw them: a bar stands at its value (a few
+  // distinct values) or spans its bin, so 1.17 sits next to 1.25 and far from 0.00.
   function histogram(bins) {
     if (!bins.length) return h("p", { class: "muted" }, "no scored rollouts yet");
     const max = Math.max(...bins.map(b => b.count));
-    return h("div", { class: "hist", id: "reward-hist" }, bins.map(b => h("div", { class: "col", title: b.count + " rollouts" },
-      h("span", { class: "cnt" }, b.count),
-      h("div", { class: "bar", style: { height: Math.max(2, Math.round(110 * b.count / max)) + "px" } }),
-      h("span", { class: "lbl" }, b.lo === b.hi ? num(b.lo, 2) : num(b.lo, 2) + "–" + num(b.hi, 2)))));
+    const lo = Math.min(...bins.map(b => b.lo)), hi = Math.max(...bins.map(b => b.hi));
+    const span = hi - lo || 1;
+    const discrete = bins.every(b => b.lo === b.hi);
+    const at = v => (discrete && hi === lo ? 50 : 100 * (v - lo) / span);
+    const ticks = discrete ? bins.map(b => b.lo) : [lo, lo + span / 4, lo + span / 2, lo + 3 * span / 4, hi];
+    return h("div", { class: "hist", id: "reward-hist" },
+      h("div", { class: "plot" }, bins.map(b => h("div", {
+        class: "col", title: (b.lo === b.hi ? num(b.lo, 2) : num(b.lo, 2) + "–" + num(b.hi, 2)) + ": " + b.count + " rollouts",
+        "data-value": b.lo, style: discrete ? { left: at(b.lo) + "%" } : { left: at(b.lo) + "%", width: (100 * (b.hi - b.lo) / span) + "%" } },
+        h("span", { class: "cnt" }, b.count),
+        h("div", { class: "bar", style: { height: Math.max(2, Math.round(100 * b.count / max)) + "px" } })))),
+      h("div", { class: "axis" }, ticks.map(v => h("span", { class: "tick", "data-value": v, style: { left: at(v) + "%" } }, num(v, 2)))));
   }
 
   // The reward is the weighted sum of these functions' values (each is also a metric). A run's
@@ -212,7 +230,7 @@
 
   // What produced the run: versions, environment code, model endpoint, server builds; and the
   // run a re-scored one came from.
-  function reproBlock(m) {
+  function reproBlock(m, sourceRun) {
     const man = m.manifest;
     const from = m.rescored_from;
     if (!man && !from) return "";
@@ -230,7 +248,10 @@
       ["model endpoint", endpoints.length ? h("span", {}, endpoints.map(t => h("div", {}, t))) : "—"],
       ["system fingerprint", (man.system_fingerprints || []).join(", ") || "none returned"],
     ] : [];
-    if (from) rows.push(["re-scored from", (from.path || "an in-memory run") + (from.reward_mean !== undefined && from.reward_mean !== null ? " (reward was " + num(from.reward_mean) + ")" : "")]);
+    const was = from && from.reward_mean !== undefined && from.reward_mean !== null ? " (reward was " + num(from.reward_mean) + ")" : "";
+    if (from) rows.push(["re-scored from", sourceRun
+      ? h("span", {}, h("a", { href: "#/runs/" + enc(sourceRun), id: "rescored-from" }, sourceRun), was)
+      : h("span", { id: "rescored-from" }, (from.path || "an in-memory run") + was)]);
     return h("div", { id: "reproducibility" }, h("h3", {}, "Reproducibility"), kv(rows));
   }
 
@@ -241,7 +262,8 @@
     const secs = m.duration_s != null ? m.duration_s : (m.end_time && m.start_time ? m.end_time - m.start_time : null);
     const dur = secs == null ? "—" : secs.toFixed(1) + " s" + (m.resumed ? " (resumed: " + (m.sessions || []).length + " sessions)" : "");
     const mounted = mount(seq,
-      h("h2", {}, (m.env_id || id), " · ", (m.model || "?"), " ", badge(d.status)),
+      h("h2", {}, (m.env_id || id), " · ", (m.model || "?"), " ", badge(d.status),
+        m.rescored_from ? h("span", { class: "badge rescored" }, "re-scored") : ""),
       h("p", { class: "links" }, rlink("Rollouts (" + s.num_rollouts + ") →"), s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),
       h("div", { class: "grid" },
         h("div", {}, h("h3", {}, "Summary"), kv([
@@ -249,18 +271,19 @@
           ["started", when(m.start_time)], ["duration", dur],
           ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "") + (s.complete === false ? " (indexing…)" : "")],
           ["examples × rollouts", s.num_examples + " × " + (m.rollouts_per_example || "?")],
-          ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, est(s.reward_mean, s.reward_stderr, s.reward_ci)),
+          ["mean reward", h("span", { id: "reward-mean" }, h("b", {}, est(s.reward_mean, s.reward_stderr, s.reward_ci, 3, s.reward_ci_undefined)),
             h("span", { class: "muted" }, " ± stderr clustered by example [95% CI]"),
             s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
           ["errors", s.num_errors ? h("span", { class: "error-text" }, s.num_errors) : "0"],
           ["tokens", s.prompt_tokens + " prompt / " + s.completion_tokens + " completion"],
-          ["mean time / rollout", s.mean_rollout_ms === null || s.mean_rollout_ms === undefined ? "—" : num(s.mean_rollout_ms, 0) + " ms"],
+          ["mean time / rollout", h("span", { id: "mean-timing" }, s.mean_rollout_ms === null || s.mean_rollout_ms === undefined ? "—" : "rollout " + num(s.mean_rollout_ms, 0) + " ms",
+            Object.keys(s.timing_ms || {}).length ? h("div", { class: "muted" }, timingParts(s.timing_ms)) : "")],
         ])),
         h("div", {}, h("h3", {}, "Reward histogram"), histogram(s.reward_histogram)),
         h("div", {}, h("h3", {}, "Metrics (mean over scored ± stderr [95% CI])"),
           Object.keys(s.metrics_mean).length ? kv(Object.entries(s.metrics_mean).map(([k, v]) =>
             // a count that never varies (every completion 38 words) reads 38, not 38.000 ± 0.000
-            [k, Number.isInteger(v) && !(s.metrics_stderr || {})[k] ? fmt(v) : est(v, (s.metrics_stderr || {})[k], (s.metrics_ci || {})[k])])) : h("p", { class: "muted" }, "none"),
+            [k, Number.isInteger(v) && !(s.metrics_stderr || {})[k] ? fmt(v) : est(v, (s.metrics_stderr || {})[k], (s.metrics_ci || {})[k], 3, (s.metrics_ci_undefined || {})[k])])) : h("p", { class: "muted" }, "none"),
           h("h3", {}, "pass@k (", s.pass_criterion, ")"),
           Object.keys(s.pass_at_k).length ? kv(Object.entries(s.pass_at_k).map(([k, v]) => ["pass@" + k, num(v)])) : h("p", { class: "muted" }, "—")),
         h("div", {}, h("h3", {}, "Errors by category"),
@@ -270,7 +293,7 @@
         h("div", {}, h("h3", {}, "Rubric"), rubricTable((m.fingerprint || {}).rubric),
           h("h3", {}, "Sampling args"), h("pre", { class: "json" }, pretty(m.sampling_args || {})),
           h("h3", {}, "Environment args"), h("pre", { class: "json" }, pretty(m.env_args || {}))),
-        reproBlock(m)),
+        reproBlock(m, d.rescored_from_run)),
       h("h3", {}, "System prompt"), d.system_prompt
         ? h("div", { class: "msg system", id: "system-prompt" }, h("div", { class: "content" }, d.system_prompt))
         : h("p", { class: "muted", id: "system-prompt" }, "none (the first rollout's prompt has no system message)"));
@@ -422,9 +445,19 @@
     });
   }
 
-  const TIMING = [["rollout_ms", "rollout"], ["generation_ms", "generation"], ["scoring_ms", "scoring"], ["total_ms", "until group scored"]];
+  // Where a rollout's time went, each part by its name (records.TIMING_PARTS): a request waiting
+  // for a slot (max_concurrent, a single-slot server) is not the model's time.
+  const TIMING_PARTS = [["queue_ms", "waiting for a request slot"], ["generation_ms", "in the model request"],
+    ["env_ms", "in the environment"], ["group_wait_ms", "waiting for its group"], ["scoring_ms", "scoring"]];
+  const ms = v => Math.round(v).toLocaleString("en-US") + " ms";
+  function timingParts(t) {
+    return TIMING_PARTS.filter(([k]) => t[k] !== undefined && t[k] !== null).map(([k, label]) => label + " " + ms(t[k])).join(" · ");
+  }
   function timing(t) {
-    return TIMING.filter(([k]) => t[k] !== undefined && t[k] !== null).map(([k, label]) => label + " " + num(t[k], 0) + " ms").join(" · ") || "—";
+    const head = [["rollout_ms", "rollout"], ["total_ms", "until its group was scored"]].filter(([k]) => t[k] !== undefined && t[k] !== null)
+      .map(([k, label]) => label + " " + ms(t[k])).join(" · ");
+    const parts = timingParts(t);
+    return head || parts ? h("span", { id: "row-timing" }, head, parts ? h("div", { class: "muted" }, parts) : "") : "—";
   }
   function errorBox(err, id) {
     return h("div", { class: "errbox", id }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)));
@@ -442,6 +475,10 @@
       ["time", timing(r.timing || {})],
       err ? ["error", errorBox(err, "row-error")] : null,
       ["task", r.task || "—"],
+      // what the environment kept on the rollout's State under keys of its own (tries, hints, ...)
+      !r.env_state || !Object.keys(r.env_state).length ? null : ["environment state",
+        h("table", { id: "env-state", class: "kv" }, Object.entries(r.env_state).map(([k, v]) =>
+          h("tr", {}, h("th", {}, k), h("td", {}, typeof v === "object" && v !== null ? h("pre", { class: "json" }, pretty(v)) : String(v)))))],
       !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
       !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
     ];
@@ -476,12 +513,14 @@
   // ---------------------------------------------------------------- Compare
   // Each run against the first, paired over the examples both scored (vf.compare_runs' figures).
   function pairedTable(paired) {
-    const rows = [["difference", p => h("b", {}, signed(p.diff), " ± ", num(p.stderr), "  [", signed(p.ci[0]), ", ", signed(p.ci[1]), "]")],
-      ["p-value (paired t-test)", p => num(p.p_value) + " (" + p.df + " df)"],
+    // An undefined figure (no variance, one shared example) is named so, never shown as a number.
+    const undef = p => p.undefined ? h("span", { class: "undefined" }, "undefined: " + p.undefined) : null;
+    const rows = [["difference", p => undef(p) ? h("b", {}, signed(p.diff), "  ", undef(p)) : h("b", {}, signed(p.diff), " ± ", num(p.stderr), "  [", signed(p.ci[0]), ", ", signed(p.ci[1]), "]")],
+      ["p-value (paired t-test)", p => undef(p) || num(p.p_value) + " (" + p.df + " df)"],
       ["b better / tied / worse", p => p.wins + " / " + p.ties + " / " + p.losses],
       ["shared examples", p => String(p.shared)],
       ["only in a / only in b / unscored", p => p.only_a.length + " / " + p.only_b.length + " / " + p.unscored.length],
-      ["detectable at 80% power", p => num(p.mde)]];
+      ["detectable at 80% power", p => undef(p) || num(p.mde)]];
     return h("div", {}, h("h3", {}, "Paired difference b − a over shared examples (mean ± stderr [95% CI])"),
       h("table", { id: "compare-paired", class: "kv" },
         h("tr", {}, h("th", {}, ""), paired.map(p => h("th", { class: "num" }, p.labels[1] + " − " + p.labels[0]))),
@@ -504,7 +543,7 @@
           h("tbody", {}, data.runs.map(r => h("tr", {}, h("td", {}, h("input", { type: "checkbox", onchange: e => {
             if (e.target.checked) selected.add(r.run_id); else selected.delete(r.run_id); btn.disabled = selected.size < 2; } })),
             h("td", {}, r.run_id), h("td", {}, r.env_id || "—"), h("td", {}, r.model || "—"), h("td", {}, when(r.start_time)),
-            h("td", { class: "num" }, r.num_rollouts), h("td", { class: "num" }, num(r.reward_mean), " ± ", num(r.reward_stderr)))))),
+            h("td", { class: "num" }, r.num_rollouts), h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)))))),
         h("p", {}, btn));
       return;
     }
@@ -521,7 +560,7 @@
     const nodes = [h("h2", {}, "Compare · ", c.runs[0].env_id || ""),
       h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "label"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr [95% CI]"), h("th", { class: "num" }, "errors")),
         c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.label), h("td", {}, r.model || "—"),
-          h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci)), h("td", { class: "num" }, r.num_errors)))),
+          h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)), h("td", { class: "num" }, r.num_errors)))),
       c.paired_error ? h("div", { class: "errbox", id: "compare-paired-error" }, c.paired_error) : pairedTable(c.paired),
       h("h3", {}, "Per-example mean reward, largest difference first (", c.num_examples, " examples)"),
       h("div", { class: "grid" }, h("table", { id: "compare-examples" }, head, rows))];
