@@ -167,7 +167,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.server.backends.local import LocalBackend
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
-    from verifiers_lite.stats import clustered_mean
+    from verifiers_lite.stats import UndefinedStatistic, clustered_mean
     from verifiers_lite.sync import run_sync
     from verifiers_lite.terminal_progress import TqdmProgress
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl

@@ -49,9 +49,16 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def python_session(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[str, Any]]:
+def python_session(readme_session: tuple[dict[int, dict[str, Any]], Path]) -> dict[int, dict[str, Any]]:
+    """The result of each Python block by its line."""
+    return readme_session[0]
+
+
+@pytest.fixture(scope="module")
+def readme_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[int, dict[str, Any]], Path]:
     """Run every Python block once, in one process (one embedded model server shared by the
-    blocks that ask for one); the result of each block by its line."""
+    blocks that ask for one), in a scratch directory; the result of each block by its line, and
+    that directory (what the blocks saved)."""
     pytest.importorskip("llama_cpp", reason="the README's examples use the embedded model (the 'local' extra)")
     tmp = tmp_path_factory.mktemp("readme-python")
     blocks = [{"line": b.line, "code": b.code, "setup": b.setup} for b in PYTHON_BLOCKS]
@@ -62,7 +69,7 @@ def python_session(tmp_path_factory: pytest.TempPathFactory) -> dict[int, dict[s
     by_line = {r["line"]: r for r in json.loads(results.read_text())} if results.exists() else {}
     for r in by_line.values():
         r["output"] = proc.stdout[-4000:] + proc.stderr[-4000:]
-    return by_line
+    return by_line, tmp
 
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
@@ -79,6 +86,36 @@ def test_python_block_runs(python_session: dict[int, dict[str, Any]], block: rb.
 def test_the_examples_that_build_environments_were_played_perfectly(python_session: dict[int, dict[str, Any]]) -> None:
     checked = [name for r in python_session.values() for name in r["checked"]]
     assert "WordChain" in checked, checked
+
+
+QUICKSTART = [b for b in PYTHON_BLOCKS if b.section == "Quickstart"]
+
+
+@pytest.mark.slow
+@pytest.mark.local_model
+def test_the_quickstart_saves_its_runs_and_compares_two_that_differ_only_by_system_prompt(
+        readme_session: tuple[dict[int, dict[str, Any]], Path]) -> None:
+    by_line, tmp = readme_session
+    assert QUICKSTART and all(by_line.get(b.line, {}).get("ok") for b in QUICKSTART), \
+        [by_line.get(b.line, {}).get("error") for b in QUICKSTART]
+    runs = {name: tmp / "runs" / name for name in ("quickstart", "quickstart-brief", "quickstart-rescored")}
+    meta = {name: json.loads((p / "metadata.json").read_text()) for name, p in runs.items()}
+    rows = {name: [json.loads(x) for x in (p / "results.jsonl").read_text().splitlines()] for name, p in runs.items()}
+    # evaluate's num_examples counts: 10 of the environment's 20 questions, 4 rollouts each, saved
+    assert {len({r["example_id"] for r in rows[n]}) for n in runs} == {10} and {len(r) for r in rows.values()} == {40}
+    a, b = meta["quickstart"], meta["quickstart-brief"]
+    systems = [{r["prompt"][0]["content"] for r in rows[n]} for n in ("quickstart", "quickstart-brief")]
+    assert systems[1] == {"Answer with the number only."} and len(systems[0]) == 1 and systems[0] != systems[1]
+    # the two runs differ by the system prompt alone (it is an argument of the environment)
+    same = [k for k in a["fingerprint"] if k != "env_args"]
+    assert [a["fingerprint"][k] for k in same] == [b["fingerprint"][k] for k in same]
+    assert {k: v for k, v in a["env_args"].items() if k != "system_prompt"} == \
+        {k: v for k, v in b["env_args"].items() if k != "system_prompt"}
+    import verifiers_lite as vf
+
+    c = vf.compare_runs(runs["quickstart"], runs["quickstart-brief"])
+    assert c.labels == ('system "Solve the arithmetic problem…"', 'system "Answer with the number…"') and c.shared == 10
+    assert meta["quickstart-rescored"]["rescored_from"]["path"] == str(runs["quickstart"].resolve())
 
 
 @pytest.mark.parametrize("block", SHELL_BLOCKS, ids=_ids(SHELL_BLOCKS))

@@ -86,3 +86,10 @@ def test_a_run_without_a_recorded_template_is_named_by_its_first_system_message(
     if not metadata_only:
         a, b = a.save(tmp_path / "a"), b.save(tmp_path / "b")
     assert vf.compare_runs(a, b).labels == ("no system prompt", 'system "Think first."')
+
+
+def test_an_environment_argument_that_sets_the_system_prompt_is_named_once():
+    default = vf.load_environment("arithmetic", num_examples=4)
+    brief = vf.load_environment("arithmetic", num_examples=4, system_prompt="Answer with the number only.")
+    runs = [env.evaluate_sync(vf.ScriptedClient("= 3"), "scripted", progress=False) for env in (default, brief)]
+    assert vf.compare_runs(*runs).labels == ('system "Solve the arithmetic problem…"', 'system "Answer with the number…"')

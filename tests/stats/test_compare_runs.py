@@ -90,9 +90,9 @@ def test_same_id_with_another_question_is_refused_but_a_system_prompt_change_is_
     new_system = vf.GenerateOutputs(_rows({0: [0.0], 1: [1.0], 2: [1.0]}, system="Be brief."),
                                     {"env_id": "toy", "model": "m", "env_args": {"system_prompt": "Be brief."}})
     c = vf.compare_runs(a, new_system)
-    # the system message of the first row names the prompt (these runs record no prompt template)
-    assert c.shared == 3 and c.labels == ("system_prompt=default, temperature=0.2, no system prompt",
-                                          'system_prompt=Be brief., temperature=default, system "Be brief."')
+    # the system message of the first row names the prompt (these runs record no prompt template),
+    # once: the environment argument that set it is not named again
+    assert c.shared == 3 and c.labels == ("temperature=0.2, no system prompt", 'temperature=default, system "Be brief."')
 
 
 def test_no_shared_example_gives_counts_and_no_figures():

@@ -40,7 +40,7 @@ def _served(urls: list[str], args: argparse.Namespace, api_key: str | None) -> t
     from verifiers_lite.clients.http import ChatClient
 
     model = args.model or _discover_model(urls[0], api_key)
-    clients = [ChatClient(u, api_key, timeout=args.timeout) for u in urls]
+    clients = [ChatClient(u, api_key, timeout=args.timeout, slots=args.slots) for u in urls]
     return (clients if len(clients) > 1 else clients[0]), model, ", ".join(urls)
 
 

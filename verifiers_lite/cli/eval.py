@@ -127,6 +127,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise CLIError(f"--parallel must be >= 1, got {args.parallel}")
     if args.timeout <= 0:
         raise CLIError(f"--timeout must be positive, got {args.timeout}")
+    if args.slots is not None and args.slots < 1:
+        raise CLIError(f"--slots must be >= 1, got {args.slots}")
     for url in args.base_url or []:
         if not url.startswith(("http://", "https://")):
             raise CLIError(f"--base-url must be an http(s) URL, got {url!r}")

@@ -76,6 +76,10 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                     help="embedded server processes, each answering one request at a time "
                          "(default: one per core, at most 4)")
     ev.add_argument("--timeout", type=float, default=300.0, help="per-request timeout in seconds (default: 300)")
+    ev.add_argument("--slots", type=int, default=None, metavar="N",
+                    help="requests each -b endpoint serves at once (1 for a llama.cpp server without "
+                         "parallel slots): more wait here and count as waiting for a request slot, not as "
+                         "model time (default: unknown; the embedded model's servers: 1)")
     ev.add_argument("--ray-workers", type=int, default=None, metavar="N",
                     help="spread groups over N Ray workers (needs the [ray] extra; endpoints are split between them)")
     ev.add_argument("--ray-address", default=None, metavar="ADDR",

@@ -81,7 +81,14 @@ def varying_keys(facts: Sequence[Mapping[str, Any]]) -> list[str]:
         keys.update(dict.fromkeys(f))
     order = ["rescored", "env", "task", "model", *(k for g in _GROUPS for k in keys if k.startswith(g + ".")),
              "seed", *_PROMPT_FACTS[:3]]
-    return [k for k in order if k in keys and len({_text(f.get(k)) for f in facts}) > 1]
+    varying = [k for k in order if k in keys and len({_text(f.get(k)) for f in facts}) > 1]
+    # An environment argument that only sets the system prompt (given as it, or left at its
+    # default) is named once, as the prompt.
+    def sets_prompt(key: str) -> bool:
+        return key.startswith("env_args.") and "system_prompt" in varying and all(
+            f.get(key) is None or f.get(key) == f.get("system_prompt") for f in facts)
+
+    return [k for k in varying if not sets_prompt(k)]
 
 
 def _preview(text: str) -> str:
@@ -131,7 +138,9 @@ def _parts(key: str, values: Sequence[Any]) -> list[str]:
         return _RENDER[key](values)
     if key in _BARE:
         return [_text(v) for v in values]
-    return [f"{key.split('.', 1)[-1]}={_text(v)}" for v in values]
+    texts = _distinct(values, lambda v: _preview(_text(v)) if len(_text(v)) > _PREVIEW_CHARS else _text(v),
+                      lambda v: f"#{_digest(v)}")
+    return [f"{key.split('.', 1)[-1]}={t}" for t in texts]
 
 
 def run_labels(facts: Sequence[Mapping[str, Any]], names: Sequence[str | None] | None = None) -> list[str]:

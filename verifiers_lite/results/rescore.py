@@ -215,4 +215,6 @@ def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, 
     }
     if target is not None:
         meta["results_path"] = str(target)
+    else:
+        meta.pop("results_path", None)  # in memory: the source's directory does not hold these scores
     return meta

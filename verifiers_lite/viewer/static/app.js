@@ -250,7 +250,8 @@
     ] : [];
     const was = from && from.reward_mean !== undefined && from.reward_mean !== null ? " (reward was " + num(from.reward_mean) + ")" : "";
     if (from) rows.push(["re-scored from", sourceRun
-      ? h("span", {}, h("a", { href: "#/runs/" + enc(sourceRun), id: "rescored-from" }, sourceRun), was)
+      ? h("span", {}, h("a", { href: "#/runs/" + enc(sourceRun), id: "rescored-from" }, sourceRun), was,
+        h("span", { class: "muted" }, "  " + from.path))
       : h("span", { id: "rescored-from" }, (from.path || "an in-memory run") + was)]);
     return h("div", { id: "reproducibility" }, h("h3", {}, "Reproducibility"), kv(rows));
   }
