@@ -84,8 +84,10 @@ def test_a_rescored_run_is_marked_and_links_to_its_source(viewer, page):  # noqa
     _run_page(pg, viewer, "tries-rescored")
     assert pg.locator("h2 .badge.rescored").count() == 1
     pg.click("#rescored-from")
-    pg.wait_for_function("location.hash === '#/runs/tries' && !!document.querySelector('#reward-mean')")
-    assert "re-scored from" not in pg.inner_text("main")
+    # the source's own page: no re-scored badge, no "re-scored from" (waited for: the page re-renders)
+    pg.wait_for_function("location.hash === '#/runs/tries' && !!document.querySelector('#reward-mean') && "
+                         "!document.querySelector('h2 .badge.rescored')")
+    assert "re-scored from" not in pg.inner_text("main") and "tries · scripted" in pg.inner_text("h2")
     assert pg.errors == []  # type: ignore[attr-defined]
 
 
