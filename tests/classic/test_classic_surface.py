@@ -165,3 +165,32 @@ def test_vf_lite_eval_runs_a_classic_module_with_env_args(tmp_path):
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert sorted(r["example_id"] for r in rows) == [0, 1, 2]
     assert [r["metrics"]["right"] for r in rows] == [1.0, 1.0, 1.0]  # fake-echo repeats the question
+
+
+def test_a_classic_run_resumes_and_rescores_to_the_same_rows(tmp_path):
+    import verifiers_lite
+
+    class Replies(vf.MultiTurnEnv):
+        async def env_response(self, messages, state, **kwargs):
+            return [{"role": "user", "content": "again"}]
+
+    def turns_and_info(completion, info, extra) -> float:
+        return float(sum(m.role == "assistant" for m in completion)) + info["w"] + extra
+
+    def make():
+        rows = [{"question": f"q{i}", "answer": "", "info": {"w": i}, "extra": 0.5} for i in range(3)]
+        return Replies(dataset=rows, max_turns=2, rubric=vf.Rubric(funcs=[turns_and_info]))
+
+    client = RecordingClient(lambda m, t: "ok")
+    first = make().evaluate_sync(client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False)
+    calls = len(client.requests)
+    again = make().evaluate_sync(client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False)
+    rescored = verifiers_lite.rescore(tmp_path / "run", make().rubric)
+
+    def key(rows):
+        return sorted((r["example_id"], r["rollout_index"], r["reward"], tuple(sorted(r["metrics"].items())))
+                      for r in rows)
+
+    assert len(client.requests) == calls == 12  # the resume asked nothing more
+    assert key(first.rows) == key(again.rows) == key(rescored.rows)
+    assert sorted(r["reward"] for r in first.rows)[::2] == [2.5, 3.5, 4.5]  # 2 turns + w + 0.5
