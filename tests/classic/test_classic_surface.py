@@ -194,3 +194,21 @@ def test_a_classic_run_resumes_and_rescores_to_the_same_rows(tmp_path):
     assert len(client.requests) == calls == 12  # the resume asked nothing more
     assert key(first.rows) == key(again.rows) == key(rescored.rows)
     assert sorted(r["reward"] for r in first.rows)[::2] == [2.5, 3.5, 4.5]  # 2 turns + w + 0.5
+
+
+def test_reasoning_gym_env_scores_with_the_task_scorer():
+    rg = pytest.importorskip("reasoning_gym")
+    entries = list(rg.create_dataset("chain_sum", size=6, seed=3))
+    truth = {x["question"]: x["answer"] for x in entries}
+    answered_right = entries[3]["question"]  # the first eval entry; the other two get a wrong answer
+    env = vf.ReasoningGymEnv(gym="chain_sum", num_train_examples=3, num_eval_examples=3, seed=3)
+
+    def reply(messages, tools):
+        question = messages[-1]["content"]
+        return f"<answer>{truth[question]}</answer>" if question == answered_right else "<answer>wrong</answer>"
+
+    out = env.evaluate_sync(RecordingClient(reply), "m", progress=False)
+    rows = sorted(out.rows, key=lambda r: r["example_id"])
+    assert [r["prompt"][-1]["content"] for r in rows] == [x["question"] for x in entries[3:]]  # the eval split
+    assert [r["reward"] for r in rows] == [1.0, 0.0, 0.0]
+    assert all(r["metrics"]["format_reward_func"] == 1.0 for r in rows)  # <answer> starts and ends the message

@@ -56,6 +56,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.classic.math import MathRubric
     from verifiers_lite.classic.multiturn import MultiTurnEnv, SingleTurnEnv
     from verifiers_lite.classic.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
+    from verifiers_lite.classic.reasoning_gym import ReasoningGymEnv
     from verifiers_lite.classic.rubric import Rubric, RubricGroup
     from verifiers_lite.classic.tool_env import (
         StatefulToolEnv,

@@ -42,6 +42,8 @@ CLASSIC_MODULES: dict[str, str] = {
     "verifiers.envs.tool_env": f"{_PACKAGE}.tool_env",
     "verifiers.envs.stateful_tool_env": f"{_PACKAGE}.tool_env",
     "verifiers.envs.env_group": f"{_PACKAGE}.env_group",
+    "verifiers.envs.integrations.reasoninggym_env": f"{_PACKAGE}.reasoning_gym",
+    "verifiers.envs.reasoninggym_env": f"{_PACKAGE}.reasoning_gym",
     "verifiers.envs.sandbox_env": f"{_PACKAGE}.unsupported",
     "verifiers.envs.python_env": f"{_PACKAGE}.unsupported",
     "verifiers.rubrics.rubric": f"{_PACKAGE}.rubric",
@@ -228,12 +230,26 @@ def _install(root: str) -> None:
             sys.meta_path.insert(0, _FINDER)
 
 
+_NOT_CLASSIC: set[str] = set()  # top-level packages already read and found native
+
+
+def _classic_root(root: str) -> bool:
+    if is_classic_module(root):
+        return True
+    try:
+        if importlib.util.find_spec(root) is not None:  # one that is not there yet may appear later
+            _NOT_CLASSIC.add(root)
+    except (ImportError, ValueError):
+        pass
+    return False
+
+
 def import_environment_module(name: str) -> types.ModuleType:
     """Import environment module ``name``: a classic one (see the module docstring) within the
     classic scope, any other as usual. A classic module imported earlier without the scope (its
     ``verifiers`` bound to something else) is imported again within it."""
     root = name.partition(".")[0]
-    if root not in _FINDER.roots and is_classic_module(root):
+    if root not in _FINDER.roots and root not in _NOT_CLASSIC and _classic_root(root):
         for loaded in [m for m in sys.modules if m == root or m.startswith(root + ".")]:
             module = sys.modules[loaded]
             if getattr(module, "__builtins__", None) is not CLASSIC_BUILTINS:
