@@ -5,7 +5,8 @@ generates ``num_train_examples + num_eval_examples`` entries with reasoning-gym 
 list of names / ``DatasetSpec`` keywords for a composite), the first ones the training set, the
 rest the eval set. Each row's ``answer`` is its entry's index; ``check_answer_reward_func`` scores
 the parsed answer with the task's own scorer, and the parser's format reward is kept at weight 0,
-as in verifiers 0.3.1. Parser default: ``XMLParser(["answer"])``.
+as in verifiers 0.3.1 (which also left out the ``num_turns`` metric here). Parser default:
+``XMLParser(["answer"])``.
 """
 
 from __future__ import annotations
@@ -67,3 +68,5 @@ class ReasoningGymEnv(SingleTurnEnv):
             system_prompt = SYSTEM_PROMPTS["default"]
         super().__init__(dataset=rows[:num_train_examples], eval_dataset=rows[num_train_examples:],
                          system_prompt=system_prompt, parser=parser, rubric=rubric, message_type="chat")
+        self.rubric = rubric  # as in 0.3.1: its own rubric alone, without the num_turns metric
+        self._set_pass_threshold()
