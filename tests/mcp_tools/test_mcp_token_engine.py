@@ -9,7 +9,15 @@ import pytest
 from mcp_helpers import new_tag, server_processes, tagged_server
 
 import verifiers_lite as vf
-from verifiers_lite.rollout import APIMultiTurnRollout, OpenAIChatAPI, ParsedToolCall, ToolManager
+from verifiers_lite.rollout import (
+    APIMultiTurnRollout,
+    MultiTurnRollout,
+    OpenAIChatAPI,
+    ParsedToolCall,
+    SamplingParams,
+    ToolManager,
+)
+from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 
@@ -56,3 +64,30 @@ def test_a_per_rollout_server_called_outside_a_rollout_is_an_error_naming_it() -
     tm = ToolManager(mcp_servers=[tagged_server(new_tag(), lifetime="rollout")])
     with pytest.raises(vf.ToolServerError, match="lifetime='rollout' but was called outside a rollout"):
         tm.dispatch([ParsedToolCall("a", "add", json.dumps({"a": 1, "b": 2}))])
+
+
+def _incr_then_answer(prompt: str) -> str:
+    """Token-level model: a Hermes tool call to kv_incr, then the tool's answer repeated."""
+    if prompt.count("<|im_start|>tool") == 0:
+        return '<tool_call>\n{"name": "kv_incr", "arguments": {"key": "n"}}\n</tool_call>'
+    return "count " + prompt.rsplit("<|im_start|>tool\n", 1)[1].split("<|im_end|>", 1)[0]
+
+
+def test_multi_turn_rollout_token_ids_with_mcp_tools_one_manager_per_trajectory() -> None:
+    tag = new_tag()
+    template = toy_template()
+    # A shared server per ToolManager: one manager per trajectory isolates their state.
+    managers = [ToolManager(mcp_servers=[tagged_server(tag)]) for _ in range(2)]
+    rollout = MultiTurnRollout(ScriptedSampler(template, _incr_then_answer), template,
+                               sampling_params=SamplingParams(max_tokens=100), max_turns=3)
+    try:
+        out = rollout([[{"role": "user", "content": "a"}], [{"role": "user", "content": "b"}]],
+                      tool_manager=managers)
+    finally:
+        for tm in managers:
+            tm.close()
+    for traj in out:
+        assert traj["stop_reason"] == "stop" and traj["error"] is None, traj.get("error")
+        assert traj["messages"][-1]["content"] == "count 1"  # each manager's own counter
+        assert traj["completion_ids"] and len(traj["completion_mask"]) == len(traj["completion_ids"])
+    assert server_processes(tag=tag) == []

@@ -8,6 +8,7 @@ Python tool's, a crashing server and a hanging tool, shared against per-rollout 
 from __future__ import annotations
 
 import asyncio
+import pickle
 import re
 
 import pytest
@@ -186,3 +187,21 @@ def test_a_tool_name_offered_twice_is_refused_unless_prefixed() -> None:
     env = vf.ToolEnv(tools=[add], mcp_servers=[prefixed], dataset=[{"question": "q", "answer": ""}])
     names = [d["function"]["name"] for d in env.tool_defs]
     assert names == ["add", "mcp_calculator", "mcp_add", "mcp_kv_set", "mcp_kv_get", "mcp_kv_incr"]
+
+
+async def test_outside_a_run_a_shared_server_lives_until_aclose_and_a_pickled_copy_opens_its_own() -> None:
+    tag = new_tag()
+    env = await asyncio.to_thread(
+        vf.ToolEnv, mcp_servers=[tagged_server(tag)], dataset=[{"question": "q", "answer": ""}], max_turns=2
+    )
+    client = vf.ScriptedClient(["", "done"], tool_calls=[[{"name": "kv_incr", "arguments": {"key": "n"}}], None])
+    (inp,) = env.get_eval_dataset()
+    rows = [await env.run_rollout(inp, client, "scripted") for _ in range(2)]
+    assert [tool_texts(r) for r in rows] == [["1"], ["2"]]  # no run: one server for both
+    assert len(server_processes(tag=tag)) == 1
+    copy = pickle.loads(pickle.dumps(env))  # what RayExecutor ships for a hand-built environment
+    assert tool_texts(await copy.run_rollout(inp, client, "scripted")) == ["1"]  # its own server
+    assert len(server_processes(tag=tag)) == 2
+    await copy.aclose()
+    await env.aclose()
+    assert server_processes(tag=tag) == []

@@ -39,6 +39,13 @@ class ServerHandle:
         self._shared: dict[asyncio.AbstractEventLoop, _Shared] = {}
         self._per_rollout: dict[int, asyncio.Task[MCPConnection]] = {}
 
+    def __getstate__(self) -> dict[str, object]:
+        # Shipped to another process (a Ray worker): its connections stay here, it opens its own.
+        return {"config": self.config}
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        self.__init__(state["config"])  # type: ignore[misc, arg-type]
+
     async def connection(self) -> MCPConnection:
         """The connection this call should use (started if needed)."""
         if self.config.lifetime == "rollout":

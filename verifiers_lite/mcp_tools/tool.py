@@ -29,8 +29,6 @@ class MCPTool(SchemaTool):
     """A tool of an MCP server, offered under ``server's tool_prefix + its name``."""
 
     def __init__(self, server: ServerHandle, spec: Tool) -> None:
-        import jsonschema
-
         self.server = server
         self.remote_name = spec.name
         self.name = server.config.tool_prefix + spec.name
@@ -40,12 +38,22 @@ class MCPTool(SchemaTool):
         self.schema = {"type": "function", "function": {
             "name": self.name, "description": spec.description or "", "parameters": parameters,
         }}
-        validator_class = jsonschema.validators.validator_for(parameters)
-        self._validator = validator_class(parameters)
+        self._validator: Any = None  # built on first use (and again after pickling: it does not pickle)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_validator": None}
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
         """:class:`ToolCallError` ``bad_arguments`` naming every argument that does not fit."""
-        errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        try:
+            if self._validator is None:
+                import jsonschema
+
+                parameters = self.schema["function"]["parameters"]
+                self._validator = jsonschema.validators.validator_for(parameters)(parameters)
+            errors = sorted(self._validator.iter_errors(arguments), key=lambda e: list(e.path))
+        except Exception:  # a schema the validator cannot apply: the server checks the arguments
+            return
         if errors:
             problems = "; ".join(f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}"[:200] for e in errors)
             raise ToolCallError("bad_arguments", self.name, f"invalid arguments: {problems}")
