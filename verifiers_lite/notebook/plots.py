@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.notebook._deps import pyplot
 from verifiers_lite.records import Row
-from verifiers_lite.results.labels import run_facts, run_labels
+from verifiers_lite.results.compare import outputs_facts
+from verifiers_lite.results.labels import run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
 from verifiers_lite.results.outputs import GenerateOutputs
 
@@ -58,7 +59,7 @@ def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
         return item.copy(), meta
     if isinstance(item, GenerateOutputs):
-        facts = run_facts(item.metadata)
+        facts = outputs_facts(item)
         # The columns a plot splits by: the sampling temperature lives among the sampling args.
         return item.to_pandas(), {**facts, "temperature": facts.get("sampling_args.temperature")}
     raise TypeError(f"expected GenerateOutputs or a DataFrame, got {type(item).__name__}")
