@@ -55,7 +55,7 @@ def test_eval_without_model_against_several_is_a_usage_error_naming_them(fake_se
     assert r.returncode == 2, r.stderr
     listed = json.loads(urllib.request.urlopen(f"{fake_server.base_url}/models", timeout=5).read())["data"]
     names = [m["id"] for m in listed]
-    assert len(names) == 5 and "fake-guess" in names
+    assert len(names) > 1 and "fake-guess" in names  # several: the usage error must name each
     assert all(n in r.stderr for n in names) and "-m MODEL" in r.stderr, r.stderr
     assert fake_server.stats()["requests"] == 0 and not root.exists()
 
