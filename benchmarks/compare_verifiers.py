@@ -3,8 +3,9 @@
 Workload: 250 examples x 4 rollouts (N=1000), single-turn and 3-turn (a MultiTurnEnv whose
 env_response returns one user message, max_turns=3), 128 requests in flight, against the fake
 server (verifiers_lite.testing.fake_server, model "fake-arith") at 0 ms latency on 127.0.0.1.
-verifiers is installed into its own virtualenv under benchmarks/_peers/ (gitignored; its code is
-never committed) and each library/case runs in its own subprocess, so CPU time, peak RSS and
+verifiers runs from its own virtualenv, .venv-verifiers031 (``bash .ci/install_verifiers_oracle.sh``,
+which the classic-environment tests use too; gitignored, its code never committed), and each
+library/case runs in its own subprocess, so CPU time, peak RSS and
 import time are its own. verifiers' semaphore counts groups: 128 in flight is max_concurrent=32.
 
     python benchmarks/compare_verifiers.py             # set up the peer venv if needed, run all
@@ -63,7 +64,7 @@ from _rss import peak_rss_mb  # benchmarks/ is on sys.path when a script runs
 
 ROOT = Path(__file__).resolve().parents[1]
 PEER_VERSION = "0.3.1"
-PEER_VENV = ROOT / "benchmarks" / "_peers" / f"verifiers-{PEER_VERSION}"
+PEER_VENV = ROOT / ".venv-verifiers031"
 PEER_PYTHON = PEER_VENV / "bin" / "python"
 N_EXAMPLES, PER_EXAMPLE, IN_FLIGHT = 250, 4, 128
 MODEL = "fake-arith"
@@ -171,14 +172,11 @@ def _child(args: argparse.Namespace) -> None:
 # --- the driver ---------------------------------------------------------------------------------
 
 def ensure_peer_venv() -> Path:
-    """Create benchmarks/_peers/verifiers-0.3.1 and install verifiers there, once."""
+    """.venv-verifiers031 with verifiers 0.3.1, built by its install script when missing."""
     check = [str(PEER_PYTHON), "-c", f"import importlib.metadata as m; assert m.version('verifiers') == '{PEER_VERSION}'"]
     if PEER_PYTHON.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return PEER_PYTHON
-    print(f"installing verifiers=={PEER_VERSION} into {PEER_VENV.relative_to(ROOT)} ...", flush=True)
-    if not PEER_PYTHON.exists():
-        subprocess.run([sys.executable, "-m", "venv", str(PEER_VENV)], check=True)
-    subprocess.run([str(PEER_PYTHON), "-m", "pip", "install", "-q", f"verifiers=={PEER_VERSION}"], check=True)
+    subprocess.run(["bash", str(ROOT / ".ci" / "install_verifiers_oracle.sh")], check=True)
     subprocess.run(check, check=True)
     return PEER_PYTHON
 

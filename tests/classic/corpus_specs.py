@@ -1,10 +1,17 @@
 """How each corpus environment is run by both frameworks: its arguments, how many examples,
 rollouts per example and the sampling arguments. ``{base_url}`` in an argument becomes the
 deterministic model's URL (judges are pointed at it). Standard library only: the verifiers 0.3.1
-venv reads it too."""
+venv reads it too.
+
+Other classic environments are compared on the same terms by naming a JSON file of specs in
+``VF_CLASSIC_EXTRA_SPECS``: ``{"name": {"dir": "folder holding name.py", "args": {...},
+"num_examples": 6, "rollouts": 2}}`` (``dir`` relative to the file).
+"""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +37,29 @@ SPECS: dict[str, dict[str, Any]] = {
     "vf_continuation": {"args": JUDGE, "num_examples": 6, "rollouts": 2},
     "vf_math_group": {"num_examples": -1, "rollouts": 2},
 }
+
+
+def _extra_specs() -> dict[str, dict[str, Any]]:
+    path = os.environ.get("VF_CLASSIC_EXTRA_SPECS")
+    if not path:
+        return {}
+    specs: dict[str, dict[str, Any]] = json.loads(Path(path).read_text())
+    for spec in specs.values():
+        spec["dir"] = str((Path(path).parent / spec.get("dir", ".")).resolve())
+    return specs
+
+
+SPECS.update(_extra_specs())
+
+
+def module_file(name: str) -> Path:
+    """The environment module ``name`` is loaded from."""
+    return Path(SPECS[name].get("dir", CORPUS_DIR)) / f"{name}.py"
+
+
+def module_dirs() -> list[str]:
+    """The folders to put on ``sys.path`` so every environment module imports by its name."""
+    return list(dict.fromkeys([str(CORPUS_DIR)] + [str(s["dir"]) for s in SPECS.values() if "dir" in s]))
 
 
 def env_args(name: str, base_url: str) -> dict[str, Any]:

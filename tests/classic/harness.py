@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.classic import records
+from tests.classic.corpus_specs import module_file
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
@@ -35,15 +36,20 @@ def oracle_version() -> str | None:
 def oracle_key(name: str) -> str:
     """What decides environment ``name``'s reference rollouts, as a hash."""
     h = hashlib.sha256(f"verifiers {oracle_version()}\n{name}\n".encode())
-    files = [HERE / "corpus" / f"{name}.py", *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
+    files = [module_file(name), *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
              *(HERE / f for f in _HARNESS_FILES), *(ROOT / "verifiers_lite" / "testing" / f for f in _MODEL_FILES)]
     for f in files:
-        h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+        label = f.relative_to(ROOT).as_posix() if f.is_relative_to(ROOT) else f.name
+        h.update(label.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:24]
 
 
+# Environments build their judges' clients from these; the judges are pointed at the local model.
+_STUB_KEYS = {"OPENAI_API_KEY": "stub", "JUDGE_API_KEY": "stub"}
+
+
 def _run(cmd: list[str], env: dict[str, str], what: str, timeout: float) -> None:
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc = subprocess.run(cmd, env={**_STUB_KEYS, **env}, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
     if proc.returncode != 0:
         raise RuntimeError(f"{what} exited with {proc.returncode}:\n{proc.stderr[-4000:]}")
 
@@ -66,7 +72,7 @@ def oracle_results(names: list[str], base_url: str, scratch: Path) -> dict[str, 
     if missing:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         _run([str(ORACLE_PYTHON), str(HERE / "run_oracle.py"), "--base-url", base_url, "--out", str(scratch), *missing],
-             env, "the verifiers 0.3.1 runner", timeout=900)
+             env, "the verifiers 0.3.1 runner", timeout=600)
         for name, result in _collect(scratch, missing).items():
             if "failure" not in result:
                 (CACHE_DIR / f"{keys[name]}.json").write_text((scratch / f"{name}.json").read_text())
@@ -80,7 +86,7 @@ def lite_results(names: list[str], base_url: str, scratch: Path, beside_verifier
     path = [str(ROOT)] + ([str(BESIDE_SITE)] if beside_verifiers_04 else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     _run([sys.executable, str(HERE / "run_lite.py"), "--base-url", base_url, "--out", str(scratch), *names],
-         env, "the verifiers_lite runner", timeout=900)
+         env, "the verifiers_lite runner", timeout=600)
     found: dict[str, Any] = _collect(scratch, names)
     found["_process"] = records.read(scratch / "_process.json")
     return found

@@ -14,17 +14,20 @@ import argparse
 import importlib
 import importlib.util
 import json
+import random
+import signal
 import sys
 import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1]), str(HERE / "corpus")]
+sys.path.insert(0, str(HERE.parents[1]))
 
 from tests.classic import local_datasets  # noqa: E402
-from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args  # noqa: E402
+from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args, module_dirs  # noqa: E402
 from tests.classic.records import rollout_record, write  # noqa: E402
 
+sys.path[1:1] = module_dirs()
 local_datasets.install()
 
 
@@ -50,6 +53,7 @@ def run_env(name: str, base_url: str) -> list[dict]:
     import verifiers_lite
 
     spec = SPECS[name]
+    random.seed(0)  # environments that draw from the global random at load time draw alike
     env = verifiers_lite.load_environment(name, **env_args(name, base_url))
     client = openai.AsyncOpenAI(base_url=base_url, api_key="stub", max_retries=0)
     out = env.evaluate_sync(client, MODEL_NAME, num_examples=spec["num_examples"],
@@ -57,6 +61,13 @@ def run_env(name: str, base_url: str) -> list[dict]:
                             progress=False)
     return [rollout_record(r["example_id"], r.get("reward"), r.get("metrics"), r.get("completion"), r.get("error"))
             for r in out.rows]
+
+
+ENV_TIMEOUT_S = 180  # one environment's load and evaluation; a hang becomes its failure
+
+
+def _timed_out(signum: int, frame: object) -> None:
+    raise TimeoutError(f"the environment did not finish within {ENV_TIMEOUT_S} s")
 
 
 def main() -> None:
@@ -67,11 +78,15 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     before = verifiers_spec()
+    signal.signal(signal.SIGALRM, _timed_out)
     for name in args.names:
+        signal.alarm(ENV_TIMEOUT_S)
         try:
             write(args.out / f"{name}.json", name, "verifiers_lite", run_env(name, args.base_url))
         except Exception:
             (args.out / f"{name}.failure").write_text(traceback.format_exc())
+        finally:
+            signal.alarm(0)
     (args.out / "_process.json").write_text(json.dumps({"before": before, "after": imported_verifiers()}))
 
 

@@ -10,23 +10,27 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
+import signal
 import sys
 import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path[:0] = [str(HERE.parents[1]), str(HERE / "corpus")]
+sys.path.insert(0, str(HERE.parents[1]))
 
 from tests.classic import local_datasets  # noqa: E402
-from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args  # noqa: E402
+from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args, module_dirs  # noqa: E402
 from tests.classic.records import rollout_record, write  # noqa: E402
 
+sys.path[1:1] = module_dirs()
 local_datasets.install()  # before verifiers: its modules bind load_dataset when imported
 os.environ.setdefault("CLASSIC_STUB_API_KEY", "stub")
 
 
 def run_env(vf, name: str, base_url: str) -> list[dict]:
     spec = SPECS[name]
+    random.seed(0)  # environments that draw from the global random at load time draw alike
     env = vf.load_environment(name, **env_args(name, base_url))
     kind = "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
     client = vf.ClientConfig(api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY", client_type=kind, max_retries=0)
@@ -38,6 +42,13 @@ def run_env(vf, name: str, base_url: str) -> list[dict]:
             for o in results["outputs"]]
 
 
+ENV_TIMEOUT_S = 180  # one environment's load and evaluation; a hang becomes its failure
+
+
+def _timed_out(signum: int, frame: object) -> None:
+    raise TimeoutError(f"the environment did not finish within {ENV_TIMEOUT_S} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--base-url", required=True)
@@ -47,11 +58,15 @@ def main() -> None:
     import verifiers as vf
 
     args.out.mkdir(parents=True, exist_ok=True)
+    signal.signal(signal.SIGALRM, _timed_out)
     for name in args.names:
+        signal.alarm(ENV_TIMEOUT_S)
         try:
             write(args.out / f"{name}.json", name, f"verifiers {vf.__version__}", run_env(vf, name, args.base_url))
         except Exception:
             (args.out / f"{name}.failure").write_text(traceback.format_exc())
+        finally:
+            signal.alarm(0)
 
 
 if __name__ == "__main__":
