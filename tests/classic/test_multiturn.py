@@ -139,3 +139,31 @@ def test_single_turn_env_sends_the_environment_sampling_args_and_a_few_shot_prom
     assert request["sampling_args"]["stop"] == ["</answer>"]
     assert "n" not in request["sampling_args"] and "extra_body" not in request["sampling_args"]
     assert row["stop_reason"] == "stop"
+
+
+def test_teardown_runs_when_the_process_ends(tmp_path):
+    """Classic teardown runs once the environment's process exits (after its runs)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    marker = tmp_path / "torn_down"
+    child = f"""
+import verifiers_lite.classic as vf
+from tests.classic.recording import RecordingClient
+
+class Env(vf.SingleTurnEnv):
+    @vf.teardown
+    async def close(self):
+        open({str(marker)!r}, "w").write("done")
+
+env = Env(dataset=[{{"question": "q", "answer": "a"}}])
+env.evaluate_sync(RecordingClient(lambda m, t: "a"), "m", progress=False)
+assert not __import__("os").path.exists({str(marker)!r})  # not before the end
+"""
+    root = Path(__file__).resolve().parents[2]
+    proc = subprocess.run([sys.executable, "-c", child], cwd=root, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert marker.read_text() == "done"

@@ -42,11 +42,11 @@ def load_environment():
 '''
 
 CLASSIC_PACKAGE_RUBRICS = '''
-from verifiers import Rubric
+from verifiers import *  # noqa: F403 - classic modules did this too
 
 
 def make_rubric():
-    return Rubric(funcs=[lambda completion: 1.0])
+    return Rubric(funcs=[lambda completion: 1.0])  # noqa: F405
 '''
 
 V1_MODULE = '''

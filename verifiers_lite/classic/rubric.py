@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import logging
+import weakref
 from collections.abc import Callable, Mapping
 from typing import Any, cast, get_origin
 
@@ -38,15 +39,28 @@ TASK_INPUT_FIELDS = frozenset({"prompt", "answer", "info", "example_id"})
 _MESSAGE_KEYS = ("prompt", "completion")
 
 
+_GROUP_FUNCS: weakref.WeakKeyDictionary[Any, bool] = weakref.WeakKeyDictionary()
+
+
 def is_group_func(func: Callable[..., Any]) -> bool:
-    """Classic rule: plural parameter names, or a ``list`` return annotation."""
+    """Classic rule: plural parameter names, or a ``list`` return annotation (read once per function)."""
+    key = getattr(func, "__func__", func)
+    try:
+        return _GROUP_FUNCS[key]
+    except KeyError:
+        pass
+    except TypeError:
+        key = None
     try:
         sig = inspect.signature(func)
     except (TypeError, ValueError):
         return False
     annotation = sig.return_annotation
     returns_list = annotation is list or get_origin(annotation) is list or annotation in ("list", "List[float]")
-    return bool(set(sig.parameters) & GROUP_PARAMETERS) or returns_list
+    group = bool(set(sig.parameters) & GROUP_PARAMETERS) or returns_list
+    if key is not None:
+        _GROUP_FUNCS[key] = group
+    return group
 
 
 def classic_input(state: Mapping[str, Any]) -> dict[str, Any]:
@@ -197,10 +211,14 @@ class Rubric(NativeRubric):
     async def cleanup(self, state: State) -> None:
         """Run the rubric's ``@vf.cleanup`` handlers, then leave the state's messages plain."""
         try:
-            for handler in self._cleanup_handlers:
-                await maybe_call_with_named_args(handler, state=state, **self.class_objects)
+            await self.run_cleanup_handlers(state)
         finally:
             as_plain_state(state)
+
+    async def run_cleanup_handlers(self, state: State) -> None:
+        """The rubric's ``@vf.cleanup`` handlers, in order."""
+        for handler in self._cleanup_handlers:
+            await maybe_call_with_named_args(handler, state=state, **self.class_objects)
 
     async def teardown(self) -> None:
         """Run the rubric's ``@vf.teardown`` handlers."""
@@ -268,14 +286,14 @@ class RubricGroup(Rubric):
                     metrics[i][name] = metrics[i].get(name, 0.0) + value
         return rewards, metrics
 
-    async def cleanup(self, state: State) -> None:
-        try:
-            for handler in self._cleanup_handlers:
-                await maybe_call_with_named_args(handler, state=state, **self.class_objects)
-            for rubric in self.rubrics:
+    async def run_cleanup_handlers(self, state: State) -> None:
+        """The group's own handlers, then each rubric's (the state is made plain once, after all)."""
+        await super().run_cleanup_handlers(state)
+        for rubric in self.rubrics:
+            if isinstance(rubric, Rubric):
+                await rubric.run_cleanup_handlers(state)
+            else:
                 await rubric.cleanup(state)
-        finally:
-            as_plain_state(state)
 
     async def teardown(self) -> None:
         await super().teardown()

@@ -104,6 +104,9 @@ def resolve(path: str) -> Any:
         space = _NAMESPACES.get(path)
         if space is None:
             space = _NAMESPACES[path] = ClassicNamespace(path)
+            facade = importlib.import_module(_PACKAGE)
+            # ``from verifiers import *``, and the version of the classic API followed
+            space.__dict__.update(__all__=list(facade.__all__), __version__=facade.__version__)
         return space
     raise ModuleNotFoundError(
         f"No module named {path!r} in verifiers_lite's classic layer (a classic environment imports it); "

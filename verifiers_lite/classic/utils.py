@@ -6,6 +6,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import weakref
 from collections.abc import Callable
 from typing import Any
 
@@ -20,12 +21,31 @@ async def maybe_await(func: Callable[..., Any], *args: Any, **kwargs: Any) -> An
     return result
 
 
+# What each function takes by name, read once (a signature costs tens of microseconds, and
+# classic environments call stop conditions and reward functions by name on every turn).
+_ACCEPTS: weakref.WeakKeyDictionary[Any, frozenset[str] | None] = weakref.WeakKeyDictionary()
+
+
+def accepted_names(func: Callable[..., Any]) -> frozenset[str] | None:
+    """The names ``func`` takes (None with ``**kwargs``: all). Remembered per function; a bound
+    method's under its function (so without ``self``, as every binding of it sees it)."""
+    key = getattr(func, "__func__", func)
+    try:
+        if key in _ACCEPTS:
+            return _ACCEPTS[key]
+    except TypeError:  # not weakly referenceable: read it every time
+        key = None
+    params = inspect.signature(func).parameters
+    names = None if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) else frozenset(params)
+    if key is not None:
+        _ACCEPTS[key] = names
+    return names
+
+
 def named_args(func: Callable[..., Any], objects: dict[str, Any]) -> dict[str, Any]:
     """The entries of ``objects`` that ``func`` takes by name (all of them with ``**kwargs``)."""
-    params = inspect.signature(func).parameters
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return objects
-    return {k: v for k, v in objects.items() if k in params}
+    names = accepted_names(func)
+    return objects if names is None else {k: v for k, v in objects.items() if k in names}
 
 
 async def maybe_call_with_named_args(func: Callable[..., Any], **objects: Any) -> Any:
