@@ -86,6 +86,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.clients.scripted import ScriptedClient
+    from verifiers_lite.content import ContentNotSupportedError, image_part
     from verifiers_lite.envs.api_multi_turn import APIMultiTurnRollout
     from verifiers_lite.envs.env_group import EnvGroup
     from verifiers_lite.envs.environment import Environment

@@ -61,6 +61,8 @@ def test_image_parts_reach_a_vision_model_unchanged_and_its_answer_depends_on_th
     assert out.summary["reward_mean"] == 1.0
     sent = [r["messages"][-1]["content"] for r in fake_server.requests()]
     assert sent == [row["prompt"][0]["content"] for row in rows]  # part for part, byte for byte
+    page = out._repr_html_()  # the notebook's table names the part, never prints its base64
+    assert page.count("What colour is this? [image_url]") == 3 and "base64" not in page
 
 
 def test_a_text_only_model_gets_text_parts_as_one_string(fake_server):

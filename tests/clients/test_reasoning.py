@@ -4,13 +4,12 @@ message apart from the answer, counted, never scored, and sent back as the histo
 
 from __future__ import annotations
 
+import html
 import re
 
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.cli.report import format_table, run_summary
-from verifiers_lite.results.aggregate import token_line
 
 QUESTIONS = [{"question": "What is 3 + 4?", "answer": "7"}, {"question": "What is 5 * 6?", "answer": "30"}]
 
@@ -40,6 +39,9 @@ def expected_reasoning(a: int, op: str, b: int) -> list[str]:
 
 @pytest.mark.parametrize("model", ["fake-think", "fake-think-reasoning", "fake-think-inline"])
 def test_reasoning_is_kept_apart_from_the_answer_counted_and_never_scored(fake_server, model):
+    from verifiers_lite.cli.report import format_table, run_summary
+    from verifiers_lite.results.aggregate import token_line
+
     out = tool_env().evaluate_sync(vf.ChatClient(fake_server.base_url), model, progress=False)
     expected = [expected_reasoning(3, "+", 4), expected_reasoning(5, "*", 6)]
     for row, thoughts in zip(out.rows, expected, strict=True):
@@ -64,9 +66,15 @@ def test_reasoning_is_kept_apart_from_the_answer_counted_and_never_scored(fake_s
         assert f"({total} reasoning)" in out._repr_html_()
         table = format_table(run_summary(list(out.rows), 1, 1.0), "run", {})
         assert f"of which reasoning {total:,}" in table
+    # The notebook's table shows the last turn's reasoning collapsed above its answer.
+    page = out._repr_html_()
+    assert page.count(">reasoning</summary>") == 2
+    assert html.escape(expected[0][1]) in page and "The answer is \\boxed{7}." in page
 
 
 def test_a_model_without_reasoning_gets_no_reasoning_column_values(fake_server):
+    from verifiers_lite.results.aggregate import token_line
+
     out = tool_env().evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
     df = out.to_pandas()
     assert df["reasoning_text"].isna().all() and "reasoning_tokens" not in out.rows[0]["usage"]

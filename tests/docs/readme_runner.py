@@ -48,11 +48,25 @@ def _mcp_store_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | N
 
 # env_id -> (a client that plays perfectly, the maximal reward). The maximum is worked out by hand
 # from the README's example, never read from the environment.
+def _colour_player(messages: list[dict[str, Any]]) -> str:
+    """Names the colour of the image it is shown, decoding the PNG as the fake vision model does."""
+    from verifiers_lite.testing.png import data_uri_colour
+
+    url = next(p["image_url"]["url"] for p in messages[-1]["content"] if p.get("type") == "image_url")
+    return f"The image is {data_uri_colour(url)}."
+
+
 PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
     # WordChain(max_turns=5), reward len(words) / 5: five linked words score 1.0
     "WordChain": (lambda: vf.ScriptedClient(_word_chain_player), 1.0),
     # mcp_demo: reward 1 when the value read back from the store is the calculator's result
     "mcp_demo": (lambda: vf.ScriptedClient(["", "", "", "Stored 42."], tool_calls=_mcp_store_calls), 1.0),
+    # one question, 3 + 4: the calculator called, then the boxed answer (1.0)
+    "thinking-calculator": (lambda: vf.ScriptedClient(
+        ["", "The answer is \\boxed{7}."], tool_calls=[[{"name": "calculator", "arguments": {"expression": "3 + 4"}}], None]),
+        1.0),
+    # each picture's colour named as the reward asks (1.0)
+    "colours": (lambda: vf.ScriptedClient(_colour_player), 1.0),
 }
 
 
