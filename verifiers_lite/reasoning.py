@@ -70,14 +70,14 @@ def assistant_message(message: Message, split: ReasoningSplit | None = None) -> 
     one dropped) and, when ``split`` is given and the message has none, the reasoning ``split``
     finds inline in its text content moved out of ``content``. The same dict when nothing moves."""
     found = next((k for k in _READ_KEYS if isinstance(message.get(k), str) and message[k]), None)
-    if found is None and any(k in message for k in _READ_KEYS):
-        return {k: v for k, v in message.items() if k not in _READ_KEYS}
     if found == REASONING_KEY and "reasoning" not in message:
         return message
     if found is not None:
         out = {k: v for k, v in message.items() if k not in _READ_KEYS}
         out[REASONING_KEY] = message[found]
         return out
+    if any(k in message for k in _READ_KEYS):  # empty: no reasoning given
+        message = {k: v for k, v in message.items() if k not in _READ_KEYS}
     content = message.get("content")
     if split is None or not isinstance(content, str):
         return message

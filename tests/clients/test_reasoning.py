@@ -170,3 +170,20 @@ def test_token_ids_stay_verbatim_when_inline_reasoning_is_moved_out_of_content()
     assert [m.get("reasoning_content") for m in row["completion"] if m["role"] == "assistant"] == ["hmm", "hmm"]
     # The second prompt extends the first turn's ids: the sampled text, think block included.
     assert template.decode(row["prompt_ids"] + row["completion_ids"]).count("<think>hmm</think>") == 2
+
+
+def test_where_reasoning_is_read_from_written_out():
+    from verifiers_lite.reasoning import assistant_message, split_think
+
+    assert assistant_message({"role": "assistant", "content": "a", "reasoning": "r"}) == \
+        {"role": "assistant", "content": "a", "reasoning_content": "r"}
+    both = {"role": "assistant", "content": "a", "reasoning": "r2", "reasoning_content": "r1"}
+    assert assistant_message(both) == {"role": "assistant", "content": "a", "reasoning_content": "r1"}
+    # An empty reasoning is none; inline reasoning moves only when a split is given.
+    assert assistant_message({"role": "assistant", "content": "<think>x</think>y", "reasoning_content": ""},
+                             split_think) == {"role": "assistant", "content": "y", "reasoning_content": "x"}
+    assert assistant_message({"role": "assistant", "content": "<think>x</think>y"})["content"] == "<think>x</think>y"
+    assert split_think("  <think>\nplan\n</think>\n\nanswer") == ("plan", "answer")
+    assert split_think("plan</think>answer") == ("plan", "answer")  # the template opened the block
+    assert split_think("<think>a</think>b<think>c</think>d") == (None, "<think>a</think>b<think>c</think>d")
+    assert split_think("no block") == (None, "no block")
