@@ -49,6 +49,14 @@ def make_rubric():
     return Rubric(funcs=[lambda completion: 1.0])  # noqa: F405
 '''
 
+PLAIN_FIRST = '''
+import verifiers as vf
+
+
+def load_environment():
+    return vf.SingleTurnEnv(dataset=[{"question": "q", "answer": "a"}])
+'''
+
 V1_MODULE = '''
 import verifiers.v1 as v1
 import verifiers_lite
@@ -68,7 +76,13 @@ import verifiers_lite
 from verifiers_lite.classic.scope import ClassicNamespace, is_classic_scoped
 from verifiers_lite.clients.scripted import ScriptedClient
 
+try:
+    import cl_first  # imported first by hand, outside the classic scope
+    plain_first = type(cl_first.vf).__name__
+except ModuleNotFoundError:
+    plain_first = None
 env = verifiers_lite.load_environment("cl_mod", n=3)
+first_env = verifiers_lite.load_environment("cl_first")
 out = env.evaluate_sync(ScriptedClient(lambda m: m[-1]["content"][1:]), "m", progress=False)
 module = sys.modules["cl_mod"]
 pkg_env = verifiers_lite.load_environment("cl_pkg")
@@ -79,6 +93,8 @@ report = {
     "scoped": [is_classic_scoped(sys.modules[m]) for m in ("cl_mod", "cl_pkg", "cl_pkg.rubrics")],
     "pkg_type": type(pkg_env).__module__,
     "plain_rows": all(type(m) is dict for r in out.rows for m in r["completion"] + r["prompt"]),
+    "plain_first": plain_first,
+    "first_env": type(first_env).__name__,
 }
 try:
     import verifiers
@@ -106,6 +122,7 @@ def _write_modules(base: Path, fake_verifiers: bool) -> None:
     (pkg / "__init__.py").write_text(textwrap.dedent(CLASSIC_PACKAGE_INIT))
     (pkg / "rubrics.py").write_text(textwrap.dedent(CLASSIC_PACKAGE_RUBRICS))
     (base / "cl_v1.py").write_text(textwrap.dedent(V1_MODULE))
+    (base / "cl_first.py").write_text(textwrap.dedent(PLAIN_FIRST))
     if fake_verifiers:
         real = base / "site" / "verifiers"
         (real / "v1").mkdir(parents=True)
@@ -131,6 +148,7 @@ def _assert_classic_ran(report: dict) -> None:
     assert report["scoped"] == [True, True, True]
     assert report["pkg_type"] == "verifiers_lite.classic.multiturn"
     assert report["plain_rows"] is True
+    assert report["first_env"] == "SingleTurnEnv"  # re-imported within the scope by load_environment
     assert "verifiers.envs.no_such_module" in report["unknown"]
 
 
@@ -141,6 +159,7 @@ def test_beside_a_real_verifiers_04_classic_modules_get_the_shim_and_everyone_el
     assert report["after"] == {"file": report["before"], "version": "0.4.0", "classic_names": False}
     assert report["v1"] == "the real v1"  # verifiers.v1 is never redirected
     assert report["v1_scoped"] is False  # a module using only verifiers.v1 is not classic
+    assert report["plain_first"] == "module"  # imported by hand it saw the real package
 
 
 def test_without_any_verifiers_classic_modules_run_and_verifiers_stays_unimportable(tmp_path):
@@ -148,6 +167,7 @@ def test_without_any_verifiers_classic_modules_run_and_verifiers_stays_unimporta
     _assert_classic_ran(report)
     assert report["before"] is None
     assert report["after"] is None and report["verifiers_in_modules"] is False
+    assert report["plain_first"] is None  # imported by hand it failed; load_environment still works
 
 
 def test_verifiers_lite_installs_no_top_level_verifiers_package():
