@@ -99,3 +99,19 @@ def test_no_server_process_is_left_after_a_keyboard_interrupt_in_a_sync_call() -
     with pytest.raises(KeyboardInterrupt):
         env.evaluate_sync(vf.ScriptedClient(["", "done"], tool_calls=script), "scripted", callbacks=[_Interrupts()])
     assert server_processes(tag=tag) == []
+
+
+def test_a_server_that_never_answers_the_handshake_is_an_error_and_is_stopped() -> None:
+    import sys
+
+    import psutil
+
+    tag = new_tag()
+    silent = vf.MCPStdioServer(command=sys.executable, args=["-c", "import time; time.sleep(120)", tag],
+                               name="silent", startup_timeout=1.0)
+    with pytest.raises(vf.ToolServerError,
+                       match="MCP server 'silent' did not complete the MCP handshake within startup_timeout=1s"):
+        vf.ToolEnv(mcp_servers=[silent], dataset=ROWS)
+    left = [p for p in psutil.process_iter(["cmdline", "status"])
+            if tag in (p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+    assert left == []

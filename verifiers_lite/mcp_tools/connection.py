@@ -108,6 +108,7 @@ class MCPConnection:
                 ready.cancel()
 
     async def _watch(self, read: Any, forward: Any) -> None:
+        """Pass the server's messages on to the session; at their end, mark the connection lost."""
         async with forward:
             try:
                 async for message in read:
@@ -176,6 +177,8 @@ class MCPConnection:
         self.lost = self.lost or "closed"
         assert self._stop is not None
         self._stop.set()
+        if self.session is None:
+            owner.cancel()  # still starting (or never answered): nothing to wind down gracefully
         cancelled = False
         try:
             await _wait_shielded(owner, _CLOSE_S)
@@ -190,12 +193,12 @@ class MCPConnection:
 
 
 async def _wait_shielded(task: asyncio.Task[None], timeout: float) -> None:
-    """Wait for ``task`` (not cancelling it when we are); past ``timeout`` cancel it."""
-    try:
-        await asyncio.wait_for(asyncio.shield(task), timeout)
-    except TimeoutError:
+    """Wait for ``task`` to end, however it ends (a cancellation of ours is raised, ``task``
+    goes on); past ``timeout`` cancel it."""
+    done, _ = await asyncio.wait([task], timeout=timeout)
+    if not done:
         task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await asyncio.wait([task], timeout=timeout)
 
 
 @contextlib.asynccontextmanager

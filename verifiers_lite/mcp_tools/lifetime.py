@@ -109,8 +109,8 @@ class ServerHandle:
         if scope is None:
             entry.unscoped = True
         elif id(scope) not in entry.holders:
-            entry.holders.add(id(scope))
             scope.add(lambda: self._release(loop, entry, id(scope)))
+            entry.holders.add(id(scope))
 
     async def _release(self, loop: asyncio.AbstractEventLoop, entry: _Shared, holder: int) -> None:
         entry.holders.discard(holder)
