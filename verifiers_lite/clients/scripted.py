@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from verifiers_lite.clients.base import ChatResponse, Message, Usage
+from verifiers_lite.clients.model_turn import ModelTurn, current_model_turn
 
 Reply = str | dict[str, Any] | ChatResponse
 ToolCallSpec = dict[str, Any]
@@ -32,9 +33,10 @@ class ScriptedClient:
     ``replies`` is one of:
 
     - a string: the same reply on every turn;
-    - a list: the script of every conversation, turn by turn (turn *i* is the number of
-      assistant messages already in the conversation, so concurrent rollouts each follow it
-      from the start); a turn past the end is an error row naming the turn;
+    - a list: the script of every rollout, model turn by model turn (turn *i* is the
+      rollout's *i*-th model call: few-shot examples and any other assistant message in the
+      prompt never count, and concurrent rollouts each follow it from the start); a turn past
+      the end is an error row naming the rollout's turn and its ``max_turns``;
     - a function ``fn(messages) -> reply`` (sync or async), for replies that depend on the
       prompt, e.g. computing the right answer.
 
@@ -71,9 +73,11 @@ class ScriptedClient:
         self.requests += 1
         if self.delay:
             await asyncio.sleep(self.delay)
-        turn = sum(1 for m in messages if m.get("role") == "assistant")
-        reply = await _pick(self.replies, messages, turn, "replies")
-        calls = await _pick(self.tool_calls, messages, turn, "tool_calls") if self.tool_calls is not None else None
+        rollout_turn = current_model_turn()
+        turn = rollout_turn.index if rollout_turn is not None else _turn_outside_rollout(messages)
+        reply = await _pick(self.replies, messages, turn, "replies", rollout_turn)
+        calls = (await _pick(self.tool_calls, messages, turn, "tool_calls", rollout_turn)
+                 if self.tool_calls is not None else None)
         response = _to_response(reply, turn)
         if calls:
             response.message["tool_calls"] = [_tool_call(c, turn, j) for j, c in enumerate(calls)]
@@ -90,17 +94,29 @@ class ScriptedClient:
         return f"ScriptedClient({kind} script, requests={self.requests})"
 
 
-async def _pick(script: Any, messages: list[Message], turn: int, what: str) -> Any:
+def _turn_outside_rollout(messages: list[Message]) -> int:
+    """A call made outside a rollout's model turn (a judge, a direct ``chat``): the turn is
+    the assistant messages already in the conversation."""
+    return sum(1 for m in messages if m.get("role") == "assistant")
+
+
+async def _pick(script: Any, messages: list[Message], turn: int, what: str, rollout_turn: ModelTurn | None) -> Any:
     if callable(script):
         value = script(messages)
         return await value if inspect.isawaitable(value) else value
     if isinstance(script, (str, dict, ChatResponse)):
         return script
     if turn >= len(script):
-        raise ScriptExhaustedError(
-            f"ScriptedClient: {what} has {len(script)} turn(s), asked for turn {turn + 1} "
-            "(add turns to the script, or pass a function of the messages)")
+        raise ScriptExhaustedError(f"ScriptedClient: {what} has {len(script)} turn(s); {_asked(turn, rollout_turn)} "
+                                   "(add turns to the script, or pass a function of the messages)")
     return script[turn]
+
+
+def _asked(turn: int, rollout_turn: ModelTurn | None) -> str:
+    if rollout_turn is None:
+        return f"asked for turn {turn + 1} (a call outside a rollout: its conversation's assistant messages + 1)"
+    budget = "no max_turns" if rollout_turn.max_turns is None else f"max_turns={rollout_turn.max_turns}"
+    return f"the rollout asked for its model turn {turn + 1} ({budget}; few-shot and prompt messages do not count)"
 
 
 def _to_response(reply: Any, turn: int) -> ChatResponse:

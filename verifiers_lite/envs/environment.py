@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Unpack, cast, final
 
 from verifiers_lite.clients.base import ChatResponse, ModelClient
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
+from verifiers_lite.clients.model_turn import model_turn
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.clients.retry import ROLLOUT_RETRY
 from verifiers_lite.clients.slots import slot_wait
@@ -139,6 +140,11 @@ class Environment(ABC):
         """True when the rubric scores whole groups: the scheduler must run rollouts grouped."""
         return self.rubric.requires_group_rollouts
 
+    @property
+    def max_model_turns(self) -> int | None:
+        """The most model turns one rollout takes (None: the environment sets no budget)."""
+        return None
+
     # -- data ---------------------------------------------------------------------------------
 
     def get_dataset(self) -> list[RolloutInput]:
@@ -241,7 +247,9 @@ class Environment(ABC):
         t0 = time.perf_counter()
         with slot_wait() as waited:
             try:
-                response = await client.chat(model, messages, args or None, state.get("tool_defs"))
+                # The rollout's own turn: the prompt's assistant messages (few-shot) are not turns of it.
+                with model_turn(len(state.get("trajectory") or ()), self.max_model_turns):
+                    response = await client.chat(model, messages, args or None, state.get("tool_defs"))
             except TimeoutError as exc:
                 if isinstance(exc, RolloutTimeoutError):
                     raise

@@ -30,6 +30,11 @@ class MultiTurnEnv(Environment):
             raise ValueError(f"max_turns must be >= 1, got {max_turns}")
         self.max_turns = max_turns
 
+    @property
+    def max_model_turns(self) -> int:
+        """``max_turns``: the turn budget of one rollout."""
+        return self.max_turns
+
     async def setup_state(self, state: State) -> None:
         """Hook: per-rollout preparation (e.g. a sandbox). Default: nothing."""
 

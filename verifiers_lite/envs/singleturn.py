@@ -17,6 +17,11 @@ class SingleTurnEnv(Environment):
     results, tables and the viewer (default: the class name, so name a plain instance).
     """
 
+    @property
+    def max_model_turns(self) -> int:
+        """One model turn per rollout."""
+        return 1
+
     async def rollout(
         self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
     ) -> State:
