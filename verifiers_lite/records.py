@@ -175,12 +175,13 @@ class State(RolloutFields, total=False):
 
 class Row(RolloutFields, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
-    ``seed``, ``attempts``, where it ran (``endpoint``, ``worker``) and what a re-score needs of
+    ``seed``, ``attempts``, the ``session`` that made it, where it ran (``endpoint``, ``worker``) and what a re-score needs of
     its State (``finish_reasons`` or ``trajectory`` — the model turns when they are not the
     completion's replies —, ``env_state``) when present. Rows read from an older file may lack
     the newer optional keys; readers use ``row.get``."""
 
     attempts: int  #: how often the rollout was run (a resume reruns failed ones)
+    session: int  #: the session that made it: its index in ``metadata["sessions"]`` (a resume is a session)
     input_hash: str  #: hash of the example's input: a resume refuses rows made from other inputs
     endpoint: str  #: the model endpoint that served it, when there were several
     worker: str  #: the executor worker that ran it, when not in process

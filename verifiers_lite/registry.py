@@ -14,7 +14,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from verifiers_lite.runnable import RunnableEnvironment
 
 BUNDLED_PACKAGE = "verifiers_lite_envs"
 ENTRY_POINT_GROUP = "verifiers_lite.environments"
@@ -151,6 +154,14 @@ def is_registered(env_id: str) -> bool:
         except (ImportError, ValueError):
             continue
     return False
+
+
+def loadable_by_id(env: RunnableEnvironment) -> bool:
+    """Whether ``load_environment(env.env_id, **env.env_args)`` rebuilds ``env`` (a Ray worker,
+    ``vf-lite rescore``): it was built by ``load_environment`` under that id, and the id still
+    names an environment. One built by hand (a notebook's) is not, even when its ``env_id``
+    happens to name a bundled one."""
+    return bool(env.env_id) and env.loaded_as == env.env_id and is_registered(str(env.env_id))
 
 
 def load_environment(env_id: str, **kwargs: Any) -> Any:

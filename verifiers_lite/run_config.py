@@ -48,6 +48,9 @@ class RunConfig:
     """False leaves every row unscored (default: the environment's)."""
     rerun_errors: bool = True
     """On resume, rerun errored rollouts (their whole group in grouped mode)."""
+    allow_client_change: bool = False
+    """Resume a saved run with another model client or endpoint than the one that made it
+    (refused otherwise, before any request); each row records the session that produced it."""
     cache: Any = None
     """True or a file path: answer model calls from the response cache when it has them."""
     seed: int | None = 0
@@ -65,6 +68,8 @@ class RunConfig:
             value = getattr(self, name)
             if value is not None and not callable(value):
                 raise TypeError(f"RunConfig.{name} must be callable, got {type(value).__name__}")
+        if not isinstance(self.allow_client_change, bool):
+            raise TypeError(f"RunConfig.allow_client_change must be True or False, got {self.allow_client_change!r}")
         if self.seed is not None:
             try:
                 check_run_seed(self.seed)
@@ -93,6 +98,7 @@ class EvaluationOptions(TypedDict, total=False):
     executor: Executor | None
     score_rollouts: bool | None
     rerun_errors: bool
+    allow_client_change: bool
     cache: Any
 
 

@@ -27,6 +27,7 @@ from verifiers_lite.progress import (
     set_rollout_listener,
 )
 from verifiers_lite.records import RolloutInput, Row
+from verifiers_lite.rescore_advice import rescore_advice
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import (
@@ -37,10 +38,21 @@ from verifiers_lite.results.fingerprint import (
     only_rubric_changed,
     run_fingerprint,
 )
-from verifiers_lite.results.manifest import add_system_fingerprints, endpoint_entries, run_manifest
+from verifiers_lite.results.manifest import (
+    add_system_fingerprints,
+    client_change,
+    client_endpoints,
+    endpoint_entries,
+    run_manifest,
+)
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
-from verifiers_lite.results.sessions import begin_session, earlier_sessions, end_session
+from verifiers_lite.results.sessions import (
+    begin_session,
+    current_session,
+    earlier_sessions,
+    end_session,
+)
 from verifiers_lite.results.store import ResultsStore, iter_rows
 from verifiers_lite.run_config import RunConfig
 from verifiers_lite.scopes import run_scope
@@ -142,8 +154,9 @@ class _Run:
         self.per_example = config.rollouts_per_example or self.plan.max_group() or 1
         self.metadata = _run_metadata(env, model, config, self.plan, self.per_example, self.limit, self.score,
                                       self.run_seed)
-        self.session_start = time.time()
-        begin_session(self.metadata, [], self.session_start)
+        self.client_endpoints = client_endpoints(client)  # known before any request: a resume checks it
+        manifest = {**run_manifest(env, self.metadata["library_version"]), "endpoints": self.client_endpoints}
+        begin_session(self.metadata, [], time.time(), manifest)
         self.store = ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
         self.stats = RunStats(total=self.plan.num_rollouts)
         self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
@@ -152,6 +165,7 @@ class _Run:
         self.builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
         self.prior_attempts: dict[tuple[Any, int], int] = {}
         self.crashed_endpoints: set[str] = set()
+        self.session = 0  # this session's index in metadata["sessions"] (set again on resume)
 
     def input_hash_of(self, eid: Any) -> str:
         return input_hash(self.plan.first_input(eid))
@@ -159,15 +173,27 @@ class _Run:
     def resume_saved(self) -> None:
         """Keep what earlier sessions of this run saved; refuse a directory that holds another run."""
         store = self.store
-        if store is None or not store.open(self.metadata, _resume_check(self.metadata, store, self.session_start)):
-            return
-        self.saved, self.prior_attempts = _resume(
-            store, self.plan, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
-            self._count_kept)
+        if store is not None and store.open(self.metadata, self._check_saved):
+            self.saved, self.prior_attempts = _resume(
+                store, self.plan, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
+                self._count_kept)
+        self.session, _ = current_session(self.metadata)
+
+    def _check_saved(self, saved: dict[str, Any]) -> None:
+        """The saved metadata, before anything on disk changes: refuse another run's directory,
+        or this run resumed by another model client unless the caller allows it; carry the
+        saved sessions over to this one."""
+        assert self.store is not None
+        _check_same_run(saved, self.metadata, self.store.path, self.env)
+        earlier = earlier_sessions(saved, self.store.results_file)
+        change = client_change(earlier, self.client_endpoints)
+        if change is not None and not self.config.allow_client_change:
+            raise ResumeMismatchError(_client_change_refusal(self.store.path, change))
+        _, current = current_session(self.metadata)
+        begin_session(self.metadata, earlier, current["start_time"], current["manifest"])
 
     def _count_kept(self, row: Row) -> None:
         self.totals.add(row)
-        add_system_fingerprints(self.builds, [row])
         self.stats.add([row], resumed=True)
 
     async def start(self) -> None:
@@ -216,6 +242,7 @@ class _Run:
         for r in out:
             r[INPUT_HASH_KEY] = group_hash
             r["attempts"] = self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
+            r["session"] = self.session
         if self.store is not None:
             await self.store.append_group_async(out)
         else:
@@ -254,8 +281,9 @@ class _Run:
         metadata = self.metadata
         if self.cache_meter is not None:
             metadata["cache"] = self.cache_meter.summary()
-        metadata["manifest"]["endpoints"] = await _endpoints_or_note(self.endpoints, interrupted)
-        metadata["manifest"]["system_fingerprints"] = list(self.builds)
+        _, session = current_session(metadata)
+        session["manifest"]["endpoints"] = await _endpoints_or_note(self.endpoints, self.client_endpoints, interrupted)
+        session["manifest"]["system_fingerprints"] = list(self.builds)  # of the rows this session made
         end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
         metadata.update(status=status, **self.executor.summary(), **self.totals.summary())
 
@@ -335,7 +363,6 @@ def _run_metadata(
         **({"results_path": str(config.results_path)} if config.results_path else {}),
         "library_version": _version(),
     }
-    metadata["manifest"] = run_manifest(env, metadata["library_version"])
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, sampling, per_example, config.independent_scoring, score, metadata["library_version"])
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
@@ -365,12 +392,15 @@ def _count_units(plan: InputPlan, saved: SavedRows, independent: bool) -> int:
     return sum(1 for eid in plan if saved.keep.get(eid, 0).bit_count() < plan[eid])
 
 
-async def _endpoints_or_note(task: asyncio.Future[list[dict[str, Any]]], interrupted: bool) -> list[dict[str, Any]]:
-    """The endpoints' ``/models`` entries; an interrupted run does not wait for them."""
+async def _endpoints_or_note(
+    task: asyncio.Future[list[dict[str, Any]]], known: list[dict[str, Any]], interrupted: bool,
+) -> list[dict[str, Any]]:
+    """The endpoints' ``/models`` entries; an interrupted run does not wait for them (the
+    endpoints it used are still named)."""
     if interrupted and not task.done():
         task.cancel()
         await asyncio.gather(task, return_exceptions=True)
-        return [{"note": "not fetched: the run was interrupted"}]
+        return [{**e, "note": "/models not fetched: the run was interrupted"} for e in known]
     return await task
 
 
@@ -398,33 +428,22 @@ _FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete t
                    "to resume it, call again with the saved arguments (metadata.json).")
 
 
-def _resume_check(
-    metadata: dict[str, Any], store: ResultsStore, session_start: float,
-) -> Callable[[dict[str, Any]], None]:
-    """What to do with a results directory's saved metadata before anything on disk changes:
-    refuse another run's, and carry its sessions over to this one."""
-    def check(saved: dict[str, Any]) -> None:
-        _check_same_run(saved, metadata, store.path)
-        begin_session(metadata, earlier_sessions(saved, store.results_file), session_start)
-
-    return check
+def _client_change_refusal(path: Any, change: str) -> str:
+    return (f"results_path {str(path)!r} was made by another model client: {change}. Rows this call runs "
+            "would come from another model than the saved ones. To go on with this client anyway, pass "
+            "allow_client_change=True (vf-lite eval: --allow-client-change): each row then records the session "
+            "that made it (row['session'], an index into metadata['sessions']). Or start a fresh run: pass "
+            "another results_path.")
 
 
-def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any) -> None:
+def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any, env: RunnableEnvironment) -> None:
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
     if diff:
-        hint = _rescore_hint(path) if only_rubric_changed(diff) else _FRESH_RUN_HINT
+        hint = rescore_advice(path, env) if only_rubric_changed(diff) else _FRESH_RUN_HINT
         raise ResumeMismatchError(
             f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{hint}"
         )
-
-
-def _rescore_hint(path: Any) -> str:
-    return (f"Its rows were scored by another rubric. Either re-score them with the current rubric, "
-            f"without model requests: vf.rescore({str(path)!r}, env.rubric) or `vf-lite rescore {path}` "
-            "(each writes a new run directory); or start a fresh run: pass another results_path "
-            "(or delete this one).")
 
 
 def _report_crashes(rows: list[Row], reported: set[str], on_log: Any) -> None:

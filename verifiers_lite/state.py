@@ -19,7 +19,7 @@ __all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "
 _STATE_KEYS = frozenset((
     *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
     "endpoint", "worker", "attempts", "judge", "seed", "system_fingerprints", "finish_reasons",
-    "env_state", "input_hash",
+    "env_state", "input_hash", "session",
 ))
 _NOT_ENV_KEYS = _STATE_KEYS | frozenset(INPUT_FIELDS)  # what is left is the environment's own
 # Row keys beyond ROW_KEYS a row carries when its state has them.

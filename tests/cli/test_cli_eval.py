@@ -74,10 +74,14 @@ def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_serv
     rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
     # fake-guess bisects on 1..10: it finds every secret within the turn budget
     assert [r["metrics"]["solved"] for r in rows] == [1.0, 1.0, 1.0]
-    # A resume goes on with the run's model, even against an endpoint that lists several.
+    # Another endpoint than the run's is refused before any request, naming both...
     before = fake_server.stats()["requests"]
-    r = vf_lite("eval", "guess_number", "-b", fake_server.base_url, "-q", "--resume", str(run), "-s", str(root),
-                cwd=tmp_path)
+    resume = ("eval", "guess_number", "-b", fake_server.base_url, "-q", "--resume", str(run), "-s", str(root))
+    r = vf_lite(*resume, cwd=tmp_path)
+    assert r.returncode == 2 and one.base_url in r.stderr and fake_server.base_url in r.stderr, r.stderr
+    assert "--allow-client-change" in r.stderr and fake_server.stats()["requests"] == before
+    # ...unless allowed: the resume goes on with the run's model, even against an endpoint that lists several.
+    r = vf_lite(*resume, "--allow-client-change", cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert fake_server.stats()["requests"] == before  # all done: nothing rerun
     assert "3 (3 examples x 1)" in r.stdout and "model fake-guess" in r.stdout
@@ -86,6 +90,8 @@ def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_serv
     meta = json.loads((run / "metadata.json").read_text())
     summary = json.loads((run / "summary.json").read_text())
     assert [s["rollouts"] for s in meta["sessions"]] == [3, 0] and meta["resumed"] is True
+    assert [[e["endpoint"] for e in s["manifest"]["endpoints"]] for s in meta["sessions"]] == [
+        [one.base_url], [fake_server.base_url]]  # each session's endpoint, the first never overwritten
     assert summary["wall_time_s"] == meta["duration_s"] == sum(s["duration_s"] for s in meta["sessions"])
 
 

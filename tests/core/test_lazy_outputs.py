@@ -185,7 +185,9 @@ def test_resumed_run_lazy_equals_in_memory(tmp_path: Path) -> None:
     assert {r["attempts"] for r in rows if r["example_id"] == 4} == {2}  # errored: run again
     assert {r["attempts"] for r in rows if r["example_id"] != 4 and r["example_id"] < 7} == {1}
     assert_same_outputs(lazy, rows)
-    assert stable(lazy) == [{**r, "attempts": 2 if r["example_id"] == 4 else 1} for r in stable(run(None))]
+    resumed = {4, *range(7, N_EXAMPLES)}  # run by the second session: the errored example and the new ones
+    assert stable(lazy) == [{**r, "attempts": 2 if r["example_id"] == 4 else 1,
+                             "session": 1 if r["example_id"] in resumed else 0} for r in stable(run(None))]
     with pytest.raises(StaleRowsError, match="replaced"):  # the resume rewrote the file (errors dropped)
         list(first)
     assert len(first_rows) == 7 * PER_EXAMPLE

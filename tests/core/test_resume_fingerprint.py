@@ -85,10 +85,10 @@ def test_errored_rollouts_are_rerun_by_default_with_attempts_counted(fake_server
     assert {r["error"]["category"] for r in out.rows} == {"model_connection"}
     assert json.loads((tmp_path / "metadata.json").read_text())["status"] == "completed_with_errors"
     fake_server.reset()
-    live = vf.ChatClient(fake_server.base_url)
-    kept = _eval(env, live, tmp_path, rerun_errors=False)
+    live = vf.ChatClient(fake_server.base_url)  # another endpoint than the run's: said so explicitly
+    kept = _eval(env, live, tmp_path, rerun_errors=False, allow_client_change=True)
     assert fake_server.stats()["requests"] == 0 and all(r["error"] for r in kept.rows)
-    again = _eval(env, live, tmp_path)
+    again = _eval(env, live, tmp_path, allow_client_change=True)
     assert fake_server.stats()["requests"] == 6
     assert not any(r.get("error") for r in again.rows)
     assert [r["attempts"] for r in again.rows] == [2] * 6

@@ -76,7 +76,8 @@ def test_a_notebook_function_whose_code_changed_is_refused_naming_it(fake_server
     _eval(_env(_notebook_function(CORRECT_V1)), fake_server, tmp_path)
     msg = _refused(_env(_notebook_function(CORRECT_V2)), fake_server, tmp_path)
     assert "reward code changed since the saved run: correct" in msg
-    assert f"vf.rescore({str(tmp_path)!r}" in msg and f"vf-lite rescore {tmp_path}" in msg
+    # Built in place, not loadable by id: the way out is the Python call, never the command line.
+    assert f"vf.rescore({str(tmp_path)!r}, env)" in msg and "vf-lite rescore" not in msg
     assert "another results_path" in msg
 
 
@@ -146,7 +147,7 @@ def test_a_run_saved_before_reward_code_was_fingerprinted_is_refused_with_the_wa
     meta["fingerprint"]["rubric"] = [[n, q, w] for n, q, w, _ in meta["fingerprint"]["rubric"]["funcs"]]
     (tmp_path / "metadata.json").write_text(json.dumps(meta))
     msg = _refused(env, fake_server, tmp_path)
-    assert "predates reward-code fingerprints" in msg and "vf-lite rescore" in msg
+    assert "predates reward-code fingerprints" in msg and f"vf.rescore({str(tmp_path)!r}, env)" in msg
     # The way out: re-score (no request), then the new directory resumes under this rubric.
     n = fake_server.stats()["requests"]
     out = vf.rescore(tmp_path, env.rubric)
@@ -205,11 +206,11 @@ def test_the_rescore_way_out_is_offered_only_when_the_rubric_alone_changed(fake_
     _eval(_env(reward), fake_server, tmp_path)
     weighted = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([reward], weights=[2.0]))
     msg = _refused(weighted, fake_server, tmp_path)
-    assert "rubric: saved" in msg and "vf-lite rescore" in msg
+    assert "rubric: saved" in msg and f"vf.rescore({str(tmp_path)!r}, env)" in msg
     before, files = fake_server.stats()["requests"], _snapshot(tmp_path)
     with pytest.raises(vf.ResumeMismatchError) as info:  # the model differs too: rows must be generated
         weighted.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-echo", rollouts_per_example=2,
                                results_path=str(tmp_path), progress=False)
     assert "model: saved 'fake-arith', now 'fake-echo'" in str(info.value)
-    assert "vf-lite rescore" not in str(info.value) and "another results_path" in str(info.value)
+    assert "vf.rescore(" not in str(info.value) and "another results_path" in str(info.value)
     assert fake_server.stats()["requests"] == before and _snapshot(tmp_path) == files

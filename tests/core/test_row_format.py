@@ -42,6 +42,7 @@ KEYS_BEFORE = {
     "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer", "info",
     "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage", "seed",
     "finish_reasons", "endpoint", "input_hash", "attempts", "_write_id", "_write_size",
+    "session",  # added since: the session that made the row
 }
 WRITE_TAGS = {"_write_id", "_write_size"}
 

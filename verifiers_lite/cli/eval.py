@@ -87,6 +87,7 @@ def _evaluate(env: Any, client: Any, model: str, args: argparse.Namespace, plan:
         max_concurrent=args.max_concurrent, sampling_args=plan.sampling_args or None,
         results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id, warn=False),
         executor=executor, rerun_errors=not args.keep_errors, cache=args.cache,
+        allow_client_change=args.allow_client_change,
     )
 
 
@@ -117,6 +118,8 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise CLIError(f"--max-error-rate must be between 0 and 1, got {args.max_error_rate}")
     if args.keep_errors and args.resume is None:
         raise CLIError("--keep-errors only applies with --resume")
+    if args.allow_client_change and args.resume is None:
+        raise CLIError("--allow-client-change only applies with --resume")
     if args.max_concurrent < 1:
         raise CLIError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
     if args.max_tokens is not None and args.max_tokens < 1:

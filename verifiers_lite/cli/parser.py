@@ -63,6 +63,9 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
                     help="continue an interrupted run: RUN_DIR, or the latest run of this env and model")
     ev.add_argument("--keep-errors", action="store_true",
                     help="with --resume: keep errored rollouts instead of rerunning them")
+    ev.add_argument("--allow-client-change", action="store_true",
+                    help="with --resume: go on with another model endpoint or client than the run's "
+                         "(refused otherwise); each row records the session that made it")
     ev.add_argument("--max-error-rate", type=float, default=DEFAULT_MAX_ERROR_RATE, metavar="FRACTION",
                     help="exit 1 when more than this fraction of rollouts failed "
                          f"(default: {DEFAULT_MAX_ERROR_RATE}; 0 = any failure)")

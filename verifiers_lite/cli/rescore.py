@@ -49,6 +49,7 @@ def run_rescore(
         raise ValueError(f"{meta_file} names no env_id: re-score it from Python with vf.rescore(path, rubric)")
     env_args = parse_env_args(args.env_args) if args.env_args is not None else dict(saved.get("env_args") or {})
     ids = env_id.split("+")
+    _check_loadable(ids, saved, run_dir)
     env = load_group(ids, env_args) if len(ids) > 1 else load_env(env_id, env_args)
     t0 = time.perf_counter()
     out = vf.rescore(run_dir, env, results_path=args.output, overwrite=args.overwrite)
@@ -65,3 +66,25 @@ def run_rescore(
         print(f"reward before {before:.3f}, after {summary['reward_mean']:.3f} (same rollouts, no model request)")
     sys.stdout.flush()
     return 0
+
+
+def _check_loadable(env_ids: list[str], saved: dict[str, Any], run_dir: Path) -> None:
+    """Refuse a run whose environment cannot be loaded by id (defined in a notebook or a script),
+    with the way out that works where it is defined."""
+    from verifiers_lite.registry import is_registered
+    from verifiers_lite.results.manifest import session_manifests
+
+    missing = [i for i in env_ids if not is_registered(i)]
+    if not missing:
+        return
+    manifests = session_manifests(saved)
+    source = manifests[0].get("environment") if manifests else None
+    where = ""
+    if isinstance(source, dict) and source.get("class"):
+        module = source.get("module")
+        where = (f" (its environment, class {source['class']}, was defined in __main__: a notebook or a script)"
+                 if module == "__main__" else f" (its environment: class {source['class']} of {module})")
+    raise ValueError(
+        f"{run_dir} was made with {', '.join(map(repr, missing))}, which is not an environment id vf-lite can "
+        f"load{where}. Re-score it from Python, where the environment is defined: "
+        f"vf.rescore({str(run_dir)!r}, env) (env: that environment, or its rubric)")

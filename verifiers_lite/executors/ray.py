@@ -242,10 +242,8 @@ class RayExecutor:
 
 
 def _env_spec(env: RunnableEnvironment) -> dict[str, Any]:
-    from verifiers_lite.registry import is_registered
+    from verifiers_lite.registry import loadable_by_id
 
-    # Rebuilt by id only when load_environment made it under that id: an environment built by
-    # hand (a notebook's) is shipped whole, even when its env_id happens to name a bundled one.
-    if env.env_id and env.loaded_as == env.env_id and is_registered(env.env_id):
+    if loadable_by_id(env):  # else built by hand (a notebook's): shipped whole
         return {"env_id": env.env_id, "env_args": env.env_args}
     return {"env": env}  # e.g. a notebook-defined env: ship it (Ray pickles with cloudpickle)

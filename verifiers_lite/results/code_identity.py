@@ -41,6 +41,26 @@ def describe(obj: Any) -> str:
     return _Describer().value(obj, 0)
 
 
+def code_parts(obj: Any) -> dict[str, Any]:
+    """What ``obj`` runs, piece by piece: ``{"own": hash, "helpers": {qualname: hash}}``, its own
+    code with each same-module function or class it reads (transitively) hashed apart, each
+    without its own helpers. Where :func:`code_hash` changed, the pieces whose hash changed say
+    what changed: the function itself, or a helper it calls."""
+    top = _Describer(shallow=True)
+    own = _digest(top.value(obj, 0))
+    helpers: dict[str, str] = {}
+    seen, todo = {id(obj)}, list(top.reached)
+    while todo:
+        piece = todo.pop(0)
+        if id(piece) in seen:
+            continue
+        seen.add(id(piece))
+        describer = _Describer(shallow=True)
+        helpers[piece.__qualname__] = _digest(describer.value(piece, 0))
+        todo.extend(describer.reached)
+    return {"own": own, "helpers": dict(sorted(helpers.items()))}
+
+
 def source_hash(text: str) -> str:
     """The hash of Python source as code: whitespace, comments and docstrings do not count
     (raw text is hashed when it does not parse)."""
@@ -104,10 +124,13 @@ def _global_names(code: types.CodeType) -> set[str]:
 
 class _Describer:
     """One description pass; ``seen`` breaks cycles (a function that calls itself, a closure
-    over the object whose method it is)."""
+    over the object whose method it is). A ``shallow`` pass names the same-module functions
+    and classes the code reads instead of describing them, and lists them in ``reached``."""
 
-    def __init__(self) -> None:
+    def __init__(self, shallow: bool = False) -> None:
         self.seen: set[int] = set()
+        self.shallow = shallow
+        self.reached: list[types.FunctionType | type] = []
 
     def value(self, obj: Any, depth: int) -> str:
         if isinstance(obj, _SCALARS):
@@ -189,7 +212,11 @@ class _Describer:
             if isinstance(value, _SCALARS):
                 out.append(f"{name}={value!r}")
             elif isinstance(value, (types.FunctionType, type)) and value.__module__ == module:
-                out.append(f"{name}={self.value(value, depth)}")
+                if self.shallow:
+                    self.reached.append(value)
+                    out.append(f"{name}=<helper {value.__qualname__}>")
+                else:
+                    out.append(f"{name}={self.value(value, depth)}")
         return out
 
     def _class(self, cls: type, depth: int) -> str:

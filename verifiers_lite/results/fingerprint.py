@@ -13,7 +13,7 @@ import hashlib
 import json
 from typing import TYPE_CHECKING, Any, Final
 
-from verifiers_lite.results.code_identity import code_hash
+from verifiers_lite.results.code_identity import code_hash, code_parts
 
 if TYPE_CHECKING:
     from verifiers_lite.dataset import RolloutInput
@@ -41,8 +41,10 @@ def rubric_signature(env: RunnableEnvironment) -> dict[str, Any]:
 
 def rubric_fingerprint(rubric: RunnableRubric) -> dict[str, Any]:
     """What decides a rubric's scores: ``{"funcs": [[metric name, qualname, weight, code hash],
-    ...], "parser": [class name, code hash], "config": ...}`` (config: a judge's model and
-    prompt). Code hashes come from :mod:`verifiers_lite.results.code_identity`. The module is
+    ...], "parser": [class name, code hash], "config": ..., "parts": {metric name: code parts}}``
+    (config: a judge's model and prompt; parts: each function's own code and its helpers'
+    apart, which name what changed). Code hashes come from
+    :mod:`verifiers_lite.results.code_identity`. The module is
     left out of names: one function imported as ``tests.x`` or ``x``, or run as ``__main__``, is
     the same. An environment group's is ``{"tasks": {task: that task's fingerprint}}``."""
     if rubric.task_rubrics:
@@ -51,6 +53,7 @@ def rubric_fingerprint(rubric: RunnableRubric) -> dict[str, Any]:
         "funcs": [[name, getattr(f, "__qualname__", name), weight, code_hash(f)]
                   for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)],
         "parser": [type(rubric.parser).__qualname__, code_hash(rubric.parser)],
+        "parts": {name: code_parts(f) for name, f in zip(rubric.func_names, rubric.funcs, strict=True)},
     }
     extra = rubric.fingerprint_extra()
     if extra is not None:
@@ -115,8 +118,45 @@ def _rubric_diff(saved: Any, now: dict[str, Any]) -> list[str]:
         lines.append(f"rubric: saved {_without_code(saved)!r}, now {_without_code(now)!r}")
         lines.extend(_setting_diff(old, new))
     if changed:
-        lines.append(f"{REWARD_CODE_CHANGED} since the saved run: {', '.join(changed)}")
+        lines.extend(_code_change_lines(_flat_parts(saved), _flat_parts(now), changed))
     return lines
+
+
+def _code_change_lines(old: dict[str, Any], new: dict[str, Any], changed: list[str]) -> list[str]:
+    """What changed in the functions ``changed`` names: a helper is named as the change, with
+    the functions that use it (``answer_of changed; used by solved, efficiency``); a function
+    whose own code changed (or saved without its parts) is named alone."""
+    users: dict[str, list[str]] = {}
+    own = []
+    for name in changed:
+        before, after = old.get(name), new.get(name)
+        if not isinstance(before, dict) or not isinstance(after, dict):
+            own.append(name)
+            continue
+        helpers_before = before.get("helpers") or {}
+        moved = [h for h, code in (after.get("helpers") or {}).items()
+                 if h in helpers_before and helpers_before[h] != code]
+        for helper in moved:
+            users.setdefault(helper, []).append(name)
+        if before.get("own") != after.get("own") or not moved:
+            own.append(name)
+    prefix = f"{REWARD_CODE_CHANGED} since the saved run: "
+    lines = [f"{prefix}{helper} changed; used by {', '.join(names)}" for helper, names in users.items()]
+    return [*lines, f"{prefix}{', '.join(own)}"] if own else lines
+
+
+def _flat_parts(sig: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """{display name: code parts} over a rubric fingerprint's functions (helpers of a group's
+    task named ``task/helper``)."""
+    if "tasks" in sig:
+        out: dict[str, Any] = {}
+        for task, part in sig["tasks"].items():
+            out.update(_flat_parts(part, f"{prefix}{task}/"))
+        return out
+    parts = sig.get("parts") or {}
+    return {f"{prefix}{name}": ({**p, "helpers": {f"{prefix}{h}": c for h, c in (p.get("helpers") or {}).items()}}
+                                if isinstance(p, dict) else p)
+            for name, p in parts.items()}
 
 
 def _setting_diff(old: dict[str, tuple[Any, Any]], new: dict[str, tuple[Any, Any]]) -> list[str]:

@@ -36,7 +36,7 @@ def flatten_row(row: Row) -> dict[str, Any]:
     out["error_category"] = err.get("category") if isinstance(err, dict) else None
     out["attempts"] = row.get("attempts")
     out["info"] = row.get("info")
-    for k in ("endpoint", "worker", "seed"):  # where it ran (model endpoint / Ray worker), its seed
+    for k in ("endpoint", "worker", "seed", "session"):  # where it ran (endpoint / Ray worker), its seed, session
         if k in row:
             out[k] = row[k]
     judge = row.get("judge")

@@ -1,4 +1,5 @@
-"""The reproducibility manifest of a run (``metadata["manifest"]``): what produced these numbers.
+"""The reproducibility manifest of each session of a run (``metadata["sessions"][i]["manifest"]``,
+appended by each resume, never overwritten): what produced these numbers.
 
 - ``library_version``, ``python`` (``sys.version``), ``platform``;
 - ``packages``: versions of the installed distributions that shape results (read from their
@@ -11,13 +12,16 @@
   (:func:`~verifiers_lite.results.code_identity.code_hash`); a library class built in place
   (``vf.SingleTurnEnv(...)``) has no module of its own: its code is the library's, and its
   dataset and rubric are in the run's fingerprint. An environment group lists its members;
-- ``endpoints``: each model endpoint's ``/models`` entry for the run's model, fetched once at
-  the start of the run (a failure is recorded, never fatal); clients without an HTTP endpoint
-  (``ScriptedClient``, in-process samplers) are named as such;
-- ``system_fingerprints``: the distinct ``system_fingerprint`` values the server returned.
+- ``endpoints``: per model endpoint, the client's class, its URL and identity
+  (:func:`client_endpoints`, known before any request) and its ``/models`` entry for the run's
+  model, fetched once at the start of the session (a failure is recorded, never fatal);
+  clients without an HTTP endpoint (``ScriptedClient``, in-process samplers) are named as such;
+- ``system_fingerprints``: the distinct ``system_fingerprint`` values the server returned for
+  the session's rows.
 
 The manifest records; it is not part of the resume fingerprint (resuming under a newer
-``openai`` is allowed, and the manifest then says what the run finished with).
+``openai`` is allowed, and that session's manifest says so). A resume checks only that its
+client is one of those that made the run (:func:`client_change`).
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ import types
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.clients.cache import CachedClient, endpoint_identity
 from verifiers_lite.records import Row
 from verifiers_lite.results.code_identity import code_hash
 
@@ -99,25 +104,43 @@ def _defined_in(cls: type, path: str) -> bool:
     return all(os.path.abspath(f) == os.path.abspath(path) for f in files)
 
 
-async def endpoint_entries(client: Any, model: str) -> list[dict[str, Any]]:
-    """Per model endpoint of ``client`` (a client, a URL, or a list of them): its ``/models``
-    entry for ``model`` (or why there is none). Never raises."""
+def client_endpoints(client: Any) -> list[dict[str, Any]]:
+    """What a run's ``client`` (a client, a URL, or a list of them) is, known before any request:
+    per distinct endpoint, the client's class (``client``), its base URL (``endpoint``, None for
+    clients without an HTTP endpoint) and, where it differs from the URL, what names the
+    endpoint across processes (``identity``: the embedded model's file, not its port)."""
+    return [entry for entry, _ in _endpoints(client)]
+
+
+def _endpoints(client: Any) -> list[tuple[dict[str, Any], str | None]]:
+    """Each distinct endpoint's entry and API key (for its ``/models`` request)."""
     items = list(client) if isinstance(client, (list, tuple)) else [client]
-    out: list[dict[str, Any]] = []
-    pending: dict[str, asyncio.Task[dict[str, Any]]] = {}
-    for c in items:
+    out: dict[str, tuple[dict[str, Any], str | None]] = {}
+    for given in items:
+        c = given.inner if isinstance(given, CachedClient) else given  # the cache is no other model
         url = c if isinstance(c, str) else str(getattr(c, "base_url", "") or "")
+        kind = "ChatClient" if isinstance(c, str) else type(c).__name__
         if not url.startswith(("http://", "https://")):
-            out.append({"client": type(c).__name__, "endpoint": None,
-                        "note": "no HTTP model endpoint (scripted or in-process responses)"})
+            out.setdefault(kind, ({"client": kind, "endpoint": None}, None))
             continue
         url = url.rstrip("/")
-        if url not in pending:
-            key = None if isinstance(c, str) else getattr(c, "api_key", None)
-            pending[url] = asyncio.ensure_future(_entry(url, key if isinstance(key, str) else None, model))
-    for task in pending.values():
-        out.append(await task)
-    return out
+        entry: dict[str, Any] = {"client": kind, "endpoint": url}
+        identity = None if isinstance(c, str) else endpoint_identity(c)
+        if identity is not None and identity.rstrip("/") != url:
+            entry["identity"] = identity
+        key = None if isinstance(c, str) else getattr(c, "api_key", None)
+        out.setdefault(url, (entry, key if isinstance(key, str) else None))
+    return list(out.values())
+
+
+async def endpoint_entries(client: Any, model: str) -> list[dict[str, Any]]:
+    """Per model endpoint of ``client`` (see :func:`client_endpoints`): its ``/models`` entry
+    for ``model`` (or why there is none). Never raises."""
+    found = _endpoints(client)
+    pending = [asyncio.ensure_future(_entry(e["endpoint"], key, model)) for e, key in found if e["endpoint"]]
+    fetched = iter([await task for task in pending])
+    return [{**e, **next(fetched)} if e["endpoint"] else
+            {**e, "note": "no HTTP model endpoint (scripted or in-process responses)"} for e, _ in found]
 
 
 async def _entry(url: str, api_key: str | None, model: str) -> dict[str, Any]:
@@ -141,3 +164,52 @@ def add_system_fingerprints(seen: dict[str, None], rows: Iterable[Row]) -> None:
     for r in rows:
         for fp in r.get("system_fingerprints") or ():
             seen.setdefault(fp, None)
+
+
+def client_change(earlier: Sequence[dict[str, Any]], now: Sequence[dict[str, Any]]) -> str | None:
+    """How ``now`` (this session's :func:`client_endpoints`) differs from the clients that made
+    the ``earlier`` sessions of a run, in words naming both; None when it is one of theirs, or
+    when the saved run did not record its client."""
+    saved = [e for s in earlier for e in _session_endpoints(s)]
+    if not saved:
+        return None
+    coarse = any("client" not in e for e in saved)  # saved before clients were recorded: the kind only
+    known = {_model_key(e, coarse) for e in saved} - {None}
+    new = [e for e in now if _model_key(e, coarse) not in known]
+    if not known or not new:
+        return None
+    shown = {_model_key(e, coarse): e for e in saved}
+    return (f"saved run made by {'; '.join(_described(e) for e in shown.values())}, "
+            f"this call's client is {'; '.join(_described(e) for e in now)}")
+
+
+def _session_endpoints(session: dict[str, Any]) -> list[dict[str, Any]]:
+    manifest = session.get("manifest")
+    entries = manifest.get("endpoints") if isinstance(manifest, dict) else None
+    return [e for e in entries or [] if isinstance(e, dict) and ("client" in e or "endpoint" in e)]
+
+
+def _model_key(entry: dict[str, Any], coarse: bool) -> str | None:
+    """What must match for rows to come from the same model: the endpoint (its identity, else
+    its URL), or the class of a client without one (``ScriptedClient``, an in-process sampler)."""
+    if coarse:
+        return "an HTTP model endpoint" if entry.get("endpoint") else entry.get("client")
+    return entry.get("identity") or entry.get("endpoint") or entry.get("client")
+
+
+def _described(entry: dict[str, Any]) -> str:
+    client = entry.get("client") or "a client"
+    if not entry.get("endpoint"):
+        return f"{client} (no HTTP model endpoint)"
+    identity = f" ({entry['identity']})" if entry.get("identity") else ""
+    return f"{client} at {entry['endpoint']}{identity}"
+
+
+def session_manifests(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+    """Each session's manifest, first session first; a run saved with one manifest for the
+    whole run (rewritten by each of its sessions) has that one."""
+    found = [s["manifest"] for s in metadata.get("sessions") or []
+             if isinstance(s, dict) and isinstance(s.get("manifest"), dict)]
+    if not found and isinstance(metadata.get("manifest"), dict):
+        found = [metadata["manifest"]]
+    return found

@@ -1,10 +1,13 @@
 """A run's sessions: the first call and each resume of the same ``results_path``.
 
-Each session's start, end and duration go to ``metadata["sessions"]``; the run's duration
-(``metadata["duration_s"]``) is their sum, so time spent between a crash and its resume is not
-counted, and ``metadata["resumed"]`` says whether the run took more than one session. A session
-that ended without writing its metadata (the process was killed) is closed at the last write
-of ``results.jsonl`` and marked ``end_estimated``.
+Each session's start, end, duration, the rollouts it ran (0 when everything asked for was
+saved already) and its reproducibility manifest (what produced its rows: client, endpoints,
+versions; :mod:`verifiers_lite.results.manifest`) go to ``metadata["sessions"]``, appended by
+each resume, never overwritten; each row it wrote has its index there (``row["session"]``).
+The run's duration (``metadata["duration_s"]``) is their sum, so time spent between a crash and
+its resume is not counted, and ``metadata["resumed"]`` says whether the run took more than one
+session. A session that ended without writing its metadata (the process was killed) is closed
+at the last write of ``results.jsonl`` and marked ``end_estimated``.
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from typing import Any
 
 def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[dict[str, Any]]:
     """The sessions recorded in a run's saved metadata, each closed (a run saved before
-    sessions were recorded counts as one session, from its start and end times)."""
+    sessions were recorded counts as one session, from its start and end times). A run saved
+    with one ``manifest`` for the whole run had it rewritten by each session: it is the last
+    session's."""
     sessions = [dict(s) for s in saved.get("sessions") or [] if isinstance(s, dict)]
     if not sessions and isinstance(saved.get("start_time"), (int, float)):
         sessions = [{"start_time": saved["start_time"], "end_time": saved.get("end_time")}]
+    if sessions and isinstance(saved.get("manifest"), dict) and "manifest" not in sessions[-1]:
+        sessions[-1]["manifest"] = saved["manifest"]
     return [_closed(s, results_file) for s in sessions]
 
 
@@ -37,12 +44,20 @@ def _closed(session: dict[str, Any], results_file: Path) -> dict[str, Any]:
     return {**session, "duration_s": float(session.get("duration_s", end - start))}
 
 
-def begin_session(metadata: dict[str, Any], earlier: list[dict[str, Any]], start: float) -> None:
-    """Record a new session starting at ``start`` after ``earlier`` ones (the run's start time
-    stays that of its first session)."""
-    metadata["sessions"] = [*earlier, {"start_time": start}]
+def begin_session(
+    metadata: dict[str, Any], earlier: list[dict[str, Any]], start: float, manifest: dict[str, Any],
+) -> None:
+    """Record a new session starting at ``start`` after ``earlier`` ones, made by what
+    ``manifest`` describes (the run's start time stays that of its first session)."""
+    metadata["sessions"] = [*earlier, {"start_time": start, "manifest": manifest}]
     metadata["resumed"] = bool(earlier)
     metadata["start_time"] = earlier[0]["start_time"] if earlier and "start_time" in earlier[0] else start
+
+
+def current_session(metadata: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+    """The running session: its index in ``metadata["sessions"]`` and its record."""
+    sessions = metadata["sessions"]
+    return len(sessions) - 1, sessions[-1]
 
 
 def end_session(metadata: dict[str, Any], end: float, rollouts: int) -> None:

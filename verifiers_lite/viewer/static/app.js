@@ -228,32 +228,45 @@
       h("tbody", {}, rows));
   }
 
-  // What produced the run: versions, environment code, model endpoint, server builds; and the
-  // run a re-scored one came from.
-  function reproBlock(m, sourceRun) {
-    const man = m.manifest;
-    const from = m.rescored_from;
-    if (!man && !from) return "";
-    const env = (man && man.environment) || {};
+  // What produced the run, session by session (each session's manifest: versions, environment
+  // code, model client and endpoint, server builds; a run saved before sessions kept their own
+  // has one manifest, its last session's); and the run a re-scored one came from.
+  function sessionManifests(m) {
+    const found = (m.sessions || []).map((s, i) => [i, s]).filter(([, s]) => s && s.manifest);
+    return found.length ? found : m.manifest ? [[null, { manifest: m.manifest }]] : [];
+  }
+  function manifestRows(man) {
+    const env = man.environment || {};
     const code = env.source_sha256 ? "sha256 " + env.source_sha256.slice(0, 16) : env.code_hash ? "code " + env.code_hash : (env.note || "—");
-    const endpoints = ((man && man.endpoints) || []).map(e => e.endpoint
-      ? e.endpoint + (e.model ? " · " + (e.model.id || "") + (e.model.owned_by ? " (" + e.model.owned_by + ")" : "") : e.error ? " · " + e.error : e.note ? " · " + e.note : "")
+    const endpoints = (man.endpoints || []).map(e => e.endpoint
+      ? (e.client ? e.client + " · " : "") + e.endpoint + (e.model ? " · " + (e.model.id || "") + (e.model.owned_by ? " (" + e.model.owned_by + ")" : "") : e.error ? " · " + e.error : e.note ? " · " + e.note : "")
       : (e.client || "client") + " · " + (e.note || "no endpoint"));
-    const pkgs = Object.entries((man && man.packages) || {}).map(([k, v]) => k + " " + v).join(", ");
-    const rows = man ? [
+    const pkgs = Object.entries(man.packages || {}).map(([k, v]) => k + " " + v).join(", ");
+    return [
       ["verifiers_lite", man.library_version || "—"],
       ["python", (man.python || "—").split(" ")[0]], ["platform", man.platform || "—"],
       ["packages", pkgs || "—"],
       ["environment", (env.module || env.class || "—") + " · " + code],
       ["model endpoint", endpoints.length ? h("span", {}, endpoints.map(t => h("div", {}, t))) : "—"],
       ["system fingerprint", (man.system_fingerprints || []).join(", ") || "none returned"],
-    ] : [];
+    ];
+  }
+  function sessionTitle(i, s) {
+    const ran = s.rollouts === undefined ? "" : s.rollouts === 0 ? " · ran no rollouts" : " · " + s.rollouts + " rollouts";
+    return h("h4", { class: "session" }, "Session " + (i + 1) + (i === 0 ? "" : " (resume)") + ran + (s.start_time ? " · " + when(s.start_time) : ""));
+  }
+  function reproBlock(m, sourceRun) {
+    const sessions = sessionManifests(m);
+    const from = m.rescored_from;
+    if (!sessions.length && !from) return "";
+    const many = sessions.length > 1;
+    const blocks = sessions.map(([i, s]) => h("div", { class: "session-manifest" }, many && i !== null ? sessionTitle(i, s) : "", kv(manifestRows(s.manifest))));
     const was = from && from.reward_mean !== undefined && from.reward_mean !== null ? " (reward was " + num(from.reward_mean) + ")" : "";
-    if (from) rows.push(["re-scored from", sourceRun
+    const fromRow = from ? kv([["re-scored from", sourceRun
       ? h("span", {}, h("a", { href: "#/runs/" + enc(sourceRun), id: "rescored-from" }, sourceRun), was,
         h("span", { class: "muted" }, "  " + from.path))
-      : h("span", { id: "rescored-from" }, (from.path || "an in-memory run") + was)]);
-    return h("div", { id: "reproducibility" }, h("h3", {}, "Reproducibility"), kv(rows));
+      : h("span", { id: "rescored-from" }, (from.path || "an in-memory run") + was)]]) : "";
+    return h("div", { id: "reproducibility" }, h("h3", {}, "Reproducibility"), ...blocks, fromRow);
   }
 
   async function runPage(seq, id) {
