@@ -77,6 +77,11 @@ class MultiTurnEnv(Environment):
         self.max_total_completion_tokens = -1
         self.add_rubric(MultiTurnMonitorRubric())
 
+    @property
+    def max_model_turns(self) -> int | None:
+        """``max_turns`` when it bounds the rollout (-1: unlimited)."""
+        return self.max_turns if self.max_turns > 0 else None
+
     async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
         """The environment's reply to the model's latest turn."""
         raise NotImplementedError(f"{type(self).__name__} must define env_response(messages, state)")
