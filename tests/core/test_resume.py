@@ -147,10 +147,14 @@ def test_keyboard_interrupt_leaves_results_resumable(fake_server, tmp_path):
                           callbacks=[Interrupter()], progress=False)
     saved = read_rows(tmp_path / "results.jsonl")
     assert 6 <= len(saved) < 36
-    assert json.loads((tmp_path / "metadata.json").read_text())["status"] == "interrupted"
+    meta = json.loads((tmp_path / "metadata.json").read_text())
+    assert meta["status"] == "interrupted"
+    # The interrupted session still names the endpoint it used (its /models entry may not have come).
+    assert [e["endpoint"] for e in meta["sessions"][0]["manifest"]["endpoints"]] == [fake_server.base_url]
     out = env.evaluate_sync(c, "fake-arith", rollouts_per_example=3, results_path=str(tmp_path), progress=False)
     _check = sorted((r["example_id"], r["rollout_index"]) for r in out.rows)
     assert _check == [(e, i) for e in range(12) for i in range(3)]
+    assert [s["manifest"]["endpoints"][0]["endpoint"] for s in out.metadata["sessions"]] == [fake_server.base_url] * 2
 
 
 def test_real_sigint_in_a_script_cancels_and_leaves_the_run_resumable(fake_server, tmp_path):
