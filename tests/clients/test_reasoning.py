@@ -187,3 +187,18 @@ def test_where_reasoning_is_read_from_written_out():
     assert split_think("plan</think>answer") == ("plan", "answer")  # the template opened the block
     assert split_think("<think>a</think>b<think>c</think>d") == (None, "<think>a</think>b<think>c</think>d")
     assert split_think("no block") == (None, "no block")
+
+
+@pytest.mark.parametrize("history", ["keep", "strip"])
+def test_the_chat_api_rollout_keeps_reasoning_and_sends_it_back_as_told(fake_server, history):
+    from verifiers_lite.rollout import OpenAIChatAPI, ToolManager
+
+    api = OpenAIChatAPI("fake-think-reasoning", base_url=fake_server.base_url, api_key="x")
+    (traj,) = vf.APIMultiTurnRollout(api, ToolManager([calculator]), max_turns=3, reasoning_history=history)(
+        [[{"role": "user", "content": "What is 3 + 4?"}]])
+    assert traj["stop_reason"] == "stop" and traj["error"] is None
+    kept = [m.get("reasoning_content") for m in traj["messages"] if m["role"] == "assistant"]
+    assert kept == expected_reasoning(3, "+", 4)
+    second = fake_server.requests()[-1]["messages"]
+    sent = [m.get("reasoning_content") for m in second if m["role"] == "assistant"]
+    assert sent == ([expected_reasoning(3, "+", 4)[0]] if history == "keep" else [None])
