@@ -331,7 +331,8 @@ def _content_check(client: Any) -> Callable[[RolloutInput, str], None] | None:
 
 def _with_cache(client: Any, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:
     """The client answering through the response cache (in-process runs only), and its meter."""
-    if not isinstance(executor, LocalExecutor):
+    # An executor written before the capability was declared is taken as out-of-process.
+    if not getattr(executor, "in_process", False):
         if cache not in (None, False):
             raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
                              f"process), not {type(executor).__name__}")

@@ -152,3 +152,37 @@ def test_cache_with_an_out_of_process_executor_is_refused(fake_server, tmp_path)
     with pytest.raises(ValueError, match="cache= works with the in-process executor only"):
         run(env_with(boxed_correct), fake_server, cache=tmp_path / "c", executor=Elsewhere())
     assert fake_server.stats()["requests"] == 0
+
+
+class _DeclaredInProcess:
+    """An executor of the user's own, not a subclass of the in-process one: it declares
+    ``in_process`` and runs units through one it holds."""
+
+    in_process = True
+
+    def __init__(self) -> None:
+        self.inner = vf.LocalExecutor()
+        self.units = 0
+
+    async def start(self, ctx, group_size):
+        return await self.inner.start(ctx, group_size)
+
+    async def run(self, unit):
+        self.units += 1
+        return await self.inner.run(unit)
+
+    def summary(self):
+        return self.inner.summary()
+
+    async def close(self):
+        await self.inner.close()
+
+
+def test_an_executor_declaring_in_process_gets_the_cache(fake_server, tmp_path):
+    cache = tmp_path / "c"
+    first = run(env_with(boxed_correct), fake_server, cache, executor=_DeclaredInProcess())
+    assert first.metadata["cache"]["misses"] == 18 and fake_server.stats()["requests"] == 18
+    executor = _DeclaredInProcess()
+    second = run(env_with(boxed_correct), fake_server, cache, executor=executor)
+    assert executor.units == 6 and second.metadata["cache"]["hits"] == 18
+    assert fake_server.stats()["requests"] == 18  # answered from the cache, not the model

@@ -39,7 +39,14 @@ class RunContext:
 
 
 class Executor(Protocol):
-    """Runs units for the scheduler. ``slots`` is how many units it wants in flight at once."""
+    """Runs units for the scheduler. ``slots`` is how many units it wants in flight at once.
+
+    ``in_process`` is the executor's one declared capability: True when its rollouts call the
+    run's model client in this process, so objects of this process (the response cache) can
+    wrap that client; an executor that ships rollouts elsewhere declares False.
+    """
+
+    in_process: bool
 
     async def start(self, ctx: RunContext, group_size: int) -> int: ...
     async def run(self, unit: WorkUnit) -> list[Row]: ...

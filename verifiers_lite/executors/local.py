@@ -19,6 +19,8 @@ class LocalExecutor:
     groups evenly, and one semaphore bounds the model requests in flight across all endpoints.
     """
 
+    in_process = True  # rollouts call the run's client on this event loop
+
     def __init__(self) -> None:
         self.ctx: RunContext | None = None
         self.router: EndpointRouter | None = None

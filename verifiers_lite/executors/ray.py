@@ -104,6 +104,8 @@ class RayExecutor:
     :class:`WorkerStartError` when none can start.
     """
 
+    in_process = False  # rollouts run on Ray actors
+
     def __init__(self, num_workers: int = 2, *, address: str | None = None,
                  init_kwargs: dict[str, Any] | None = None, actor_options: dict[str, Any] | None = None,
                  keep_alive: bool = True) -> None:

@@ -37,6 +37,8 @@ class RemoteExecutor:
     rows; an interrupted run leaves its rollouts to the servers' polling lease, which cancels them.
     """
 
+    in_process = False  # rollouts run on rollout servers
+
     def __init__(
         self,
         servers: RolloutClientPool | RolloutClient | str | Sequence[str | RolloutClient],

@@ -41,7 +41,9 @@ class RolloutClient:
     ``admission_timeout_sec`` bounds the whole admission (requests and 429 waits), not the
     rollout. ``api_key`` authenticates to the rollout server (``llm_api_key`` of a request is
     for the model endpoint). Redirects are never followed, so the key never leaves ``url``.
-    ``clock`` lets tests replace time and sleeping.
+    ``clock`` lets tests replace time and sleeping. ``transport``: an HTTP transport of your own
+    (any object with :class:`Transport`'s methods and its declared ``streams_lines``), used
+    instead of ``http_client`` or the default one, and closed with this client.
     """
 
     def __init__(
@@ -53,6 +55,7 @@ class RolloutClient:
         *,
         clock: Clock | None = None,
         request_grace_sec: float = 10.0,
+        transport: Transport | None = None,
     ) -> None:
         if api_key is not None and (not isinstance(api_key, str) or not api_key.strip()):
             raise ValueError("api_key must be a non-empty string (or None)")
@@ -61,12 +64,14 @@ class RolloutClient:
         self.admission_timeout_sec = admission_timeout_sec
         self.clock: Clock = clock or SystemClock()
         self._grace = request_grace_sec
+        if transport is not None and http_client is not None:
+            raise ValueError("pass http_client or transport, not both")
         # A user's httpx client is used as is; otherwise the lean aiohttp transport.
-        self._transport: Transport = (
+        self._transport: Transport = transport or (
             HttpxTransport(http_client) if http_client is not None else AiohttpTransport()
         )
         self._auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        lines = self._post_lines if isinstance(self._transport, AiohttpTransport) else None
+        lines = self._post_lines if self._transport.streams_lines else None
         self._batch = BatchRoutes(self._send, request_grace_sec, lines)
 
     async def __aenter__(self) -> RolloutClient:
@@ -97,7 +102,6 @@ class RolloutClient:
         )
 
     def _post_lines(self, path: str, body: Any) -> Awaitable[Reply]:
-        assert isinstance(self._transport, AiohttpTransport)
         return self._transport.post_lines(self.url + path, headers=self._auth, json_body=body)
 
     # -- admission ---------------------------------------------------------------------------
@@ -141,7 +145,7 @@ class RolloutClient:
         # ``streamed`` (lean transport only): the result is asked for on the admission response
         # itself, one request per rollout; it polls as usual if the server does not stream or
         # the stream breaks.
-        streams = streamed and isinstance(self._transport, AiohttpTransport)
+        streams = streamed and self._transport.streams_lines
         accepted, sent_at, reply = await self._admit(body, body["rollout_id"], streamed=streams)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
         if isinstance(reply, LineStream):
@@ -217,7 +221,6 @@ class RolloutClient:
         if batched:
             sent: Awaitable[Reply] = self._admitted_together(body, streamed)
         elif streamed:
-            assert isinstance(self._transport, AiohttpTransport)
             sent = self._transport.post_lines(
                 self.url + "/rollout", headers=self._auth, json_body=body, timeout=remaining,
                 shard_key=rollout_id,

@@ -50,7 +50,15 @@ class Reply(Protocol):
 
 
 class Transport(Protocol):
-    """Sends one request; never follows redirects; raises httpx exception classes."""
+    """Sends one request; never follows redirects; raises httpx exception classes.
+
+    ``streams_lines`` is the transport's declared capability: True when :meth:`post_lines` can
+    leave a streamed (``application/x-ndjson``) answer open as a :class:`LineStream`, so the
+    client may ask for a rollout's result on its admission response; False when every answer
+    is read whole (the client then polls for results).
+    """
+
+    streams_lines: bool
 
     async def request(
         self,
@@ -62,6 +70,11 @@ class Transport(Protocol):
         connect: float | None = None,
         params: dict[str, str] | None = None,
         json_body: Any = None,
+        shard_key: str | None = None,
+    ) -> Reply: ...
+
+    async def post_lines(
+        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
         shard_key: str | None = None,
     ) -> Reply: ...
 
@@ -96,6 +109,8 @@ def loads(content: bytes) -> Any:
 
 class HttpxTransport:
     """A user's ``httpx.AsyncClient`` used as is, or sharded clients of our own."""
+
+    streams_lines = False  # httpx reads each answer whole here
 
     def __init__(self, http_client: httpx.AsyncClient | None) -> None:
         self.owned = http_client is None
@@ -136,6 +151,14 @@ class HttpxTransport:
         return await shard.request(
             method, url, headers=headers, params=params, timeout=limit, follow_redirects=False, **kwargs
         )
+
+    async def post_lines(
+        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
+        shard_key: str | None = None,
+    ) -> Reply:
+        """A plain POST, its answer read whole: this transport never streams lines."""
+        return await self.request("POST", url, headers=headers, json_body=json_body, timeout=timeout,
+                                  shard_key=shard_key)
 
     async def aclose(self) -> None:
         if self.owned:
@@ -221,6 +244,8 @@ class LineStream(_Reply):
 
 class AiohttpTransport:
     """One aiohttp session per event loop (a session is bound to its loop), created lazily."""
+
+    streams_lines = True  # post_lines leaves an ndjson answer open as a LineStream
 
     def __init__(self) -> None:
         import aiohttp
