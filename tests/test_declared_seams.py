@@ -3,8 +3,13 @@ transport anywhere in the package, and no two classes of one name."""
 
 from __future__ import annotations
 
+import ast
+import importlib
 import re
+from collections import defaultdict
 from pathlib import Path
+
+import pytest
 
 import verifiers_lite
 
@@ -20,3 +25,31 @@ def test_no_module_sniffs_an_executor_or_a_transport() -> None:
     hits = [f"{p.relative_to(PACKAGE)}:{n}: {line.strip()}"
             for p in _sources() for n, line in enumerate(p.read_text().splitlines(), 1) if SNIFF.search(line)]
     assert hits == [], "declare a capability on the protocol instead of testing the class:\n" + "\n".join(hits)
+#: The classic namespace reproduces the names another library gave (``vf.Environment``,
+#: ``vf.Rubric``, ...) so that environments written for it load unchanged: its names are that
+#: library's, not this package's, and are exempt.
+CLASSIC = PACKAGE / "classic"
+
+
+def test_no_two_classes_share_a_name() -> None:
+    where: dict[str, list[str]] = defaultdict(list)
+    for path in (p for p in _sources() if CLASSIC not in p.parents):
+        tree = ast.parse(path.read_text(), str(path))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                where[node.name].append(f"{path.relative_to(PACKAGE)}:{node.lineno}")
+    twice = {name: places for name, places in where.items() if len(places) > 1}
+    assert twice == {}, f"one name, one class: {twice}"
+
+
+def test_the_old_name_of_a_turns_usage_still_imports_with_a_warning() -> None:
+    from verifiers_lite import clients
+
+    with pytest.warns(DeprecationWarning, match="TurnUsage"):
+        assert clients.Usage is clients.TurnUsage
+
+
+def test_the_old_name_of_the_wires_categories_still_imports_with_a_warning() -> None:
+    protocol = importlib.import_module("verifiers_lite.protocol")
+    with pytest.warns(DeprecationWarning, match="WireErrorCategory"):
+        assert protocol.ErrorCategory is protocol.WireErrorCategory

@@ -36,8 +36,9 @@ class RolloutStatus(StrEnum):
         return {"queued": 0, "running": 1, "grading": 2}.get(self.value, 3)
 
 
-class ErrorCategory(StrEnum):
-    """Why a rollout failed."""
+class WireErrorCategory(StrEnum):
+    """Why a rollout failed, as the wire names it (coarser than a row's ``ErrorCategory``,
+    :data:`verifiers_lite.records.ERROR_CATEGORIES`; :data:`WIRE_CATEGORY` maps one to the other)."""
 
     TIMEOUT = "timeout"
     LEASE_EXPIRED = "lease_expired"
@@ -51,51 +52,51 @@ class ErrorCategory(StrEnum):
 #: categories of a row) and the wire's (the names of the external rollout protocol): each core
 #: category as a server reports it. The server keeps the core category at the head of
 #: ``err_message`` (``"model_timeout: ..."``), so a client can read it back exactly.
-WIRE_CATEGORY: dict[str, ErrorCategory] = {
-    "model_http_error": ErrorCategory.HTTP_ERROR,
-    "model_rate_limited": ErrorCategory.HTTP_ERROR,
-    "model_timeout": ErrorCategory.TIMEOUT,
-    "model_connection": ErrorCategory.HTTP_ERROR,
-    "model_crashed": ErrorCategory.HTTP_ERROR,
-    "model_bad_response": ErrorCategory.HTTP_ERROR,
-    "env_error": ErrorCategory.AGENT_ERROR,
-    "rollout_timeout": ErrorCategory.TIMEOUT,
-    "rubric_error": ErrorCategory.AGENT_ERROR,
-    "cancelled": ErrorCategory.INTERNAL_ERROR,  # a rollout cancelled by the server's own doing
-    "remote_error": ErrorCategory.INTERNAL_ERROR,
-    "prompt_too_long": ErrorCategory.VALIDATION_ERROR,  # the request's prompt does not fit
+WIRE_CATEGORY: dict[str, WireErrorCategory] = {
+    "model_http_error": WireErrorCategory.HTTP_ERROR,
+    "model_rate_limited": WireErrorCategory.HTTP_ERROR,
+    "model_timeout": WireErrorCategory.TIMEOUT,
+    "model_connection": WireErrorCategory.HTTP_ERROR,
+    "model_crashed": WireErrorCategory.HTTP_ERROR,
+    "model_bad_response": WireErrorCategory.HTTP_ERROR,
+    "env_error": WireErrorCategory.AGENT_ERROR,
+    "rollout_timeout": WireErrorCategory.TIMEOUT,
+    "rubric_error": WireErrorCategory.AGENT_ERROR,
+    "cancelled": WireErrorCategory.INTERNAL_ERROR,  # a rollout cancelled by the server's own doing
+    "remote_error": WireErrorCategory.INTERNAL_ERROR,
+    "prompt_too_long": WireErrorCategory.VALIDATION_ERROR,  # the request's prompt does not fit
 }
 
 #: What a client records for a wire category when the message names no core category: the
 #: server's own failures (lease, validation, a backend bug) are ``remote_error``.
-CORE_CATEGORY: dict[ErrorCategory, str] = {
-    ErrorCategory.TIMEOUT: "rollout_timeout",
-    ErrorCategory.LEASE_EXPIRED: "remote_error",
-    ErrorCategory.VALIDATION_ERROR: "remote_error",
-    ErrorCategory.HTTP_ERROR: "model_http_error",
-    ErrorCategory.AGENT_ERROR: "env_error",
-    ErrorCategory.INTERNAL_ERROR: "remote_error",
+CORE_CATEGORY: dict[WireErrorCategory, str] = {
+    WireErrorCategory.TIMEOUT: "rollout_timeout",
+    WireErrorCategory.LEASE_EXPIRED: "remote_error",
+    WireErrorCategory.VALIDATION_ERROR: "remote_error",
+    WireErrorCategory.HTTP_ERROR: "model_http_error",
+    WireErrorCategory.AGENT_ERROR: "env_error",
+    WireErrorCategory.INTERNAL_ERROR: "remote_error",
 }
 
 
-def wire_category(category: str) -> ErrorCategory:
+def wire_category(category: str) -> WireErrorCategory:
     """The wire category of a row's error category (a wire name stays itself; a category
     outside both sets, e.g. an environment's own, is the agent's failure)."""
-    if category in ErrorCategory.__members__.values():
-        return ErrorCategory(category)
-    return WIRE_CATEGORY.get(category, ErrorCategory.AGENT_ERROR)
+    if category in WireErrorCategory.__members__.values():
+        return WireErrorCategory(category)
+    return WIRE_CATEGORY.get(category, WireErrorCategory.AGENT_ERROR)
 
 
 def core_category(wire: str | None, message: str | None) -> str:
     """The error category a client records for a failed result: the core category named at the
     head of ``message`` when the table maps it to ``wire``, else the table's default for
     ``wire`` (``remote_error`` for a category the table does not know)."""
-    if wire is None or wire not in ErrorCategory.__members__.values():
+    if wire is None or wire not in WireErrorCategory.__members__.values():
         return "remote_error"
     head = (message or "").split(":", 1)[0].strip()
     if WIRE_CATEGORY.get(head) == wire:
         return head
-    return CORE_CATEGORY[ErrorCategory(wire)]
+    return CORE_CATEGORY[WireErrorCategory(wire)]
 
 
 CancelDisposition = Literal["cancelled_queued", "cancelled_running", "not_found"]
@@ -188,7 +189,7 @@ class RolloutResultResponse(BaseModel):
     status: RolloutStatus
     sample: RolloutSample | None = None
     err_message: str | None = None
-    err_category: ErrorCategory | None = None
+    err_category: WireErrorCategory | None = None
 
     @property
     def terminal(self) -> bool:
@@ -217,3 +218,14 @@ class CancelResponse(BaseModel):
     """Per-id dispositions of a cancel request."""
 
     dispositions: dict[str, CancelDisposition]
+
+
+def __getattr__(name: str) -> object:
+    # The wire's categories were called ErrorCategory, the name of a row's categories too.
+    if name == "ErrorCategory":
+        import warnings
+
+        warnings.warn("the wire's ErrorCategory is now WireErrorCategory (verifiers_lite.ErrorCategory is "
+                      "a row's)", DeprecationWarning, stacklevel=2)
+        return WireErrorCategory
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

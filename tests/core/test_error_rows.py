@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.clients.base import ChatResponse, Usage
+from verifiers_lite.clients.base import ChatResponse, TurnUsage
 from verifiers_lite.errors import categorize
 from verifiers_lite.messages import Messages
 from verifiers_lite.state import State
@@ -133,9 +133,9 @@ class ToolCaller:
 
     async def chat(self, model, messages, sampling_args=None, tools=None) -> ChatResponse:
         if messages[-1]["role"] == "tool":
-            return ChatResponse({"role": "assistant", "content": "done"}, "stop", Usage())
+            return ChatResponse({"role": "assistant", "content": "done"}, "stop", TurnUsage())
         call = {"id": "c1", "type": "function", "function": {"name": "addition", "arguments": self.arguments}}
-        return ChatResponse({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", Usage())
+        return ChatResponse({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", TurnUsage())
 
 
 @pytest.mark.parametrize("arguments, expected", [

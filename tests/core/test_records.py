@@ -8,7 +8,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite import records, state
-from verifiers_lite.clients.base import ChatResponse, Usage
+from verifiers_lite.clients.base import ChatResponse, TurnUsage
 from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.rollout import trajectory
@@ -61,8 +61,8 @@ class _TwoTurns(vf.MultiTurnEnv):
 
 def _token_client(second_prompt: list[int]) -> vf.ScriptedClient:
     return vf.ScriptedClient([
-        ChatResponse({"role": "assistant", "content": "a"}, "stop", Usage(2, 2), [1, 2], [3, 4], [-0.1, -0.2]),
-        ChatResponse({"role": "assistant", "content": "b"}, "stop", Usage(6, 1), second_prompt, [5], None),
+        ChatResponse({"role": "assistant", "content": "a"}, "stop", TurnUsage(2, 2), [1, 2], [3, 4], [-0.1, -0.2]),
+        ChatResponse({"role": "assistant", "content": "b"}, "stop", TurnUsage(6, 1), second_prompt, [5], None),
     ])
 
 

@@ -11,7 +11,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.cli.report import format_table, run_summary
-from verifiers_lite.clients.base import ChatResponse, Usage
+from verifiers_lite.clients.base import ChatResponse, TurnUsage
 from verifiers_lite.errors import ModelAPIError
 from verifiers_lite.progress import RunStats
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k
@@ -59,7 +59,7 @@ class ThirdCallFails:
         if n == 3:
             raise ModelAPIError("HTTP 500 from the test endpoint", category="model_http_error")
         text = "right" if n == 1 else "wrong"
-        return ChatResponse({"role": "assistant", "content": text}, "stop", Usage(2, 1),
+        return ChatResponse({"role": "assistant", "content": text}, "stop", TurnUsage(2, 1),
                             prompt_ids=[1, 2], completion_ids=[7 if n == 1 else 8], completion_logprobs=[-0.5])
 
 

@@ -18,7 +18,7 @@ from verifiers_lite.errors import ERROR_CATEGORIES
 from verifiers_lite.protocol import (
     CORE_CATEGORY,
     WIRE_CATEGORY,
-    ErrorCategory,
+    WireErrorCategory,
     core_category,
     wire_category,
 )
@@ -57,7 +57,7 @@ WIRE_TO_CORE = {
 
 
 def test_every_core_category_has_its_wire_category_and_back() -> None:
-    assert {c.value for c in ErrorCategory} == WIRE_NAMES
+    assert {c.value for c in WireErrorCategory} == WIRE_NAMES
     assert set(ERROR_CATEGORIES) == set(CORE_TO_WIRE)
     assert {k: v.value for k, v in WIRE_CATEGORY.items()} == CORE_TO_WIRE
     assert {k.value: v for k, v in CORE_CATEGORY.items()} == WIRE_TO_CORE

@@ -1,6 +1,6 @@
 """Model access: the ModelClient interface, a lean HTTP client, the OpenAI adapter, routing."""
 
-from verifiers_lite.clients.base import ChatResponse, ModelClient, Usage
+from verifiers_lite.clients.base import ChatResponse, ModelClient, TurnUsage
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
 from verifiers_lite.clients.resolve import as_model_client, as_model_clients
@@ -15,7 +15,18 @@ __all__ = [
     "ModelClient",
     "OpenAIClientAdapter",
     "RetryPolicy",
-    "Usage",
+    "TurnUsage",
     "as_model_client",
     "as_model_clients",
 ]
+
+
+def __getattr__(name: str) -> object:
+    # The turn's token counts were called Usage, the name of a row's summed usage too.
+    if name == "Usage":
+        import warnings
+
+        warnings.warn("verifiers_lite.clients.Usage is now TurnUsage (verifiers_lite.Usage is a row's usage)",
+                      DeprecationWarning, stacklevel=2)
+        return TurnUsage
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,8 +9,9 @@ Message = dict[str, Any]
 
 
 @dataclass(slots=True)
-class Usage:
-    """Token counts reported by the backend (0 when it does not report them)."""
+class TurnUsage:
+    """Token counts the backend reported for one turn (0 when it does not report them); a
+    row's ``usage`` (:class:`verifiers_lite.records.Usage`) sums them over its turns."""
 
     prompt_tokens: int = 0
     completion_tokens: int = 0
@@ -29,7 +30,7 @@ class ChatResponse:
 
     message: Message
     finish_reason: str | None = "stop"
-    usage: Usage = field(default_factory=Usage)
+    usage: TurnUsage = field(default_factory=TurnUsage)
     prompt_ids: list[int] | None = None
     completion_ids: list[int] | None = None
     completion_logprobs: list[float] | None = None

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, ModelClient, Usage
+from verifiers_lite.clients.base import ChatResponse, Message, ModelClient, TurnUsage
 
 CACHE_ENV_VAR = "VERIFIERS_LITE_CACHE"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
@@ -226,7 +226,7 @@ def _encode(r: ChatResponse) -> str:
 def _decode(text: str) -> ChatResponse:
     d = json.loads(text)
     return ChatResponse(
-        message=d["message"], finish_reason=d.get("finish_reason"), usage=Usage(*d.get("usage", [0, 0])),
+        message=d["message"], finish_reason=d.get("finish_reason"), usage=TurnUsage(*d.get("usage", [0, 0])),
         prompt_ids=d.get("prompt_ids"), completion_ids=d.get("completion_ids"),
         completion_logprobs=d.get("completion_logprobs"), system_fingerprint=d.get("system_fingerprint"),
     )

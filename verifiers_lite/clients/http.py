@@ -15,7 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, Usage, text_only_model
+from verifiers_lite.clients.base import ChatResponse, Message, TurnUsage, text_only_model
 from verifiers_lite.clients.openai_settings import openai_settings
 from verifiers_lite.clients.retry import (
     RepeatedAnswer,
@@ -351,14 +351,14 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
     )
 
 
-def _usage(usage: Any) -> Usage:
+def _usage(usage: Any) -> TurnUsage:
     """Token counts of a completion's ``usage`` (``completion_tokens_details.reasoning_tokens``
     kept as ``reasoning_tokens``)."""
     if not isinstance(usage, dict):
-        return Usage()
+        return TurnUsage()
     details = usage.get("completion_tokens_details")
     reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return Usage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
+    return TurnUsage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
                  int(reasoning or 0))
 
 

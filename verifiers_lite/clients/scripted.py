@@ -14,7 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, Usage
+from verifiers_lite.clients.base import ChatResponse, Message, TurnUsage
 from verifiers_lite.clients.model_turn import ModelTurn, current_model_turn
 
 Reply = str | dict[str, Any] | ChatResponse
@@ -83,7 +83,7 @@ class ScriptedClient:
             response.message["tool_calls"] = [_tool_call(c, turn, j) for j, c in enumerate(calls)]
             if response.finish_reason == "stop":
                 response.finish_reason = "tool_calls"
-        response.usage = Usage(
+        response.usage = TurnUsage(
             prompt_tokens=sum(len(str(m.get("content") or "").split()) for m in messages),
             completion_tokens=len(response.content.split()),
         )

@@ -23,7 +23,7 @@ from verifiers_lite.extras import missing_server_dependency
 from verifiers_lite.protocol import RolloutAccepted
 
 from .errors import RolloutProtocolError
-from .polling import checked_result
+from .polling import Send, checked_result
 from .transport import LineStream, RawJSON, Reply, dumps
 
 try:
@@ -42,7 +42,6 @@ MAX_ITEMS = 10_000
 MAX_BODY_BYTES = 1 << 20
 _ABSENT = frozenset({404, 405})  # the server has no such route
 
-Send = Callable[..., Awaitable[Reply]]
 #: POST a JSON body asking for NDJSON: a :class:`LineStream` if the server streams, else a reply.
 PostLines = Callable[[str, RawJSON], Awaitable[Reply]]
 #: A rollout's result line off its admission stream: its JSON, or None if the line did not come.

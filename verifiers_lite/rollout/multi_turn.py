@@ -78,7 +78,7 @@ def _failure(where: str, exc: BaseException) -> RolloutError:
 
 
 @dataclass
-class _Run:
+class _TrajectoryInFlight:
     """One trajectory in flight."""
 
     index: int
@@ -196,11 +196,11 @@ class MultiTurnRollout:
 
     def _start(
         self, index: int, traj: Trajectory, tm: ToolManager | None, params: SamplingParams
-    ) -> _Run:
+    ) -> _TrajectoryInFlight:
         out = copy.deepcopy(traj)
         messages = out["messages"]
         tools = tm.schemas if tm is not None else out.get("tools")
-        run = _Run(index, out, messages, tools or None, tm, [], [], None)
+        run = _TrajectoryInFlight(index, out, messages, tools or None, tm, [], [], None)
         if params.logprobs is not None:
             run.logprobs = []
         try:
@@ -231,12 +231,12 @@ class MultiTurnRollout:
         message = f"prompt of {n} tokens leaves no room to sample ({limits})"
         return {"category": "prompt_too_long", "message": message}
 
-    def _fail(self, run: _Run, error: RolloutError) -> None:
+    def _fail(self, run: _TrajectoryInFlight, error: RolloutError) -> None:
         logger.warning("trajectory %d failed (%s): %s", run.index, error["category"], error["message"])
         self._finish(run, "error", error)
 
     def _finish(
-        self, run: _Run, stop_reason: StopReason, error: RolloutError | None = None
+        self, run: _TrajectoryInFlight, stop_reason: StopReason, error: RolloutError | None = None
     ) -> None:
         # The row's token layout is the only one stored: the training view (input_ids, labels,
         # per-position logprobs, masks) is derived by training_view / build_training_batch.
@@ -250,12 +250,12 @@ class MultiTurnRollout:
             "error": error,
         })
 
-    def _fits(self, run: _Run, extra: int) -> bool:
+    def _fits(self, run: _TrajectoryInFlight, extra: int) -> bool:
         limit = self._limit()
         return limit is None or len(run.ids) + extra <= limit
 
     # -- one turn for all active trajectories ---------------------------------------------
-    def _turn(self, active: list[_Run], params: SamplingParams) -> list[_Run]:
+    def _turn(self, active: list[_TrajectoryInFlight], params: SamplingParams) -> list[_TrajectoryInFlight]:
         limit = self._limit()
         per_prompt = [
             params
@@ -264,7 +264,7 @@ class MultiTurnRollout:
             for r in active
         ]
         results = sample_isolated(self.sampler, [list(r.ids) for r in active], per_prompt)
-        to_dispatch: list[_Run] = []
+        to_dispatch: list[_TrajectoryInFlight] = []
         for run, res in zip(active, results, strict=True):
             if isinstance(res, Exception):
                 self._fail(run, _failure("sampler failed", res))
@@ -278,7 +278,7 @@ class MultiTurnRollout:
         if not to_dispatch:
             return []
         answers = run_sync(self._dispatch(to_dispatch))
-        still: list[_Run] = []
+        still: list[_TrajectoryInFlight] = []
         for run, tool_msgs in zip(to_dispatch, answers, strict=True):
             try:
                 if isinstance(tool_msgs, BaseException):
@@ -289,7 +289,7 @@ class MultiTurnRollout:
                 self._fail(run, _failure(f"tool turn {run.turns} failed", e))
         return still
 
-    def _take(self, run: _Run, res: SampleResult) -> bool:
+    def _take(self, run: _TrajectoryInFlight, res: SampleResult) -> bool:
         """Append one sampled turn; True when its tool calls are to be dispatched."""
         sampled = list(res.token_ids)
         if run.logprobs is not None and (res.logprobs is None or len(res.logprobs) != len(sampled)):
@@ -326,7 +326,7 @@ class MultiTurnRollout:
         run.pending = calls
         return True
 
-    def _bridge(self, run: _Run, answers: list[dict[str, Any]]) -> bool:
+    def _bridge(self, run: _TrajectoryInFlight, answers: list[dict[str, Any]]) -> bool:
         """Append the tool answers' bridge; True when the trajectory samples another turn."""
         tool_msgs, errors = split_tool_errors(answers, run.turns)
         last_turn = run.turns >= self.max_turns
@@ -347,7 +347,7 @@ class MultiTurnRollout:
             return False
         return True
 
-    def _close(self, run: _Run, history: list[dict[str, Any]]) -> None:
+    def _close(self, run: _TrajectoryInFlight, history: list[dict[str, Any]]) -> None:
         """Append the end-of-turn tokens the model did not sample, so ids render the chat."""
         tail = self.template.bridge_ids(
             history, [], run.last_sampled, run.tools, add_generation_prompt=False
@@ -357,7 +357,7 @@ class MultiTurnRollout:
             run.labels.extend([IGNORE_INDEX] * len(tail))
 
     @staticmethod
-    async def _dispatch(runs: list[_Run]) -> list[Any]:
+    async def _dispatch(runs: list[_TrajectoryInFlight]) -> list[Any]:
         # All trajectories' tools run concurrently in one event loop; one failing dispatch
         # comes back as its exception and fails only its trajectory.
         return list(

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.base import ChatResponse, Message, Usage
+from ..clients.base import ChatResponse, Message, TurnUsage
 from ..reasoning import reasoning_of, split_think
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import TEXT_ONLY, Template
@@ -162,7 +162,7 @@ class TokenClient:
         return ChatResponse(
             message=message,
             finish_reason=finish,
-            usage=Usage(prompt_tokens=len(prompt), completion_tokens=len(sampled)),
+            usage=TurnUsage(prompt_tokens=len(prompt), completion_tokens=len(sampled)),
             prompt_ids=prompt,
             completion_ids=sampled,
             completion_logprobs=res.logprobs,

@@ -24,7 +24,7 @@ _EXPORTS: dict[str, str] = {
     "RolloutAccepted": "verifiers_lite.protocol",
     "RolloutResultResponse": "verifiers_lite.protocol",
     "RolloutSample": "verifiers_lite.protocol",
-    "ErrorCategory": "verifiers_lite.protocol",
+    "WireErrorCategory": "verifiers_lite.protocol",
     "ShutdownTimeouts": ".lifecycle",
     "RolloutFailure": ".errors",
 }

@@ -10,11 +10,11 @@ from typing import Any
 from verifiers_lite.clock import Clock, SystemClock
 from verifiers_lite.protocol import (
     CancelDisposition,
-    ErrorCategory,
     RolloutRequest,
     RolloutResultResponse,
     RolloutSample,
     RolloutStatus,
+    WireErrorCategory,
     wire_category,
 )
 
@@ -90,11 +90,11 @@ class RolloutService:
         except RolloutFailure as exc:
             result = self._failure(record, None, exc.category, exc.message, exc.sample)
         except TimeoutError as exc:
-            result = self._failure(record, None, ErrorCategory.TIMEOUT, str(exc) or "timed out")
+            result = self._failure(record, None, WireErrorCategory.TIMEOUT, str(exc) or "timed out")
         except Exception as exc:  # a backend bug must still produce a final result
             log.exception("backend failed on rollout %s", record.rollout_id)
             result = self._failure(
-                record, None, ErrorCategory.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
+                record, None, WireErrorCategory.INTERNAL_ERROR, f"{type(exc).__name__}: {exc}"
             )
         self.registry.finish(record, result)
 
@@ -133,14 +133,14 @@ class RolloutService:
         self,
         record: RolloutRecord,
         status: RolloutStatus | None,
-        category: ErrorCategory | str | None,
+        category: WireErrorCategory | str | None,
         message: str,
         row: dict[str, Any] | None = None,
         *,
         sample: RolloutSample | None = None,
     ) -> RolloutResultResponse:
-        if category is not None and category not in ErrorCategory.__members__.values():
-            category = ErrorCategory.INTERNAL_ERROR
+        if category is not None and category not in WireErrorCategory.__members__.values():
+            category = WireErrorCategory.INTERNAL_ERROR
         if sample is None and row is not None:
             sample = _sample(row)
         if sample is not None:
@@ -150,7 +150,7 @@ class RolloutService:
             rollout_id=record.rollout_id,
             status=status or RolloutStatus.FAILURE,
             sample=sample,
-            err_category=ErrorCategory(category) if category else None,
+            err_category=WireErrorCategory(category) if category else None,
             err_message=message,
         )
 
@@ -247,7 +247,7 @@ class RolloutService:
             RolloutResultResponse(
                 rollout_id=record.rollout_id,
                 status=RolloutStatus.FAILURE,
-                err_category=ErrorCategory.LEASE_EXPIRED,
+                err_category=WireErrorCategory.LEASE_EXPIRED,
                 err_message="no result poll within the polling lease timeout",
             ),
         )

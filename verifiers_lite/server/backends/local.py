@@ -11,7 +11,7 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from verifiers_lite.protocol import ErrorCategory, RolloutRequest
+from verifiers_lite.protocol import RolloutRequest, WireErrorCategory
 from verifiers_lite.scopes import run_scope
 
 from ..backend import RolloutContext
@@ -78,13 +78,13 @@ class LocalBackend:
         rubric = getattr(self.env, "rubric", None)
         if not getattr(rubric, "funcs", None):
             raise RolloutFailure(
-                ErrorCategory.VALIDATION_ERROR,
+                WireErrorCategory.VALIDATION_ERROR,
                 f"grading requested but {type(self.env).__name__} has no grader (its rubric has "
                 "no reward functions); send grade=false",
             )
         if request.label is None and not request.metadata:
             raise RolloutFailure(
-                ErrorCategory.VALIDATION_ERROR,
+                WireErrorCategory.VALIDATION_ERROR,
                 "grading requested but the request has neither a label nor metadata",
             )
 
@@ -100,7 +100,7 @@ class LocalBackend:
         return_state = bool(meta.get("return_state"))
         if return_state and request.grade:
             raise RolloutFailure(
-                ErrorCategory.VALIDATION_ERROR,
+                WireErrorCategory.VALIDATION_ERROR,
                 "metadata.return_state asks for the unscored state, which the caller grades: "
                 "send grade=false with it",
             )
@@ -127,7 +127,7 @@ class LocalBackend:
                 state = await asyncio.wait_for(task, request.agent_timeout_sec)
             except TimeoutError as exc:
                 raise RolloutFailure(
-                    ErrorCategory.TIMEOUT, f"agent did not finish within {request.agent_timeout_sec}s"
+                    WireErrorCategory.TIMEOUT, f"agent did not finish within {request.agent_timeout_sec}s"
                 ) from exc
             finally:
                 self._running.pop(request.rollout_id, None)
@@ -170,7 +170,7 @@ class LocalBackend:
             row["remove_sample"] = True  # a reward function asked to drop this sample
         if timed_out is not None:
             raise RolloutFailure(
-                ErrorCategory.TIMEOUT, f"grader did not finish within {request.grader_timeout_sec}s",
+                WireErrorCategory.TIMEOUT, f"grader did not finish within {request.grader_timeout_sec}s",
                 sample=row,
             ) from timed_out
         return row
@@ -216,7 +216,7 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
         models = await list_models(base_url, api_key, timeout)
     except (aiohttp.ClientError, TimeoutError, ValueError, LookupError, TypeError, AttributeError) as exc:
         raise RolloutFailure(
-            ErrorCategory.VALIDATION_ERROR,
+            WireErrorCategory.VALIDATION_ERROR,
             f"no model: the request's metadata has no 'model', the server has no default model "
             f"(vf-lite serve --model) and {url} did not name one ({type(exc).__name__}: {exc})",
         ) from exc
@@ -224,7 +224,7 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
         return only_model(models, base_url.rstrip("/"),
                           "name the model in the request's metadata ('model') or start the server with --model")
     except ValueError as exc:
-        raise RolloutFailure(ErrorCategory.VALIDATION_ERROR, f"no model: {exc}") from exc
+        raise RolloutFailure(WireErrorCategory.VALIDATION_ERROR, f"no model: {exc}") from exc
 
 
 def _rollout_input(request: RolloutRequest, meta: dict[str, Any]) -> dict[str, Any]:
@@ -246,7 +246,7 @@ def _rollout_input(request: RolloutRequest, meta: dict[str, Any]) -> dict[str, A
         info = built.get("info") or {}
         if not isinstance(info, dict):
             raise RolloutFailure(
-                ErrorCategory.VALIDATION_ERROR,
+                WireErrorCategory.VALIDATION_ERROR,
                 f"extra_fields go in the input's info, which is a {type(info).__name__}, not an object",
             )
         built["info"] = {**info, "extra_fields": request.extra_fields}
