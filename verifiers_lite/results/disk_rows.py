@@ -15,8 +15,7 @@ from typing import overload
 import numpy as np
 
 from verifiers_lite.records import Row
-from verifiers_lite.results import row_index
-from verifiers_lite.results.row_index import WRITE_ID, WRITE_SIZE
+from verifiers_lite.results import row_index, run_dir
 
 _READ_BUFFER = 1 << 20
 
@@ -99,10 +98,7 @@ class DiskRows(Sequence[Row]):
             offsets, lengths = self._offsets, self._lengths
             for i in positions:
                 f.seek(int(offsets[i]))
-                row = json.loads(f.read(int(lengths[i])))
-                row.pop(WRITE_ID, None)
-                row.pop(WRITE_SIZE, None)
-                yield row
+                yield run_dir.strip_tags(json.loads(f.read(int(lengths[i]))))
 
     def __repr__(self) -> str:
         return f"DiskRows({str(self.results_file)!r}, {len(self)} rows)"

@@ -6,32 +6,30 @@ derived data and checked against the rows when read: the last write's records ar
 that write is read again from the rows (its records may be torn), records with gaps between
 them, past the end of the rows or off line boundaries void the index (the rows are then
 scanned), and rows written after
-the last record (a crash between the two writes) are scanned from the rows, with the store's
-torn-write rules.
+the last record (a crash between the two writes) are scanned from the rows, with the torn-write rule
+of :mod:`verifiers_lite.results.run_dir`.
 A rewrite of the rows removes the index before replacing them, so an index never describes
 another file, and a writer that appends first brings the index up to date with the rows. Rows whose ids are not integers are not indexed: they are read into memory.
 """
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
 
 from verifiers_lite.records import Row
+from verifiers_lite.results import run_dir
+from verifiers_lite.results.run_dir import RESULTS_FILE
 
 INDEX_FILE = "results.index"
-RESULTS_FILE = "results.jsonl"
 RECORD = np.dtype([("example_id", "<i8"), ("rollout_index", "<i8"), ("offset", "<i8"), ("length", "<i8"),
                    ("write_start", "<i8")])
 ROW = np.dtype([("example_id", "<i8"), ("offset", "<i8"), ("rollout_index", "<i4"), ("length", "<i4")])
 """What a reader keeps of a record: 24 bytes a row."""
 _ROW_FIELDS = ("example_id", "offset", "rollout_index", "length")
-WRITE_ID, WRITE_SIZE = "_write_id", "_write_size"  # the store's tags on each line of a write
 
 
 def _records(rows: list[Row], offset: int, lines: list[bytes]) -> bytes | None:
@@ -155,12 +153,8 @@ def _write_size(results_file: Path, offset: int) -> int:
     """The number of lines of the write starting at ``offset`` (its first line's tag)."""
     with open(results_file, "rb") as f:
         f.seek(offset)
-        try:
-            row = json.loads(f.readline())
-        except ValueError:
-            return -1
-    size = row.get(WRITE_SIZE, 1) if isinstance(row, dict) else -1
-    return size if isinstance(size, int) else -1
+        row = run_dir.parse_line(f.readline())
+    return -1 if row is None else run_dir.write_size(row)
 
 
 def _on_line_boundaries(results_file: Path, *records: np.void) -> bool:
@@ -176,41 +170,14 @@ def _on_line_boundaries(results_file: Path, *records: np.void) -> bool:
 
 
 def _scan(results_file: Path, start: int) -> np.ndarray | None:
-    """Records of the whole writes from byte ``start`` on (the store's torn-write rules)."""
+    """Records of the whole writes from byte ``start`` on (the run directory's torn-write rule)."""
     found: list[tuple[int, int, int, int]] = []
-    for rec in _scan_lines(results_file, start):
-        if rec is None:
-            return None
-        eid, idx, offset, length, _ = rec
-        found.append((eid, offset, idx, length))
-    return np.array(found, dtype=ROW)
-
-
-def _scan_lines(results_file: Path, start: int) -> Iterator[tuple[int, int, int, int, int] | None]:
-    pending: dict[str, list[tuple[int, int, int, int, int]]] = {}
+    writes: run_dir.WholeWrites[tuple[int, int, int, int]] = run_dir.WholeWrites()
     with open(results_file, "rb") as f:
-        f.seek(start)
-        offset = start
-        for line in f:
-            if not line.endswith(b"\n"):
-                return  # torn last line
-            here, offset = offset, offset + len(line)
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(row, dict):
-                continue
-            eid, idx = row.get("example_id"), row.get("rollout_index", 0)
+        for offset, line in run_dir.complete_lines(f, start):
+            row = run_dir.parse_line(line)
+            eid, idx = (row.get("example_id"), row.get("rollout_index", 0)) if row is not None else (0, 0)
             if eid.__class__ is not int or idx.__class__ is not int:
-                yield None
-                return
-            wid, n = row.get(WRITE_ID), row.get(WRITE_SIZE, 1)
-            if not isinstance(wid, str) or not isinstance(n, int) or n <= 1:
-                yield (eid, idx, here, len(line), here)
-                continue
-            group = pending.setdefault(wid, [])
-            group.append((eid, idx, here, len(line), group[0][2] if group else here))
-            if len(group) >= n:
-                del pending[wid]
-                yield from group
+                return None
+            found.extend(writes.take(row, (eid, offset, idx, len(line))))
+    return np.array(found, dtype=ROW)

@@ -24,12 +24,9 @@ from typing import Any, cast
 
 from verifiers_lite.errors import ResumeMismatchError
 from verifiers_lite.records import Row
-from verifiers_lite.results import row_index
-from verifiers_lite.results.row_index import RESULTS_FILE as RESULTS_FILE
-from verifiers_lite.results.row_index import WRITE_ID as _WRITE_ID
-from verifiers_lite.results.row_index import WRITE_SIZE as _WRITE_SIZE
-
-METADATA_FILE = "metadata.json"
+from verifiers_lite.results import row_index, run_dir
+from verifiers_lite.results.run_dir import METADATA_FILE as METADATA_FILE
+from verifiers_lite.results.run_dir import RESULTS_FILE as RESULTS_FILE
 
 
 def _dumps(obj: Any) -> str:
@@ -58,34 +55,15 @@ class RowReader:
     def __iter__(self) -> Iterator[Row]:
         if not self.results_file.exists():
             return
-        pending: dict[str, list[Row]] = {}
-        with open(self.results_file, encoding="utf-8", errors="replace") as f:
-            for line in f:
-                row = _parse_line(line)
-                if row is None:
-                    self.skipped += 1
-                    continue
-                wid = row.pop(_WRITE_ID, None)
-                size = row.pop(_WRITE_SIZE, 1)
-                if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
-                    yield cast(Row, row)
-                    continue
-                group = pending.setdefault(wid, [])
-                group.append(cast(Row, row))
-                if len(group) >= size:
-                    del pending[wid]
-                    yield from group
-        self.skipped += sum(len(g) for g in pending.values())
-
-
-def _parse_line(line: str) -> dict[str, Any] | None:
-    if not line.endswith("\n"):
-        return None  # torn last line: the crash hit mid-write
-    try:
-        row = json.loads(line)
-    except json.JSONDecodeError:
-        return None
-    return row if isinstance(row, dict) else None
+        writes: run_dir.WholeWrites[Row] = run_dir.WholeWrites()
+        with open(self.results_file, "rb") as f:
+            end = 0
+            for offset, line in run_dir.complete_lines(f):
+                end = offset + len(line)
+                row = run_dir.parse_line(line)
+                yield from writes.take(row, cast(Row, row))
+            torn = int(os.fstat(f.fileno()).st_size > end)  # a last line without its newline
+        self.skipped += writes.unreadable + writes.partial + torn
 
 
 def iter_rows(results_file: Path) -> Iterator[Row]:
@@ -171,7 +149,7 @@ class ResultsStore:
     def _encode(rows: list[Row]) -> list[bytes]:
         """One group's lines, each tagged with the write's id and size."""
         wid = uuid.uuid4().hex
-        return [(_dumps({**r, _WRITE_ID: wid, _WRITE_SIZE: len(rows)}) + "\n").encode("utf-8") for r in rows]
+        return run_dir.encode_write(rows, wid, _dumps)
 
     def append_group(self, rows: list[Row]) -> None:
         """Append one group with a single write; fsynced (by default); then its lines' places

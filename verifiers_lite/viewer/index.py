@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.records import TIMING_PARTS, Row
-from verifiers_lite.results.store import _WRITE_ID, _WRITE_SIZE
+from verifiers_lite.results import run_dir
 
 _HEAD = b'{"example_id": '
 _REWARD_KEY = b', "reward": '
@@ -75,11 +75,7 @@ def _fields(line: bytes) -> dict[str, Any] | None:
                     return tail
             except ValueError:
                 pass
-    try:
-        row = json.loads(line)
-    except ValueError:
-        return None
-    return row if isinstance(row, dict) else None
+    return run_dir.parse_line(line)
 
 
 @dataclass
@@ -122,7 +118,7 @@ class RowIndex:
         self._error_codes: dict[str, int] = {}
         self._pos = 0
         self._inode = inode
-        self._pending: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+        self._writes: run_dir.WholeWrites[tuple[int, int, dict[str, Any]]] = run_dir.WholeWrites()
         self.generation += 1
         self.at_eof = False
 
@@ -165,38 +161,26 @@ class RowIndex:
         self.at_eof = st.st_size == self._pos
 
     def _step(self) -> bool:
-        """Index up to CHUNK complete lines; True when the end of the file was reached."""
+        """Index up to CHUNK complete lines; True when the end of the file was reached (or a
+        torn last line, still being written)."""
         if self.at_eof:
             return True
         try:
             with open(self.path, "rb") as f:
-                f.seek(self._pos)
-                for _ in range(self.CHUNK):
-                    line = f.readline()
-                    if not line.endswith(b"\n"):
-                        self.at_eof = True  # end of file, or a torn last line still being written
-                        return True
-                    start = self._pos
-                    self._pos += len(line)
-                    self._take(start, len(line), line)
+                taken = 0
+                for offset, line in run_dir.complete_lines(f, self._pos):
+                    self._pos = offset + len(line)
+                    row = _fields(line)
+                    whole = self._writes.take(row, (offset, len(line), row)) if row is not None else ()
+                    for o, n, r in whole:  # a line that is not a JSON object is skipped
+                        self._commit(o, n, r)
+                    taken += 1
+                    if taken == self.CHUNK:
+                        return False
         except FileNotFoundError:
             return True
-        return False
-
-    def _take(self, offset: int, length: int, line: bytes) -> None:
-        row = _fields(line)
-        if row is None:
-            return  # a line that is not a JSON object is skipped, as the store's reader does
-        wid, size = row.get(_WRITE_ID), row.get(_WRITE_SIZE, 1)
-        if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
-            self._commit(offset, length, row)
-            return
-        group = self._pending.setdefault(wid, [])
-        group.append((offset, length, row))
-        if len(group) >= size:
-            del self._pending[wid]
-            for o, n, r in group:
-                self._commit(o, n, r)
+        self.at_eof = True
+        return True
 
     @staticmethod
     def _code(names: list[str | None], codes: dict[str, int], value: Any) -> int:
@@ -266,10 +250,7 @@ class RowIndex:
                 raise StaleIndexError(str(self.path))
             for offset, length in spans:
                 f.seek(offset)
-                row = json.loads(f.read(length))
-                row.pop(_WRITE_ID, None)
-                row.pop(_WRITE_SIZE, None)
-                out.append(row)
+                out.append(run_dir.strip_tags(json.loads(f.read(length))))
         return out
 
     def raw_lines(self, positions: list[int]) -> list[bytes]:

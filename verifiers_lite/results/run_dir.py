@@ -1,0 +1,95 @@
+"""The run directory's files and the one rule for reading ``results.jsonl`` back whole.
+
+A run directory holds ``results.jsonl`` (rows, appended one write per group), ``metadata.json``
+(replaced whole, never appended) and ``results.index`` (derived, see
+:mod:`verifiers_lite.results.row_index`). Every line of one write carries the write's id and
+size, so a reader keeps a write only once all of its lines are on disk: a torn last line (no
+newline yet: a crash mid-write, or a writer still at it), a line that is not a JSON object and
+the lines of a write cut short are never rows. The store, the row index and the viewer's index
+all read through :func:`complete_lines` and :class:`WholeWrites`; nothing else knows the tags.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, BinaryIO, Generic, TypeVar, cast
+
+from verifiers_lite.records import Row
+
+RESULTS_FILE = "results.jsonl"
+METADATA_FILE = "metadata.json"
+_WRITE_ID, _WRITE_SIZE = "_write_id", "_write_size"  # the tags on each line of a write
+
+Item = TypeVar("Item")
+
+
+def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]) -> list[bytes]:
+    """One write's lines, each tagged with the write's id and size (a reader's proof of a whole write)."""
+    size = len(rows)
+    return [(dumps({**r, _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode("utf-8") for r in rows]
+
+
+def write_size(row: dict[str, Any]) -> int:
+    """How many lines the write this (first) line begins has; -1 when its tag is not a count."""
+    size = row.get(_WRITE_SIZE, 1)
+    return size if isinstance(size, int) else -1
+
+
+def strip_tags(row: dict[str, Any]) -> Row:
+    """The row without its write's tags (for readers that go straight to a line by its offset)."""
+    row.pop(_WRITE_ID, None)
+    row.pop(_WRITE_SIZE, None)
+    return cast(Row, row)  # a parsed line is a row once untagged
+
+
+def complete_lines(f: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bytes]]:
+    """``(offset, line)`` of every line from ``offset`` that ends in a newline; stops at a torn
+    last line (it may still be being written, so it is never read as a row)."""
+    f.seek(offset)
+    for line in f:
+        if not line.endswith(b"\n"):
+            return
+        yield offset, line
+        offset += len(line)
+
+
+def parse_line(line: bytes) -> dict[str, Any] | None:
+    """A complete line's JSON object, or None when it is not one (such a line is skipped).
+    Bytes that are not UTF-8 are read as replacement characters, not as a broken line."""
+    try:
+        row = json.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return None
+    return row if isinstance(row, dict) else None
+
+
+class WholeWrites(Generic[Item]):
+    """Assembles complete lines, fed in file order, into whole writes. :meth:`take` gets each
+    line's parsed object (None when it was not one) and what the caller keeps of the line, and
+    returns the kept items of the write that line completed (nothing while a write is partial).
+    ``unreadable`` counts lines that were not objects; ``partial`` the lines of writes still
+    waiting for the rest of their lines (once a file is read through: writes cut short)."""
+
+    def __init__(self) -> None:
+        self._pending: dict[str, list[Item]] = {}
+        self.unreadable = 0
+
+    def take(self, row: dict[str, Any] | None, item: Item) -> Sequence[Item]:
+        """Feed one line (its tags are removed from ``row``); the items now whole."""
+        if row is None:
+            self.unreadable += 1
+            return ()
+        wid, size = row.pop(_WRITE_ID, None), row.pop(_WRITE_SIZE, 1)
+        if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
+            return (item,)  # a write of one line (or a row written before writes were tagged)
+        group = self._pending.setdefault(wid, [])
+        group.append(item)
+        if len(group) < size:
+            return ()
+        del self._pending[wid]
+        return group
+
+    @property
+    def partial(self) -> int:
+        return sum(len(group) for group in self._pending.values())
