@@ -11,8 +11,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py")
-"""The rollout record family and the protocol the scheduler runs environments through."""
+STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py", "verifiers_lite/results/run_dir.py")
+"""The rollout record family, the protocol the scheduler runs environments through and the run
+directory's reader of whole writes."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

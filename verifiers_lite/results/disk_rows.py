@@ -6,7 +6,6 @@ so ``len``, iteration and indexing cost no more than the rows in hand.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -98,7 +97,7 @@ class DiskRows(Sequence[Row]):
             offsets, lengths = self._offsets, self._lengths
             for i in positions:
                 f.seek(int(offsets[i]))
-                yield run_dir.strip_tags(json.loads(f.read(int(lengths[i]))))
+                yield run_dir.read_row(f.read(int(lengths[i])))
 
     def __repr__(self) -> str:
         return f"DiskRows({str(self.results_file)!r}, {len(self)} rows)"

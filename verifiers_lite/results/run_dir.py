@@ -30,17 +30,20 @@ def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]
     return [(dumps({**r, _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode("utf-8") for r in rows]
 
 
-def write_size(row: dict[str, Any]) -> int:
+def write_size(first_line: dict[str, Any]) -> int:
     """How many lines the write this (first) line begins has; -1 when its tag is not a count."""
-    size = row.get(_WRITE_SIZE, 1)
+    size = first_line.get(_WRITE_SIZE, 1)
     return size if isinstance(size, int) else -1
 
 
-def strip_tags(row: dict[str, Any]) -> Row:
-    """The row without its write's tags (for readers that go straight to a line by its offset)."""
+def read_row(line: bytes) -> Row:
+    """The row on a line an index points at, its write's tags removed (ValueError: no row there)."""
+    row = parse_line(line)
+    if row is None:
+        raise ValueError(f"not a row: {line[:80]!r}")
     row.pop(_WRITE_ID, None)
     row.pop(_WRITE_SIZE, None)
-    return cast(Row, row)  # a parsed line is a row once untagged
+    return cast(Row, row)
 
 
 def complete_lines(f: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bytes]]:
@@ -75,12 +78,12 @@ class WholeWrites(Generic[Item]):
         self._pending: dict[str, list[Item]] = {}
         self.unreadable = 0
 
-    def take(self, row: dict[str, Any] | None, item: Item) -> Sequence[Item]:
-        """Feed one line (its tags are removed from ``row``); the items now whole."""
-        if row is None:
+    def take(self, parsed: dict[str, Any] | None, item: Item) -> Sequence[Item]:
+        """Feed one line (its tags are removed from ``parsed``); the items now whole."""
+        if parsed is None:
             self.unreadable += 1
             return ()
-        wid, size = row.pop(_WRITE_ID, None), row.pop(_WRITE_SIZE, 1)
+        wid, size = parsed.pop(_WRITE_ID, None), parsed.pop(_WRITE_SIZE, 1)
         if not isinstance(wid, str) or not isinstance(size, int) or size <= 1:
             return (item,)  # a write of one line (or a row written before writes were tagged)
         group = self._pending.setdefault(wid, [])

@@ -167,14 +167,12 @@ class RowIndex:
             return True
         try:
             with open(self.path, "rb") as f:
-                taken = 0
-                for offset, line in run_dir.complete_lines(f, self._pos):
+                for taken, (offset, line) in enumerate(run_dir.complete_lines(f, self._pos), 1):
                     self._pos = offset + len(line)
                     row = _fields(line)
                     whole = self._writes.take(row, (offset, len(line), row)) if row is not None else ()
                     for o, n, r in whole:  # a line that is not a JSON object is skipped
                         self._commit(o, n, r)
-                    taken += 1
                     if taken == self.CHUNK:
                         return False
         except FileNotFoundError:
@@ -250,7 +248,7 @@ class RowIndex:
                 raise StaleIndexError(str(self.path))
             for offset, length in spans:
                 f.seek(offset)
-                out.append(run_dir.strip_tags(json.loads(f.read(length))))
+                out.append(run_dir.read_row(f.read(length)))
         return out
 
     def raw_lines(self, positions: list[int]) -> list[bytes]:
