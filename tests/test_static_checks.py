@@ -11,9 +11,11 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py", "verifiers_lite/results/run_dir.py")
-"""The rollout record family, the protocol the scheduler runs environments through and the run
-directory's reader of whole writes."""
+STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py", "verifiers_lite/results/run_dir.py",
+                  "verifiers_lite/results/run_metadata.py", "verifiers_lite/results/sessions.py",
+                  "verifiers_lite/results/store.py", "verifiers_lite/viewer/runs.py")
+"""The rollout record family, the protocol the scheduler runs environments through, the run
+directory's reader of whole writes, the typed run metadata and its readers and writers here."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

@@ -13,12 +13,13 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from numbers import Integral, Number
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.flat_rows import flatten_row
+from verifiers_lite.results.run_metadata import read_run_metadata
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
 
 if TYPE_CHECKING:
@@ -169,8 +170,8 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any
         return _read_parquet(p)
     if not (p / RESULTS_FILE).exists():
         raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
-    meta_file = p / METADATA_FILE
-    metadata = json.loads(meta_file.read_text(encoding="utf-8")) if meta_file.exists() else {}
+    # checked, then handed on as the plain dict a run's outputs hold
+    metadata = cast(dict[str, Any], read_run_metadata(p)) if (p / METADATA_FILE).exists() else {}
     on_disk = DiskRows.open(p / RESULTS_FILE, sort=True)  # example order, as a run's outputs are
     if on_disk is not None:
         return on_disk, metadata

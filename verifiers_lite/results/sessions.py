@@ -16,6 +16,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.results.run_metadata import RunMetadata
+
 
 def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[dict[str, Any]]:
     """The sessions recorded in a run's saved metadata, each closed (a run saved before
@@ -69,7 +71,7 @@ def end_session(metadata: dict[str, Any], end: float, rollouts: int) -> None:
     metadata["end_time"] = end
 
 
-def run_duration(metadata: dict[str, Any]) -> float | None:
+def run_duration(metadata: RunMetadata | dict[str, Any]) -> float | None:
     """Seconds the run took: its sessions' durations summed (``duration_s``); for runs saved
     before sessions were recorded, end minus start; None while unknown."""
     if isinstance(metadata.get("duration_s"), (int, float)):

@@ -27,6 +27,7 @@ from verifiers_lite.records import Row
 from verifiers_lite.results import row_index, run_dir
 from verifiers_lite.results.run_dir import METADATA_FILE as METADATA_FILE
 from verifiers_lite.results.run_dir import RESULTS_FILE as RESULTS_FILE
+from verifiers_lite.results.run_metadata import read_run_metadata
 
 
 def _dumps(obj: Any) -> str:
@@ -104,10 +105,7 @@ class ResultsStore:
         self.path.mkdir(parents=True, exist_ok=True)
         resuming = False
         if self.metadata_file.exists():
-            try:
-                old = json.loads(self.metadata_file.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{self.metadata_file} is not valid JSON: {exc}") from exc
+            old = cast(dict[str, Any], read_run_metadata(self.path))  # checked; the resume check reads it as a dict
             if check_same_run is not None:
                 check_same_run(old)
             resuming = True

@@ -7,7 +7,6 @@ a request: a URL cannot reach any other file.
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 import time
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
 from verifiers_lite.viewer.index import RowIndex, StaleIndexError
@@ -39,14 +39,13 @@ class Run:
     _selections: OrderedDict[tuple[Any, ...], list[int]] = field(default_factory=OrderedDict)
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def metadata(self) -> dict[str, Any]:
+    def metadata(self) -> RunMetadata:
         try:
-            meta = json.loads((self.path / METADATA_FILE).read_text(encoding="utf-8"))
-        except (FileNotFoundError, json.JSONDecodeError):
+            return read_run_metadata(self.path)
+        except (FileNotFoundError, ValueError):
             return {}  # absent, or replaced mid-read: the next poll sees the new one
-        return meta if isinstance(meta, dict) else {}
 
-    def status(self, meta: dict[str, Any]) -> str:
+    def status(self, meta: RunMetadata) -> str:
         """running / completed / completed_with_errors / interrupted, or ``stale`` for a run
         whose writer stopped without saying so (killed)."""
         status = meta.get("status")
@@ -59,7 +58,7 @@ class Run:
             return "running"
         return "running" if time.time() - mtime < STALE_AFTER_S else "stale"
 
-    def stats(self, meta: dict[str, Any], budget_s: float | None = None) -> dict[str, Any]:
+    def stats(self, meta: RunMetadata, budget_s: float | None = None) -> dict[str, Any]:
         """Run statistics over the rows on disk, cached until the index grows. With
         ``budget_s``, over the rows indexed within that time (``complete`` says whether that is
         all of them); whoever calls finishes the index in the background."""

@@ -1,0 +1,147 @@
+"""``metadata.json``, typed: what a run was, how it went, and each of its sessions.
+
+The run writes it as it starts (what ran, with what, the fingerprint a resume checks), and
+again when each session ends (status, totals, durations). It stays a JSON object on disk and a
+plain ``dict`` in memory (:class:`RunMetadata` is a ``TypedDict``), so keys a newer or older
+version wrote are kept as they are; :func:`read_run_metadata` is how every reader loads it,
+refusing a file that is not a metadata object and a key whose value has the wrong kind.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TypedDict, cast
+
+from verifiers_lite.results.run_dir import METADATA_FILE
+
+
+class CacheSummary(TypedDict):
+    """The response cache's use in the run (in-process runs with ``cache=``)."""
+
+    path: str  #: the cache file
+    hits: int  #: requests answered from the cache
+    misses: int  #: requests sent to the model (then stored)
+    hit_ratio: float | None  #: hits / (hits + misses); None when there was no request
+
+
+class RescoredFrom(TypedDict):
+    """Where a re-scored run's rows came from (``vf.rescore``)."""
+
+    path: str | None  #: the source run's directory (absolute), None for rows held in memory
+    rubric: Any  #: the source run's rubric fingerprint
+    status: str | None  #: the source run's status
+    reward_mean: float | None  #: the source run's mean reward
+    time: float  #: when it was re-scored (epoch seconds)
+
+
+class SessionRecord(TypedDict, total=False):
+    """One session of a run: its first call, or a resume of the same ``results_path``."""
+
+    start_time: float  #: when it started (epoch seconds)
+    end_time: float  #: when it ended; estimated from the last write when it was killed
+    end_estimated: bool  #: the session was killed: its end is the last write of results.jsonl
+    duration_s: float  #: end_time - start_time
+    rollouts: int  #: rollouts it ran (0 when everything asked for was saved already)
+    #: what produced its rows: client, endpoints, versions (:mod:`verifiers_lite.results.manifest`)
+    manifest: dict[str, Any]
+
+
+class RunMetadata(TypedDict, total=False):
+    """The keys of a run's ``metadata.json`` (all optional: older runs lack some)."""
+
+    env_id: str  #: the environment's id (its class name when built in place)
+    env_args: dict[str, Any]  #: the arguments the environment was loaded with
+    model: str  #: the model name requests were sent for
+    rollouts_per_example: int  #: rollouts of each example (the group size)
+    num_examples: int  #: examples the run asked for
+    num_rollouts: int  #: rollouts the run asked for
+    sampling_args: dict[str, Any]  #: the environment's sampling arguments with the call's over them
+    independent_scoring: bool  #: each rollout scored alone (no groups)
+    score_rollouts: bool  #: whether rows were scored
+    pass_criterion: dict[str, Any]  #: what counts as a pass (``PassCriterion.to_dict()``)
+    prompt_template: dict[str, Any]  #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
+    tasks: dict[str, Any]  #: per task of an environment group: its facts (pass criterion, ...)
+    max_concurrent: int | None  #: the bound on rollouts in flight (None: none)
+    seed: int | None  #: the run's seed (None: unseeded)
+    results_path: str  #: where the run was saved, as given
+    library_version: str  #: the verifiers_lite version that wrote it
+    fingerprint: dict[str, Any]  #: what a resume must match (environment, model, sampling, rubric, ...)
+    sessions: list[SessionRecord]  #: the first call and each resume, in order
+    resumed: bool  #: the run took more than one session
+    start_time: float  #: when its first session started (epoch seconds)
+    end_time: float  #: when its last session ended
+    duration_s: float  #: its sessions' durations summed (time between a crash and its resume not counted)
+    status: str  #: running, completed, completed_with_errors or interrupted
+    executor: str  #: which executor ran the rollouts (local, ray, remote)
+    endpoints: list[dict[str, Any]]  #: per endpoint: requests, failures, groups, most in flight
+    workers: list[dict[str, Any]]  #: (ray) per worker: alive, units run
+    rerun_units: int  #: (ray) units run again after their worker was lost
+    worker_failures: list[Any]  #: (ray) what each lost worker failed with
+    servers: list[dict[str, Any]]  #: (remote) per server: its URL and rollouts run there
+    cache: CacheSummary  #: the response cache's hits and misses
+    num_scored: int  #: rows with a reward
+    num_errors: int  #: rows with an error
+    reward_mean: float | None  #: the mean reward over scored rows
+    reward_stderr: float | None  #: its standard error
+    reward_ci: list[float] | None  #: its 95% interval (NaN ends when undefined)
+    reward_ci_undefined: str | None  #: why the interval is undefined, when it is
+    metrics_mean: dict[str, float | None]  #: per metric: its mean
+    metrics_stderr: dict[str, float | None]  #: per metric: its standard error
+    metrics_ci: dict[str, list[float] | None]  #: per metric: its 95% interval
+    metrics_ci_undefined: dict[str, str | None]  #: per metric: why its interval is undefined
+    errors: dict[str, int]  #: rows per error category
+    stop_reasons: dict[str, int]  #: rows per stop reason
+    prompt_tokens: int  #: prompt tokens over all rows
+    completion_tokens: int  #: completion tokens over all rows
+    reasoning_tokens: int  #: of those, tokens spent reasoning
+    timing_ms: dict[str, float | None]  #: per part of a rollout's time: its mean (ms)
+    rescored_from: RescoredFrom  #: a re-scored run's source
+    #: the whole run's manifest, as runs wrote it before sessions had their own (read as the
+    #: last session's)
+    manifest: dict[str, Any]
+
+
+_NUMBER = (int, float)
+_KINDS: dict[str, tuple[type, ...]] = {
+    **dict.fromkeys(("env_id", "model", "results_path", "library_version", "status", "executor",
+                     "reward_ci_undefined"), (str,)),
+    **dict.fromkeys(("env_args", "sampling_args", "pass_criterion", "prompt_template", "tasks", "fingerprint",
+                     "cache", "rescored_from", "manifest", "metrics_mean", "metrics_stderr", "metrics_ci",
+                     "metrics_ci_undefined", "errors", "stop_reasons", "timing_ms"), (dict,)),
+    **dict.fromkeys(("rollouts_per_example", "num_examples", "num_rollouts", "max_concurrent", "seed",
+                     "num_scored", "num_errors", "prompt_tokens", "completion_tokens", "reasoning_tokens", "rerun_units"), (int,)),
+    **dict.fromkeys(("start_time", "end_time", "duration_s", "reward_mean", "reward_stderr"), _NUMBER),
+    **dict.fromkeys(("independent_scoring", "score_rollouts", "resumed"), (bool,)),
+    **dict.fromkeys(("sessions", "endpoints", "reward_ci", "workers", "worker_failures", "servers"), (list,)),
+}
+"""The JSON kind of each key's value (None is accepted for every key: a figure not known)."""
+
+RUN_METADATA_KEYS: frozenset[str] = frozenset(RunMetadata.__annotations__)
+assert RUN_METADATA_KEYS == frozenset(_KINDS), "every RunMetadata key has its JSON kind"
+
+
+def as_run_metadata(obj: object, source: str = METADATA_FILE) -> RunMetadata:
+    """``obj`` (parsed JSON) as run metadata; ValueError naming ``source`` and the key when it is
+    not an object or a known key holds the wrong kind of value. Unknown keys are kept."""
+    if not isinstance(obj, Mapping):
+        raise ValueError(f"{source}: run metadata must be a JSON object, got {type(obj).__name__}")
+    for key, value in obj.items():
+        kinds = _KINDS.get(key)
+        if kinds is None or value is None:
+            continue
+        if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
+            names = " or ".join(kind.__name__ for kind in kinds)
+            raise ValueError(f"{source}: {key!r} must be {names}, got {type(value).__name__} {value!r:.80}")
+    return cast(RunMetadata, dict(obj))
+
+
+def read_run_metadata(run_dir: Path) -> RunMetadata:
+    """The run directory's ``metadata.json``, checked (FileNotFoundError when there is none)."""
+    path = run_dir / METADATA_FILE
+    try:
+        obj: Any = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from exc
+    return as_run_metadata(obj, str(path))
