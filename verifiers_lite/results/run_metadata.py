@@ -119,7 +119,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
 """The JSON kind of each key's value (None is accepted for every key: a figure not known)."""
 
 RUN_METADATA_KEYS: frozenset[str] = frozenset(RunMetadata.__annotations__)
-assert RUN_METADATA_KEYS == frozenset(_KINDS), "every RunMetadata key has its JSON kind"
+assert frozenset(_KINDS) == RUN_METADATA_KEYS, "every RunMetadata key has its JSON kind"
 
 
 def as_run_metadata(obj: object, source: str = METADATA_FILE) -> RunMetadata:
