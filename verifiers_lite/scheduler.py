@@ -47,6 +47,7 @@ from verifiers_lite.results.manifest import (
 )
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
+from verifiers_lite.results.run_metadata import RunMetadata
 from verifiers_lite.results.sessions import (
     begin_session,
     current_session,
@@ -346,29 +347,23 @@ def _run_metadata(
 ) -> dict[str, Any]:
     """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
     sampling = {**env.sampling_args, **(config.sampling_args or {})}
-    metadata: dict[str, Any] = {
-        "env_id": env.env_id,
-        "env_args": env.env_args,
-        "model": model,
-        "rollouts_per_example": per_example,
-        "num_examples": len(plan),
-        "num_rollouts": plan.num_rollouts,
-        "sampling_args": sampling,
-        "independent_scoring": config.independent_scoring,
-        "score_rollouts": score,
-        "pass_criterion": env.pass_criterion.to_dict(),
-        "prompt_template": env.prompt_template,
-        **({"tasks": task_facts} if (task_facts := env.task_metadata(plan.inputs())) is not None else {}),
-        "max_concurrent": limit,
-        "seed": run_seed,
-        **({"results_path": str(config.results_path)} if config.results_path else {}),
-        "library_version": _version(),
-    }
+    metadata = RunMetadata(
+        env_id=env.env_id, env_args=env.env_args, model=model, rollouts_per_example=per_example,
+        num_examples=len(plan), num_rollouts=plan.num_rollouts, sampling_args=sampling,
+        independent_scoring=config.independent_scoring, score_rollouts=score,
+        pass_criterion=env.pass_criterion.to_dict(), prompt_template=env.prompt_template,
+    )
+    if (task_facts := env.task_metadata(plan.inputs())) is not None:
+        metadata["tasks"] = task_facts
+    metadata["max_concurrent"], metadata["seed"] = limit, run_seed
+    if config.results_path:
+        metadata["results_path"] = str(config.results_path)
+    metadata["library_version"] = _version()
     metadata[FINGERPRINT_KEY] = run_fingerprint(
         env, model, sampling, per_example, config.independent_scoring, score, metadata["library_version"])
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
-    return metadata
+    return dict(metadata)  # the run keeps adding to it: a plain dict from here on
 
 
 def _resume(

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from verifiers_lite.dataset import RolloutInput
     from verifiers_lite.runnable import RunnableEnvironment, RunnableRubric
 
-FINGERPRINT_KEY = "fingerprint"
+FINGERPRINT_KEY: Final = "fingerprint"
 INPUT_HASH_KEY: Final = "input_hash"
 _INPUT_FIELDS = ("prompt", "answer", "info", "task")
 

@@ -51,7 +51,7 @@ class SessionRecord(TypedDict, total=False):
 class RunMetadata(TypedDict, total=False):
     """The keys of a run's ``metadata.json`` (all optional: older runs lack some)."""
 
-    env_id: str  #: the environment's id (its class name when built in place)
+    env_id: str | None  #: the environment's id (its class name when built in place; None when it has none)
     env_args: dict[str, Any]  #: the arguments the environment was loaded with
     model: str  #: the model name requests were sent for
     rollouts_per_example: int  #: rollouts of each example (the group size)
