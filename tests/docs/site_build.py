@@ -1,0 +1,29 @@
+"""The docs site built once per test session with ``mkdocs build --strict`` (a real subprocess)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_site(target: Path) -> subprocess.CompletedProcess[str]:
+    """``mkdocs build --strict`` of this checkout into ``target``; any warning fails it."""
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "environments")]),
+           "NO_MKDOCS_2_WARNING": "1"}
+    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)],
+                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("mkdocs", reason="the docs extra (pip install -e '.[docs]')")
+    target = tmp_path_factory.mktemp("site") / "site"
+    done = build_site(target)
+    assert done.returncode == 0, f"mkdocs build --strict failed:\n{done.stdout}\n{done.stderr}"
+    return target

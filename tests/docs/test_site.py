@@ -1,0 +1,118 @@
+"""The built docs site: strict build, a reference entry for every exported name of every public
+package, every ``vf-lite`` command and option on the CLI page, nothing fetched from elsewhere."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import re
+import warnings
+from html.parser import HTMLParser
+from pathlib import Path
+
+import verifiers_lite
+
+
+def _facades() -> dict[str, list[str]]:
+    """package -> its ``__all__``, for every public package that exports names (found on disk)."""
+    found = {"verifiers_lite": list(verifiers_lite.__all__)}
+    for info in pkgutil.walk_packages(verifiers_lite.__path__, prefix="verifiers_lite."):
+        if info.ispkg and "._" not in info.name:
+            names = getattr(importlib.import_module(info.name), "__all__", [])
+            if names:
+                found[info.name] = list(names)
+    return found
+
+
+class _Headings(HTMLParser):
+    """The text of every h1-h6 element of a page, and every tag's URL attributes."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.urls: list[tuple[str, str, str]] = []
+        self._depth = 0
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if re.fullmatch(r"h[1-6]", tag):
+            self._depth += 1
+            self.headings.append("")
+        for key, value in attrs:
+            if key in ("src", "href") and value:
+                self.urls.append((tag, dict(attrs).get("rel") or "", value))
+
+    def handle_endtag(self, tag: str) -> None:
+        if re.fullmatch(r"h[1-6]", tag) and self._depth:
+            self._depth -= 1
+
+    def handle_data(self, data: str) -> None:
+        if self._depth:
+            self.headings[-1] += data
+
+
+def _parse(path: Path) -> _Headings:
+    parser = _Headings()
+    parser.feed(path.read_text(encoding="utf-8"))
+    return parser
+
+
+def test_every_exported_name_has_a_heading_on_its_package_page(built_site: Path):
+    missing = {}
+    for package, names in _facades().items():
+        short = package if package == "verifiers_lite" else package.removeprefix("verifiers_lite.")
+        page = built_site / "reference" / short.replace(".", "-") / "index.html"
+        assert page.exists(), f"no reference page for {package}"
+        words = {w for h in _parse(page).headings for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h)}
+        lost = sorted(set(names) - words - {"__version__"} if package == "verifiers_lite" else set(names) - words)
+        if lost:
+            missing[package] = lost
+    assert missing == {}
+
+
+def test_run_config_fields_are_documented(built_site: Path):
+    import dataclasses
+
+    text = (built_site / "reference" / "verifiers_lite" / "index.html").read_text(encoding="utf-8")
+    fields = [f.name for f in dataclasses.fields(verifiers_lite.RunConfig)]
+    assert fields and [f for f in fields if f"RunConfig.{f}" not in text] == []
+
+
+def _option_strings(parser: argparse.ArgumentParser) -> set[str]:
+    return {s for a in parser._actions for s in a.option_strings}
+
+
+def test_cli_page_lists_every_command_and_option(built_site: Path):
+    from verifiers_lite.cli.parser import build_parser
+
+    text = (built_site / "cli" / "index.html").read_text(encoding="utf-8")
+    main = build_parser()
+    commands = next(a for a in main._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert {"eval", "serve", "rescore", "compare", "view"} <= set(commands)
+    try:
+        serve = importlib.import_module("verifiers_lite.cli.serve")
+    except ImportError:
+        serve = importlib.import_module("verifiers_lite.server.cli")
+    expected = {f"vf-lite {name}" for name in commands}
+    expected |= {o for name, sub in commands.items() if name != "serve" for o in _option_strings(sub)}
+    expected |= _option_strings(serve.build_parser())
+    assert {"--port", "--max-concurrent", "--rollouts-per-example"} <= expected
+    assert sorted(e for e in expected if e not in text) == []
+
+
+def test_the_site_loads_no_script_style_or_font_from_elsewhere(built_site: Path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        pages = list(built_site.rglob("*.html"))
+    external = []
+    for page in pages:
+        for tag, rel, url in _parse(page).urls:
+            loads = tag in ("script", "img", "iframe") or (tag == "link" and rel not in ("canonical",))
+            if loads and re.match(r"(https?:)?//", url):
+                external.append((page.relative_to(built_site).as_posix(), tag, url))
+    for sheet in built_site.rglob("*.css"):
+        external += [(sheet.name, "css", u) for u in re.findall(r"url\(['\"]?((?:https?:)?//[^)'\"]+)",
+                                                                sheet.read_text(encoding="utf-8"))]
+        external += [(sheet.name, "css", u) for u in re.findall(r"@import\s+['\"]((?:https?:)?//[^'\"]+)",
+                                                                sheet.read_text(encoding="utf-8"))]
+    assert len(pages) > 5 and external == []
