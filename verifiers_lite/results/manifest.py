@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite.clients.cache import CachedClient, endpoint_identity
 from verifiers_lite.records import Row
 from verifiers_lite.results.code_identity import code_hash
+from verifiers_lite.results.run_metadata import SessionRecord
 
 if TYPE_CHECKING:
     from verifiers_lite.runnable import RunnableEnvironment
@@ -166,7 +167,7 @@ def add_system_fingerprints(seen: dict[str, None], rows: Iterable[Row]) -> None:
             seen.setdefault(fp, None)
 
 
-def client_change(earlier: Sequence[dict[str, Any]], now: Sequence[dict[str, Any]]) -> str | None:
+def client_change(earlier: Sequence[SessionRecord], now: Sequence[dict[str, Any]]) -> str | None:
     """How ``now`` (this session's :func:`client_endpoints`) differs from the clients that made
     the ``earlier`` sessions of a run, in words naming both; None when it is one of theirs, or
     when the saved run did not record its client."""
@@ -183,7 +184,7 @@ def client_change(earlier: Sequence[dict[str, Any]], now: Sequence[dict[str, Any
             f"this call's client is {'; '.join(_described(e) for e in now)}")
 
 
-def _session_endpoints(session: dict[str, Any]) -> list[dict[str, Any]]:
+def _session_endpoints(session: SessionRecord) -> list[dict[str, Any]]:
     manifest = session.get("manifest")
     entries = manifest.get("endpoints") if isinstance(manifest, dict) else None
     return [e for e in entries or [] if isinstance(e, dict) and ("client" in e or "endpoint" in e)]

@@ -14,25 +14,25 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
-from verifiers_lite.results.run_metadata import RunMetadata
+from verifiers_lite.results.run_metadata import RunMetadata, SessionRecord
 
 
-def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[dict[str, Any]]:
+def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[SessionRecord]:
     """The sessions recorded in a run's saved metadata, each closed (a run saved before
     sessions were recorded counts as one session, from its start and end times). A run saved
     with one ``manifest`` for the whole run had it rewritten by each session: it is the last
     session's."""
-    sessions = [dict(s) for s in saved.get("sessions") or [] if isinstance(s, dict)]
+    sessions = [cast(SessionRecord, dict(s)) for s in saved.get("sessions") or [] if isinstance(s, dict)]
     if not sessions and isinstance(saved.get("start_time"), (int, float)):
-        sessions = [{"start_time": saved["start_time"], "end_time": saved.get("end_time")}]
+        sessions = [cast(SessionRecord, {"start_time": saved["start_time"], "end_time": saved.get("end_time")})]
     if sessions and isinstance(saved.get("manifest"), dict) and "manifest" not in sessions[-1]:
         sessions[-1]["manifest"] = saved["manifest"]
     return [_closed(s, results_file) for s in sessions]
 
 
-def _closed(session: dict[str, Any], results_file: Path) -> dict[str, Any]:
+def _closed(session: SessionRecord, results_file: Path) -> SessionRecord:
     start, end = session.get("start_time"), session.get("end_time")
     if not isinstance(start, (int, float)):
         return {**session, "duration_s": float(session.get("duration_s") or 0.0)}
@@ -47,18 +47,18 @@ def _closed(session: dict[str, Any], results_file: Path) -> dict[str, Any]:
 
 
 def begin_session(
-    metadata: dict[str, Any], earlier: list[dict[str, Any]], start: float, manifest: dict[str, Any],
+    metadata: dict[str, Any], earlier: list[SessionRecord], start: float, manifest: dict[str, Any],
 ) -> None:
     """Record a new session starting at ``start`` after ``earlier`` ones, made by what
     ``manifest`` describes (the run's start time stays that of its first session)."""
-    metadata["sessions"] = [*earlier, {"start_time": start, "manifest": manifest}]
+    metadata["sessions"] = [*earlier, SessionRecord(start_time=start, manifest=manifest)]
     metadata["resumed"] = bool(earlier)
     metadata["start_time"] = earlier[0]["start_time"] if earlier and "start_time" in earlier[0] else start
 
 
-def current_session(metadata: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+def current_session(metadata: dict[str, Any]) -> tuple[int, SessionRecord]:
     """The running session: its index in ``metadata["sessions"]`` and its record."""
-    sessions = metadata["sessions"]
+    sessions: list[SessionRecord] = metadata["sessions"]
     return len(sessions) - 1, sessions[-1]
 
 
