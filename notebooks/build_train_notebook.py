@@ -3,7 +3,7 @@
 It needs torch, transformers and trl, so it runs in ``.venv-vllm``:
     .venv-vllm/bin/python notebooks/build_train_notebook.py --execute
 The training itself is ``benchmarks/train_grpo.py``'s ``run()``: a finished run directory
-(``outputs/train_grpo``) is read back, otherwise the notebook trains (about 20 min on 2 cores).
+(``outputs/train_grpo``) is read back, otherwise the notebook trains (about 30 min on 2 cores) and then times the loops.
 """
 
 from __future__ import annotations
@@ -21,27 +21,29 @@ CELLS = [
     new_markdown_cell(
         "# GRPO on a laptop CPU: TRL trained on the library's own rollouts\n\n"
         "SmolLM2-135M-Instruct (the embedded model, as a Hugging Face checkpoint) is trained with "
-        "TRL's `GRPOTrainer` on the bundled `arithmetic` environment (two-digit additions). "
+        "TRL's `GRPOTrainer` on the bundled `arithmetic` environment with one-digit subtractions "
+        "(`operations=\"-\"`: half the answers are negative; the base model gets about a third "
+        "right, so a group of 8 samples usually holds both right and wrong answers). "
         "`vf.grpo_trainer` hands TRL the environment's rollouts through TRL's `rollout_func`: "
-        "token ids and sampler logprobs verbatim, the rubric as the reward. The policy samples "
-        "its own rollouts with its current weights (`TransformersSampler`), so the rollouts are "
-        "on-policy and the importance ratios should sit at 1.\n\n"
-        "Held-out questions (another seed than the training ones) are evaluated before and after "
-        "training through `evaluate()`, and compared paired over examples with `vf.compare_runs`."
+        "token ids and sampler logprobs verbatim, the rubric as the reward. The policy (a LoRA "
+        "adapter, TRL's `peft_config`) samples its own rollouts with its current weights "
+        "(`TransformersSampler`, a group's prompt prefilled once), so the rollouts are on-policy "
+        "and the importance ratios should sit at 1.\n\n"
+        "Three question sets come from three seeds: training, validation (where the settings were "
+        "chosen) and held-out, evaluated exactly twice, before and after training, through "
+        "`evaluate()`, and compared paired over questions with `vf.compare_runs`."
     ),
     new_code_cell(
         "import sys\n"
         "from pathlib import Path\n\n"
         "sys.path.insert(0, '../benchmarks')\n"
-        "from train_grpo import run   # trains once; a finished run directory is read back\n\n"
+        "from train_grpo import plot, report, run   # trains once; a finished run directory is read back\n\n"
         "OUT = Path('../outputs/train_grpo')\n"
         "s = run(OUT)\n"
-        "w = s['wall_s']\n"
-        "print(f\"{s['steps']} GRPO steps x {s['rollouts_per_step']} rollouts, lr {s['learning_rate']}\")\n"
-        "print(f\"wall {w['total'] / 60:.1f} min (training {w['train'] / 60:.1f}, evaluation {w['eval'] / 60:.1f}) \"\n"
-        "      f\"on {s['cpu_count']} cores, load average at the end {s['load_avg_end']}\")"
+        "print('settings:', {k: v for k, v in s['settings'].items() if k != 'extra'})\n"
+        "print('\\n'.join(report(s)[-4:]))"
     ),
-    new_markdown_cell("## Held-out reward, before vs after (paired over examples)"),
+    new_markdown_cell("## Held-out reward, before vs after (paired over questions)"),
     new_code_cell(
         "import verifiers_lite as vf\n\n"
         "cmp = vf.compare_runs(OUT / 'eval_base', OUT / 'eval_grpo', labels=('base', 'grpo'))\n"
@@ -53,31 +55,50 @@ CELLS = [
         "cmp"
     ),
     new_markdown_cell(
-        "## Per training step: reward, and importance ratios of sampler vs trainer\n\n"
-        "`step_stats` come from `vf.logprob_report` on each step's rollouts, re-scored with the "
-        "weights about to be updated."
+        "## Per training step\n\n"
+        "The reward of the step's rollouts with its 95% interval (clustered by question), beside "
+        "the held-out means; TRL's mean token entropy; every 4th step the KL of the policy to the "
+        "base model (the adapter switched off; no KL term in the loss, `beta=0`) and the "
+        "importance ratios of sampler vs trainer logprobs (`vf.logprob_report`, re-scored with "
+        "the weights about to be updated); every step TRL's own importance ratios (its "
+        "bfloat16 forward against the sampler's logprobs: TRL corrects that mismatch)."
     ),
     new_code_cell(
-        "import matplotlib.pyplot as plt\n"
+        "from IPython.display import Image, display\n\n"
+        "for png in plot(s, OUT):\n"
+        "    display(Image(filename=str(png)))"
+    ),
+    new_code_cell(
         "import pandas as pd\n\n"
         "steps = pd.DataFrame(s['step_stats'])\n"
-        "fig, (a, b) = plt.subplots(1, 2, figsize=(10, 3.5))\n"
-        "a.plot(steps['step'], steps['reward_mean'], marker='o')\n"
-        "a.set_xlabel('training step'); a.set_ylabel('mean reward of the step\\'s rollouts')\n"
-        "b.plot(steps['step'], steps['ratio_min'], label='min')\n"
-        "b.plot(steps['step'], steps['ratio_mean'], label='mean')\n"
-        "b.plot(steps['step'], steps['ratio_max'], label='max')\n"
-        "b.set_xlabel('training step'); b.set_ylabel('exp(trainer - sampler logprob)'); b.legend()\n"
-        "fig.tight_layout()\n"
-        "steps[['step', 'reward_mean', 'tokens', 'ratio_mean', 'ratio_min', 'ratio_max', 'max_abs_diff', 'kl_k3']]"
+        "cols = [c for c in ['step', 'reward_mean', 'reward_ci95', 'kl_to_base', 'ratio_mean', 'ratio_min',\n"
+        "                    'ratio_max', 'sampling_s', 'rollout_s'] if c in steps]\n"
+        "steps[cols]"
     ),
     new_markdown_cell(
-        "The runs are ordinary run directories: `vf-lite view outputs/train_grpo/eval_base "
+        "## Where a step's time goes, before and after the loop's speed-up\n\n"
+        "The same questions and batch (4 questions x 8 rollouts) for a few steps each, one after "
+        "the other in the benchmark's run: the previous loop (every prompt prefilled on its own, "
+        "all weights trained, the ratio check every step) and the current one (a group prefilled "
+        "once, a LoRA adapter, TRL's forward/backward under bfloat16 autocast without gradient "
+        "checkpointing, the ratio check every 4th step). Seconds per step by phase "
+        "(`vf.train.StepProfiler`), the first step left out."
+    ),
+    new_code_cell(
+        "t = s['timing']\n"
+        "if t:\n"
+        "    table = pd.DataFrame({name: t[name]['phases'] for name in ('before', 'after')})\n"
+        "    table.loc['steps/min'] = [t[name]['steps_per_min'] for name in ('before', 'after')]\n"
+        "    display(table.round(2))\n"
+        "else:\n"
+        "    print('no timing in this run (--timing-steps 0)')"
+    ),
+    new_markdown_cell(
+        "The evaluations are ordinary run directories: `vf-lite view outputs/train_grpo/eval_base "
         "outputs/train_grpo/eval_grpo` shows every rollout, and the Compare page pairs them by "
-        "example."
+        "question."
     ),
 ]
-
 
 def build() -> nbformat.NotebookNode:
     nb = new_notebook(cells=[nbformat.from_dict(dict(c)) for c in CELLS])

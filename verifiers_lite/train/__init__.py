@@ -23,6 +23,8 @@ _EXPORTS: dict[str, str] = {
     "read_token_rows": ".token_files",
     "grpo_trainer": ".grpo",
     "EnvironmentRollouts": ".grpo",
+    "StepProfiler": ".profile",
+    "StepTimes": ".profile",
 }
 
 __all__ = sorted(_EXPORTS)
@@ -30,6 +32,7 @@ __all__ = sorted(_EXPORTS)
 if TYPE_CHECKING:  # pragma: no cover
     from .formats import to_prime_rl, to_skyrl, to_verl, trainable_rows
     from .grpo import EnvironmentRollouts, grpo_trainer
+    from .profile import StepProfiler, StepTimes
     from .token_files import read_token_rows, write_token_rows
     from .validate import TrainingDataError, TrainingIssue, validate_training_rows
 

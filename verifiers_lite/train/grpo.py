@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -23,6 +24,7 @@ from ..rollout.mismatch import hf_scorer, logprob_report
 from ..rollout.sampling import Sampler, SamplingParams
 from ..rollout.template import Template
 from ..rollout.token_client import TokenClient
+from ..stats import clustered_mean
 from .validate import validate_training_rows
 
 __all__ = ["EnvironmentRollouts", "grpo_trainer"]
@@ -50,14 +52,19 @@ class EnvironmentRollouts:
     ``sampler`` draws the completions (None: a :class:`TransformersSampler` over the model being
     trained, bound on the first call: on-policy); ``template`` renders the chats (the trained
     model's). Per call, ``last_rows`` keeps the environment's rows (in TRL's order) and
-    ``step_stats`` gets one entry: the trainer step, the mean reward and the importance-ratio
-    statistics of the sampler's logprobs against the trainer's (``vf.logprob_report``), computed
-    with the weights about to be updated.
+    ``step_stats`` gets one entry: the trainer step, the mean reward and its 95% interval
+    (``reward_ci95``, clustered by question), the seconds spent in the sampler,
+    in the whole rollout and in the ratio check (``sampling_s``, ``rollout_s``, ``ratio_s``),
+    and, every ``ratio_every`` steps (0: never), the importance-ratio statistics of the
+    sampler's logprobs against the trainer's (``vf.logprob_report``), computed with the weights
+    about to be updated: one more forward pass over the batch; with a PEFT adapter also
+    ``kl_to_base``, the policy's KL to the base model (a second pass, adapter off), which
+    gives a KL curve without a reference model in the loss (``beta=0``).
     """
 
     def __init__(
         self, env: Any, sampler: Sampler | None, template: Template, *,
-        sampling_params: SamplingParams | None = None, ratio_stats: bool = True, seed: int = 0,
+        sampling_params: SamplingParams | None = None, ratio_every: int = 1, seed: int = 0,
         model_name: str = "policy",
     ) -> None:
         self.env = env
@@ -65,7 +72,9 @@ class EnvironmentRollouts:
         self.template = template
         self.sampling_params = sampling_params or SamplingParams(max_tokens=128, logprobs=0)
         _check_unbiased(self.sampling_params)
-        self.ratio_stats = ratio_stats
+        if ratio_every < 0:
+            raise ValueError(f"ratio_every must be >= 0 (0: never), got {ratio_every}")
+        self.ratio_every = ratio_every
         self.seed = seed
         self.model_name = model_name
         self.last_rows: list[Row] = []
@@ -85,7 +94,8 @@ class EnvironmentRollouts:
 
     # -- TRL's hook -------------------------------------------------------------------------
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
-        sampler = self._sampler(trainer)
+        t0 = time.perf_counter()
+        sampler = _TimedSampler(self._sampler(trainer))
         inputs = [self._example(p) for p in prompts]
         client = TokenClient(sampler, self.template, self.sampling_params)
         step = int(trainer.state.global_step)
@@ -96,7 +106,8 @@ class EnvironmentRollouts:
         trainable = [r for r in rows if _has_tokens(r)]
         validate_training_rows(trainable)
         self.last_rows = rows
-        self._record(step, rows, trainable, trainer)
+        clocks = {"sampling_s": sampler.seconds, "rollout_s": time.perf_counter() - t0}
+        self._record(step, rows, trainable, trainer, clocks)
         return self._to_trl(rows)
 
     @staticmethod
@@ -137,20 +148,84 @@ class EnvironmentRollouts:
         return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs,
                 "env_mask": env_mask, "vf_reward": rewards}
 
-    def _record(self, step: int, rows: list[Row], trainable: list[Row], trainer: Any) -> None:
-        scored = [reward for r in rows if (reward := r.get("reward")) is not None]
+    def _record(
+        self, step: int, rows: list[Row], trainable: list[Row], trainer: Any, clocks: dict[str, float],
+    ) -> None:
+        scored = [float(reward) for r in rows if (reward := r.get("reward")) is not None]
         entry: dict[str, Any] = {
             "step": step, "rollouts": len(rows), "errors": sum(1 for r in rows if r.get("error")),
             "reward_mean": sum(scored) / len(scored) if scored else None,
+            "reward_ci95": _reward_ci95(rows), **clocks, "ratio_s": 0.0,
         }
-        if self.ratio_stats and trainable:
-            model = trainer.accelerator.unwrap_model(trainer.model)
-            was_training = model.training
-            try:
-                entry.update(logprob_report(trainable, hf_scorer(model), name="sampler vs trainer").stats())
-            finally:
-                model.train(was_training)
+        if self.ratio_every and (step + 1) % self.ratio_every == 0 and trainable:
+            t0 = time.perf_counter()
+            entry.update(_ratio_check(trainable, trainer.accelerator.unwrap_model(trainer.model)))
+            entry["ratio_s"] = time.perf_counter() - t0
         self.step_stats.append(entry)
+
+
+def _ratio_check(rows: list[Row], model: Any) -> dict[str, Any]:
+    """The mismatch report of the sampler's logprobs against ``model``'s, and, for a PEFT
+    adapter, ``kl_to_base``: KL(policy || base model) (k3 estimate on the sampled tokens, the
+    base being the model with its adapter switched off)."""
+    was_training = model.training
+    model.eval()
+    try:
+        stats: dict[str, Any] = logprob_report(rows, _batch_scorer(model, rows), name="sampler vs trainer").stats()
+        if hasattr(model, "disable_adapter"):
+            with model.disable_adapter():
+                base = _batch_scorer(model, rows)
+            stats["kl_to_base"] = logprob_report(rows, base, name="policy vs base").stats()["kl_k3"]
+        return stats
+    finally:
+        model.train(was_training)
+
+
+def _batch_scorer(model: Any, rows: list[Row]) -> Any:
+    """``hf_scorer``'s answers for the rows' sequences from one right-padded float32 forward
+    pass over all of them (instead of one pass per sequence); other sequences go to
+    ``hf_scorer``."""
+    torch = require("torch", "grpo_trainer", "train")
+    seqs = [[*r["prompt_ids"], *r["completion_ids"]] for r in rows]
+    width = max(len(x) for x in seqs)
+    ids = torch.zeros((len(seqs), width), dtype=torch.long)
+    attn = torch.zeros((len(seqs), width), dtype=torch.long)
+    for b, x in enumerate(seqs):
+        ids[b, : len(x)] = torch.tensor(x)
+        attn[b, : len(x)] = 1
+    with torch.no_grad():
+        logits = model(input_ids=ids.to(model.device), attention_mask=attn.to(model.device)).logits.float().cpu()
+        picked = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+    table = {tuple(x): [0.0, *picked[b, : len(x) - 1].tolist()] for b, x in enumerate(seqs)}
+    fallback = hf_scorer(model)
+    return lambda x: table.get(tuple(x)) or fallback(x)
+
+
+class _TimedSampler:
+    """A sampler that adds up the seconds its ``sample`` calls take."""
+
+    def __init__(self, sampler: Sampler) -> None:
+        self.sampler = sampler
+        self.seconds = 0.0
+
+    def __getattr__(self, name: str) -> Any:  # max_context_tokens, eos ids, ...: the sampler's own
+        return getattr(self.sampler, name)
+
+    def sample(self, prompts: Any, params: Any) -> Any:
+        t0 = time.perf_counter()
+        try:
+            return self.sampler.sample(prompts, params)
+        finally:
+            self.seconds += time.perf_counter() - t0
+
+
+def _reward_ci95(rows: list[Row]) -> list[float] | None:
+    """The 95% interval of the step's mean reward, clustered by question (a group's rollouts
+    share their prompt, so they are not independent); None when it cannot be computed."""
+    scored = [(float(reward), r.get("example_id")) for r in rows if (reward := r.get("reward")) is not None]
+    est = clustered_mean([v for v, _ in scored], [eid for _, eid in scored])
+    lo, hi = est.ci
+    return None if lo != lo or hi != hi else [float(lo), float(hi)]
 
 
 def _check_unbiased(p: SamplingParams) -> None:
@@ -199,7 +274,7 @@ def _in_prompt_order(inputs: list[dict[str, Any]], rows: list[Row]) -> list[Row]
 def grpo_trainer(
     env: Any, model: Any, args: Any = None, *, sampler: Sampler | None = None,
     template: Template | None = None, tokenizer: Any = None, sampling_params: SamplingParams | None = None,
-    num_examples: int = -1, ratio_stats: bool = True, **trainer_kwargs: Any,
+    num_examples: int = -1, ratio_every: int = 1, **trainer_kwargs: Any,
 ) -> Any:
     """A TRL ``GRPOTrainer`` training ``model`` (a checkpoint path or a transformers model) on
     ``env``'s dataset, rewarded by its rubric; the :class:`EnvironmentRollouts` is
@@ -207,9 +282,12 @@ def grpo_trainer(
 
     Sampler: None trains on-policy with the trained weights (:class:`TransformersSampler`), or,
     with ``args.use_vllm`` in server mode, samples from TRL's vLLM server (TRL syncs its weights).
-    Any other sampler (llama.cpp, a vLLM server TRL does not update) is off-policy: TRL's
-    importance-sampling correction is switched on for it. ``args`` is a ``trl.GRPOConfig``;
-    ``trainer_kwargs`` go to ``GRPOTrainer``.
+    Any other sampler (llama.cpp, a vLLM server TRL does not update), or a trainer in bf16/fp16
+    (its logprobs differ from the sampler's by bf16 rounding), is off-policy: TRL's importance-sampling
+    correction is switched on for it (one more forward pass a step; TRL logs the ratios). ``args`` is a ``trl.GRPOConfig``;
+    ``trainer_kwargs`` go to ``GRPOTrainer`` (``peft_config=peft.LoraConfig(...)`` trains a LoRA
+    adapter, TRL's documented way; the sampler then samples through the adapter). ``ratio_every``:
+    see :class:`EnvironmentRollouts`.
     """
     trl = require("trl", "grpo_trainer", "train")
     transformers = require("transformers", "grpo_trainer", "train")
@@ -224,7 +302,7 @@ def grpo_trainer(
     if args.temperature != 1.0:
         raise ValueError(f"GRPOConfig.temperature must be 1.0 (the sampler's logprobs are at 1.0), got {args.temperature}")
     rollouts = EnvironmentRollouts(env, sampler, template, sampling_params=sampling_params,
-                                   ratio_stats=ratio_stats, seed=args.seed)
+                                   ratio_every=ratio_every, seed=args.seed)
     trainer = trl.GRPOTrainer(
         model=model, reward_funcs=[rollouts.reward], args=args,
         train_dataset=trainer_kwargs.pop("train_dataset", None) or rollouts.dataset(num_examples),
@@ -236,7 +314,8 @@ def grpo_trainer(
 
         client = trainer.vllm_generation.vllm_client
         rollouts.sampler = VLLMServerSampler(f"{client.base_url}/v1", client.model)
-    elif sampler is not None and not args.use_vllm:
+    elif not args.use_vllm and (sampler is not None or args.bf16 or args.fp16):
+        # A half-precision trainer's logprobs differ from its own sampler's (batch shapes, cache).
         _enable_importance_sampling(trainer)
     return trainer
 

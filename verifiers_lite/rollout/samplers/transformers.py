@@ -1,5 +1,6 @@
 """``TransformersSampler``: token ids in, sampled ids and their logprobs out, from an in-process
-``transformers`` causal LM, batched (left padding, one KV cache per batch).
+``transformers`` causal LM, batched (left padding, one KV cache per batch). Identical prompts in a
+batch (a GRPO group) are prefilled once and their KV cache is copied to each sample.
 
 Hand it the model a trainer is updating and the rollouts are on-policy: the logprobs are the
 trained weights' own, computed in float32 from the same forward pass that drew each token.
@@ -28,11 +29,13 @@ class TransformersSampler:
     strings. Logprobs are the raw model distribution's (before temperature, top-k, top-p), like
     the other samplers'; ``seed`` gives each prompt its own generator, so a prompt's sample does
     not depend on its batch. ``repetition_penalty`` other than 1 and ``extra`` keys are refused.
+    ``share_prefill=False`` prefills every prompt on its own row (the same samples, more work);
+    ``prefill_calls``/``prefill_tokens`` count the prompt forward passes and the tokens they ran.
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any = None, *, dtype: str = "float32", max_batch_size: int = 16,
-        max_context_tokens: int | None = None,
+        self, model: Any, tokenizer: Any = None, *, dtype: str = "float32", max_batch_size: int = 64,
+        max_context_tokens: int | None = None, share_prefill: bool = True,
     ) -> None:
         torch = _torch()
         if isinstance(model, str) or not hasattr(model, "config"):
@@ -45,6 +48,9 @@ class TransformersSampler:
         self.model = model
         self.tokenizer = tokenizer
         self.max_batch_size = max_batch_size
+        self.share_prefill = share_prefill
+        self.prefill_calls = 0
+        self.prefill_tokens = 0
         self.max_context_tokens = max_context_tokens or getattr(model.config, "max_position_embeddings", None)
         self._pad = int(getattr(model.config, "pad_token_id", None) or 0)
         # The model's end-of-sequence ids stop a sample, as they do in vLLM and llama.cpp.
@@ -92,32 +98,53 @@ class TransformersSampler:
             gens.append(torch.Generator().manual_seed(int(seed)))
         return gens
 
-    def _sample_batch(self, prompts: list[Sequence[int]], plist: list[SamplingParams]) -> list[SampleResult]:
+    def _prefill(self, prompts: list[Sequence[int]]) -> tuple[Any, Any, Any, Any]:
+        """One forward pass over the distinct prompts, its KV cache and last logits copied to
+        every prompt: the samples of a group share their prompt's prefill."""
         torch = _torch()
         device = self.model.device
-        width = max(len(p) for p in prompts)
-        ids = torch.full((len(prompts), width), self._pad, dtype=torch.long)
-        attn = torch.zeros((len(prompts), width), dtype=torch.long)
-        for b, prompt in enumerate(prompts):
-            ids[b, width - len(prompt):] = torch.tensor(list(prompt), dtype=torch.long)
+        if self.share_prefill:
+            first: dict[tuple[int, ...], int] = {}
+            which = [first.setdefault(tuple(p), len(first)) for p in prompts]
+            unique = [list(p) for p in first]
+        else:
+            which, unique = list(range(len(prompts))), [list(p) for p in prompts]
+        width = max(len(p) for p in unique)
+        ids = torch.full((len(unique), width), self._pad, dtype=torch.long)
+        attn = torch.zeros((len(unique), width), dtype=torch.long)
+        for b, prompt in enumerate(unique):
+            ids[b, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
             attn[b, width - len(prompt):] = 1
         ids, attn = ids.to(device), attn.to(device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True)
+        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True,
+                         logits_to_keep=1)
+        self.prefill_calls += 1
+        self.prefill_tokens += int(attn.sum())
+        index = torch.tensor(which, dtype=torch.long, device=device)
+        if len(unique) < len(prompts):
+            out.past_key_values.reorder_cache(index)  # index_select along the batch dimension
+        return out.past_key_values, out.logits[index, -1, :].float().cpu(), attn[index], positions[index]
+
+    def _sample_batch(self, prompts: list[Sequence[int]], plist: list[SamplingParams]) -> list[SampleResult]:
+        torch = _torch()
+        device = self.model.device
+        cache, logits, attn, positions = self._prefill(prompts)
         rows = [_Row(p, g) for p, g in zip(plist, self._generators(plist), strict=True)]
         steps = max(p.max_tokens for p in plist)
         for _ in range(steps):
-            logits = out.logits[:, -1, :].float().cpu()
-            nxt = [row.step(logits[b], self) for b, row in enumerate(rows)]
+            logp = torch.log_softmax(logits, dim=-1)  # one batched call, not one per row
+            nxt = [row.step(logits[b], logp[b], self) for b, row in enumerate(rows)]
             if all(row.done for row in rows):
                 break
             attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=torch.long, device=device)], dim=1)
             positions = positions[:, -1:] + 1
             out = self.model(
                 input_ids=torch.tensor(nxt, dtype=torch.long, device=device).unsqueeze(1),
-                attention_mask=attn, position_ids=positions, past_key_values=out.past_key_values,
-                use_cache=True,
+                attention_mask=attn, position_ids=positions, past_key_values=cache, use_cache=True,
             )
+            cache = out.past_key_values
+            logits = out.logits[:, -1, :].float().cpu()
         return [row.result() for row in rows]
 
 
@@ -133,12 +160,12 @@ class _Row:
         self.done = False
         self.finish = "length"
 
-    def step(self, logits: Any, sampler: TransformersSampler) -> int:
-        """Draw the next token from ``logits`` (float32, CPU); returns the id to feed next."""
+    def step(self, logits: Any, logp: Any, sampler: TransformersSampler) -> int:
+        """Draw the next token from ``logits`` (float32, CPU; ``logp`` their log-softmax);
+        returns the id to feed next."""
         if self.done:
             return sampler._pad
         torch = _torch()
-        logp = torch.log_softmax(logits, dim=-1)
         tok = self._draw(logits)
         self.ids.append(tok)
         self.logprobs.append(float(logp[tok]))
