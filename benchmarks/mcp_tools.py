@@ -20,8 +20,8 @@ import time
 from verifiers_lite_envs._mcp_server import stdio_server
 
 import verifiers_lite as vf
-from verifiers_lite.mcp_tools import MCPToolset
-from verifiers_lite.tools import answer_tool_call
+from verifiers_lite.tools.functions import answer_tool_call
+from verifiers_lite.tools.mcp import MCPToolset
 
 
 def add(a: int, b: int) -> int:
@@ -30,7 +30,7 @@ def add(a: int, b: int) -> int:
 
 
 async def _start_times(n: int) -> list[float]:
-    from verifiers_lite.mcp_tools.connection import MCPConnection
+    from verifiers_lite.tools.mcp.connection import MCPConnection
 
     times = []
     for _ in range(n):

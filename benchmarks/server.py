@@ -47,10 +47,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from verifiers_lite.clients import ChatClient  # noqa: E402
+from verifiers_lite.core.registry import load_environment  # noqa: E402
 from verifiers_lite.executors.remote import RemoteExecutor  # noqa: E402
-from verifiers_lite.protocol import LEASE_HEADER  # noqa: E402
-from verifiers_lite.registry import load_environment  # noqa: E402
 from verifiers_lite.remote import RolloutClient  # noqa: E402
+from verifiers_lite.server.protocol import LEASE_HEADER  # noqa: E402
 from verifiers_lite.testing.fake_server import FakeServerProcess, free_port  # noqa: E402
 
 MODEL = "fake-arith"
@@ -59,7 +59,7 @@ MODEL = "fake-arith"
 def start_rollout_server(max_concurrent: int, num_examples: int, max_queued: int) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers_lite.server.cli", "arithmetic", "--port", str(port),
+        [sys.executable, "-m", "verifiers_lite.cli.serve", "arithmetic", "--port", str(port),
          "--max-concurrent", str(max_concurrent), "--max-queued", str(max_queued),
          "--env-args", f'{{"num_examples": {num_examples}}}'],
         cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},

@@ -233,7 +233,7 @@ def distributions() -> nbformat.NotebookNode:
         code('vf.plot_pass_at_k(runs);'),
         code('vf.plot_advantages(runs);'),
         new_markdown_cell("Any column can split a plot: here the DataFrame of both runs, by `temperature`."),
-        code('from verifiers_lite.notebook.plots import runs_frame\n\nboth = runs_frame(runs)\n'
+        code('from verifiers_lite.ui.notebook.plots import runs_frame\n\nboth = runs_frame(runs)\n'
              'vf.plot_rewards(both, by="temperature");'),
         code(CLEANUP),
     ])

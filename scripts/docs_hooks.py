@@ -20,8 +20,8 @@ from mkdocs.structure.files import File, Files
 PACKAGE = "verifiers_lite"
 REFERENCE_DIR = "reference"
 CLI_PAGE = "cli.md"
-# Where the ``vf-lite serve`` parser may live (the command line package, or the server's own).
-SERVE_PARSER_MODULES = ("verifiers_lite.cli.serve", "verifiers_lite.server.cli")
+# Where the ``vf-lite serve`` parser lives.
+SERVE_PARSER_MODULES = ("verifiers_lite.cli.serve",)
 
 
 def public_facades() -> list[str]:

@@ -50,6 +50,6 @@ def test_the_old_name_of_a_turns_usage_still_imports_with_a_warning() -> None:
 
 
 def test_the_old_name_of_the_wires_categories_still_imports_with_a_warning() -> None:
-    protocol = importlib.import_module("verifiers_lite.protocol")
+    protocol = importlib.import_module("verifiers_lite.server.protocol")
     with pytest.warns(DeprecationWarning, match="WireErrorCategory"):
         assert protocol.ErrorCategory is protocol.WireErrorCategory

@@ -77,7 +77,7 @@ def test_the_environment_protocol_is_strictly_typed():
 
     root = Path(__file__).resolve().parents[1]
     proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-                           "verifiers_lite/runnable.py"], cwd=root, capture_output=True, text=True, timeout=600)
+                           "verifiers_lite/core/runnable.py"], cwd=root, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
 
 
@@ -92,10 +92,10 @@ def test_the_library_types_satisfy_the_protocols(tmp_path):
     check = tmp_path / "protocol_check.py"
     check.write_text(
         "from verifiers_lite.envs.env_group import EnvGroup, EnvGroupRubric\n"
-        "from verifiers_lite.envs.singleturn import SingleTurnEnv\n"
+        "from verifiers_lite.envs.single_turn_env import SingleTurnEnv\n"
         "from verifiers_lite.rubrics.judge import JudgeRubric\n"
         "from verifiers_lite.rubrics.rubric import Rubric\n"
-        "from verifiers_lite.runnable import RunnableEnvironment, ScoringRubric\n\n\n"
+        "from verifiers_lite.core.runnable import RunnableEnvironment, ScoringRubric\n\n\n"
         "def env(e: RunnableEnvironment) -> None: ...\n"
         "def rubric(r: ScoringRubric) -> None: ...\n\n\n"
         "def check(s: SingleTurnEnv, g: EnvGroup, r: Rubric, j: JudgeRubric, gr: EnvGroupRubric) -> None:\n"

@@ -1,6 +1,6 @@
 """The code stays lint-clean (ruff), type-clean (mypy, strict on the record family and the
 scheduler's protocol), layered (import-linter) and made of short functions, so all are part of the
-suite; output rows are typed as :class:`verifiers_lite.records.Row` in every public signature."""
+suite; output rows are typed as :class:`verifiers_lite.core.records.Row` in every public signature."""
 
 from __future__ import annotations
 
@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT_MODULES = ("verifiers_lite/records.py", "verifiers_lite/runnable.py", "verifiers_lite/results/run_dir.py",
+STRICT_MODULES = ("verifiers_lite/core/records.py", "verifiers_lite/core/runnable.py", "verifiers_lite/results/run_dir.py",
                   "verifiers_lite/results/run_metadata.py", "verifiers_lite/results/sessions.py",
-                  "verifiers_lite/results/store.py", "verifiers_lite/viewer/runs.py")
+                  "verifiers_lite/results/store.py", "verifiers_lite/ui/viewer/runs.py")
 """The rollout record family, the protocol the scheduler runs environments through, the run
 directory's reader of whole writes, the typed run metadata and its readers and writers here."""
 

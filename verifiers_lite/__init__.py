@@ -9,7 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.lazy import lazy_exports, type_checking_exports
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
 from verifiers_lite.version import __version__
 
 # The public names are the imports of the TYPE_CHECKING block at the end of this file: type
@@ -21,32 +21,32 @@ __all__ = sorted([*_LAZY, "__version__"])
 
 def _notebook_display(desc: str) -> Any:
     """The live widget, where it applies: the notebook layer imported only when a run starts."""
-    from verifiers_lite.notebook.display import notebook_progress
+    from verifiers_lite.ui.notebook.display import notebook_progress
 
     return notebook_progress(desc)
 
 
 def _terminal_display(desc: str) -> Any:
     """The tqdm bar: the display wherever no other applies."""
-    from verifiers_lite.terminal_progress import TqdmProgress
+    from verifiers_lite.ui.terminal_progress import TqdmProgress
 
     return TqdmProgress(desc)
 
 
 def _results_html(outputs: Any) -> str:
-    from verifiers_lite.notebook.results_html import results_html
+    from verifiers_lite.ui.notebook.results_html import results_html
 
     return results_html(outputs)
 
 
 def _view(outputs: Any, **kwargs: Any) -> Any:
-    from verifiers_lite.viewer.serve import view
+    from verifiers_lite.ui.viewer.serve import view
 
     return view(outputs, **kwargs)
 
 
 def _write_html(outputs: Any, path: Any) -> Any:
-    from verifiers_lite.viewer.standalone import write_html
+    from verifiers_lite.ui.viewer.standalone import write_html
 
     return write_html(outputs, path)
 
@@ -54,7 +54,7 @@ def _write_html(outputs: Any, path: Any) -> Any:
 # The core never imports the UI: the package root, on top of both, offers the UI to it (the
 # progress displays, the results' notebook HTML and the viewer behind ``out.view()``), importing
 # the UI only when used.
-_progress = importlib.import_module("verifiers_lite.progress")
+_progress = importlib.import_module("verifiers_lite.core.progress")
 _progress.register_display(_notebook_display)
 _progress.register_display(_terminal_display)  # last: it always applies
 _outputs = importlib.import_module("verifiers_lite.results.outputs")
@@ -65,7 +65,7 @@ _outputs.register_viewer("repr_html", _results_html)
 
 # Environment modules written for the classic ``verifiers`` API are imported within the classic
 # scope (verifiers_lite.classic.scope; standard library only until a classic module is found).
-_registry = importlib.import_module("verifiers_lite.registry")
+_registry = importlib.import_module("verifiers_lite.core.registry")
 _registry.register_module_importer(importlib.import_module("verifiers_lite.classic.scope").import_environment_module)
 
 
@@ -79,47 +79,25 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
-    from verifiers_lite.clients.base import ChatResponse, ModelClient
+    from verifiers_lite._util.interrupt import RunInterrupted
+    from verifiers_lite._util.sync import run_sync
     from verifiers_lite.clients.cache import CachedClient, ResponseCache
     from verifiers_lite.clients.group import ClientGroup
     from verifiers_lite.clients.http import ChatClient
     from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
     from verifiers_lite.clients.retry import RetryPolicy
     from verifiers_lite.clients.scripted import ScriptedClient
-    from verifiers_lite.content import ContentNotSupportedError, image_part
-    from verifiers_lite.envs.api_multi_turn import APIMultiTurnRollout
-    from verifiers_lite.envs.env_group import EnvGroup
-    from verifiers_lite.envs.environment import Environment
-    from verifiers_lite.envs.multiturn import MultiTurnEnv
-    from verifiers_lite.envs.python_env import PythonEnv
-    from verifiers_lite.envs.singleturn import SingleTurnEnv
-    from verifiers_lite.envs.tool_env import ToolEnv
-    from verifiers_lite.errors import (
+    from verifiers_lite.core.content import ContentNotSupportedError, image_part
+    from verifiers_lite.core.errors import (
         ERROR_CATEGORIES,
         ModelAPIError,
         ResumeMismatchError,
         ToolServerError,
     )
-    from verifiers_lite.executors.local import LocalExecutor
-    from verifiers_lite.executors.ray import RayExecutor
-    from verifiers_lite.executors.remote import RemoteExecutor
-    from verifiers_lite.interrupt import RunInterrupted
-    from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
-    from verifiers_lite.mcp_tools.config import MCPHTTPServer, MCPStdioServer
-    from verifiers_lite.messages import Messages
-    from verifiers_lite.notebook.plots import (
-        plot_advantages,
-        plot_pass_at_k,
-        plot_reward_vs_turns,
-        plot_rewards,
-    )
-    from verifiers_lite.parsers.boxed import extract_boxed_answer
-    from verifiers_lite.parsers.parser import Parser
-    from verifiers_lite.parsers.think import ThinkParser
-    from verifiers_lite.parsers.xml import XMLParser
-    from verifiers_lite.progress import RunStats
-    from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
-    from verifiers_lite.records import (
+    from verifiers_lite.core.messages import Messages
+    from verifiers_lite.core.model_client import ChatResponse, ModelClient
+    from verifiers_lite.core.progress import RunStats
+    from verifiers_lite.core.records import (
         DatasetRow,
         ErrorCategory,
         RolloutError,
@@ -132,7 +110,22 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         Trajectory,
         Usage,
     )
-    from verifiers_lite.registry import list_environments, load_environment
+    from verifiers_lite.core.registry import list_environments, load_environment
+    from verifiers_lite.envs.api_multi_turn import APIMultiTurnRollout
+    from verifiers_lite.envs.env_group import EnvGroup
+    from verifiers_lite.envs.environment import Environment
+    from verifiers_lite.envs.multi_turn_env import MultiTurnEnv
+    from verifiers_lite.envs.python_env import PythonEnv
+    from verifiers_lite.envs.single_turn_env import SingleTurnEnv
+    from verifiers_lite.envs.tool_env import ToolEnv
+    from verifiers_lite.executors.local import LocalExecutor
+    from verifiers_lite.executors.ray import RayExecutor
+    from verifiers_lite.executors.remote import RemoteExecutor
+    from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
+    from verifiers_lite.parsers.boxed import extract_boxed_answer
+    from verifiers_lite.parsers.parser import Parser
+    from verifiers_lite.parsers.think import ThinkParser
+    from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.remote.client import RolloutClient
     from verifiers_lite.remote.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
     from verifiers_lite.remote.handle import RolloutHandle
@@ -160,19 +153,26 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
-    from verifiers_lite.run_config import RunConfig
+    from verifiers_lite.run.run_config import RunConfig
     from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
     from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.server.app import create_rollout_server
     from verifiers_lite.server.backend import RolloutBackend
     from verifiers_lite.server.backends.local import LocalBackend
+    from verifiers_lite.server.protocol import RolloutResultResponse, RolloutStatus
     from verifiers_lite.server.ray_deploy import deploy_rollout_servers
     from verifiers_lite.server.runner import run_rollout_server
-    from verifiers_lite.stats import UndefinedStatistic, clustered_mean
-    from verifiers_lite.sync import run_sync
-    from verifiers_lite.terminal_progress import TqdmProgress
+    from verifiers_lite.stats.error_bars import UndefinedStatistic, clustered_mean
+    from verifiers_lite.tools.mcp.config import MCPHTTPServer, MCPStdioServer
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
     from verifiers_lite.train.grpo import grpo_trainer
     from verifiers_lite.train.token_files import write_token_rows
     from verifiers_lite.train.validate import TrainingDataError, validate_training_rows
-    from verifiers_lite.viewer.serve import view
+    from verifiers_lite.ui.notebook.plots import (
+        plot_advantages,
+        plot_pass_at_k,
+        plot_reward_vs_turns,
+        plot_rewards,
+    )
+    from verifiers_lite.ui.terminal_progress import TqdmProgress
+    from verifiers_lite.ui.viewer.serve import view

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.messages import Messages, last_assistant_text
+from verifiers_lite.core.messages import Messages, last_assistant_text
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 # The number a small model states as its result: after "=", "is" or "equals" ("3 + 4 = 7").

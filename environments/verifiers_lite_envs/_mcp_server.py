@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.mcp_tools import Lifetime, MCPHTTPServer, MCPStdioServer
+from verifiers_lite.tools.mcp import Lifetime, MCPHTTPServer, MCPStdioServer
 
 from .calculator import calculator as _calculate
 

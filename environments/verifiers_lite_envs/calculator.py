@@ -17,7 +17,7 @@ import random
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.state import State
+from verifiers_lite.core.state import State
 
 from ._common import NumberParser, answered, exact_number_reward
 

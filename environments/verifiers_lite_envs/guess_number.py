@@ -15,8 +15,8 @@ import random
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.messages import Messages, last_assistant_text
-from verifiers_lite.state import State
+from verifiers_lite.core.messages import Messages, last_assistant_text
+from verifiers_lite.core.state import State
 
 from ._common import NumberParser, parse_number
 

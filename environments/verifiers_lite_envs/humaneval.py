@@ -23,8 +23,8 @@ from pathlib import Path
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.extras import missing_dependency
-from verifiers_lite.messages import Messages, last_assistant_text
+from verifiers_lite._util.extras import missing_dependency
+from verifiers_lite.core.messages import Messages, last_assistant_text
 from verifiers_lite.sandbox import ExecResult, Sandbox, SandboxLimits
 
 SYSTEM_PROMPT = (

@@ -12,7 +12,7 @@ Reward: ``correct`` (final answer equals the true result). Metric (weight 0): ``
 from __future__ import annotations
 
 import verifiers_lite as vf
-from verifiers_lite.mcp_tools import Lifetime
+from verifiers_lite.tools.mcp import Lifetime
 
 from ._common import NumberParser, answered
 from ._mcp_server import stdio_server

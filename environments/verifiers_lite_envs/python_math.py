@@ -15,9 +15,9 @@ from __future__ import annotations
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.extras import require
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.state import State
 from verifiers_lite.sandbox import Sandbox, SandboxLimits
-from verifiers_lite.state import State
 
 from .reasoning_gym import AnswerTagParser
 

@@ -18,8 +18,8 @@ import re
 from typing import Any
 
 import verifiers_lite as vf
-from verifiers_lite.extras import require
-from verifiers_lite.messages import Messages, last_assistant_text
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.messages import Messages, last_assistant_text
 
 SYSTEM_PROMPT = (
     "Solve the problem. Think briefly, then give only your final answer inside "

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse
 
 
 class RecordingClient:

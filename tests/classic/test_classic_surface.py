@@ -130,7 +130,7 @@ async def test_string_prompts_go_out_as_one_text_completion():
     class Completer:
         async def complete_text(self, model, prompt, sampling_args):
             seen.append((prompt, sampling_args))
-            from verifiers_lite.clients.base import ChatResponse
+            from verifiers_lite.core.model_client import ChatResponse
 
             return ChatResponse(message={"role": "assistant", "content": " more"})
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.registry import ENTRY_POINT_GROUP
+from verifiers_lite.core.registry import ENTRY_POINT_GROUP
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLED_DIR = ROOT / "environments" / "verifiers_lite_envs"

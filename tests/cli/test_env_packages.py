@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from verifiers_lite.cli import main
-from verifiers_lite.registry import ENTRY_POINT_GROUP
+from verifiers_lite.core.registry import ENTRY_POINT_GROUP
 
 
 def test_init_writes_a_package_and_refuses_bad_names(tmp_path, capsys):

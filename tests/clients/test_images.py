@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.content import ContentNotSupportedError, image_part
+from verifiers_lite.core.content import ContentNotSupportedError, image_part
 from verifiers_lite.testing.fault_proxy import FaultProxy
 from verifiers_lite.testing.png import decode_png
 
@@ -111,11 +111,11 @@ def test_a_deterministic_server_error_is_not_retried_as_if_transient(fake_server
 def test_transient_errors_keep_the_whole_schedule(fake_server):
     fake_server.configure(faults=[{"status": 503}] * 3 + [{"status": 500, "message": "a"}, {"status": 500, "message": "b"}] * 4)
     with pytest.raises(vf.ModelAPIError, match="after 4 attempts\\)"):
-        vf.sync.run_sync(vf.ChatClient(fake_server.base_url, retry=FAST).chat("fake-echo", [{"role": "user", "content": "x"}]))
+        vf.run_sync(vf.ChatClient(fake_server.base_url, retry=FAST).chat("fake-echo", [{"role": "user", "content": "x"}]))
     assert fake_server.stats()["requests"] == 4
     fake_server.reset()
     fake_server.configure(faults=[{"status": 500, "message": "a"}, {"status": 500, "message": "b"}, {"status": 500, "message": "c"}])
-    reply = vf.sync.run_sync(vf.ChatClient(fake_server.base_url, retry=FAST).chat("fake-echo", [{"role": "user", "content": "x"}]))
+    reply = vf.run_sync(vf.ChatClient(fake_server.base_url, retry=FAST).chat("fake-echo", [{"role": "user", "content": "x"}]))
     assert reply.content == "x" and fake_server.stats()["requests"] == 4
 
 

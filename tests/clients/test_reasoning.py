@@ -173,7 +173,7 @@ def test_token_ids_stay_verbatim_when_inline_reasoning_is_moved_out_of_content()
 
 
 def test_where_reasoning_is_read_from_written_out():
-    from verifiers_lite.reasoning import assistant_message, split_think
+    from verifiers_lite.core.reasoning import assistant_message, split_think
 
     assert assistant_message({"role": "assistant", "content": "a", "reasoning": "r"}) == \
         {"role": "assistant", "content": "a", "reasoning_content": "r"}

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from verifiers_lite.cluster_totals import ClusterTotals
+from verifiers_lite.stats.cluster_totals import ClusterTotals
 
 
 @pytest.mark.parametrize("ids", [

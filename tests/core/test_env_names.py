@@ -23,7 +23,7 @@ class Capitals(vf.SingleTurnEnv):
 
 def _views(out: vf.GenerateOutputs, tmp_path) -> dict[str, str]:
     """The name each surface shows for the run."""
-    from verifiers_lite.viewer.runs import RunRegistry
+    from verifiers_lite.ui.viewer.runs import RunRegistry
 
     path = out.save(tmp_path / "saved")
     runs = RunRegistry([path]).refresh()

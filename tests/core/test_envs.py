@@ -6,7 +6,7 @@ import asyncio
 import json
 
 import verifiers_lite as vf
-from verifiers_lite.clients.base import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse
 
 from .helpers import boxed_correct
 

@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.clients.base import ChatResponse, TurnUsage
-from verifiers_lite.errors import categorize
-from verifiers_lite.messages import Messages
-from verifiers_lite.state import State
-from verifiers_lite.tools import call_tool
+from verifiers_lite.core.errors import categorize
+from verifiers_lite.core.messages import Messages
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
+from verifiers_lite.core.state import State
+from verifiers_lite.tools.functions import call_tool
 
 
 class RaisingRollout(vf.SingleTurnEnv):

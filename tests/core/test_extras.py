@@ -1,4 +1,4 @@
-"""One way to say "install the extra": verifiers_lite.extras, used by every optional import."""
+"""One way to say "install the extra": verifiers_lite._util.extras, used by every optional import."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from verifiers_lite.extras import MissingDependencyError, install_hint, is_installed, require
+from verifiers_lite._util.extras import MissingDependencyError, install_hint, is_installed, require
 
 ROOT = Path(__file__).resolve().parents[2]
 

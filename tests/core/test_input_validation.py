@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.core.messages import normalize_messages
 from verifiers_lite.executors.base import WorkUnit
-from verifiers_lite.messages import normalize_messages
-from verifiers_lite.scheduler import _failed_rows
+from verifiers_lite.run.scheduler import _failed_rows
 
 from .helpers import make_env
 

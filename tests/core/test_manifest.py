@@ -13,7 +13,7 @@ import textwrap
 import urllib.request
 
 import verifiers_lite as vf
-from verifiers_lite.clients.base import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse
 
 from .helpers import arithmetic_rows, make_env
 
@@ -92,7 +92,7 @@ def test_environment_code_of_a_notebook_class_and_a_library_class(fake_server):
         hashes.append(source["code_hash"])
     assert hashes[0] == hashes[1] != hashes[2]
     source = make_env(1).evaluate_sync(c, "fake-arith", progress=False).metadata["sessions"][0]["manifest"]["environment"]
-    assert source["module"] == "verifiers_lite.envs.singleturn" and "library class" in source["note"]
+    assert source["module"] == "verifiers_lite.envs.single_turn_env" and "library class" in source["note"]
 
 
 def test_an_environment_group_lists_each_member_s_code(fake_server, tmp_path):
@@ -105,4 +105,4 @@ def test_an_environment_group_lists_each_member_s_code(fake_server, tmp_path):
     origin = importlib.util.find_spec(group.envs["sums"].source_module).origin
     with open(origin, "rb") as f:
         assert sums["source_sha256"] == hashlib.sha256(f.read()).hexdigest() and sums["file"] == origin
-    assert source["members"]["inline"]["module"] == "verifiers_lite.envs.singleturn"
+    assert source["members"]["inline"]["module"] == "verifiers_lite.envs.single_turn_env"

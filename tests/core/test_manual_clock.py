@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from verifiers_lite.clock import SystemClock
+from verifiers_lite._util.clock import SystemClock
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until, wait_until_async
 

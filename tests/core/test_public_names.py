@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.lazy import type_checking_exports
+from verifiers_lite._util.lazy import type_checking_exports
 
 INIT = Path(vf.__file__)
 

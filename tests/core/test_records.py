@@ -7,8 +7,8 @@ import asyncio
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite import records, state
-from verifiers_lite.clients.base import ChatResponse, TurnUsage
+from verifiers_lite.core import records, state
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.rollout import trajectory
@@ -99,7 +99,7 @@ def test_tool_env_and_token_engine_answer_tool_calls_alike():
 
 
 def test_typed_records_name_every_field_the_library_lays_out():
-    from verifiers_lite.state import new_state, state_to_row
+    from verifiers_lite.core.state import new_state, state_to_row
 
     st = new_state({"prompt": [{"role": "user", "content": "q"}], "example_id": 1}, model="m",
                    sampling_args=None, tool_defs=None)
@@ -113,7 +113,7 @@ def test_typed_records_name_every_field_the_library_lays_out():
 def test_one_closed_set_of_error_categories_and_token_keys():
     from typing import get_args
 
-    from verifiers_lite import errors
+    from verifiers_lite.core import errors
 
     assert errors.ERROR_CATEGORIES is records.ERROR_CATEGORIES == get_args(records.ErrorCategory)
     # The closed set as the README documents it: a new category must be added here on purpose.
@@ -129,7 +129,7 @@ def test_one_closed_set_of_error_categories_and_token_keys():
 
 
 def test_the_wire_sample_is_a_row_plus_remove_sample():
-    from verifiers_lite.protocol import RolloutSample
+    from verifiers_lite.server.protocol import RolloutSample
 
     declared = set(RolloutSample.model_fields) - {"remove_sample"}
     assert declared and declared <= set(records.Row.__annotations__), declared - set(records.Row.__annotations__)

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import verifiers_lite as vf
-from verifiers_lite import records
+from verifiers_lite.core import records
 
 # Lines as the previous version wrote them: one example's two rollouts in one write (tagged with
 # the write's id and size), then a row of an older file (one write per row: no tags, no

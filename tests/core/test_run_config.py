@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.run_config import EvaluationOptions, RunOptions
+from verifiers_lite.run.run_config import EvaluationOptions, RunOptions
 
 from .helpers import make_env
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.clients.base import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse
 
 
 class SeedRecorder:

@@ -11,9 +11,9 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.cli.report import format_table, run_summary
-from verifiers_lite.clients.base import ChatResponse, TurnUsage
-from verifiers_lite.errors import ModelAPIError
-from verifiers_lite.progress import RunStats
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
+from verifiers_lite.core.progress import RunStats
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.rubrics.rubric import unique_names

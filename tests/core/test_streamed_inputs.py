@@ -13,7 +13,7 @@ import pyarrow as pa
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.input_plan import InputPlan
+from verifiers_lite.run.input_plan import InputPlan
 
 N = 300
 INPUT_KEYS = {"prompt", "answer", "info", "task", "example_id"}

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from verifiers_lite.cli.parser import build_parser
-from verifiers_lite.server.cli import build_parser as build_serve_parser
+from verifiers_lite.cli.serve import build_parser as build_serve_parser
 
 from . import readme_blocks as rb
 

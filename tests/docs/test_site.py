@@ -89,10 +89,7 @@ def test_cli_page_lists_every_command_and_option(built_site: Path):
     main = build_parser()
     commands = next(a for a in main._actions if isinstance(a, argparse._SubParsersAction)).choices
     assert {"eval", "serve", "rescore", "compare", "view"} <= set(commands)
-    try:
-        serve = importlib.import_module("verifiers_lite.cli.serve")
-    except ImportError:
-        serve = importlib.import_module("verifiers_lite.server.cli")
+    serve = importlib.import_module("verifiers_lite.cli.serve")
     expected = {f"vf-lite {name}" for name in commands}
     expected |= {o for name, sub in commands.items() if name != "serve" for o in _option_strings(sub)}
     expected |= _option_strings(serve.build_parser())

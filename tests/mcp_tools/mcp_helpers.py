@@ -8,7 +8,7 @@ from typing import Any
 import psutil
 from verifiers_lite_envs._mcp_server import stdio_server
 
-from verifiers_lite.mcp_tools import Lifetime, MCPStdioServer
+from verifiers_lite.tools.mcp import Lifetime, MCPStdioServer
 
 
 def tagged_server(tag: str, *, lifetime: Lifetime = "shared", faults: bool = True) -> MCPStdioServer:

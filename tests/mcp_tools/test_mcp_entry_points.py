@@ -16,8 +16,8 @@ import psutil
 from mcp_helpers import server_processes
 
 import verifiers_lite as vf
-from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.server import LocalBackend
+from verifiers_lite.server.protocol import RolloutRequest
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.testing.fake_server import FakeServerProcess, free_port
 from verifiers_lite.testing.waiting import wait_until

@@ -94,7 +94,7 @@ def test_results_repr_html_renders_in_chromium(tmp_path):
 
 def _stats_mid_run():
     """A run 7 rollouts into 12: 4 scored (one cut at max_tokens), 3 ended awaiting their group, 2 running."""
-    from verifiers_lite.progress import RunStats
+    from verifiers_lite.core.progress import RunStats
 
     stats = RunStats(total=12)
     stats.started -= 2.0  # two seconds into the run
@@ -113,8 +113,8 @@ def _stats_mid_run():
 def test_live_widget_and_final_frame_render_in_chromium(tmp_path):
     """The widget's own HTML parts mid-run (counts, in flight, stop reasons, histogram) and the
     static final frame with the max_tokens warning, as a reader sees them."""
-    from verifiers_lite.notebook.display import NotebookProgress
-    from verifiers_lite.notebook.summary_html import final_frame_html
+    from verifiers_lite.ui.notebook.display import NotebookProgress
+    from verifiers_lite.ui.notebook.summary_html import final_frame_html
 
     stats = _stats_mid_run()
     live = NotebookProgress("rollouts", show=False)

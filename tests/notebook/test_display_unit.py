@@ -5,13 +5,13 @@ import time
 
 import pytest
 
-from verifiers_lite import progress
-from verifiers_lite.notebook import detect, display
-from verifiers_lite.notebook.display import NotebookProgress, notebook_progress
-from verifiers_lite.progress import CallbackSet, RunStats, default_progress
-from verifiers_lite.terminal_progress import TqdmProgress
+from verifiers_lite.core import progress
+from verifiers_lite.core.progress import CallbackSet, RunStats, default_progress
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until
+from verifiers_lite.ui.notebook import detect, display
+from verifiers_lite.ui.notebook.display import NotebookProgress, notebook_progress
+from verifiers_lite.ui.terminal_progress import TqdmProgress
 
 
 def _shell(name: str, kernel: bool = True):

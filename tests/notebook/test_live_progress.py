@@ -8,10 +8,10 @@ import io
 import pytest
 
 import verifiers_lite as vf
-import verifiers_lite.scheduler as scheduler
+import verifiers_lite.run.scheduler as scheduler
 from verifiers_lite.cli.report import format_table, run_summary
-from verifiers_lite.progress import RunStats
-from verifiers_lite.terminal_progress import TqdmProgress
+from verifiers_lite.core.progress import RunStats
+from verifiers_lite.ui.terminal_progress import TqdmProgress
 
 
 class Recorder:

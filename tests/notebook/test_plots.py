@@ -6,7 +6,7 @@ import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 
 import verifiers_lite as vf  # noqa: E402
-from verifiers_lite.notebook.plots import runs_frame  # noqa: E402
+from verifiers_lite.ui.notebook.plots import runs_frame  # noqa: E402
 
 from .sample_rows import tool_rows  # noqa: E402
 

@@ -34,7 +34,7 @@ CELLS = [
     "vf.plot_rewards(runs);",
     "vf.plot_pass_at_k({'T=0.2': out, 'again': out});",
     "out.view()",
-    "from verifiers_lite.interrupt import RunInterrupted, interrupt_note\n"
+    "from verifiers_lite._util.interrupt import RunInterrupted, interrupt_note\n"
     f"raise RunInterrupted(interrupt_note(12, 40, 12, {PATH!r}))",
 ]
 RUN, AGAIN, COMPARE, REWARDS, PASS_AT_K, VIEW, INTERRUPT = range(1, 8)

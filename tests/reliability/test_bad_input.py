@@ -10,8 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import verifiers_lite as vf
-from verifiers_lite.dataset import format_rows
-from verifiers_lite.messages import normalize_messages
+from verifiers_lite.core.dataset import format_rows
+from verifiers_lite.core.messages import normalize_messages
 
 json_scalars = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True) | st.text(max_size=20)
 json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=8)
@@ -98,7 +98,7 @@ def test_format_rows_never_mutates_its_input():
 
 
 def test_is_registered_needs_a_load_environment_function():
-    from verifiers_lite.registry import is_registered
+    from verifiers_lite.core.registry import is_registered
 
     assert is_registered("arithmetic")
     assert is_registered("guess-number")  # dashes name the same module as underscores

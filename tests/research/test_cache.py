@@ -123,7 +123,7 @@ def test_cli_cache_stats_and_clear(fake_server, tmp_path, capsys):
 
 
 def test_hits_and_misses_reach_the_progress_display_live(fake_server, tmp_path):
-    from verifiers_lite.notebook.summary_html import stats_line
+    from verifiers_lite.ui.notebook.summary_html import stats_line
 
     seen: list[tuple] = []
     lines: list[str] = []

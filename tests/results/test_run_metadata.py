@@ -11,8 +11,8 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.results.run_metadata import RUN_METADATA_KEYS, read_run_metadata
-from verifiers_lite.viewer.index import RowIndex
-from verifiers_lite.viewer.runs import Run
+from verifiers_lite.ui.viewer.index import RowIndex
+from verifiers_lite.ui.viewer.runs import Run
 
 SAVED_RUN = Path(__file__).parent / "data" / "saved_run"
 """A run saved before the metadata was typed (two examples, two rollouts each)."""

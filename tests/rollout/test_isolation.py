@@ -7,7 +7,7 @@ import logging
 
 from rollout_invariants import check_trajectory, unrolled
 
-from verifiers_lite.errors import ModelAPIError
+from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, ToolManager
 from verifiers_lite.rollout.sampling import SampleResult, sample_isolated
 from verifiers_lite.rollout.testing import CHATML, ScriptedSampler, toy_template

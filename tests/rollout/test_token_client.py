@@ -9,7 +9,7 @@ import hypothesis
 import pytest
 from hypothesis import strategies as st
 
-from verifiers_lite.clients.base import ChatResponse, ModelClient
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
 from verifiers_lite.rollout import (
     IGNORE_INDEX,
     SamplingParams,

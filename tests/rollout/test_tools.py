@@ -1,4 +1,4 @@
-"""verifiers_lite.tools: schema from signatures, safe tool calls."""
+"""verifiers_lite.tools.functions: schema from signatures, safe tool calls."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ from typing import Literal
 import pydantic
 import pytest
 
-from verifiers_lite.tools import ToolCallError, call_tool, function_to_schema, parse_docstring
+from verifiers_lite.tools.functions import (
+    ToolCallError,
+    call_tool,
+    function_to_schema,
+    parse_docstring,
+)
 
 
 class Point(pydantic.BaseModel):

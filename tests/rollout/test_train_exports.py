@@ -10,6 +10,7 @@ import pytest
 from tool_player import add, boxed_correct, tool_player
 
 import verifiers_lite as vf
+from verifiers_lite._util.sync import run_sync
 from verifiers_lite.rollout import (
     IGNORE_INDEX,
     MultiTurnRollout,
@@ -18,7 +19,6 @@ from verifiers_lite.rollout import (
     training_view,
 )
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
-from verifiers_lite.sync import run_sync
 from verifiers_lite.train import (
     TrainingDataError,
     read_token_rows,

@@ -19,7 +19,7 @@ import pytest
 from rollout_invariants import check_trajectory
 
 from verifiers_lite.clients.http import parse_chat_completion
-from verifiers_lite.errors import ModelAPIError
+from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.rollout import (
     MultiTurnRollout,
     SamplingParams,

@@ -16,7 +16,7 @@ from typing import Any
 
 import httpx
 
-from verifiers_lite.protocol import RolloutRequest
+from verifiers_lite.server.protocol import RolloutRequest
 from verifiers_lite.testing.waiting import wait_until, wait_until_async
 
 HERE = Path(__file__).parent

@@ -7,9 +7,9 @@ import json
 import time
 from typing import Any
 
-from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.server.backend import RolloutContext
 from verifiers_lite.server.errors import RolloutFailure
+from verifiers_lite.server.protocol import RolloutRequest
 
 
 class ScriptedBackend:

@@ -10,9 +10,9 @@ import httpx
 import pytest
 from srv_helpers import script
 
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient, RolloutProtocolError
 from verifiers_lite.server import create_rollout_server
+from verifiers_lite.server.protocol import LEASE_HEADER
 from verifiers_lite.testing.waiting import wait_until_async
 
 MSGS = [{"role": "user", "content": "6*7?"}]

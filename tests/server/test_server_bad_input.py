@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from srv_helpers import ServerProc, start_server
 
-from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
+from verifiers_lite.server.protocol import LEASE_HEADER, RolloutRequest
 
 SWEEP = settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 VALID: dict[str, Any] = {
@@ -194,8 +194,8 @@ def test_bodies_within_the_limit_pass(small: ServerProc) -> None:
 def test_default_body_limit_is_16_mib() -> None:
     import inspect
 
+    from verifiers_lite.cli.serve import build_parser
     from verifiers_lite.server import create_rollout_server
-    from verifiers_lite.server.cli import build_parser
 
     default = inspect.signature(create_rollout_server).parameters["max_body_bytes"].default
     assert default == 16 * 1024 * 1024

@@ -17,8 +17,8 @@ from srv_helpers import ServerProc, script, start_serve
 from srv_proxy import FaultProxy
 
 import verifiers_lite as vf
-from verifiers_lite.protocol import RolloutAccepted
 from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server.protocol import RolloutAccepted
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.fake_server import FakeServerProcess
 

@@ -18,12 +18,12 @@ from srv_helpers import ServerProc, script
 from srv_proxy import FaultProxy
 
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import (
     RolloutAdmissionTimeoutError,
     RolloutClient,
     RolloutProtocolError,
 )
+from verifiers_lite.server.protocol import LEASE_HEADER
 from verifiers_lite.testing.clock import ManualClock
 
 MSGS = [{"role": "user", "content": "6*7?"}]
@@ -227,7 +227,7 @@ async def test_cancel_rollout_is_bounded(server: ServerProc, monkeypatch: pytest
 
 def test_cancel_bound_is_five_seconds() -> None:
     from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
-    from verifiers_lite.remote.clock import CANCEL_TIMEOUT_SEC
+    from verifiers_lite.remote.statuses import CANCEL_TIMEOUT_SEC
 
     assert CANCEL_TIMEOUT_SEC == 5.0
     assert RESULT_POLL_NETWORK.delays == (0.1, 0.5)

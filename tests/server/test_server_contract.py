@@ -11,8 +11,8 @@ import httpx
 import pytest
 from srv_helpers import ServerProc, script
 
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server.protocol import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "What is 6 * 7?"}]
 

@@ -14,15 +14,15 @@ import srv_cleanup_env
 from srv_helpers import ServerProc, start_serve
 
 import verifiers_lite as vf
-from verifiers_lite.errors import ERROR_CATEGORIES
-from verifiers_lite.protocol import (
+from verifiers_lite.core.errors import ERROR_CATEGORIES
+from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server.protocol import (
     CORE_CATEGORY,
     WIRE_CATEGORY,
     WireErrorCategory,
     core_category,
     wire_category,
 )
-from verifiers_lite.remote import RolloutClient
 from verifiers_lite.testing.fake_server import FakeServerProcess
 from verifiers_lite.testing.waiting import wait_until
 

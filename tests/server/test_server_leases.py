@@ -18,9 +18,9 @@ import httpx
 import pytest
 from srv_helpers import ServerProc, script, start_serve
 
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.lifecycle import ShutdownTimeouts
+from verifiers_lite.server.protocol import LEASE_HEADER
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MSGS = [{"role": "user", "content": "What is 2 + 3?"}]

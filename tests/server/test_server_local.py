@@ -15,15 +15,15 @@ import httpx
 import pytest
 from srv_helpers import REPO, free_port
 
+from verifiers_lite._util.sync import run_sync
 from verifiers_lite.clients import ChatClient
+from verifiers_lite.core.registry import load_environment
 from verifiers_lite.executors.remote import RemoteExecutor
-from verifiers_lite.protocol import RolloutRequest
-from verifiers_lite.registry import load_environment
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
+from verifiers_lite.server.protocol import RolloutRequest
 from verifiers_lite.server.service import RolloutService
-from verifiers_lite.sync import run_sync
 from verifiers_lite.testing.fake_server import FakeServerProcess
 from verifiers_lite.testing.waiting import wait_until, wait_until_async
 
@@ -39,13 +39,13 @@ def fake() -> Iterator[FakeServerProcess]:
 
 @pytest.fixture(scope="module")
 def served(fake: FakeServerProcess, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """``python -m verifiers_lite.server.cli arithmetic`` (what ``vf-lite serve`` runs)."""
+    """``python -m verifiers_lite.cli.serve arithmetic`` (what ``vf-lite serve`` runs)."""
     port = free_port()
     log = tmp_path_factory.mktemp("serve") / "serve.log"
     env = {**os.environ, "ROLLOUT_KEY": "k3y", "PYTHONPATH": str(REPO)}
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
         proc = subprocess.Popen(
-            [sys.executable, "-m", "verifiers_lite.server.cli", "arithmetic", "--port", str(port),
+            [sys.executable, "-m", "verifiers_lite.cli.serve", "arithmetic", "--port", str(port),
              "--api-key-env", "ROLLOUT_KEY", "--max-concurrent", "8", "--env-args", '{"num_examples": 20}'],
             stdout=out, stderr=subprocess.STDOUT, env=env, cwd=REPO,
         )

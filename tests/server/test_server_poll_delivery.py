@@ -12,7 +12,7 @@ import httpx
 import pytest
 from srv_helpers import HeldBackend, serve_in_process
 
-from verifiers_lite.protocol import LEASE_HEADER
+from verifiers_lite.server.protocol import LEASE_HEADER
 from verifiers_lite.testing.waiting import wait_until_async
 
 N = 200

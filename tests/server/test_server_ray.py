@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from verifiers_lite.clients import ChatClient
+from verifiers_lite.core.registry import load_environment
 from verifiers_lite.executors.remote import RemoteExecutor
-from verifiers_lite.registry import load_environment
 from verifiers_lite.remote import RolloutClientPool
 from verifiers_lite.server import deploy_rollout_servers
 from verifiers_lite.testing.fake_server import FakeServerProcess

@@ -18,11 +18,11 @@ import srv_cleanup_env
 from srv_helpers import ServerProc, free_port, start_serve
 
 import verifiers_lite as vf
-from verifiers_lite.protocol import RolloutRequest
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.results.store import read_rows
 from verifiers_lite.server import LocalBackend
 from verifiers_lite.server.backend import RolloutContext
+from verifiers_lite.server.protocol import RolloutRequest
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 MODEL = "fake-arith"

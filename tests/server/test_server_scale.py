@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 from srv_helpers import HeldBackend, script
 
-from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
+from verifiers_lite.server.protocol import LEASE_HEADER, RolloutRequest
 from verifiers_lite.server.rollout_table import RolloutRecord
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.testing.clock import ManualClock

@@ -11,9 +11,9 @@ from typing import Any
 import httpx
 from srv_helpers import script
 
-from verifiers_lite.protocol import LEASE_HEADER, RolloutRequest
 from verifiers_lite.remote import RolloutClient
 from verifiers_lite.server.lifecycle import Lifecycle, ShutdownTimeouts
+from verifiers_lite.server.protocol import LEASE_HEADER, RolloutRequest
 from verifiers_lite.server.service import RolloutService
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until_async

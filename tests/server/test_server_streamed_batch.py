@@ -16,8 +16,8 @@ import pytest
 from srv_helpers import HeldBackend, serve_in_process
 from test_server_streamed_admission import CutAfterFirstLine
 
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server.protocol import LEASE_HEADER
 from verifiers_lite.testing.waiting import wait_until_async
 
 WAIT_SEC = 600.0  # no line can come from the wait running out within these tests

@@ -12,8 +12,8 @@ import pytest
 from srv_helpers import ServerProc, script
 from srv_proxy import FaultProxy
 
-from verifiers_lite.protocol import LEASE_HEADER
 from verifiers_lite.remote import RolloutClient
+from verifiers_lite.server.protocol import LEASE_HEADER
 
 MSGS = [{"role": "user", "content": "6*7?"}]
 URL = "http://127.0.0.1:9/v1"

@@ -118,7 +118,7 @@ def test_runs_are_labelled_by_what_differs_everywhere():
         {}, {"sampling_args": {"temperature": 1.2}}, {"env_args": {"digits": 2}})]
     expected = ["digits=1, temperature=0.2", "digits=1, temperature=1.2", "digits=2, temperature=0.2"]
     assert list(vf.compare(runs)["run"]) == expected
-    from verifiers_lite.notebook.plots import runs_frame
+    from verifiers_lite.ui.notebook.plots import runs_frame
 
     assert list(dict.fromkeys(runs_frame(runs)["run"])) == expected
     assert list(vf.compare(runs[:2])["run"]) == ["temperature=0.2", "temperature=1.2"]

@@ -14,7 +14,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.results.outputs import GenerateOutputs
-from verifiers_lite.stats import (
+from verifiers_lite.stats.error_bars import (
     clustered_mean,
     estimate_from_totals,
     examples_needed_for,

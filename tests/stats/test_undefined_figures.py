@@ -92,8 +92,8 @@ def test_a_one_example_run_has_no_interval_anywhere(zero_runs):
 
 
 def test_all_zero_summary_and_the_live_widget_name_the_reason(zero_runs):
-    from verifiers_lite.notebook.summary_html import final_frame_html
-    from verifiers_lite.progress import RunStats
+    from verifiers_lite.core.progress import RunStats
+    from verifiers_lite.ui.notebook.summary_html import final_frame_html
 
     a, _, _ = zero_runs
     out = vf.load_results(a)

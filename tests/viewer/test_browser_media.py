@@ -15,7 +15,7 @@ import pytest
 import verifiers_lite as vf
 from tests.clients.test_images import png
 from tests.clients.test_reasoning import calculator, expected_reasoning
-from verifiers_lite.content import image_part
+from verifiers_lite.core.content import image_part
 from verifiers_lite.testing.waiting import wait_until
 
 from .viewer_proc import ViewerProcess

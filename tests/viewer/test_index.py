@@ -10,8 +10,8 @@ import pytest
 
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.results.store import ResultsStore, read_rows
-from verifiers_lite.viewer.index import RowIndex
-from verifiers_lite.viewer.query import RowFilter, run_stats, select
+from verifiers_lite.ui.viewer.index import RowIndex
+from verifiers_lite.ui.viewer.query import RowFilter, run_stats, select
 
 
 def make_row(eid, idx, reward, **extra):
@@ -60,7 +60,7 @@ def test_replaced_file_is_indexed_again(tmp_path):
     index.scan()
     assert keys(index) == disk_keys(store.results_file) == [(7, 0), (8, 0)]
     assert index.generation != generation
-    from verifiers_lite.viewer.index import StaleIndexError
+    from verifiers_lite.ui.viewer.index import StaleIndexError
 
     with pytest.raises(StaleIndexError):
         index.read([0], generation)

@@ -7,7 +7,7 @@ import os
 import time
 
 from verifiers_lite.results.store import ResultsStore
-from verifiers_lite.viewer.runs import MAX_DEPTH, STALE_AFTER_S, RunRegistry
+from verifiers_lite.ui.viewer.runs import MAX_DEPTH, STALE_AFTER_S, RunRegistry
 
 from .test_index import make_row
 

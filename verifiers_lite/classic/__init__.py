@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verifiers_lite.lazy import lazy_exports, type_checking_exports
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
 
 _LAZY: dict[str, str] = type_checking_exports(__file__)
 __all__ = sorted(_LAZY)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifiers_lite.registry import load_environment as _registry_load
+from verifiers_lite.core.registry import load_environment as _registry_load
 
 
 def load_environment(env_id: str, **env_args: Any) -> Any:

@@ -32,10 +32,10 @@ from verifiers_lite.classic.messages import (
 )
 from verifiers_lite.classic.rubric import Rubric
 from verifiers_lite.classic.utils import maybe_await, named_args
-from verifiers_lite.clients.base import ChatResponse, ModelClient
-from verifiers_lite.dataset import RolloutInput
-from verifiers_lite.messages import normalize_messages
-from verifiers_lite.state import State
+from verifiers_lite.core.dataset import RolloutInput
+from verifiers_lite.core.messages import normalize_messages
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.state import State
 
 _STOP_REASONS = {"max_turns_reached": "max_turns", "no_tools_called": "stop", "has_error": "error"}
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from verifiers_lite._util.extras import require
 from verifiers_lite.classic.multiturn import SingleTurnEnv
 from verifiers_lite.classic.parsers import XMLParser
 from verifiers_lite.classic.rubric import Rubric
-from verifiers_lite.extras import require
 
 
 def _reasoning_gym() -> Any:

@@ -31,7 +31,7 @@ from verifiers_lite.classic.decorators import discover_decorated
 from verifiers_lite.classic.messages import to_plain, upgrade
 from verifiers_lite.classic.parsers import Parser
 from verifiers_lite.classic.utils import maybe_await, maybe_call_with_named_args
-from verifiers_lite.records import State
+from verifiers_lite.core.records import State
 from verifiers_lite.rubrics.rubric import Rubric as NativeRubric
 
 GROUP_PARAMETERS = frozenset({"states", "prompts", "completions", "answers", "tasks", "infos"})

@@ -23,8 +23,8 @@ from verifiers_lite.classic.messages import classic_message
 from verifiers_lite.classic.multiturn import MultiTurnEnv
 from verifiers_lite.classic.rubric import Rubric
 from verifiers_lite.classic.utils import maybe_await
-from verifiers_lite.state import State
-from verifiers_lite.tools import function_to_schema
+from verifiers_lite.core.state import State
+from verifiers_lite.tools.functions import function_to_schema
 
 
 def _tool_name(tool: Any) -> str:

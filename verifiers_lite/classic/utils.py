@@ -10,7 +10,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.tools import function_to_schema
+from verifiers_lite.tools.functions import function_to_schema
 
 
 async def maybe_await(func: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

@@ -50,7 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _list() -> int:
-    from verifiers_lite.registry import environment_catalog
+    from verifiers_lite.core.registry import environment_catalog
 
     catalog = environment_catalog()
     width = max((len(info.env_id) for info in catalog), default=0)
@@ -81,7 +81,7 @@ def _view(args: argparse.Namespace) -> int:
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be between 0 and 65535, got {args.port}")
     try:
-        from verifiers_lite.viewer.serve import run_viewer
+        from verifiers_lite.ui.viewer.serve import run_viewer
 
         return run_viewer(paths, host=args.host, port=args.port, token="" if args.token else None,
                           open_browser=not args.no_browser)
@@ -116,9 +116,9 @@ def _rescore(args: argparse.Namespace) -> int:
 
 def _serve(argv: list[str]) -> int:
     try:
-        from verifiers_lite.server.cli import serve_main
+        from verifiers_lite.cli.serve import serve_main
     except ImportError as exc:
-        from verifiers_lite.extras import install_hint
+        from verifiers_lite._util.extras import install_hint
 
         print(f"vf-lite: error: the rollout server is not available ({exc}); "
               f"install it with: {install_hint('server')}", file=sys.stderr)

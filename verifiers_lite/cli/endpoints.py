@@ -83,8 +83,8 @@ def _embedded(args: argparse.Namespace) -> Iterator[tuple[Any, str, str]]:
 def _discover_model(base_url: str, api_key: str | None) -> str:
     """The one model a server lists at ``GET /models`` (vLLM and llama.cpp serve one); several
     are a usage error naming them (the first is not a guess worth making)."""
+    from verifiers_lite._util.sync import run_sync
     from verifiers_lite.clients.models import list_models, only_model
-    from verifiers_lite.sync import run_sync
 
     url = base_url.rstrip("/")
     try:

@@ -80,7 +80,7 @@ class _EvalPlan:
 
 def _evaluate(env: Any, client: Any, model: str, args: argparse.Namespace, plan: _EvalPlan, executor: Any,
               run_dir: Path) -> Any:
-    from verifiers_lite.terminal_progress import TqdmProgress
+    from verifiers_lite.ui.terminal_progress import TqdmProgress
 
     return env.evaluate_sync(
         client, model, num_examples=plan.num_examples, rollouts_per_example=plan.rollouts,
@@ -200,7 +200,7 @@ def accepts(env_id: str, name: str) -> bool:
     """Whether ``env_id``'s ``load_environment`` takes the argument ``name``."""
     import inspect
 
-    from verifiers_lite.registry import environment_loader
+    from verifiers_lite.core.registry import environment_loader
 
     try:
         loader = environment_loader(env_id)
@@ -264,7 +264,7 @@ def _report(args: argparse.Namespace, out: Any, model: str, rollouts: int, wall:
 def _reward_plot(rewards: list[float], summary: dict[str, Any], run_dir: Path, title: str) -> str | None:
     """reward_hist.png, titled with the mean and its interval; None without matplotlib."""
     from verifiers_lite.cli.report import save_reward_histogram
-    from verifiers_lite.stats import format_estimate
+    from verifiers_lite.stats.error_bars import format_estimate
 
     try:
         estimate = format_estimate(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"])

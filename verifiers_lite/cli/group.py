@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 
 
 def load_group(

@@ -6,9 +6,9 @@ import math
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.extras import require
-from verifiers_lite.progress import format_stop_reasons, format_timing, length_warning
-from verifiers_lite.records import Row
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.progress import format_stop_reasons, format_timing, length_warning
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
 
@@ -56,7 +56,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 def _with_interval(mean: float | None, stderr: float | None, ci: Any) -> str:
     """``0.600 ± 0.135  95% CI [0.295, 0.905]``; the mean and why there is no interval."""
-    from verifiers_lite.stats import format_estimate
+    from verifiers_lite.stats.error_bars import format_estimate
 
     return format_estimate(mean, stderr, ci, table=True)
 

@@ -71,7 +71,7 @@ def run_rescore(
 def _check_loadable(env_ids: list[str], saved: dict[str, Any], run_dir: Path) -> None:
     """Refuse a run whose environment cannot be loaded by id (defined in a notebook or a script),
     with the way out that works where it is defined."""
-    from verifiers_lite.registry import is_registered
+    from verifiers_lite.core.registry import is_registered
     from verifiers_lite.results.manifest import session_manifests
 
     missing = [i for i in env_ids if not is_registered(i)]

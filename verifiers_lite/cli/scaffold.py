@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from verifiers_lite.registry import ENTRY_POINT_GROUP
+from verifiers_lite.core.registry import ENTRY_POINT_GROUP
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, ModelClient, TurnUsage
+from verifiers_lite.core.model_client import ChatResponse, Message, ModelClient, TurnUsage
 
 CACHE_ENV_VAR = "VERIFIERS_LITE_CACHE"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message
 from verifiers_lite.clients.routing import EndpointRouter
+from verifiers_lite.core.model_client import ChatResponse, Message
 
 
 class ClientGroup(list[Any]):

@@ -15,7 +15,6 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, TurnUsage, text_only_model
 from verifiers_lite.clients.openai_settings import openai_settings
 from verifiers_lite.clients.retry import (
     RepeatedAnswer,
@@ -23,9 +22,10 @@ from verifiers_lite.clients.retry import (
     call_with_retries,
     parse_retry_after,
 )
-from verifiers_lite.content import text_only
-from verifiers_lite.errors import ModelAPIError
-from verifiers_lite.reasoning import assistant_message
+from verifiers_lite.core.content import text_only
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage, text_only_model
+from verifiers_lite.core.reasoning import assistant_message
 
 if TYPE_CHECKING:
     from verifiers_lite.clients.cache import CachedClient
@@ -53,7 +53,7 @@ class ChatClient:
     ``text_only`` says the model behind the endpoint reads text only (True, or its name for
     messages, e.g. "the embedded SmolLM2-135M-Instruct"): a list of text parts goes as one
     string, and a message with an image is refused before it is sent
-    (:class:`~verifiers_lite.content.ContentNotSupportedError`; a run refuses such prompts
+    (:class:`~verifiers_lite.core.content.ContentNotSupportedError`; a run refuses such prompts
     before its first request). Otherwise content parts go as they are (the OpenAI format).
     """
 

@@ -6,9 +6,9 @@ import asyncio
 import weakref
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message
 from verifiers_lite.clients.http import parse_chat_completion
-from verifiers_lite.errors import ModelAPIError
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.model_client import ChatResponse, Message
 
 # What asyncio/httpx raise when a connection pool made on one event loop is used on another.
 _LOOP_ERRORS = ("bound to a different event loop", "attached to a different loop", "Event loop is closed")

@@ -14,11 +14,11 @@ import weakref
 from collections.abc import Sequence
 from typing import Any
 
-from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.clients.cache import CachedClient, CacheMeter, ResponseCache
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
 from verifiers_lite.clients.openai_settings import openai_settings, read_timeout
+from verifiers_lite.core.model_client import ModelClient
 
 # One lean client per user client, so every rollout and every evaluate call on it shares one
 # connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.

@@ -1,6 +1,6 @@
 """ScriptedClient: a model that answers from a script, to check an environment without a model.
 
-An ordinary :class:`~verifiers_lite.clients.base.ModelClient`: pass it wherever a client goes
+An ordinary :class:`~verifiers_lite.core.model_client.ModelClient`: pass it wherever a client goes
 (``evaluate``, ``generate``, grouped or independent runs, tool environments). A perfect script
 must reach the environment's maximal reward; if it does not, the environment is wrong, not the
 model.
@@ -14,8 +14,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from verifiers_lite.clients.base import ChatResponse, Message, TurnUsage
 from verifiers_lite.clients.model_turn import ModelTurn, current_model_turn
+from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage
 
 Reply = str | dict[str, Any] | ChatResponse
 ToolCallSpec = dict[str, Any]

@@ -15,20 +15,20 @@ import os
 from collections.abc import Sequence
 from typing import Any, cast
 
-from verifiers_lite.clients.base import ChatResponse, ModelClient
+from verifiers_lite._util.sync import run_sync
 from verifiers_lite.clients.chat_api import ChatAPI, chat_api_client, clean_messages
-from verifiers_lite.dataset import RolloutInput
+from verifiers_lite.core.dataset import RolloutInput
+from verifiers_lite.core.messages import Messages, normalize_messages
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.reasoning import ReasoningHistory, check_reasoning_history
+from verifiers_lite.core.records import ToolError
+from verifiers_lite.core.state import State
 from verifiers_lite.envs.tool_env import ToolEnv
-from verifiers_lite.messages import Messages, normalize_messages
-from verifiers_lite.reasoning import ReasoningHistory, check_reasoning_history
-from verifiers_lite.records import ToolError
 from verifiers_lite.rollout.multi_turn import split_tool_errors
 from verifiers_lite.rollout.sampling import SamplingParams
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ToolManager
 from verifiers_lite.rollout.traces import SuccessCallback, TraceCallback, write_traces
 from verifiers_lite.rollout.trajectory import Trajectory, as_trajectory, is_truncated
-from verifiers_lite.state import State
-from verifiers_lite.sync import run_sync
 
 __all__ = ["APIMultiTurnRollout"]
 

@@ -13,13 +13,13 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from verifiers_lite.clients.base import ModelClient
-from verifiers_lite.dataset import RolloutInput, complete_input
+from verifiers_lite.core.dataset import RolloutInput, complete_input
+from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.records import DatasetRow
+from verifiers_lite.core.state import State
 from verifiers_lite.envs.environment import Environment
-from verifiers_lite.records import DatasetRow
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
-from verifiers_lite.state import State
 
 PASSED_METRIC = "task_passed"
 

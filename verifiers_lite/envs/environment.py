@@ -10,13 +10,13 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast, final
 
-from verifiers_lite.clients.base import ChatResponse, ModelClient
+from verifiers_lite._util.scopes import rollout_scope
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.model_turn import model_turn
 from verifiers_lite.clients.resolve import as_model_client
 from verifiers_lite.clients.retry import ROLLOUT_RETRY
 from verifiers_lite.clients.slots import slot_wait
-from verifiers_lite.dataset import (
+from verifiers_lite.core.dataset import (
     DatasetLike,
     LazyDataset,
     RepeatedInputs,
@@ -24,22 +24,22 @@ from verifiers_lite.dataset import (
     complete_input,
     input_in_form,
 )
-from verifiers_lite.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
-from verifiers_lite.messages import Messages, normalize_messages
-from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.progress import track_rollout
-from verifiers_lite.reasoning import (
+from verifiers_lite.core.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
+from verifiers_lite.core.messages import Messages, normalize_messages
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.progress import track_rollout
+from verifiers_lite.core.reasoning import (
     ReasoningHistory,
     assistant_message,
     check_reasoning_history,
     history_for_request,
 )
-from verifiers_lite.records import DatasetRow, Row
+from verifiers_lite.core.records import DatasetRow, Row
+from verifiers_lite.core.state import State, new_state, record_response, state_to_row
+from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
-from verifiers_lite.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
-from verifiers_lite.scopes import rollout_scope
-from verifiers_lite.state import State, new_state, record_response, state_to_row
+from verifiers_lite.run.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
 
 if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
@@ -397,9 +397,9 @@ class Environment(ABC):
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """Run every input (grouped by example_id unless ``independent_scoring``). The options
-        are the fields of :class:`~verifiers_lite.run_config.RunConfig`: pass them as keywords,
+        are the fields of :class:`~verifiers_lite.run.run_config.RunConfig`: pass them as keywords,
         or a ``config`` (keywords given beside it override its fields)."""
-        from verifiers_lite.scheduler import generate
+        from verifiers_lite.run.scheduler import generate
 
         return await generate(self, inputs, client, model, run_config("generate", config, options))
 
@@ -423,7 +423,7 @@ class Environment(ABC):
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
-        from verifiers_lite.sync import run_sync
+        from verifiers_lite._util.sync import run_sync
 
         run = run_config("generate_sync", config, options)
         return run_sync(self.generate(inputs, client, model, config=run))
@@ -436,7 +436,7 @@ class Environment(ABC):
     ) -> GenerateOutputs:
         """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs.
         Same signature as :meth:`evaluate`."""
-        from verifiers_lite.sync import run_sync
+        from verifiers_lite._util.sync import run_sync
 
         run = _evaluation_config("evaluate_sync", config, options, rollouts_per_example, seed)
         return run_sync(self.evaluate(client, model, num_examples, rollouts_per_example, shuffle, seed, config=run))

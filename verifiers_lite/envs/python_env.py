@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextvars
 from typing import Any, cast
 
-from verifiers_lite.clients.base import ModelClient
-from verifiers_lite.dataset import RolloutInput
+from verifiers_lite.core.dataset import RolloutInput
+from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.state import State
 from verifiers_lite.envs.tool_env import ToolEnv
 from verifiers_lite.sandbox import Sandbox, SandboxLimits, SandboxSession
-from verifiers_lite.state import State
 
 # The session of the rollout being run: tool calls are made from tasks that copy this context.
 _SESSION: contextvars.ContextVar[_RolloutSession | None] = contextvars.ContextVar("vf_python_session", default=None)

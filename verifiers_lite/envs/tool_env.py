@@ -6,13 +6,13 @@ import asyncio
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.envs.multiturn import MultiTurnEnv
-from verifiers_lite.messages import Messages
-from verifiers_lite.state import State
-from verifiers_lite.tools import answer_tool_call, tool_name, tool_schema
+from verifiers_lite.core.messages import Messages
+from verifiers_lite.core.state import State
+from verifiers_lite.envs.multi_turn_env import MultiTurnEnv
+from verifiers_lite.tools.functions import answer_tool_call, tool_name, tool_schema
 
 if TYPE_CHECKING:
-    from verifiers_lite.mcp_tools import MCPServerConfig, MCPToolset
+    from verifiers_lite.tools.mcp import MCPServerConfig, MCPToolset
 
 
 class ToolEnv(MultiTurnEnv):
@@ -35,7 +35,7 @@ class ToolEnv(MultiTurnEnv):
             self.tools[tool_name(fn)] = fn
         self.mcp: MCPToolset | None = None
         if mcp_servers:
-            from verifiers_lite.mcp_tools import MCPToolset
+            from verifiers_lite.tools.mcp import MCPToolset
 
             self.mcp = MCPToolset(mcp_servers, taken=list(self.tools))
             self.tools.update((tool.name, tool) for tool in self.mcp.tools)

@@ -6,10 +6,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from verifiers_lite.records import RolloutInput, Row
+from verifiers_lite.core.records import RolloutInput, Row
 
 if TYPE_CHECKING:
-    from verifiers_lite.runnable import RunnableEnvironment
+    from verifiers_lite.core.runnable import RunnableEnvironment
 
 
 @dataclass(slots=True)

@@ -8,8 +8,8 @@ from typing import Any
 
 from verifiers_lite.clients.resolve import as_model_clients
 from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
+from verifiers_lite.core.records import Row
 from verifiers_lite.executors.base import RunContext, WorkUnit
-from verifiers_lite.records import Row
 
 
 class LocalExecutor:

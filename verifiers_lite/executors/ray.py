@@ -19,12 +19,12 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.records import RolloutInput, Row
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
-from verifiers_lite.extras import require
-from verifiers_lite.records import RolloutInput, Row
 
 if TYPE_CHECKING:
-    from verifiers_lite.runnable import RunnableEnvironment
+    from verifiers_lite.core.runnable import RunnableEnvironment
 
 
 def _import_ray() -> Any:
@@ -60,7 +60,7 @@ class _EnvWorker:
         if "env" in env_spec:
             self.env = env_spec["env"]
         else:
-            from verifiers_lite.registry import load_environment
+            from verifiers_lite.core.registry import load_environment
 
             self.env = load_environment(env_spec["env_id"], **env_spec["env_args"])
         self.clients = [ChatClient(url, key) for url, key in endpoints]
@@ -244,7 +244,7 @@ class RayExecutor:
 
 
 def _env_spec(env: RunnableEnvironment) -> dict[str, Any]:
-    from verifiers_lite.registry import loadable_by_id
+    from verifiers_lite.core.registry import loadable_by_id
 
     if loadable_by_id(env):  # else built by hand (a notebook's): shipped whole
         return {"env_id": env.env_id, "env_args": env.env_args}

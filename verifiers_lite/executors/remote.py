@@ -12,10 +12,10 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from verifiers_lite.errors import categorize
+from verifiers_lite.core.errors import categorize
+from verifiers_lite.core.progress import track_rollout
+from verifiers_lite.core.records import RolloutError, RolloutInput, Row, State
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
-from verifiers_lite.progress import track_rollout
-from verifiers_lite.records import RolloutError, RolloutInput, Row, State
 from verifiers_lite.remote.client import RolloutClient, failure_state
 from verifiers_lite.remote.pool import RolloutClientPool
 

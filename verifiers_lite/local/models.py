@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ..extras import missing_dependency
+from verifiers_lite._util.extras import missing_dependency
 
 __all__ = ["smollm2_gguf_path", "smollm2_hf_checkpoint"]
 

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.extras import is_installed, missing_dependency
 from verifiers_lite.clients.group import ClientGroup
 from verifiers_lite.clients.http import ChatClient
-from verifiers_lite.extras import is_installed, missing_dependency
 from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.messages import Messages, last_assistant_text
+from verifiers_lite.core.messages import Messages, last_assistant_text
 
 
 class Parser:

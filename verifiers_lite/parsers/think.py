@@ -6,9 +6,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.messages import Messages, message_text
+from verifiers_lite.core.messages import Messages, message_text
+from verifiers_lite.core.reasoning import reasoning_of, split_think
 from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.reasoning import reasoning_of, split_think
 
 _THINK = re.compile(r"<think>.*?</think>", re.DOTALL)
 

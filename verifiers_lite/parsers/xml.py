@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.messages import Messages, last_assistant_text
+from verifiers_lite.core.messages import Messages, last_assistant_text
 from verifiers_lite.parsers.parser import Parser
 
 

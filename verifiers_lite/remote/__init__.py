@@ -6,7 +6,7 @@ HTTP dependency fails with an ImportError naming the ``server`` extra.
 
 from __future__ import annotations
 
-from verifiers_lite.lazy import lazy_exports
+from verifiers_lite._util.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "RolloutClient": ".client",

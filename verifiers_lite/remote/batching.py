@@ -19,8 +19,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Generic, TypeVar
 
-from verifiers_lite.extras import missing_server_dependency
-from verifiers_lite.protocol import RolloutAccepted
+from verifiers_lite._util.extras import missing_server_dependency
+from verifiers_lite.server.protocol import RolloutAccepted
 
 from .errors import RolloutProtocolError
 from .polling import Send, checked_result

@@ -8,21 +8,21 @@ import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, cast
 
+from verifiers_lite._util.extras import missing_server_dependency
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
-from verifiers_lite.extras import missing_server_dependency
-from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse, core_category
-from verifiers_lite.records import ErrorCategory, RolloutError, RolloutInput, State
+from verifiers_lite.core.records import ErrorCategory, RolloutError, RolloutInput, State
+from verifiers_lite.server.protocol import RolloutAccepted, RolloutResultResponse, core_category
 
 from .batching import BatchRoutes, ItemReply
-from .clock import (
+from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError
+from .handle import RolloutHandle
+from .polling import NETWORK_ERRORS, TERMINAL, checked_result, detail, poll_result
+from .statuses import (
     CANCEL_TIMEOUT_SEC,
     WAIT_IDLE_RETRY_STATUSES,
     Clock,
     SystemClock,
 )
-from .errors import RolloutAdmissionTimeoutError, RolloutProtocolError
-from .handle import RolloutHandle
-from .polling import NETWORK_ERRORS, TERMINAL, checked_result, detail, poll_result
 from .transport import AiohttpTransport, HttpxTransport, LineStream, Reply, Transport
 
 try:
@@ -525,7 +525,7 @@ def _row_error(status: str, err_category: Any, err_message: Any) -> RolloutError
 def failure_state(input: RolloutInput, model: str, error: RolloutError | None) -> State:
     """The State of a rollout that produced none on the server: ``input`` laid out, unscored,
     with ``error`` (None: the caller fills it in)."""
-    from verifiers_lite.state import new_state
+    from verifiers_lite.core.state import new_state
 
     state = new_state(input, model=model, sampling_args=None, tool_defs=None)
     state["error"], state["stop_reason"] = error, "error" if error else None

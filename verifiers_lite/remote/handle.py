@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Generator
 from typing import Any
 
-from verifiers_lite.protocol import RolloutAccepted, RolloutResultResponse, RolloutStatus
+from verifiers_lite.server.protocol import RolloutAccepted, RolloutResultResponse, RolloutStatus
 
 
 class RolloutHandle:

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from verifiers_lite._util.extras import missing_server_dependency
 from verifiers_lite.clients.retry import RESULT_POLL_GATEWAY, RESULT_POLL_NETWORK
-from verifiers_lite.extras import missing_server_dependency
-from verifiers_lite.protocol import LEASE_HEADER, RolloutAccepted, RolloutStatus
+from verifiers_lite.server.protocol import LEASE_HEADER, RolloutAccepted, RolloutStatus
 
-from .clock import GATEWAY_STATUSES, Clock
 from .errors import RolloutProtocolError
+from .statuses import GATEWAY_STATUSES, Clock
 from .transport import Reply
 
 try:

@@ -6,8 +6,8 @@ import itertools
 from collections.abc import Iterable
 from typing import Any
 
-from verifiers_lite.protocol import RolloutResultResponse
-from verifiers_lite.records import RolloutInput, State
+from verifiers_lite.core.records import RolloutInput, State
+from verifiers_lite.server.protocol import RolloutResultResponse
 
 from .client import RolloutClient
 

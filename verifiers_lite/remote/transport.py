@@ -17,7 +17,7 @@ from urllib.parse import urlencode
 
 from pydantic_core import from_json, to_json
 
-from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite._util.extras import missing_server_dependency
 
 try:
     import httpx

@@ -2,7 +2,7 @@
 
 Rows held in memory and rows read back from disk go through this same accumulator, one row at a
 time, so a run's summary is computed one way whatever holds its rows, and a million rows cost a
-few numbers per example (:class:`~verifiers_lite.cluster_totals.ClusterTotals`).
+few numbers per example (:class:`~verifiers_lite.stats.cluster_totals.ClusterTotals`).
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from verifiers_lite.cluster_totals import ClusterTotals, values_for
-from verifiers_lite.records import TIMING_PARTS, Row
+from verifiers_lite.core.records import TIMING_PARTS, Row
 from verifiers_lite.results.metrics import PassCriterion, scored_reward
+from verifiers_lite.stats.cluster_totals import ClusterTotals, values_for
 
 if TYPE_CHECKING:
-    from verifiers_lite.stats import Estimate
+    from verifiers_lite.stats.error_bars import Estimate
 
 _TIMING_KEYS = tuple(key for key, _ in TIMING_PARTS)
 
@@ -95,8 +95,10 @@ class RowAggregate:
 
     def reward_estimate(self) -> Estimate:
         """Mean reward over scored rollouts with its standard error clustered by example and 95%
-        interval (``verifiers_lite.stats``)."""
-        from verifiers_lite.stats import estimate_from_totals  # numpy/scipy: when a figure is asked
+        interval (``verifiers_lite.stats.error_bars``)."""
+        from verifiers_lite.stats.error_bars import (
+            estimate_from_totals,  # numpy/scipy: when a figure is asked
+        )
 
         e = estimate_from_totals(*self._rewards.sums_and_counts())
         if not self.num_scored:
@@ -107,7 +109,7 @@ class RowAggregate:
 
     def metric_estimates(self) -> dict[str, Estimate]:
         """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
-        from verifiers_lite.stats import estimate_from_totals
+        from verifiers_lite.stats.error_bars import estimate_from_totals
 
         return {name: estimate_from_totals(*totals.sums_and_counts()) for name, totals in self._metrics.items()}
 

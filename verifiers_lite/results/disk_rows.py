@@ -13,7 +13,7 @@ from typing import overload
 
 import numpy as np
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
 
 _READ_BUFFER = 1 << 20

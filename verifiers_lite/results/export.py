@@ -15,7 +15,7 @@ from numbers import Integral, Number
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.flat_rows import flatten_row

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Final
 from verifiers_lite.results.code_identity import code_hash, code_parts
 
 if TYPE_CHECKING:
-    from verifiers_lite.dataset import RolloutInput
-    from verifiers_lite.runnable import RunnableEnvironment, RunnableRubric
+    from verifiers_lite.core.dataset import RolloutInput
+    from verifiers_lite.core.runnable import RunnableEnvironment, RunnableRubric
 
 FINGERPRINT_KEY: Final = "fingerprint"
 INPUT_HASH_KEY: Final = "input_hash"

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from verifiers_lite.messages import last_assistant_text
-from verifiers_lite.reasoning import completion_reasoning
-from verifiers_lite.records import ROW_KEYS, Row
+from verifiers_lite.core.messages import last_assistant_text
+from verifiers_lite.core.reasoning import completion_reasoning
+from verifiers_lite.core.records import ROW_KEYS, Row
 
 TIMING_COLUMNS = ("queue_ms", "generation_ms", "env_ms", "rollout_ms", "group_wait_ms", "scoring_ms", "total_ms")
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.flat_rows import (
     BASE_COLUMNS,
     TIMING_COLUMNS,

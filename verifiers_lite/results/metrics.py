@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from math import comb
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 
 
 def scored_reward(row: Row) -> float | None:

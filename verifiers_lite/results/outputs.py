@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
@@ -196,7 +196,7 @@ class GenerateOutputs:
         return save_results(self, path)
 
     def __repr__(self) -> str:
-        from verifiers_lite.stats import format_estimate
+        from verifiers_lite.stats.error_bars import format_estimate
 
         s = self.summary
         env, model = self.metadata.get("env_id"), self.metadata.get("model")
@@ -260,6 +260,6 @@ def rescore(
     Works in scripts, notebooks and running event loops (``rescore_async`` is the coroutine).
     See :mod:`verifiers_lite.results.rescore`.
     """
-    from verifiers_lite.sync import run_sync
+    from verifiers_lite._util.sync import run_sync
 
     return run_sync(rescore_async(run, rubric, results_path=results_path, overwrite=overwrite))

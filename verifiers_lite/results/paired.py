@@ -3,7 +3,7 @@
 Examples are matched by ``example_id`` and must hold the same input in both runs (question
 turns, answer, info, task; a system prompt may differ, so a prompt change can be compared).
 Each example's mean reward is taken in each run; the per-example differences ``b − a`` go to
-:func:`verifiers_lite.stats.paired_test` (mean difference, standard error, 95% interval,
+:func:`verifiers_lite.stats.error_bars.paired_test` (mean difference, standard error, 95% interval,
 paired t-test, minimal detectable difference). Examples only one run has, or that one run
 left unscored (every rollout errored), are counted and listed, never silently dropped.
 """
@@ -18,11 +18,11 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.compare import as_outputs, outputs_facts
 from verifiers_lite.results.labels import run_labels, varying_keys
 from verifiers_lite.results.metrics import scored_reward
-from verifiers_lite.stats import (
+from verifiers_lite.stats.error_bars import (
     ALPHA,
     POWER,
     Estimate,
@@ -176,7 +176,7 @@ class RunComparison:
     def examples_needed(self, delta: float, power: float = POWER, alpha: float = ALPHA) -> int:
         """Examples needed to detect a true difference ``delta`` (two-sided ``alpha``, ``power``)
         given the spread of this comparison's per-example differences. Raises
-        :class:`~verifiers_lite.stats.UndefinedStatistic` (a ValueError) naming the reason when
+        :class:`~verifiers_lite.stats.error_bars.UndefinedStatistic` (a ValueError) naming the reason when
         that spread is undefined (no variance, one shared example)."""
         if self.test.undefined is not None and delta > 0:
             raise UndefinedStatistic(f"undefined: {self.test.undefined}")

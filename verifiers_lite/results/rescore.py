@@ -25,8 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from verifiers_lite.errors import cleanup_error
-from verifiers_lite.records import Row
+from verifiers_lite.core.errors import cleanup_error
+from verifiers_lite.core.records import Row
+from verifiers_lite.core.state import row_to_state, state_to_row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
@@ -34,10 +35,9 @@ from verifiers_lite.results.export import read_run
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
 from verifiers_lite.results.run_data import RunData
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore, read_rows
-from verifiers_lite.state import row_to_state, state_to_row
 
 if TYPE_CHECKING:
-    from verifiers_lite.runnable import ScoringRubric
+    from verifiers_lite.core.runnable import ScoringRubric
 
 RESCORED_FROM_KEY = "rescored_from"
 _GROUPS_IN_FLIGHT = 64

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.fingerprint import INPUT_HASH_KEY
 from verifiers_lite.results.store import ResultsStore, RowReader, iter_rows
 

@@ -20,7 +20,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results import run_dir
 from verifiers_lite.results.run_dir import RESULTS_FILE
 

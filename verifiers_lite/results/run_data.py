@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 
 
 @runtime_checkable

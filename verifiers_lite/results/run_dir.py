@@ -15,7 +15,7 @@ import json
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any, BinaryIO, Generic, TypeVar, cast
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"

@@ -22,8 +22,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, cast
 
-from verifiers_lite.errors import ResumeMismatchError
-from verifiers_lite.records import Row
+from verifiers_lite.core.errors import ResumeMismatchError
+from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
 from verifiers_lite.results.run_dir import METADATA_FILE as METADATA_FILE
 from verifiers_lite.results.run_dir import RESULTS_FILE as RESULTS_FILE

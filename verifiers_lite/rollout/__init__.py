@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from verifiers_lite.lazy import lazy_exports
+from verifiers_lite._util.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "Template": ".template",
@@ -48,9 +48,10 @@ _EXPORTS: dict[str, str] = {
 __all__ = sorted(_EXPORTS)
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..clients.chat_api import OpenAIChatAPI
-    from ..envs.api_multi_turn import APIMultiTurnRollout
-    from ..local.models import smollm2_gguf_path, smollm2_hf_checkpoint
+    from verifiers_lite.clients.chat_api import OpenAIChatAPI
+    from verifiers_lite.envs.api_multi_turn import APIMultiTurnRollout
+    from verifiers_lite.local.models import smollm2_gguf_path, smollm2_hf_checkpoint
+
     from .mismatch import LogprobReport, hf_scorer, logprob_report
     from .multi_turn import IGNORE_INDEX, MultiTurnRollout
     from .ray_actor import remote_rollout

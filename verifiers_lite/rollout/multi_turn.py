@@ -16,10 +16,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..content import text_only
-from ..errors import ModelAPIError, categorize
-from ..records import RolloutError, TokenFields, ToolError
-from ..sync import run_sync
+from verifiers_lite._util.sync import run_sync
+from verifiers_lite.core.content import text_only
+from verifiers_lite.core.errors import ModelAPIError, categorize
+from verifiers_lite.core.records import RolloutError, TokenFields, ToolError
+
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import TEXT_ONLY, Template
 from .tool_manager import ParsedToolCall, ToolManager
@@ -103,7 +104,7 @@ class MultiTurnRollout:
     (``prompt_ids``, ``completion_ids``, ``completion_mask`` with 1 on sampled tokens,
     ``completion_logprobs`` with 0.0 on the others and everywhere when none were asked for),
     ``prompt_length``, ``turns``, ``stop_reason``, ``truncated``, ``tool_errors`` and ``error``
-    (:class:`~verifiers_lite.records.Trajectory`). Inputs are never mutated. The training view
+    (:class:`~verifiers_lite.core.records.Trajectory`). Inputs are never mutated. The training view
     (``input_ids``, unshifted ``labels``, per-position ``logprobs``, ``attention_mask``,
     ``position_ids``) is :func:`~verifiers_lite.rollout.training.training_view` of a trajectory,
     or :func:`~verifiers_lite.rollout.training.build_training_batch` of many.
@@ -113,7 +114,7 @@ class MultiTurnRollout:
     that would overflow ends the trajectory (``length``). A prompt with no room for one sampled
     token is refused (``error`` category ``prompt_too_long``), never cut. A trajectory whose
     sampling, tools or template fail ends with ``stop_reason='error'`` and a categorised
-    :class:`~verifiers_lite.records.RolloutError` in ``error``; the others go on. Trace
+    :class:`~verifiers_lite.core.records.RolloutError` in ``error``; the others go on. Trace
     files that cannot be written are logged and counted in ``trace_errors``.
     """
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ..extras import require
+from verifiers_lite._util.extras import require
 
 __all__ = ["RolloutActor", "remote_rollout"]
 

@@ -13,8 +13,8 @@ from datetime import datetime
 from functools import cached_property
 from typing import Any
 
-from ..clients.base import Message
-from ..content import text_only
+from verifiers_lite.core.content import text_only
+from verifiers_lite.core.model_client import Message
 
 __all__ = ["Template", "hermes_tool_prompt"]
 

@@ -17,8 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..clients.base import ChatResponse, Message, TurnUsage
-from ..reasoning import reasoning_of, split_think
+from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage
+from verifiers_lite.core.reasoning import reasoning_of, split_think
+
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import TEXT_ONLY, Template
 from .tool_manager import HermesToolParser

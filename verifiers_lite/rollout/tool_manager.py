@@ -10,11 +10,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from ..sync import run_sync
-from ..tools import answer_tool_call, function_to_schema, tool_schema
+from verifiers_lite._util.sync import run_sync
+from verifiers_lite.tools.functions import answer_tool_call, function_to_schema, tool_schema
 
 if TYPE_CHECKING:
-    from ..mcp_tools import MCPServerConfig, MCPToolset
+    from verifiers_lite.tools.mcp import MCPServerConfig, MCPToolset
 
 __all__ = ["HermesToolParser", "ParsedToolCall", "ToolManager"]
 
@@ -119,7 +119,7 @@ class ToolManager:
             self.register(fn)
         self.mcp: MCPToolset | None = None
         if mcp_servers:
-            from ..mcp_tools import MCPToolset
+            from verifiers_lite.tools.mcp import MCPToolset
 
             self.mcp = MCPToolset(mcp_servers, taken=self.names)
             for tool in self.mcp.tools:

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..records import Trajectory
+from verifiers_lite.core.records import Trajectory
 
 __all__ = ["TraceCallback", "SuccessCallback", "write_trace", "write_traces"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, TypedDict, cast
 
-from ..records import TOKEN_KEYS, Row, TokenFields, Trajectory
-from ..state import extend_tokens
+from verifiers_lite.core.records import TOKEN_KEYS, Row, TokenFields, Trajectory
+from verifiers_lite.core.state import extend_tokens
+
 from .multi_turn import IGNORE_INDEX
 
 __all__ = ["TrainingView", "build_training_batch", "merge_turns", "training_view"]
@@ -99,7 +100,7 @@ def build_training_batch(
 
     Rows are ``GenerateOutputs`` rows or ``MultiTurnRollout`` trajectories: both carry the token
     fields ``prompt_ids``, ``completion_ids``, ``completion_mask``, ``completion_logprobs``
-    (:class:`~verifiers_lite.records.TokenFields`), and rows an ``advantage``. A row without them
+    (:class:`~verifiers_lite.core.records.TokenFields`), and rows an ``advantage``. A row without them
     is refused (KeyError naming the keys it has) before any work.
     """
     if truncation not in ("error", "right"):

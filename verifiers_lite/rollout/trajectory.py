@@ -1,11 +1,11 @@
 """Trajectories of the token engine: the record family's :class:`Trajectory`, with the core's
-stop reasons and ``truncated`` rule (:mod:`verifiers_lite.records`)."""
+stop reasons and ``truncated`` rule (:mod:`verifiers_lite.core.records`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..records import STOP_REASONS, StopReason, Trajectory, is_truncated
+from verifiers_lite.core.records import STOP_REASONS, StopReason, Trajectory, is_truncated
 
 __all__ = ["STOP_REASONS", "StopReason", "Trajectory", "as_trajectory", "is_truncated"]
 

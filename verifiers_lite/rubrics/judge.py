@@ -14,9 +14,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from verifiers_lite.clients.base import ModelClient
 from verifiers_lite.clients.retry import RetryPolicy
-from verifiers_lite.messages import last_assistant_text
+from verifiers_lite.core.messages import last_assistant_text
+from verifiers_lite.core.model_client import ModelClient
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.results.code_identity import code_hash
 from verifiers_lite.rubrics.rubric import Rubric

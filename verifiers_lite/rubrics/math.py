@@ -11,8 +11,8 @@ import asyncio
 import logging
 from typing import Any
 
-from verifiers_lite.extras import require
-from verifiers_lite.messages import last_assistant_text
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.messages import last_assistant_text
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.rubrics.rubric import Rubric
 

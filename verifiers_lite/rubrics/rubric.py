@@ -9,9 +9,9 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
-from verifiers_lite.errors import RewardFunctionError, categorize
+from verifiers_lite.core.errors import RewardFunctionError, categorize
+from verifiers_lite.core.records import State
 from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.records import State
 from verifiers_lite.results.metrics import PassCriterion
 
 RewardFunc = Callable[..., Any]

@@ -26,7 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.extras import install_hint
+from verifiers_lite._util.extras import install_hint
 from verifiers_lite.sandbox.limits import SandboxLimits
 
 logger = logging.getLogger("verifiers_lite.sandbox")

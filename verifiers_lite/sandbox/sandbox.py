@@ -93,7 +93,7 @@ class Sandbox:
     def run_sync(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
                  timeout: float | None = None) -> ExecResult:
         """Blocking twin of :meth:`run` (scripts and notebook cells)."""
-        from verifiers_lite.sync import run_sync
+        from verifiers_lite._util.sync import run_sync
 
         return run_sync(self.run(code, stdin=stdin, files=files, timeout=timeout))
 
@@ -202,7 +202,7 @@ class SandboxSession:
 
     def run_sync(self, code: str, *, timeout: float | None = None) -> ExecResult:
         """Blocking twin of :meth:`run`."""
-        from verifiers_lite.sync import run_sync
+        from verifiers_lite._util.sync import run_sync
 
         return run_sync(self.run(code, timeout=timeout))
 

@@ -1,7 +1,7 @@
 """The rollout server (FastAPI + uvicorn): app, service, backends, lifecycle, deployment.
 
 Its client side is :mod:`verifiers_lite.remote`; the wire types both speak live in
-:mod:`verifiers_lite.protocol` (offered here too).
+:mod:`verifiers_lite.server.protocol` (offered here too).
 
 Names are imported lazily so ``import verifiers_lite.server`` needs neither fastapi nor uvicorn;
 the server pieces fail with an ImportError naming the ``server`` extra.
@@ -9,7 +9,7 @@ the server pieces fail with an ImportError naming the ``server`` extra.
 
 from __future__ import annotations
 
-from verifiers_lite.lazy import lazy_exports
+from verifiers_lite._util.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "create_rollout_server": ".app",
@@ -19,12 +19,12 @@ _EXPORTS: dict[str, str] = {
     "LocalBackend": ".backends.local",
     "deploy_rollout_servers": ".ray_deploy",
     "RolloutServers": ".ray_deploy",
-    "RolloutStatus": "verifiers_lite.protocol",
-    "RolloutRequest": "verifiers_lite.protocol",
-    "RolloutAccepted": "verifiers_lite.protocol",
-    "RolloutResultResponse": "verifiers_lite.protocol",
-    "RolloutSample": "verifiers_lite.protocol",
-    "WireErrorCategory": "verifiers_lite.protocol",
+    "RolloutStatus": "verifiers_lite.server.protocol",
+    "RolloutRequest": "verifiers_lite.server.protocol",
+    "RolloutAccepted": "verifiers_lite.server.protocol",
+    "RolloutResultResponse": "verifiers_lite.server.protocol",
+    "RolloutSample": "verifiers_lite.server.protocol",
+    "WireErrorCategory": "verifiers_lite.server.protocol",
     "ShutdownTimeouts": ".lifecycle",
     "RolloutFailure": ".errors",
 }

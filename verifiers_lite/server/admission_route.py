@@ -25,7 +25,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from verifiers_lite.protocol import RolloutRequest, RolloutStatus
+from verifiers_lite.server.protocol import RolloutRequest, RolloutStatus
 
 from .bodies import error, header, invalid_detail, parse_json, read_body, read_json, send_json
 from .rollout_table import DuplicateRolloutError, RegistryClosedError, RolloutRecord

@@ -14,9 +14,9 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from verifiers_lite.clock import Clock
-from verifiers_lite.extras import missing_server_dependency
-from verifiers_lite.protocol import (
+from verifiers_lite._util.clock import Clock
+from verifiers_lite._util.extras import missing_server_dependency
+from verifiers_lite.server.protocol import (
     DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
     DEFAULT_RESULT_RETENTION_SEC,
     DEFAULT_RESULT_WAIT_TIMEOUT_SEC,

@@ -6,7 +6,7 @@ import asyncio
 from collections.abc import Callable
 from typing import Any, Protocol, runtime_checkable
 
-from verifiers_lite.protocol import RolloutRequest, RolloutStatus
+from verifiers_lite.server.protocol import RolloutRequest, RolloutStatus
 
 
 class RolloutContext:

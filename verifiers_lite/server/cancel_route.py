@@ -8,7 +8,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from verifiers_lite.protocol import CancelRequest, CancelResponse
+from verifiers_lite.server.protocol import CancelRequest, CancelResponse
 
 from .bodies import invalid, read_json
 from .service import RolloutService

@@ -22,7 +22,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite._util.extras import missing_server_dependency
 
 try:
     from fastapi import FastAPI

@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Any
 
-from verifiers_lite.extras import require
+from verifiers_lite._util.extras import require
 
 
 def _import_ray() -> Any:
@@ -31,7 +31,7 @@ class _RolloutServerActor:
                  backend_kwargs: dict[str, Any]) -> None:
         import uvicorn
 
-        from verifiers_lite.registry import load_environment
+        from verifiers_lite.core.registry import load_environment
 
         from .app import create_rollout_server
         from .backends.local import LocalBackend

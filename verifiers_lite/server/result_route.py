@@ -20,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import Receive, Scope, Send
 
-from verifiers_lite.protocol import LEASE_HEADER, RolloutStatus
+from verifiers_lite.server.protocol import LEASE_HEADER, RolloutStatus
 
 from .admission_route import MAX_BATCH
 from .bodies import header, read_json, send_json

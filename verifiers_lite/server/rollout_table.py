@@ -14,7 +14,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
-from verifiers_lite.protocol import RolloutResultResponse, RolloutStatus
+from verifiers_lite.server.protocol import RolloutResultResponse, RolloutStatus
 
 from .backend import RolloutContext
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any
 
-from verifiers_lite.extras import missing_server_dependency
+from verifiers_lite._util.extras import missing_server_dependency
 
 try:
     import uvicorn

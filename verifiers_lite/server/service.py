@@ -7,8 +7,8 @@ import functools
 import logging
 from typing import Any
 
-from verifiers_lite.clock import Clock, SystemClock
-from verifiers_lite.protocol import (
+from verifiers_lite._util.clock import Clock, SystemClock
+from verifiers_lite.server.protocol import (
     CancelDisposition,
     RolloutRequest,
     RolloutResultResponse,

@@ -1,5 +1,5 @@
 """A clock that moves only when told, for tests of anything that takes a
-:class:`verifiers_lite.clock.Clock`: leases, retries, shutdown phases, display throttling."""
+:class:`verifiers_lite._util.clock.Clock`: leases, retries, shutdown phases, display throttling."""
 
 from __future__ import annotations
 

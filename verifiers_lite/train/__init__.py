@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from verifiers_lite.lazy import lazy_exports
+from verifiers_lite._util.lazy import lazy_exports
 
 _EXPORTS: dict[str, str] = {
     "validate_training_rows": ".validate",

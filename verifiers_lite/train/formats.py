@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite.core.records import Row
 from verifiers_lite.results.run_data import RunData
 
 __all__ = ["to_prime_rl", "to_skyrl", "to_verl", "trainable_rows"]

@@ -17,14 +17,14 @@ import time
 from collections import defaultdict
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.records import Row
+from verifiers_lite.rollout.mismatch import hf_scorer, logprob_report
+from verifiers_lite.rollout.sampling import Sampler, SamplingParams
+from verifiers_lite.rollout.template import Template
+from verifiers_lite.rollout.token_client import TokenClient
+from verifiers_lite.stats.error_bars import clustered_mean
 
-from ..extras import require
-from ..rollout.mismatch import hf_scorer, logprob_report
-from ..rollout.sampling import Sampler, SamplingParams
-from ..rollout.template import Template
-from ..rollout.token_client import TokenClient
-from ..stats import clustered_mean
 from .validate import validate_training_rows
 
 __all__ = ["EnvironmentRollouts", "grpo_trainer"]
@@ -119,7 +119,7 @@ class EnvironmentRollouts:
     # -- helpers ----------------------------------------------------------------------------
     def _sampler(self, trainer: Any) -> Sampler:
         if self.sampler is None:
-            from ..rollout.samplers.transformers import TransformersSampler
+            from verifiers_lite.rollout.samplers.transformers import TransformersSampler
 
             self.sampler = TransformersSampler(trainer.accelerator.unwrap_model(trainer.model))
         return self.sampler
@@ -310,7 +310,7 @@ def grpo_trainer(
     )
     trainer.vf_rollouts = rollouts
     if sampler is None and args.use_vllm and args.vllm_mode == "server":
-        from ..rollout.samplers.vllm_server import VLLMServerSampler
+        from verifiers_lite.rollout.samplers.vllm_server import VLLMServerSampler
 
         client = trainer.vllm_generation.vllm_client
         rollouts.sampler = VLLMServerSampler(f"{client.base_url}/v1", client.model)

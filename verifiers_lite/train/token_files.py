@@ -12,9 +12,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.records import Row
+from verifiers_lite._util.extras import require
+from verifiers_lite.core.records import Row
 
-from ..extras import require
 from .formats import RowSource, reward_of, trainable_rows
 
 __all__ = ["TOKEN_ROW_COLUMNS", "read_token_rows", "write_token_rows"]

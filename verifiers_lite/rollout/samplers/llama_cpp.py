@@ -8,8 +8,8 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from ...extras import require
-from ..sampling import SampleResult, SamplingParams, params_list
+from verifiers_lite._util.extras import require
+from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["LlamaCppSampler", "load_llama"]
 

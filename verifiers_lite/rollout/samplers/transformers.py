@@ -11,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from ...extras import require
-from ..sampling import SampleResult, SamplingParams, params_list
+from verifiers_lite._util.extras import require
+from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["TransformersSampler"]
 

@@ -15,9 +15,9 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from ...clients.http import status_error
-from ...errors import ModelAPIError
-from ..sampling import SampleResult, SamplingParams, params_list
+from verifiers_lite.clients.http import status_error
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params_list
 
 __all__ = ["VLLMServerSampler"]
 

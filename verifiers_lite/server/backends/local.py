@@ -11,11 +11,10 @@ from typing import Any
 
 from pydantic_core import to_jsonable_python
 
-from verifiers_lite.protocol import RolloutRequest, WireErrorCategory
-from verifiers_lite.scopes import run_scope
-
-from ..backend import RolloutContext
-from ..errors import RolloutFailure
+from verifiers_lite._util.scopes import run_scope
+from verifiers_lite.server.backend import RolloutContext
+from verifiers_lite.server.errors import RolloutFailure
+from verifiers_lite.server.protocol import RolloutRequest, WireErrorCategory
 
 
 class LocalBackend:

@@ -1,0 +1,219 @@
+"""The records a run passes along, one family of typed shapes: a rollout input, a rollout's
+state, its output row (with its error, timing, usage and token ids) and the token engine's
+trajectory; plus the closed sets of stop reasons and error categories.
+
+The row is what the core returns (``GenerateOutputs.rows``), the results store writes (one JSON
+object per line of ``results.jsonl``), the rollout server sends (``RolloutSample``) and
+``build_training_batch`` reads. The shapes are TypedDicts: rows stay plain dicts at run time
+(JSON in, JSON out), and the type checker knows their fields.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal, Required, TypedDict, get_args
+
+from verifiers_lite.core.messages import Messages
+
+StopReason = Literal["stop", "length", "max_turns", "env_done", "error"]
+
+STOP_REASONS: tuple[str, ...] = ("stop", "length", "max_turns", "env_done", "error")
+"""Why a rollout (or a token-engine trajectory) ended; the closed set every engine uses.
+
+- ``stop``: the model answered and nothing asked for more (no tool call; a natural end).
+- ``length``: a token limit ended it (``max_tokens``, or ``max_trajectory_tokens``).
+- ``max_turns``: the turn budget ran out while the model still wanted to go on.
+- ``env_done``: the environment ended it (its ``is_completed`` said so).
+- ``error``: it failed; the row's ``error`` says why (model API, tools, template, prompt too
+  long, scoring); other rollouts are unaffected.
+"""
+
+_TRUNCATING = frozenset({"length", "max_turns"})
+
+
+def is_truncated(stop_reason: str) -> bool:
+    """True exactly when a limit cut the rollout short (``length``, ``max_turns``); a natural
+    end is complete and ``error`` is a failure, not a truncation."""
+    if stop_reason not in STOP_REASONS:
+        raise ValueError(f"unknown stop_reason {stop_reason!r}; expected one of {', '.join(STOP_REASONS)}")
+    return stop_reason in _TRUNCATING
+
+
+ErrorCategory = Literal[
+    "model_http_error",  # the endpoint answered 4xx/5xx (after retries where retryable)
+    "model_rate_limited",  # 429 that outlived the retry budget
+    "model_timeout",  # no answer within the per-request timeout
+    "model_connection",  # connection refused / reset / dropped
+    "model_crashed",  # the model server process died (signal/exit code and its output's tail)
+    "model_bad_response",  # the endpoint answered something that is not a chat completion
+    "env_error",  # the environment's own code raised (rollout, env_response, setup)
+    "rollout_timeout",  # the whole rollout outlived the environment's rollout_timeout
+    "rubric_error",  # a reward function raised
+    "cancelled",  # the run was interrupted
+    "remote_error",  # a remote rollout server reported a failure
+    # The token engine refused a prompt with no room for one sampled token under its limits
+    # (max_trajectory_tokens, the sampler's context window): refused rather than cut, since a
+    # cut prompt has no trainable token; the model was never asked.
+    "prompt_too_long",
+]
+"""Why a rollout failed: every failed row carries exactly one of these in ``error["category"]``."""
+
+ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
+"""The error categories as a tuple (the closed set, in the order above)."""
+
+
+class RolloutError(TypedDict):
+    """A failed rollout's ``error`` (see :func:`verifiers_lite.core.errors.categorize`)."""
+
+    category: ErrorCategory  #: which kind of failure (one of :data:`ERROR_CATEGORIES`)
+    message: str  #: the exception's type and text (at most 2000 characters)
+
+
+class Timing(TypedDict, total=False):
+    """Where a rollout's time went (written by the run; a remote row may lack some keys)."""
+
+    start: float  #: when the rollout started (epoch seconds)
+    queue_ms: float  #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``), summed over turns
+    generation_ms: float  #: in the model requests (sent until answered, retries included), summed over turns
+    env_ms: float  #: in the environment: the rollout's own steps and tools (rollout_ms less the two above)
+    rollout_ms: float  #: the rollout itself: queue_ms + generation_ms + env_ms
+    group_wait_ms: float  #: after its rollout, waiting for the group's other rollouts to end
+    scoring_ms: float  #: the rubric's scoring (of the whole group)
+    total_ms: float  #: rollout, group wait, scoring and cleanup
+
+
+TIMING_PARTS: tuple[tuple[str, str], ...] = (
+    ("queue_ms", "waiting for a request slot"), ("generation_ms", "in the model request"),
+    ("env_ms", "in the environment"), ("group_wait_ms", "waiting for its group"), ("scoring_ms", "scoring"),
+)
+"""Where a rollout's time went, each part of :class:`Timing` by the name displays give it."""
+
+
+class Usage(TypedDict, total=False):
+    """Tokens the model server reported, summed over the rollout's turns."""
+
+    prompt_tokens: int  #: prompt tokens, every turn's counted
+    completion_tokens: int  #: tokens the model generated
+    #: of those, the tokens spent reasoning (``completion_tokens_details.reasoning_tokens``);
+    #: present only when the server reported them
+    reasoning_tokens: int
+
+
+ROW_KEYS: tuple[str, ...] = (
+    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
+    "info", "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage",
+)
+"""Keys of every output row, in DataFrame column order (nested ones are expanded there)."""
+
+DatasetRow = dict[str, Any]
+"""A caller's dataset row, any columns: validated into a :class:`RolloutInput` before a run."""
+
+
+class RolloutInput(TypedDict, total=False):
+    """One task to roll out (a formatted dataset row); any other key joins ``info``."""
+
+    prompt: Messages  #: the chat messages the model sees first (required)
+    question: str  #: the raw question, when the dataset had one
+    answer: str  #: the reference answer reward functions compare with ("" if none)
+    info: dict[str, Any]  #: per-example data for reward functions (extra columns land here)
+    task: str  #: which task (environment) of a group it belongs to ("default")
+    example_id: int  #: the dataset row it came from; rollouts of one example share it
+    seed: int  #: the rollout's sampling seed (set by the run from its seed)
+
+
+class TokenFields(TypedDict):
+    """Token ids of a rollout, for training: environment-written tokens have mask 0."""
+
+    prompt_ids: list[int]  #: the first prompt, tokenised
+    completion_ids: list[int]  #: every token after it: model turns and the bridges between them
+    completion_mask: list[int]  #: 1 on model-sampled tokens, 0 on environment-written ones
+    completion_logprobs: list[float]  #: per completion token (0.0 where none was given)
+
+
+TOKEN_KEYS: tuple[str, ...] = tuple(TokenFields.__annotations__)
+"""Keys a row carries when the backend returned token ids (training data)."""
+
+
+class RolloutFields(TypedDict, total=False):
+    """What a rollout's State and its output Row both carry, under the same keys."""
+
+    example_id: int  #: the dataset row it came from; rollouts of one example share it
+    rollout_index: int  #: which of the example's rollouts this is (0-based)
+    trajectory_id: str  #: unique id of this rollout
+    task: str  #: the task (environment of a group) it belongs to
+    prompt: Messages  #: the messages the model saw first (validated)
+    #: what the model and the environment said after the prompt; an assistant turn's reasoning
+    #: is under its ``reasoning_content`` key, never in its ``content``
+    completion: Messages
+    answer: str  #: the reference answer
+    info: dict[str, Any]  #: per-example data (the dataset's extra columns)
+    trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)
+    turns: int  #: model calls made
+    stop_reason: StopReason | None  #: why it ended (None while running)
+    error: RolloutError | None  #: the categorised failure, None if none
+    reward: float | None  #: the rubric's score; None when unscored or errored
+    metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
+    advantage: float | None  #: reward minus the group mean; None when unscored
+    usage: Usage  #: tokens reported by the model server
+    timing: Timing  #: where the time went
+    prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
+    completion_ids: list[int]  #: see :class:`TokenFields`
+    completion_mask: list[int]  #: see :class:`TokenFields`
+    completion_logprobs: list[float]  #: see :class:`TokenFields`
+    judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
+    seed: int  #: the rollout's sampling seed, when seeded
+    system_fingerprints: list[str]  #: distinct ``system_fingerprint`` values the server returned
+
+
+class State(RolloutFields, total=False):
+    """The mutable workbench of one rollout; environments may add keys of their own."""
+
+    model: str  #: the model name it was run against
+    sampling_args: dict[str, Any]  #: sampling parameters sent with each model call
+    tool_defs: list[dict[str, Any]] | None  #: OpenAI tool schemas offered to the model
+    retries: int  #: reruns of a failed rollout before it was given up
+
+
+class Row(RolloutFields, total=False):
+    """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
+    ``seed``, ``attempts``, the ``session`` that made it, where it ran (``endpoint``, ``worker``) and what a re-score needs of
+    its State (``finish_reasons`` or ``trajectory`` — the model turns when they are not the
+    completion's replies —, ``env_state``) when present. Rows read from an older file may lack
+    the newer optional keys; readers use ``row.get``."""
+
+    attempts: int  #: how often the rollout was run (a resume reruns failed ones)
+    session: int  #: the session that made it: its index in ``metadata["sessions"]`` (a resume is a session)
+    input_hash: str  #: hash of the example's input: a resume refuses rows made from other inputs
+    endpoint: str  #: the model endpoint that served it, when there were several
+    worker: str  #: the executor worker that ran it, when not in process
+    finish_reasons: list[str | None]  #: per model turn, when the turns are the completion's replies
+    env_state: dict[str, Any]  #: JSON values the environment put on the State under keys of its own
+
+
+class ToolError(TypedDict):
+    """A tool call of the token engine that failed (its answer to the model says so too)."""
+
+    turn: int  #: the model turn that made the call
+    tool_call_id: str  #: the call's id
+    name: str | None  #: the tool's name, as the model wrote it
+    error: str  #: what went wrong
+
+
+class Trajectory(TypedDict, total=False):
+    """A token-engine rollout (``MultiTurnRollout``, ``APIMultiTurnRollout``): its input's keys
+    (``messages``, optionally ``tools``, anything else kept as given) and what the run added.
+    ``MultiTurnRollout`` lays its token ids out as a row does (:class:`TokenFields`), its only
+    stored layout: ``build_training_batch`` (many) and ``training_view`` (one) derive the training
+    fields from trajectories and rows alike; the chat-API engine has no ids."""
+
+    messages: Required[list[dict[str, Any]]]  #: the conversation, with the model's turns appended
+    tools: list[dict[str, Any]]  #: OpenAI tool schemas offered (when no ToolManager gives them)
+    turns: int  #: model calls made
+    stop_reason: StopReason  #: why it ended
+    truncated: bool  #: a limit cut it short (:func:`is_truncated`)
+    tool_errors: list[ToolError]  #: failed tool calls (the trajectory goes on)
+    error: RolloutError | None  #: why it failed (a categorised record), None if it did not
+    prompt_ids: list[int]  #: see :class:`TokenFields` (``MultiTurnRollout`` only)
+    completion_ids: list[int]  #: see :class:`TokenFields`
+    completion_mask: list[int]  #: see :class:`TokenFields`
+    completion_logprobs: list[float]  #: see :class:`TokenFields`
+    prompt_length: int  #: tokens of the first prompt (also of one refused as too long; 0 unrendered)

@@ -1,0 +1,229 @@
+"""State: the mutable workbench of one rollout, and its serialisation into an output row."""
+
+from __future__ import annotations
+
+import copy
+import time
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
+
+from verifiers_lite.core.dataset import INPUT_FIELDS, RolloutInput, parse_info
+from verifiers_lite.core.messages import normalize_messages
+from verifiers_lite.core.model_client import ChatResponse
+from verifiers_lite.core.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
+
+__all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
+           "record_response", "row_to_state", "state_to_row"]
+# Keys the framework itself puts on a state or row: never taken for extra dataset columns.
+_STATE_KEYS = frozenset((
+    *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
+    "endpoint", "worker", "attempts", "judge", "seed", "system_fingerprints", "finish_reasons",
+    "env_state", "input_hash", "session",
+))
+_NOT_ENV_KEYS = _STATE_KEYS | frozenset(INPUT_FIELDS)  # what is left is the environment's own
+# Row keys beyond ROW_KEYS a row carries when its state has them.
+_OPTIONAL_ROW_KEYS = (*TOKEN_KEYS, "judge", "seed", "system_fingerprints")
+
+
+_ATOMS = (str, int, float, bool, type(None))
+
+
+def copy_json(value: Any) -> Any:
+    """Deep copy for JSON-like data (dicts, lists, scalars), several times cheaper than
+    ``copy.deepcopy`` on the hot path; anything else falls back to ``copy.deepcopy``."""
+    if isinstance(value, _ATOMS):
+        return value
+    if type(value) is dict:
+        return {k: copy_json(v) for k, v in value.items()}
+    if type(value) is list:
+        return [copy_json(v) for v in value]
+    return copy.deepcopy(value)
+
+
+def new_state(
+    rollout_input: RolloutInput,
+    *,
+    model: str,
+    sampling_args: dict[str, Any] | None,
+    tool_defs: list[dict[str, Any]] | None,
+    rollout_index: int = 0,
+) -> State:
+    """Deep-copy the input and lay out an empty workbench (see ``Environment.init_state``)."""
+    data = copy_json(dict(rollout_input))
+    where = f"example {data.get('example_id', '?')}"
+    if "prompt" not in data:
+        raise ValueError(f"{where}: rollout input has no 'prompt'")
+    info = parse_info(data.get("info"), where)
+    # Inputs given straight to generate(): other columns join info as in a formatted dataset
+    # (a clash is refused there; here, mid-run, info's own value wins).
+    info = {**{k: v for k, v in data.items() if k not in INPUT_FIELDS and k not in _STATE_KEYS}, **info}
+    resolved_tools = info.get("tool_defs", tool_defs)
+    return {
+        **data,
+        "prompt": normalize_messages(data["prompt"], f"{where}, field 'prompt'"),
+        "answer": data.get("answer", ""),
+        "info": info,
+        "task": data.get("task", "default"),
+        "example_id": data.get("example_id", 0),
+        "rollout_index": rollout_index,
+        "model": model,
+        "sampling_args": dict(sampling_args or {}),
+        "tool_defs": copy_json(resolved_tools) if resolved_tools else None,
+        "completion": [],
+        "trajectory": [],
+        "turns": 0,
+        "stop_reason": None,
+        "error": None,
+        "reward": None,
+        "metrics": {},
+        "advantage": None,
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "timing": {"start": time.time(), "queue_ms": 0.0, "generation_ms": 0.0, "env_ms": 0.0, "scoring_ms": 0.0,
+                   "rollout_ms": 0.0, "total_ms": 0.0},
+        "trajectory_id": uuid.uuid4().hex,
+    }
+
+
+def record_response(state: State, response: ChatResponse) -> None:
+    """Account one model turn: usage, trajectory step, and token ids when the backend gives them."""
+    state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
+    state["usage"]["completion_tokens"] += response.usage.completion_tokens
+    if response.usage.reasoning_tokens:  # only when the server reports them
+        state["usage"]["reasoning_tokens"] = state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
+    step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
+    state["trajectory"].append(step)
+    build = response.system_fingerprint
+    if build:
+        seen = state.setdefault("system_fingerprints", [])
+        if build not in seen:
+            seen.append(build)
+    if response.completion_ids is None:
+        return
+    # The turn's tokens as the sampler saw and returned them: the merge below keeps only their
+    # join, these let a validator check it (each prompt extends the last, masks, logprobs).
+    step["tokens"] = {"prompt_ids": response.prompt_ids or [], "completion_ids": response.completion_ids,
+                      "completion_logprobs": response.completion_logprobs}
+    tokens = extend_tokens(
+        _tokens_of(state), response.prompt_ids or [], response.completion_ids, response.completion_logprobs
+    )
+    state.update(tokens)
+
+
+def _tokens_of(state: State) -> TokenFields | None:
+    if "prompt_ids" not in state:
+        return None
+    return {"prompt_ids": state["prompt_ids"], "completion_ids": state["completion_ids"],
+            "completion_mask": state["completion_mask"], "completion_logprobs": state["completion_logprobs"]}
+
+
+def extend_tokens(
+    tokens: TokenFields | None,
+    prompt_ids: Sequence[int],
+    completion_ids: Sequence[int],
+    logprobs: Sequence[float] | None,
+) -> TokenFields:
+    """Add one model turn to a rollout's token ids (``tokens`` None for the first turn; its lists
+    are extended in place). The turn's prompt must extend everything so far (previous prompt +
+    completion): ValueError otherwise, since splicing a re-tokenised prompt would corrupt the
+    training data. Its new part was written by the environment (tool/user turns, bridge
+    tokens): kept, masked out (0). Missing logprobs are 0.0."""
+    n = len(completion_ids)
+    lps = [float(x) for x in logprobs] if logprobs is not None and len(logprobs) == n else [0.0] * n
+    if tokens is None:
+        return {"prompt_ids": list(prompt_ids), "completion_ids": list(completion_ids),
+                "completion_mask": [1] * n, "completion_logprobs": lps}
+    head, done = tokens["prompt_ids"], tokens["completion_ids"]
+    seen = len(head) + len(done)
+    if list(prompt_ids[: len(head)]) != head or list(prompt_ids[len(head): seen]) != done:
+        raise ValueError(
+            "a turn's prompt_ids do not extend the previous turns' tokens (the backend re-tokenised "
+            "the conversation, e.g. a chat template that drops earlier reasoning); token ids for "
+            "training need a prompt that only grows"
+        )
+    bridge = list(prompt_ids[seen:])
+    tokens["completion_ids"].extend([*bridge, *completion_ids])
+    tokens["completion_mask"].extend([0] * len(bridge) + [1] * n)
+    tokens["completion_logprobs"].extend([0.0] * len(bridge) + lps)
+    return tokens
+
+
+def state_to_row(state: State) -> Row:
+    """The JSON-serialisable output row of a finished rollout. An unscored rollout (errored, or
+    run without scoring) keeps reward and advantage None: missing, never a made-up 0.
+
+    What a reward function may read from the State is kept, so a re-score sees what the first
+    scoring saw (:func:`row_to_state`): the trajectory as its finish reasons when its messages
+    are the completion's assistant turns (else whole), and the JSON values an environment put
+    on the State under keys of its own (``env_state``)."""
+    fields: Mapping[str, Any] = state  # read by name, key by key
+    row: dict[str, Any] = {k: fields.get(k) for k in ROW_KEYS}
+    reward, advantage = state.get("reward"), state.get("advantage")
+    row["reward"] = float(reward) if reward is not None else None
+    row["advantage"] = float(advantage) if advantage is not None else None
+    row["metrics"] = dict(state.get("metrics") or {})
+    for k in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
+        if k in fields:
+            row[k] = fields[k]
+    trajectory = state.get("trajectory")
+    if trajectory:
+        _keep_trajectory(row, trajectory, state.get("completion") or [])
+    own = state.keys() - _NOT_ENV_KEYS
+    if own:
+        kept = {k: fields[k] for k in own if _is_json(fields[k])}
+        if kept:
+            row["env_state"] = kept
+    return cast(Row, row)  # laid out key by key from the State's fields, as Row declares them
+
+
+def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]) -> None:
+    """The trajectory as its finish reasons when its messages are the completion's assistant
+    turns (the usual case: no second copy of every reply), else whole."""
+    replies = [m for m in completion if type(m) is dict and m.get("role") == "assistant"]
+    if len(replies) == len(trajectory):
+        for step, reply in zip(trajectory, replies, strict=True):
+            message = step.get("message")
+            if message is not reply and message != reply:
+                break
+        else:
+            row["finish_reasons"] = [step.get("finish_reason") for step in trajectory]
+            return
+    row["trajectory"] = trajectory
+
+
+def row_to_state(row: Row, *, model: str, sampling_args: dict[str, Any] | None,
+                 tool_defs: list[dict[str, Any]] | None = None) -> State:
+    """The State a saved row was made from, ready to score again: its fields, the trajectory
+    rebuilt, the environment's own keys back at the top level, the rollout's tools (its info's
+    ``tool_defs``, else ``tool_defs``) and no scores (reward, advantage, metrics, a judge's
+    answer cleared). The row's error is kept, except a ``rubric_error`` (the old rubric's)."""
+    data = copy_json(dict(row))
+    env_state = data.pop("env_state", None) or {}
+    finish_reasons = data.pop("finish_reasons", None)
+    trajectory = data.pop("trajectory", None)
+    if trajectory is None:
+        replies = [m for m in data.get("completion") or [] if isinstance(m, dict) and m.get("role") == "assistant"]
+        trajectory = [{"finish_reason": f, "message": m} for f, m in zip(finish_reasons or [], replies, strict=False)]
+    info = data.get("info") or {}
+    resolved_tools = info.get("tool_defs", tool_defs) if isinstance(info, dict) else tool_defs
+    state = {**env_state, **data}
+    state.update(model=model, sampling_args=dict(sampling_args or {}), trajectory=trajectory,
+                 tool_defs=copy_json(resolved_tools) if resolved_tools else None,
+                 reward=None, advantage=None, metrics={})
+    state.pop("judge", None)
+    if (state.get("error") or {}).get("category") == "rubric_error":
+        state["error"] = None
+    return state  # type: ignore[return-value]  # a row's keys are State keys
+
+
+def _is_json(value: Any, depth: int = 0) -> bool:
+    """JSON-native (dicts with str keys, lists, scalars), so a row keeps it exactly."""
+    if isinstance(value, _ATOMS):
+        return not isinstance(value, float) or value == value  # NaN does not round-trip as JSON
+    if depth > 20:
+        return False
+    if type(value) is list:
+        return all(_is_json(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return all(isinstance(k, str) and _is_json(v, depth + 1) for k, v in value.items())
+    return False

@@ -1,0 +1,1 @@
+"""Tools a model can call: plain Python functions (:mod:`.functions`) and MCP servers (:mod:`.mcp`)."""
