@@ -113,3 +113,12 @@ def test_the_site_loads_no_script_style_or_font_from_elsewhere(built_site: Path)
         external += [(sheet.name, "css", u) for u in re.findall(r"@import\s+['\"]((?:https?:)?//[^'\"]+)",
                                                                 sheet.read_text(encoding="utf-8"))]
     assert len(pages) > 5 and external == []
+
+
+def test_changelog_is_releases_with_one_line_per_change():
+    root = Path(__file__).resolve().parents[2]
+    lines = (root / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings[:2] == ["## Unreleased", f"## {verifiers_lite.__version__}"]
+    body = [line for line in lines[lines.index("## Unreleased"):] if line and not line.startswith("## ")]
+    assert [line for line in body if not line.startswith("- ")] == [], "a change wraps onto a second line"

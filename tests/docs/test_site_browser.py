@@ -1,0 +1,115 @@
+"""The built docs site in Debian's headless Chromium (Playwright, no browser download), served
+by ``python -m http.server`` on 127.0.0.1: screenshots of the home page, a tutorial page, a
+guide, a reference page and a search, kept in $VF_TEST_ARTIFACTS (default
+outputs/test-artifacts) as docs-*.png; the search finds the names a reader looks for."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the dev extra)")
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("chromium not installed (run .ci/install_chromium.sh)", allow_module_level=True)
+TIMEOUT_MS = 30_000
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+
+
+@pytest.fixture(scope="module")
+def site_url(built_site: Path) -> Iterator[str]:
+    """The built site served on a free port of 127.0.0.1; the port read from the server's line."""
+    proc = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+                            cwd=built_site, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 30
+        line = ""
+        while time.monotonic() < deadline and "port" not in line:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+        port = re.search(r"port (\d+)", line)
+        assert port, f"http.server gave no port: {line!r}"
+        yield f"http://127.0.0.1:{port.group(1)}"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        yield b
+        b.close()
+
+
+@pytest.fixture
+def page(browser, site_url):
+    ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+    pg = ctx.new_page()
+    pg.set_default_timeout(TIMEOUT_MS)
+    pg.outside = []  # type: ignore[attr-defined]
+    pg.on("request", lambda r: r.url.startswith(site_url) or r.url.startswith("data:")
+          or pg.outside.append(r.url))  # type: ignore[attr-defined]
+    yield pg
+    assert pg.outside == [], f"the page fetched from elsewhere: {pg.outside}"  # type: ignore[attr-defined]
+    ctx.close()
+
+
+@pytest.fixture
+def artifacts_dir() -> Path:
+    base = Path(os.environ.get("VF_TEST_ARTIFACTS") or "outputs/test-artifacts")
+    base.mkdir(parents=True, exist_ok=True)
+    return base
+
+
+def _first_page(folder: str) -> str:
+    pages = sorted((DOCS / folder).glob("*.md"))
+    if not pages:
+        pytest.skip(f"no docs/{folder}/ pages yet")
+    return f"{folder}/{pages[0].stem}/"
+
+
+def _page_path(kind: str) -> str:
+    if kind == "home":
+        if not (DOCS / "index.md").exists():
+            pytest.skip("no docs/index.md yet")
+        return ""
+    if kind in ("tutorial", "guides"):
+        return _first_page(kind)
+    return "reference/verifiers_lite/"
+
+
+@pytest.mark.parametrize("kind", ["home", "tutorial", "guides", "reference"])
+def test_page_renders_with_the_theme(page, site_url, artifacts_dir, kind):
+    page.goto(f"{site_url}/{_page_path(kind)}")
+    page.wait_for_selector("article.md-content__inner h1")
+    # the theme's stylesheet applied (served from the site itself): the header bar is laid out
+    assert page.locator("header.md-header").bounding_box()["height"] > 20
+    page.screenshot(path=str(artifacts_dir / f"docs-{kind}.png"), full_page=False)
+
+
+def _search(page, query: str) -> list[str]:
+    box = page.locator("input.md-search__input")
+    box.fill("")
+    box.click()
+    box.press_sequentially(query)
+    page.wait_for_function(
+        """q => [...document.querySelectorAll('.md-search-result__item')]
+              .some(e => e.innerText.includes(q))""", arg=query)
+    return page.locator(".md-search-result__item").all_inner_texts()
+
+
+def test_search_finds_the_names_a_reader_looks_for(page, site_url, artifacts_dir):
+    page.goto(f"{site_url}/reference/verifiers_lite/")
+    for name in ["MultiTurnEnv", "compare_runs", "rescore", "evaluate_sync"]:
+        results = _search(page, name)
+        assert any(name in text for text in results), results[:5]
+    page.screenshot(path=str(artifacts_dir / "docs-search.png"), full_page=False)
