@@ -53,3 +53,15 @@ def test_the_old_name_of_the_wires_categories_still_imports_with_a_warning() -> 
     protocol = importlib.import_module("verifiers_lite.server.protocol")
     with pytest.warns(DeprecationWarning, match="WireErrorCategory"):
         assert protocol.ErrorCategory is protocol.WireErrorCategory
+
+
+def test_the_rollout_servers_client_and_the_executors_path_are_apart() -> None:
+    """The osmosis-compatible client, the connection it shares and the executor's path each
+    stay a readable size; the executor's path never reaches into the client."""
+    import inspect
+
+    from verifiers_lite.remote import client, connection, state_runs
+
+    for part in (client.RolloutClient, connection.RolloutConnection):
+        assert len(inspect.getsource(part).splitlines()) < 250, part
+    assert "RolloutClient" not in inspect.getsource(state_runs)

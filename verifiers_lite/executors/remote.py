@@ -16,8 +16,9 @@ from verifiers_lite.core.errors import categorize
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.records import RolloutError, RolloutInput, Row, State
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
-from verifiers_lite.remote.client import RolloutClient, failure_state
+from verifiers_lite.remote.client import RolloutClient
 from verifiers_lite.remote.pool import RolloutClientPool
+from verifiers_lite.remote.state_runs import failure_state
 
 
 class RemoteExecutor:
