@@ -11,6 +11,7 @@ import argparse
 import importlib
 import inspect
 import pkgutil
+import re
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,8 @@ from typing import Any
 from mkdocs.structure.files import File, Files
 
 PACKAGE = "verifiers_lite"
+# Docstrings name other objects with Sphinx roles (:class:`~a.b.C`): shown as code (``C``).
+SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
 REFERENCE_DIR = "reference"
 CLI_PAGE = "cli.md"
 # Where the ``vf-lite serve`` parser lives.
@@ -185,3 +188,13 @@ def on_files(files: Files, config: Any) -> Files:
         files.append(File.generated(config, path, content=markdown))
     files.append(File.generated(config, CLI_PAGE, content=cli_markdown()))
     return files
+
+
+def _plain_role(match: re.Match[str]) -> str:
+    shortened, target = match.groups()
+    return f"<code>{target.rsplit('.', 1)[-1] if shortened else target}</code>"
+
+
+def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
+    """Sphinx roles in the reference's docstrings read as plain code names."""
+    return SPHINX_ROLE.sub(_plain_role, html)

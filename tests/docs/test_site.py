@@ -115,6 +115,12 @@ def test_the_site_loads_no_script_style_or_font_from_elsewhere(built_site: Path)
     assert len(pages) > 5 and external == []
 
 
+def test_reference_shows_no_raw_sphinx_roles(built_site: Path):
+    raw = [p.parent.name for p in (built_site / "reference").rglob("*.html")
+           if re.search(r":(func|class|meth|mod|attr|data|exc):<code>", p.read_text(encoding="utf-8"))]
+    assert raw == []
+
+
 def test_changelog_is_releases_with_one_line_per_change():
     root = Path(__file__).resolve().parents[2]
     lines = (root / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
