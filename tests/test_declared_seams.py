@@ -65,3 +65,29 @@ def test_the_rollout_servers_client_and_the_executors_path_are_apart() -> None:
     for part in (client.RolloutClient, connection.RolloutConnection):
         assert len(inspect.getsource(part).splitlines()) < 250, part
     assert "RolloutClient" not in inspect.getsource(state_runs)
+
+
+def test_a_runs_client_is_typed_as_what_a_run_takes(tmp_path: Path) -> None:
+    """``ModelClientLike`` stands where ``client: Any`` stood: a URL, a ModelClient, an
+    ``AsyncOpenAI``-like client or a list of them type-check; a number does not."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "uses_clients.py"
+    module.write_text(
+        "import verifiers_lite as vf\n"
+        "from verifiers_lite.core.model_client import ModelClientLike\n"
+        "from verifiers_lite.clients.resolve import as_model_clients\n"
+        "class SDK:\n    chat: object = None\n"
+        "def fine(env: vf.SingleTurnEnv, c: vf.ChatClient) -> None:\n"
+        "    env.evaluate_sync('http://127.0.0.1:9/v1', 'm')\n"
+        "    env.evaluate_sync([c, 'http://127.0.0.1:9/v1'], 'm')\n"
+        "    as_model_clients(SDK())\n"
+        "    typed: ModelClientLike = c\n"
+        "def wrong(env: vf.SingleTurnEnv) -> None:\n"
+        "    env.evaluate_sync(42, 'm')\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", str(module)],
+                          capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent)
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert len(errors) == 1 and "uses_clients.py:12:" in errors[0] and "arg-type" in errors[0], proc.stdout

@@ -12,11 +12,14 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.cli.endpoints import model_endpoints
 from verifiers_lite.cli.errors import CLIError
 from verifiers_lite.cli.parser import DEFAULT_NUM_EXAMPLES, DEFAULT_ROLLOUTS
+
+if TYPE_CHECKING:
+    from verifiers_lite.core.model_client import ModelClientLike
 
 
 def run_eval(args: argparse.Namespace) -> int:
@@ -78,7 +81,7 @@ class _EvalPlan:
         return cls(num_examples, rollouts, sampling_args)
 
 
-def _evaluate(env: Any, client: Any, model: str, args: argparse.Namespace, plan: _EvalPlan, executor: Any,
+def _evaluate(env: Any, client: ModelClientLike, model: str, args: argparse.Namespace, plan: _EvalPlan, executor: Any,
               run_dir: Path) -> Any:
     from verifiers_lite.ui.terminal_progress import TqdmProgress
 

@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from verifiers_lite.core.model_client import ChatResponse, Message, ModelClient, TurnUsage
+from verifiers_lite.core.model_client import (
+    ChatResponse,
+    Message,
+    ModelClient,
+    ModelClientLike,
+    TurnUsage,
+)
 
 CACHE_ENV_VAR = "VERIFIERS_LITE_CACHE"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
@@ -129,7 +135,7 @@ class ResponseCache:
         return f"ResponseCache({str(self.path)!r})"
 
 
-def endpoint_identity(client: Any) -> str:
+def endpoint_identity(client: ModelClientLike) -> str:
     """What names an endpoint across processes: its ``cache_identity`` (the embedded model
     names its model file, not its random port), else its base URL, else its class."""
     if isinstance(client, list) and client:  # a ClientGroup: processes serving one model

@@ -12,20 +12,20 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.clients.cache import CachedClient, CacheMeter, ResponseCache
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
 from verifiers_lite.clients.openai_settings import openai_settings, read_timeout
-from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.model_client import ModelClient, ModelClientLike
 
 # One lean client per user client, so every rollout and every evaluate call on it shares one
 # connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.
 _lean: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ChatClient]] = weakref.WeakKeyDictionary()
 
 
-def as_model_client(client: Any) -> ModelClient:
+def as_model_client(client: ModelClientLike) -> ModelClient:
     """Accept an ``AsyncOpenAI``-like client, a :class:`ModelClient`, or a base URL string."""
     if isinstance(client, str):
         return ChatClient(client)
@@ -33,14 +33,14 @@ def as_model_client(client: Any) -> ModelClient:
     if completions is not None and hasattr(completions, "create"):
         return lean_client(client) or OpenAIClientAdapter(client)
     if callable(getattr(client, "chat", None)):
-        return client
+        return cast(ModelClient, client)
     raise TypeError(
         "client must be an openai.AsyncOpenAI, a verifiers_lite ChatClient (or any object with an "
         f"async chat(model, messages, sampling_args, tools) method), or a base URL; got {type(client).__name__}"
     )
 
 
-def as_model_clients(client: Any) -> list[ModelClient]:
+def as_model_clients(client: ModelClientLike) -> list[ModelClient]:
     """Like :func:`as_model_client`, also accepting a list of endpoints (for group routing)."""
     if isinstance(client, Sequence) and not isinstance(client, str):
         if not client:
@@ -93,7 +93,7 @@ def sdk_only_reason(client: Any) -> str | None:
     return None
 
 
-def attach_cache(client: Any, cache: Any) -> tuple[Any, CacheMeter | None]:
+def attach_cache(client: ModelClientLike, cache: Any) -> tuple[Any, CacheMeter | None]:
     """``client`` (one or a list) with every endpoint answering through ``cache``, and a meter
     of the run's hits and misses. Without ``cache``, clients that cache on their own
     (``ChatClient(cache=...)``) are still metered; None when nothing caches."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -64,7 +65,21 @@ class ModelClient(Protocol):
     ) -> ChatResponse: ...
 
 
-def text_only_model(client: Any) -> str | None:
+class OpenAIClientLike(Protocol):
+    """An ``openai.AsyncOpenAI``-like client: it answers ``client.chat.completions.create(...)``."""
+
+    @property
+    def chat(self) -> Any: ...
+
+
+_Endpoint = ModelClient | OpenAIClientLike | str
+
+ModelClientLike = _Endpoint | Sequence[_Endpoint]
+"""What a run takes as its model client: a :class:`ModelClient`, an ``openai.AsyncOpenAI``-like
+client, a base URL, or a list of those (one per endpoint, rollouts spread over them)."""
+
+
+def text_only_model(client: ModelClientLike) -> str | None:
     """How to name the model behind ``client`` when it is known to read text only (the client
     declares ``text_only``: True, or the model's name); None when it may take any content."""
     declared = getattr(client, "text_only", False)

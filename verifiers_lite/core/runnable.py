@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifiers_lite.core.records import DatasetRow, RolloutInput, Row, State
 
 if TYPE_CHECKING:
+    from verifiers_lite.core.model_client import ModelClientLike
     from verifiers_lite.results.metrics import PassCriterion
 
 
@@ -140,14 +141,14 @@ class RunnableEnvironment(Protocol):
         ...
 
     async def run_rollout(
-        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True, rollout_index: int = 0,
     ) -> Row:
         """One rollout, scored alone, as an output row (a failure is a row with ``error``)."""
         ...
 
     async def run_group(
-        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True,
     ) -> list[Row]:
         """The rollouts of one example, scored together, as output rows."""

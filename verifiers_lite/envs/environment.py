@@ -26,7 +26,7 @@ from verifiers_lite.core.dataset import (
 )
 from verifiers_lite.core.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
 from verifiers_lite.core.messages import Messages, normalize_messages
-from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.reasoning import (
     ReasoningHistory,
@@ -342,7 +342,7 @@ class Environment(ABC):
 
     @final
     async def run_rollout(
-        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True, rollout_index: int = 0,
     ) -> Row:
         """One rollout, scored alone: rollout -> rubric -> cleanup -> output row. Never raises
@@ -351,14 +351,14 @@ class Environment(ABC):
 
     @final
     async def run_group(
-        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
         *, score: bool = True,
     ) -> list[Row]:
         """The rollouts of one example, scored together (group advantages)."""
         return await self._run_states(inputs, client, model, sampling_args, score, 0) if inputs else []
 
     async def _run_states(
-        self, inputs: list[RolloutInput], client: Any, model: str, sampling_args: dict[str, Any] | None,
+        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None,
         score: bool, first_index: int,
     ) -> list[Row]:
         t0 = time.perf_counter()
@@ -372,7 +372,7 @@ class Environment(ABC):
 
     @final
     async def rollout_state(
-        self, input: RolloutInput, client: Any, model: str, sampling_args: dict[str, Any] | None = None,
+        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
         *, rollout_index: int = 0,
     ) -> State:
         """One rollout's State, unscored and not cleaned up (retries and ``rollout_timeout``
@@ -393,7 +393,7 @@ class Environment(ABC):
 
     @final
     async def generate(
-        self, inputs: Any, client: Any, model: str, *, config: RunConfig | None = None,
+        self, inputs: Any, client: ModelClientLike, model: str, *, config: RunConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """Run every input (grouped by example_id unless ``independent_scoring``). The options
@@ -405,7 +405,7 @@ class Environment(ABC):
 
     @final
     async def evaluate(
-        self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
+        self, client: ModelClientLike, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
         shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
@@ -419,7 +419,7 @@ class Environment(ABC):
 
     @final
     def generate_sync(
-        self, inputs: Any, client: Any, model: str, *, config: RunConfig | None = None,
+        self, inputs: Any, client: ModelClientLike, model: str, *, config: RunConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
@@ -430,7 +430,7 @@ class Environment(ABC):
 
     @final
     def evaluate_sync(
-        self, client: Any, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
+        self, client: ModelClientLike, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
         shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:

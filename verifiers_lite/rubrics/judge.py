@@ -12,11 +12,11 @@ from __future__ import annotations
 import asyncio
 import re
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.clients.retry import RetryPolicy
 from verifiers_lite.core.messages import last_assistant_text
-from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.model_client import ModelClient, ModelClientLike
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.results.code_identity import code_hash
 from verifiers_lite.rubrics.rubric import Rubric
@@ -61,7 +61,7 @@ class JudgeRubric(Rubric):
 
     def __init__(
         self,
-        judge_client: Any = None,
+        judge_client: ModelClientLike | None = None,
         judge_model: str | None = None,
         prompt: str = DEFAULT_JUDGE_PROMPT,
         parse: Callable[[str], float] = parse_yes_no,
@@ -120,7 +120,7 @@ class JudgeRubric(Rubric):
                 client, self._model = await asyncio.to_thread(local_model_client)
             elif isinstance(client, str):
                 client = ChatClient(client, retry=self._retry)
-            model_client = as_model_client(client)
+            model_client = as_model_client(cast(ModelClientLike, client))  # None replaced above
             if self._cache_arg not in (None, False):
                 model_client = CachedClient(model_client, self._cache_arg)
             self._client = model_client

@@ -13,7 +13,7 @@ from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import as_model_clients, attach_cache
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ResumeMismatchError
-from verifiers_lite.core.model_client import text_only_model
+from verifiers_lite.core.model_client import ModelClientLike, text_only_model
 from verifiers_lite.core.progress import (
     TICK_SECONDS,
     CallbackSet,
@@ -98,7 +98,7 @@ def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, o
 
 
 async def generate(
-    env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig | None = None,
+    env: RunnableEnvironment, inputs: Any, client: ModelClientLike, model: str, config: RunConfig | None = None,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model`` with the options of ``config`` (see :class:`RunConfig`).
 
@@ -142,7 +142,7 @@ async def generate(
 class _Run:
     """One call of :func:`generate`: its inputs by group, where its rows go, its live figures."""
 
-    def __init__(self, env: RunnableEnvironment, inputs: Any, client: Any, model: str, config: RunConfig) -> None:
+    def __init__(self, env: RunnableEnvironment, inputs: Any, client: ModelClientLike, model: str, config: RunConfig) -> None:
         self.env, self.model, self.config = env, model, config
         self.limit, self.score = _check_run(env, model, config)
         # Every input validated before the first request (its content too, for a model that reads
@@ -317,7 +317,7 @@ def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple
     return limit, score
 
 
-def _content_check(client: Any) -> Callable[[RolloutInput, str], None] | None:
+def _content_check(client: ModelClientLike) -> Callable[[RolloutInput, str], None] | None:
     """What refuses a prompt the run's model cannot read (an image for a model that reads text
     only), naming the row and the part; None when every endpoint takes any content."""
     model = next((n for n in map(text_only_model, as_model_clients(client)) if n is not None), None)
@@ -330,7 +330,7 @@ def _content_check(client: Any) -> Callable[[RolloutInput, str], None] | None:
     return check
 
 
-def _with_cache(client: Any, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:
+def _with_cache(client: ModelClientLike, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:
     """The client answering through the response cache (in-process runs only), and its meter."""
     # An executor written before the capability was declared is taken as out-of-process.
     if not getattr(executor, "in_process", False):
