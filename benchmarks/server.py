@@ -24,7 +24,7 @@
 Run: ``python benchmarks/server.py [--rollouts 1000] [--latency-ms 20] [--polls 1000 10000]
 [--scale 10000] [--grouped] [--skip-throughput] [--skip-polls]`` (default: all of it, at 1,000
 and 10,000, a few minutes). Every figure is printed beside the load average: CPU ms per rollout
-holds on a busy machine, ratios and latencies do not. Figures are in the README.
+holds on a busy machine, ratios and latencies do not. Figures are in docs/benchmarks.md.
 """
 
 from __future__ import annotations

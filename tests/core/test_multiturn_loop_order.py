@@ -1,4 +1,4 @@
-"""The MultiTurnEnv loop runs in the order the README documents, and user code needs only `vf`."""
+"""The MultiTurnEnv loop runs in the order the docs document (tutorial, step 5), and user code needs only `vf`."""
 
 from __future__ import annotations
 

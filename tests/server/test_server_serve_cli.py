@@ -98,9 +98,9 @@ def test_help_lists_every_flag_with_its_default() -> None:
                           capture_output=True, text=True, timeout=60, cwd=REPO)
     assert done.returncode == 0
     flags = set(re.findall(r"(--[a-z-]+)", done.stdout)) - {"--help"}
-    readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### `vf-lite serve` options"):]
-    section = section[:section.index("\n## ")] if "\n## " in section else section
+    guide = (REPO / "docs" / "guides" / "rollout-server.md").read_text()
+    section = guide[guide.index("## `vf-lite serve` options"):]
+    section = re.split(r"\n#{1,2} ", section[3:])[0]
     documented = set(re.findall(r"`(--[a-z-]+)", section))
     assert flags == documented, (flags ^ documented)
 

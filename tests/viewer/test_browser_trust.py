@@ -2,7 +2,7 @@
 links to the run it came from; runs that differ by system prompt are labelled by it; undefined
 intervals and power are named so, with the reason; a rollout's time is split by name; an
 environment's own state keys show in the transcript; rows come in example order; the reward
-histogram stands on a numeric axis; the page URLs the README documents exist."""
+histogram stands on a numeric axis; the page URLs the docs document exist."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from .viewer_proc import ViewerProcess
 
 pytestmark = pytest.mark.slow
 REWARDS = {0: 0.0, 1: 7 / 6, 2: 1.25, 3: 1.5}  # shown 0.00, 1.17, 1.25, 1.50
-README = Path(__file__).resolve().parents[2] / "README.md"
+VIEWER_GUIDE = Path(__file__).resolve().parents[2] / "docs" / "guides" / "viewer.md"
 
 
 class Tries(vf.MultiTurnEnv):
@@ -143,8 +143,8 @@ def test_rollouts_in_example_order_and_the_histogram_on_a_numeric_axis(viewer, p
     assert ticks == ["0.00", "1.17", "1.25", "1.50"]
 
 
-def test_the_page_urls_the_readme_documents_exist(viewer, page):  # noqa: F811
-    text = README.read_text(encoding="utf-8")
+def test_the_page_urls_the_docs_document_exist(viewer, page):  # noqa: F811
+    text = VIEWER_GUIDE.read_text(encoding="utf-8")
     for url in ("#/runs/ID", "#/runs/ID/rollouts", "#/runs/ID/rows/E/R", "#/compare?runs=A&runs=B"):
         assert f"`{url}`" in text, url
     pg = page

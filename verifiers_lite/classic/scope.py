@@ -89,7 +89,7 @@ class ClassicNamespace(types.ModuleType):
         except AttributeError:
             raise AttributeError(
                 f"module {self.__name__!r} has no attribute {attr!r}: verifiers_lite's classic layer does "
-                f"not provide it (see the README's 'Running classic verifiers environments')"
+                f"not provide it (see the docs' guide 'Running classic verifiers environments', docs/guides/classic-verifiers.md)"
             ) from None
 
 

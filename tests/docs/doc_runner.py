@@ -1,11 +1,13 @@
-"""Run README.md's Python blocks as a reader would in one notebook: in order, in one namespace,
-top-level ``await`` allowed (one event loop for the whole session, as a kernel has).
+"""Run each page's Python blocks as a reader would in one notebook per page: a page's blocks in
+order, in one namespace of their own, top-level ``await`` allowed (one event loop for the whole
+session, as a kernel has). Pages run one after another in one scratch directory, so a tutorial
+page reads the runs an earlier page saved.
 
 Every environment a block builds by hand (not loaded from the registry) must reach its maximal
-reward when played perfectly by ``vf.ScriptedClient``: the README's own advice, applied to its
+reward when played perfectly by ``vf.ScriptedClient``: the docs' own advice, applied to their
 own examples. A block that builds one with no perfect player in ``PLAYERS`` fails.
 
-Usage: ``python readme_runner.py BLOCKS_JSON RESULTS_JSON`` (results are rewritten after each
+Usage: ``python doc_runner.py PAGES_JSON RESULTS_JSON`` (results are rewritten after each
 block, so a crash or a timeout still says which block got how far).
 """
 
@@ -47,7 +49,7 @@ def _mcp_store_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | N
 
 
 # env_id -> (a client that plays perfectly, the maximal reward). The maximum is worked out by hand
-# from the README's example, never read from the environment.
+# from the page's example, never read from the environment.
 def _colour_player(messages: list[dict[str, Any]]) -> str:
     """Names the colour of the image it is shown, decoding the PNG as the fake vision model does."""
     from verifiers_lite.testing.png import data_uri_colour
@@ -70,8 +72,8 @@ PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
 }
 
 
-def _run(src: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop, line: int) -> None:
-    code = compile("\n" * line + src, "README.md", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+def _run(src: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop, page: str, line: int) -> None:
+    code = compile("\n" * line + src, page, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     if code.co_flags & inspect.CO_COROUTINE:
         loop.run_until_complete(eval(code, namespace))
     else:
@@ -87,7 +89,7 @@ def _hand_built(value: Any) -> list[vf.Environment]:
     return [value]
 
 
-def _check_players(namespace: dict[str, Any], seen: set[int], line: int) -> list[str]:
+def _check_players(namespace: dict[str, Any], seen: set[int], where: str) -> list[str]:
     """Play each environment the block built by hand perfectly; its mean reward must be the maximum."""
     checked = []
     for value in list(namespace.values()):
@@ -97,42 +99,49 @@ def _check_players(namespace: dict[str, Any], seen: set[int], line: int) -> list
             seen.add(id(env))
             if env.env_id not in PLAYERS:
                 raise AssertionError(
-                    f"README.md:{line} builds environment {env.env_id!r}: add a perfect player for it to "
-                    f"PLAYERS in tests/docs/readme_runner.py (the README's advice: it must reach its maximal "
+                    f"{where} builds environment {env.env_id!r}: add a perfect player for it to "
+                    f"PLAYERS in tests/docs/doc_runner.py (the docs' advice: it must reach its maximal "
                     f"reward under vf.ScriptedClient)")
             make_client, best = PLAYERS[env.env_id]
             out = env.evaluate_sync(make_client(), "perfect-player", progress=False)
             errors = [r["error"] for r in out.rows if r.get("error")]
             rewards = sorted({r["reward"] for r in out.rows})
             if errors or rewards != [best]:
-                raise AssertionError(f"README.md:{line}: {env.env_id} played perfectly scores {rewards} "
+                raise AssertionError(f"{where}: {env.env_id} played perfectly scores {rewards} "
                                      f"(maximum {best}); errors: {errors[:2]}")
             checked.append(env.env_id)
     return checked
 
 
-def main(blocks_file: str, results_file: str) -> int:
-    blocks = json.loads(Path(blocks_file).read_text(encoding="utf-8"))
-    namespace: dict[str, Any] = {"__name__": "__main__"}
+def main(pages_file: str, results_file: str) -> int:
+    pages = json.loads(Path(pages_file).read_text(encoding="utf-8"))
     loop = asyncio.new_event_loop()
     seen: set[int] = set()
     results: list[dict[str, Any]] = []
-    for block in blocks:
-        t0 = time.perf_counter()
-        result: dict[str, Any] = {"line": block["line"], "ok": True, "checked": []}
-        print(f"--- README.md:{block['line']}", flush=True)
-        try:
-            if block["setup"]:
-                _run(block["setup"], namespace, loop, block["line"] - 1)
-            _run(block["code"], namespace, loop, block["line"])
-            result["checked"] = _check_players(namespace, seen, block["line"])
-        except BaseException:  # a failing block is reported, and the next ones still run
-            result.update(ok=False, error=traceback.format_exc(limit=-6))
-        result["seconds"] = round(time.perf_counter() - t0, 2)
-        results.append(result)
-        with open(results_file, "w", encoding="utf-8") as f:
-            json.dump(results, f, indent=1)
+    for page in pages:
+        namespace: dict[str, Any] = {"__name__": "__main__"}  # a fresh notebook per page
+        for block in page["blocks"]:
+            results.append(_run_block(block, page["path"], namespace, loop, seen))
+            with open(results_file, "w", encoding="utf-8") as f:
+                json.dump(results, f, indent=1)
     return 0
+
+
+def _run_block(block: dict[str, Any], page: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop,
+               seen: set[int]) -> dict[str, Any]:
+    t0 = time.perf_counter()
+    where = f"{page}:{block['line']}"
+    result: dict[str, Any] = {"page": page, "line": block["line"], "ok": True, "checked": []}
+    print(f"--- {where}", flush=True)
+    try:
+        if block["setup"]:
+            _run(block["setup"], namespace, loop, page, block["line"] - 1)
+        _run(block["code"], namespace, loop, page, block["line"])
+        result["checked"] = _check_players(namespace, seen, where)
+    except BaseException:  # a failing block is reported, and the next ones still run
+        result.update(ok=False, error=traceback.format_exc(limit=-6))
+    result["seconds"] = round(time.perf_counter() - t0, 2)
+    return result
 
 
 if __name__ == "__main__":

@@ -1,6 +1,8 @@
-"""README.md's code blocks, with what the README's own markers say about each.
+"""The code blocks of README.md and of every docs page (docs/**/*.md), with what each page's
+markers say about each.
 
-A marker is an HTML comment on the line just before a block's opening fence:
+A marker is an HTML comment on the line just before a block's opening fence; it reads
+``<!-- readme: ... -->`` or, alike, ``<!-- docs: ... -->``:
 
 - ``<!-- readme: skip (REASON) -->``: the block cannot run here (a GPU, an API key, a network
   install); its ``vf-lite`` command lines are still parsed by the real argument parsers.
@@ -22,16 +24,19 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+REPO = Path(__file__).resolve().parents[2]
+README = REPO / "README.md"
+DOCS = REPO / "docs"
 PYTHON, SHELL = ("python", "py"), ("bash", "sh", "shell", "console")
 _FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)\s*$")
-_MARKER = re.compile(r"<!--\s*readme:\s*(?P<kind>skip|synopsis|output of|setup)\b(?P<arg>.*?)-->")
+_MARKER = re.compile(r"<!--\s*(?:readme|docs):\s*(?P<kind>skip|synopsis|output of|setup)\b(?P<arg>.*?)-->")
 
 
 @dataclass
 class Block:
-    """One fenced code block of the README."""
+    """One fenced code block of a page."""
 
+    page: str  # the page's path from the repository root
     line: int  # 1-based line of the opening fence
     lang: str
     code: str
@@ -41,7 +46,7 @@ class Block:
 
     @property
     def name(self) -> str:
-        return f"README.md:{self.line} ({self.lang or 'text'}{', ' + self.section if self.section else ''})"
+        return f"{self.page}:{self.line} ({self.lang or 'text'}{', ' + self.section if self.section else ''})"
 
     @property
     def setup(self) -> str:
@@ -49,17 +54,28 @@ class Block:
 
 
 @dataclass
-class Readme:
+class Page:
+    """One markdown page and its blocks."""
+
+    path: str  # from the repository root
     blocks: list[Block] = field(default_factory=list)
 
     def of(self, *kinds: str, langs: tuple[str, ...] | None = None) -> list[Block]:
         return [b for b in self.blocks if b.kind in kinds and (langs is None or b.lang in langs)]
 
 
-def parse(path: Path = README) -> Readme:
+def pages() -> list[Path]:
+    """README.md, then every docs page in the site's reading order: the home page, the tutorial
+    (its files are numbered in order), the guides, then the rest."""
+    rank = {"index.md": 0, "tutorial": 1, "guides": 2}
+    found = sorted(DOCS.rglob("*.md"), key=lambda p: (rank.get(p.relative_to(DOCS).parts[0], 3), str(p)))
+    return [README, *found]
+
+
+def parse(path: Path = README) -> Page:
     """Every fenced block of ``path`` with its marker and section heading."""
     lines = path.read_text(encoding="utf-8").splitlines()
-    out, section, i = Readme(), "", 0
+    out, section, i = Page(str(path.relative_to(REPO))), "", 0
     while i < len(lines):
         line = lines[i]
         if line.startswith("#"):
@@ -72,7 +88,7 @@ def parse(path: Path = README) -> Readme:
         while j < len(lines) and not re.match(rf"^{indent}```\s*$", lines[j]):
             body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j].lstrip())
             j += 1
-        block = Block(line=i + 1, lang=fence["lang"].lower(), code="\n".join(body) + "\n", section=section)
+        block = Block(page=out.path, line=i + 1, lang=fence["lang"].lower(), code="\n".join(body) + "\n", section=section)
         _apply_marker(block, lines[i - 1] if i else "")
         out.blocks.append(block)
         i = j + 1

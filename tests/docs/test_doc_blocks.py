@@ -1,14 +1,15 @@
-"""Every code block of README.md runs as printed, or is marked as one that cannot run here.
+"""Every code block of README.md and of every docs page runs as printed, or is marked as one that
+cannot run here.
 
-- Python blocks run in order in one namespace, as in one notebook (``readme_runner.py``), against
-  what the README says: the embedded model, ``vf.ScriptedClient``; environments they build must
+- Each page's Python blocks run in order in one namespace, as in one notebook per page
+  (``doc_runner.py``; pages in reading order, in one scratch directory), against what the docs say: the embedded model, ``vf.ScriptedClient``; environments they build must
   reach their maximal reward under a perfect scripted player.
 - Shell blocks run with ``bash -e`` in a scratch directory.
 - Printed output (``<!-- readme: output of `CMD` -->``) is compared, by shape, with what CMD prints now.
 - Blocks that cannot run here (``<!-- readme: skip (REASON) -->``) still have their ``vf-lite``
   command lines parsed; a ``<!-- readme: synopsis -->`` block may name only real options.
 
-Markers are described in ``readme_blocks.py``; an unmarked block that cannot run fails.
+Markers are described in ``doc_blocks.py``; an unmarked block that cannot run fails.
 """
 
 from __future__ import annotations
@@ -26,18 +27,25 @@ import pytest
 from verifiers_lite.cli.parser import build_parser
 from verifiers_lite.cli.serve import build_parser as build_serve_parser
 
-from . import readme_blocks as rb
+from . import doc_blocks as rb
 
-REPO = Path(__file__).resolve().parents[2]
-README = rb.parse()
+REPO = rb.REPO
+PAGES = [rb.parse(p) for p in rb.pages()]
+BLOCKS = [b for page in PAGES for b in page.blocks]
 RUN_KINDS = ("run", "setup-run")
-PYTHON_BLOCKS = README.of(*RUN_KINDS, langs=rb.PYTHON)
-SHELL_BLOCKS = README.of(*RUN_KINDS, langs=rb.SHELL)
+
+
+def _of(*kinds: str, langs: tuple[str, ...] | None = None) -> list[rb.Block]:
+    return [b for page in PAGES for b in page.of(*kinds, langs=langs)]
+
+
+PYTHON_BLOCKS = _of(*RUN_KINDS, langs=rb.PYTHON)
+SHELL_BLOCKS = _of(*RUN_KINDS, langs=rb.SHELL)
 SESSION_TIMEOUT = 900
 
 
 def _ids(blocks: list[rb.Block]) -> list[str]:
-    return [f"L{b.line}" for b in blocks]
+    return [f"{b.page}:L{b.line}" for b in blocks]
 
 
 def _env(tmp: Path) -> dict[str, str]:
@@ -49,24 +57,25 @@ def _env(tmp: Path) -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def python_session(readme_session: tuple[dict[int, dict[str, Any]], Path]) -> dict[int, dict[str, Any]]:
-    """The result of each Python block by its line."""
-    return readme_session[0]
+def python_session(docs_session: tuple[dict[tuple[str, int], dict[str, Any]], Path]) -> dict[tuple[str, int], dict[str, Any]]:
+    """The result of each Python block by its page and line."""
+    return docs_session[0]
 
 
 @pytest.fixture(scope="module")
-def readme_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[int, dict[str, Any]], Path]:
+def docs_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[tuple[str, int], dict[str, Any]], Path]:
     """Run every Python block once, in one process (one embedded model server shared by the
-    blocks that ask for one), in a scratch directory; the result of each block by its line, and
-    that directory (what the blocks saved)."""
-    pytest.importorskip("llama_cpp", reason="the README's examples use the embedded model (the 'local' extra)")
-    tmp = tmp_path_factory.mktemp("readme-python")
-    blocks = [{"line": b.line, "code": b.code, "setup": b.setup} for b in PYTHON_BLOCKS]
-    (tmp / "blocks.json").write_text(json.dumps(blocks))
+    pages that ask for one), a namespace per page, in one scratch directory; the result of each
+    block by its page and line, and that directory (what the blocks saved)."""
+    pytest.importorskip("llama_cpp", reason="the docs' examples use the embedded model (the 'local' extra)")
+    tmp = tmp_path_factory.mktemp("docs-python")
+    pages = [{"path": page.path, "blocks": [{"line": b.line, "code": b.code, "setup": b.setup}
+                                            for b in page.of(*RUN_KINDS, langs=rb.PYTHON)]} for page in PAGES]
+    (tmp / "blocks.json").write_text(json.dumps(pages))
     results = tmp / "results.json"
-    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("readme_runner.py")), str(tmp / "blocks.json"),
+    proc = subprocess.run([sys.executable, str(Path(__file__).with_name("doc_runner.py")), str(tmp / "blocks.json"),
                            str(results)], cwd=tmp, env=_env(tmp), capture_output=True, text=True, timeout=SESSION_TIMEOUT)
-    by_line = {r["line"]: r for r in json.loads(results.read_text())} if results.exists() else {}
+    by_line = {(r["page"], r["line"]): r for r in json.loads(results.read_text())} if results.exists() else {}
     for r in by_line.values():
         r["output"] = proc.stdout[-4000:] + proc.stderr[-4000:]
     return by_line, tmp
@@ -75,29 +84,30 @@ def readme_session(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[int, 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=_ids(PYTHON_BLOCKS))
 @pytest.mark.slow
 @pytest.mark.local_model
-def test_python_block_runs(python_session: dict[int, dict[str, Any]], block: rb.Block) -> None:
-    result = python_session.get(block.line)
+def test_python_block_runs(python_session: dict[tuple[str, int], dict[str, Any]], block: rb.Block) -> None:
+    result = python_session.get((block.page, block.line))
     assert result is not None, f"{block.name} never ran (the session died before it)"
     assert result["ok"], f"{block.name} failed:\n{result.get('error')}\n--- session output (tail) ---\n{result['output']}"
 
 
 @pytest.mark.slow
 @pytest.mark.local_model
-def test_the_examples_that_build_environments_were_played_perfectly(python_session: dict[int, dict[str, Any]]) -> None:
+def test_the_examples_that_build_environments_were_played_perfectly(
+        python_session: dict[tuple[str, int], dict[str, Any]]) -> None:
     checked = [name for r in python_session.values() for name in r["checked"]]
     assert "WordChain" in checked, checked
 
 
-QUICKSTART = [b for b in PYTHON_BLOCKS if b.section == "Quickstart"]
+QUICKSTART = [b for b in PYTHON_BLOCKS if b.page.startswith("docs/tutorial/")]
 
 
 @pytest.mark.slow
 @pytest.mark.local_model
 def test_the_quickstart_saves_its_runs_and_compares_two_that_differ_only_by_system_prompt(
-        readme_session: tuple[dict[int, dict[str, Any]], Path]) -> None:
-    by_line, tmp = readme_session
-    assert QUICKSTART and all(by_line.get(b.line, {}).get("ok") for b in QUICKSTART), \
-        [by_line.get(b.line, {}).get("error") for b in QUICKSTART]
+        docs_session: tuple[dict[tuple[str, int], dict[str, Any]], Path]) -> None:
+    by_line, tmp = docs_session
+    got = [by_line.get((b.page, b.line), {}) for b in QUICKSTART]
+    assert QUICKSTART and all(r.get("ok") for r in got), [r.get("error") for r in got]
     runs = {name: tmp / "runs" / name for name in ("quickstart", "quickstart-brief", "quickstart-rescored")}
     meta = {name: json.loads((p / "metadata.json").read_text()) for name, p in runs.items()}
     rows = {name: [json.loads(x) for x in (p / "results.jsonl").read_text().splitlines()] for name, p in runs.items()}
@@ -125,7 +135,7 @@ def test_shell_block_runs(block: rb.Block, tmp_path: Path) -> None:
     assert proc.returncode == 0, f"{block.name} failed ({proc.returncode}):\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
 
 
-OUTPUT_BLOCKS = README.of("output")
+OUTPUT_BLOCKS = _of("output")
 
 
 @pytest.mark.parametrize("block", OUTPUT_BLOCKS, ids=_ids(OUTPUT_BLOCKS))
@@ -166,7 +176,7 @@ def output_shape(text: str) -> list[tuple[str, str]]:
     return rows
 
 
-MARKED = README.of("skip", "synopsis")
+MARKED = _of("skip", "synopsis")
 
 
 @pytest.mark.parametrize("block", MARKED + SHELL_BLOCKS, ids=_ids(MARKED + SHELL_BLOCKS))
@@ -184,7 +194,7 @@ def test_vf_lite_command_lines_parse(block: rb.Block, capsys: pytest.CaptureFixt
             pytest.fail(f"{block.name}: `vf-lite {' '.join(argv)}` does not parse:\n{capsys.readouterr().err}")
 
 
-SYNOPSES = README.of("synopsis")
+SYNOPSES = _of("synopsis")
 
 
 @pytest.mark.parametrize("block", SYNOPSES, ids=_ids(SYNOPSES))
@@ -215,12 +225,13 @@ def synopsis_commands(code: str) -> list[tuple[str, str]]:
 
 
 def test_every_block_runs_or_is_marked() -> None:
-    unrunnable = [b.name for b in README.blocks if b.kind in RUN_KINDS and b.lang not in rb.PYTHON + rb.SHELL]
+    unrunnable = [b.name for b in BLOCKS if b.kind in RUN_KINDS and b.lang not in rb.PYTHON + rb.SHELL]
     assert not unrunnable, (f"blocks neither Python nor shell and unmarked: {unrunnable}; mark them "
                             "<!-- readme: output of `CMD` -->, synopsis or skip (REASON)")
-    unexplained = [b.name for b in README.blocks if b.kind == "skip" and len(b.arg) < 8]
+    unexplained = [b.name for b in BLOCKS if b.kind == "skip" and len(b.arg) < 8]
     assert not unexplained, f"skipped blocks must say why: {unexplained}"
-    assert PYTHON_BLOCKS and OUTPUT_BLOCKS and SYNOPSES  # the README has each kind: the parser found them
+    assert PYTHON_BLOCKS and OUTPUT_BLOCKS and SYNOPSES  # the docs have each kind: the parser found them
+    assert len(PAGES) > 1 and all(page.blocks for page in PAGES if "/tutorial/" in page.path)
 
 
 def test_output_shape_ignores_figures_and_paths_but_not_lines_or_labels() -> None:
