@@ -1,4 +1,4 @@
-"""Scale-out: rollouts/s with vf.RayExecutor(num_workers=1) vs num_workers=2 (and in-process).
+"""Scale-out: rollouts/s with vf.executors.RayExecutor(num_workers=1) vs num_workers=2 (and in-process).
 
 Workloads: 200 examples x 4 rollouts (N=800), single-turn, max_concurrent 64 (the RayExecutor splits
 it between its workers; latency-bound at 64 / 50 ms = 1280 r/s whatever the worker count), then
@@ -97,8 +97,8 @@ def main() -> None:
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     cases: list[tuple[str, Any]] = [
         ("LocalExecutor", lambda: None),
-        ("RayExecutor(1)", lambda: vf.RayExecutor(num_workers=1)),
-        ("RayExecutor(2)", lambda: vf.RayExecutor(num_workers=2)),
+        ("RayExecutor(1)", lambda: vf.executors.RayExecutor(num_workers=1)),
+        ("RayExecutor(2)", lambda: vf.executors.RayExecutor(num_workers=2)),
     ]
     try:
         with FakeServerProcess(latency_ms=args.latency_ms) as server:

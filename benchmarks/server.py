@@ -1,7 +1,7 @@
 """Rollout server: CPU per rollout, long-poll latency, and 10,000 rollouts in flight (loopback only).
 
 1. Throughput: rollouts/s of ``env.generate`` in-process vs the same call through the remote
-   executor (``executor=vf.RemoteExecutor(url)``: a ``vf-lite serve`` subprocess, LocalBackend,
+   executor (``executor=vf.executors.RemoteExecutor(url)``: a ``vf-lite serve`` subprocess, LocalBackend,
    runs the rollouts and returns unscored states; the driver scores them) on the same fake model;
    target ratio >= 0.85. ``--grouped`` runs groups of 4. Also printed: CPU ms per rollout of the
    driver and of the server process (targets <= 0.5 each), which bound the ratio on a small

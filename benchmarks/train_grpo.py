@@ -82,7 +82,7 @@ def evaluate(model: Any, template: Any, env: Any, name: str, out: Path, rollouts
 
 
 def trainer_for(s: Settings, model: Any, template: Any, train_env: Any, out: Path) -> tuple[Any, Any]:
-    """A ``vf.grpo_trainer`` for ``s`` with a ``StepProfiler`` attached."""
+    """A ``vf.train.grpo_trainer`` for ``s`` with a ``StepProfiler`` attached."""
     import trl
 
     import verifiers_lite as vf
@@ -103,7 +103,7 @@ def trainer_for(s: Settings, model: Any, template: Any, train_env: Any, out: Pat
 
         kwargs["peft_config"] = peft.LoraConfig(r=s.lora_rank, lora_alpha=2 * s.lora_rank, lora_dropout=0.0,
                                                 target_modules="all-linear", task_type="CAUSAL_LM")
-    trainer = vf.grpo_trainer(train_env, model, args, template=template, ratio_every=s.ratio_every,
+    trainer = vf.train.grpo_trainer(train_env, model, args, template=template, ratio_every=s.ratio_every,
                               sampling_params=SamplingParams(max_tokens=s.max_tokens, logprobs=0), **kwargs)
     # The sampler over the trained weights (through the adapter, when there is one).
     trainer.vf_rollouts.sampler = TransformersSampler(trainer.accelerator.unwrap_model(trainer.model),

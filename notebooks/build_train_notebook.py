@@ -24,7 +24,7 @@ CELLS = [
         "TRL's `GRPOTrainer` on the bundled `arithmetic` environment with one-digit subtractions "
         "(`operations=\"-\"`: half the answers are negative; the base model gets about a third "
         "right, so a group of 8 samples usually holds both right and wrong answers). "
-        "`vf.grpo_trainer` hands TRL the environment's rollouts through TRL's `rollout_func`: "
+        "`vf.train.grpo_trainer` hands TRL the environment's rollouts through TRL's `rollout_func`: "
         "token ids and sampler logprobs verbatim, the rubric as the reward. The policy (a LoRA "
         "adapter, TRL's `peft_config`) samples its own rollouts with its current weights "
         "(`TransformersSampler`, a group's prompt prefilled once), so the rollouts are on-policy "
@@ -59,7 +59,7 @@ CELLS = [
         "The reward of the step's rollouts with its 95% interval (clustered by question), beside "
         "the held-out means; TRL's mean token entropy; every 4th step the KL of the policy to the "
         "base model (the adapter switched off; no KL term in the loss, `beta=0`) and the "
-        "importance ratios of sampler vs trainer logprobs (`vf.logprob_report`, re-scored with "
+        "importance ratios of sampler vs trainer logprobs (`vf.rollout.logprob_report`, re-scored with "
         "the weights about to be updated); every step TRL's own importance ratios (its "
         "bfloat16 forward against the sampler's logprobs: TRL corrects that mismatch)."
     ),

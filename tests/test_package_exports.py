@@ -54,3 +54,33 @@ def test_every_exported_name_resolves(package):
     assert done.returncode == 0, done.stderr
     broken = json.loads(done.stdout.strip().splitlines()[-1])
     assert broken == {}, f"{package} exports names that do not resolve: {broken}"
+
+
+def test_the_root_offers_at_most_75_names():
+    assert len(verifiers_lite.__all__) <= 75, sorted(verifiers_lite.__all__)
+
+
+_MOVED_NAMES = """
+import importlib, json, warnings
+import verifiers_lite as vf
+seen = {}
+for name, home in vf._MOVED.items():
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        value = getattr(vf, name)
+    messages = [str(w.message) for w in caught if issubclass(w.category, DeprecationWarning)]
+    seen[name] = [value is getattr(importlib.import_module(home), name), messages, name in vf.__all__]
+print(json.dumps(seen))
+"""
+
+
+def test_a_name_moved_off_the_root_still_resolves_with_a_warning_naming_its_package():
+    done = subprocess.run([sys.executable, "-c", _MOVED_NAMES], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"create_rollout_server", "RolloutClient", "LocalExecutor", "Template", "grpo_trainer"} <= set(seen)
+    for name, (same, messages, listed) in seen.items():
+        home = verifiers_lite._MOVED[name]
+        assert same and not listed, name
+        assert messages == [f"verifiers_lite.{name} moved to {home}.{name}; the old name is removed in the next "
+                            f"release"], (name, messages)

@@ -69,12 +69,58 @@ _registry = importlib.import_module("verifiers_lite.core.registry")
 _registry.register_module_importer(importlib.import_module("verifiers_lite.classic.scope").import_environment_module)
 
 
-_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals())
+# Names the root offered before they moved to their package (``vf.server.create_rollout_server``):
+# they resolve for one more release, with a DeprecationWarning naming the new place.
+_MOVED: dict[str, str] = {
+    "LocalBackend": "verifiers_lite.server",
+    "RolloutBackend": "verifiers_lite.server",
+    "RolloutResultResponse": "verifiers_lite.server",
+    "RolloutStatus": "verifiers_lite.server",
+    "create_rollout_server": "verifiers_lite.server",
+    "deploy_rollout_servers": "verifiers_lite.server",
+    "run_rollout_server": "verifiers_lite.server",
+    "RolloutAdmissionTimeoutError": "verifiers_lite.remote",
+    "RolloutClient": "verifiers_lite.remote",
+    "RolloutClientPool": "verifiers_lite.remote",
+    "RolloutHandle": "verifiers_lite.remote",
+    "RolloutProtocolError": "verifiers_lite.remote",
+    "LocalExecutor": "verifiers_lite.executors",
+    "RayExecutor": "verifiers_lite.executors",
+    "RemoteExecutor": "verifiers_lite.executors",
+    "LlamaCppSampler": "verifiers_lite.rollout",
+    "MultiTurnRollout": "verifiers_lite.rollout",
+    "SamplingParams": "verifiers_lite.rollout",
+    "Template": "verifiers_lite.rollout",
+    "TokenClient": "verifiers_lite.rollout",
+    "ToolManager": "verifiers_lite.rollout",
+    "TransformersSampler": "verifiers_lite.rollout",
+    "VLLMSampler": "verifiers_lite.rollout",
+    "VLLMServerSampler": "verifiers_lite.rollout",
+    "build_training_batch": "verifiers_lite.rollout",
+    "logprob_report": "verifiers_lite.rollout",
+    "training_view": "verifiers_lite.rollout",
+    "TrainingDataError": "verifiers_lite.train",
+    "grpo_trainer": "verifiers_lite.train",
+    "to_prime_rl": "verifiers_lite.train",
+    "to_skyrl": "verifiers_lite.train",
+    "to_verl": "verifiers_lite.train",
+    "validate_training_rows": "verifiers_lite.train",
+    "write_token_rows": "verifiers_lite.train",
+    "TqdmProgress": "verifiers_lite.ui",
+}
+# The packages a user reaches from the root (``vf.server``, ``vf.rollout``, ...), imported on first use.
+_SUBPACKAGES = frozenset({
+    "classic", "cli", "clients", "core", "envs", "executors", "local", "parsers", "remote", "results",
+    "rollout", "rubrics", "run", "sandbox", "server", "stats", "testing", "tools", "train", "ui",
+})
+
+
+_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals(), moved=_MOVED)
 
 
 def __getattr__(name: str) -> Any:
-    if name == "rollout":  # ``vf.rollout.logprob_report(...)``: the token-level engine, on first use
-        return importlib.import_module("verifiers_lite.rollout")
+    if name in _SUBPACKAGES:  # ``vf.rollout.logprob_report(...)``: a package, on first use
+        return importlib.import_module(f"verifiers_lite.{name}")
     return _lazy_getattr(name)
 
 
@@ -118,18 +164,11 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.single_turn_env import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
-    from verifiers_lite.executors.local import LocalExecutor
-    from verifiers_lite.executors.ray import RayExecutor
-    from verifiers_lite.executors.remote import RemoteExecutor
     from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
     from verifiers_lite.parsers.boxed import extract_boxed_answer
     from verifiers_lite.parsers.parser import Parser
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
-    from verifiers_lite.remote.client import RolloutClient
-    from verifiers_lite.remote.errors import RolloutAdmissionTimeoutError, RolloutProtocolError
-    from verifiers_lite.remote.handle import RolloutHandle
-    from verifiers_lite.remote.pool import RolloutClientPool
     from verifiers_lite.results.compare import compare
     from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs, load_results, rescore, rescore_async
@@ -139,40 +178,18 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         compare_runs,
         examples_needed,
     )
-    from verifiers_lite.rollout.mismatch import logprob_report
-    from verifiers_lite.rollout.multi_turn import MultiTurnRollout
-    from verifiers_lite.rollout.samplers.llama_cpp import LlamaCppSampler
-    from verifiers_lite.rollout.samplers.transformers import TransformersSampler
-    from verifiers_lite.rollout.samplers.vllm import VLLMSampler
-    from verifiers_lite.rollout.samplers.vllm_server import VLLMServerSampler
-    from verifiers_lite.rollout.sampling import SamplingParams
-    from verifiers_lite.rollout.template import Template
-    from verifiers_lite.rollout.token_client import TokenClient
-    from verifiers_lite.rollout.tool_manager import ToolManager
-    from verifiers_lite.rollout.training import build_training_batch, training_view
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
     from verifiers_lite.run.run_config import RunConfig
     from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
     from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
-    from verifiers_lite.server.app import create_rollout_server
-    from verifiers_lite.server.backend import RolloutBackend
-    from verifiers_lite.server.backends.local import LocalBackend
-    from verifiers_lite.server.protocol import RolloutResultResponse, RolloutStatus
-    from verifiers_lite.server.ray_deploy import deploy_rollout_servers
-    from verifiers_lite.server.runner import run_rollout_server
     from verifiers_lite.stats.error_bars import UndefinedStatistic, clustered_mean
     from verifiers_lite.tools.mcp.config import MCPHTTPServer, MCPStdioServer
-    from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl
-    from verifiers_lite.train.grpo import grpo_trainer
-    from verifiers_lite.train.token_files import write_token_rows
-    from verifiers_lite.train.validate import TrainingDataError, validate_training_rows
     from verifiers_lite.ui.notebook.plots import (
         plot_advantages,
         plot_pass_at_k,
         plot_reward_vs_turns,
         plot_rewards,
     )
-    from verifiers_lite.ui.terminal_progress import TqdmProgress
     from verifiers_lite.ui.viewer.serve import view

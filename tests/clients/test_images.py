@@ -150,11 +150,11 @@ def test_the_token_engine_takes_text_parts_and_refuses_an_image_before_sampling(
     template = toy_template()
     sampler = ScriptedSampler(template, lambda prompt: "ok")
     text = [{"type": "text", "text": "Say"}, {"type": "text", "text": "ok"}]
-    trajs = vf.MultiTurnRollout(sampler, template)([{"messages": [{"role": "user", "content": text}]}])
+    trajs = vf.rollout.MultiTurnRollout(sampler, template)([{"messages": [{"role": "user", "content": text}]}])
     assert trajs[0]["stop_reason"] == "stop" and "Say\nok" in template.decode(sampler.calls[0][0])
     rows = picture_rows({"red": (220, 30, 30)})
     with pytest.raises(ContentNotSupportedError, match="trajectory 0, field 'messages': message 0 .*part 1 is 'image_url'"):
-        vf.MultiTurnRollout(sampler, template)([{"messages": rows[0]["prompt"]}])
+        vf.rollout.MultiTurnRollout(sampler, template)([{"messages": rows[0]["prompt"]}])
     with pytest.raises(ContentNotSupportedError, match="inputs row 0 .*the token engine's chat template"):
-        vf.SingleTurnEnv(dataset=rows).evaluate_sync(vf.TokenClient(sampler, template), "m", progress=False)
+        vf.SingleTurnEnv(dataset=rows).evaluate_sync(vf.rollout.TokenClient(sampler, template), "m", progress=False)
     assert len(sampler.calls) == 1  # only the text conversation was sampled

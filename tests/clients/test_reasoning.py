@@ -165,7 +165,7 @@ def test_token_ids_stay_verbatim_when_inline_reasoning_is_moved_out_of_content()
     sampler = ScriptedSampler(template, lambda prompt: "<think>hmm</think>\\boxed{7}")
     parser = vf.ThinkParser(vf.extract_boxed_answer)
     env = Again(dataset=QUESTIONS[:1], parser=parser, rubric=vf.Rubric([boxed_answer], parser=parser), max_turns=2)
-    (row,) = env.evaluate_sync(vf.TokenClient(sampler, template), "m", progress=False).rows
+    (row,) = env.evaluate_sync(vf.rollout.TokenClient(sampler, template), "m", progress=False).rows
     assert row["error"] is None and row["reward"] == 1.0
     assert [m.get("reasoning_content") for m in row["completion"] if m["role"] == "assistant"] == ["hmm", "hmm"]
     # The second prompt extends the first turn's ids: the sampled text, think block included.

@@ -16,7 +16,7 @@ if __name__ == "__main__":
         import ray
 
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
-        executor = vf.RayExecutor(num_workers=2)
+        executor = vf.executors.RayExecutor(num_workers=2)
     env = make_env(12)
     out = env.evaluate_sync(vf.ChatClient(base_url), "fake-arith", rollouts_per_example=3, max_concurrent=4,
                             results_path=results_path, independent_scoring=independent, progress=False,

@@ -99,7 +99,7 @@ def test_vf_lite_serve_behind_remote_executor(fake_server: FakeServerProcess, tm
         wait_until(healthy, "vf-lite serve answers /health", 60)
         env = vf.load_environment("mcp_calculator", num_examples=3)
         out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", rollouts_per_example=2,
-                                executor=vf.RemoteExecutor(url))
+                                executor=vf.executors.RemoteExecutor(url))
         assert [r["reward"] for r in out.rows] == [1.0] * 6
         assert [r["answer"] for r in out.rows] == [_hand(r["prompt"][-1]["content"]) for r in out.rows]
         assert len(server_processes(cwd=str(tmp_path))) == 1  # the served environment's one server

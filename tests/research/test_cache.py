@@ -161,7 +161,7 @@ class _DeclaredInProcess:
     in_process = True
 
     def __init__(self) -> None:
-        self.inner = vf.LocalExecutor()
+        self.inner = vf.executors.LocalExecutor()
         self.units = 0
 
     async def start(self, ctx, group_size):

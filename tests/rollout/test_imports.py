@@ -39,8 +39,8 @@ def test_vf_rollout_attribute_is_light() -> None:
     code = (
         "import sys, verifiers_lite as vf\n"
         "assert 'verifiers_lite.rollout' not in sys.modules\n"
-        "assert vf.rollout.logprob_report is vf.logprob_report\n"
-        "vf.rollout.VLLMServerSampler, vf.VLLMServerSampler\n"
+        "assert vf.rollout.logprob_report is vf.rollout.logprob_report\n"
+        "vf.rollout.VLLMServerSampler, vf.rollout.VLLMServerSampler\n"
         "heavy = [m for m in ('vllm', 'torch', 'llama_cpp', 'transformers') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

@@ -60,7 +60,7 @@ def tool_state() -> dict[str, Any]:
 
 def sampled_positions(row: dict[str, Any]) -> list[int]:
     """Completion positions of sampled tokens, from the per-row label layout (an independent path)."""
-    labels = vf.build_training_batch([row])["labels"][0]
+    labels = vf.rollout.build_training_batch([row])["labels"][0]
     n = len(row["prompt_ids"])
     return [i - n for i, lab in enumerate(labels) if lab != IGNORE_INDEX]
 

@@ -61,7 +61,7 @@ def test_lora_steps_train_the_adapter_and_the_profiler_accounts_for_each_step(tm
     peft = pytest.importorskip("peft")
     env = vf.load_environment("arithmetic", num_examples=8, operations="-")
     lora = peft.LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM")
-    trainer = vf.grpo_trainer(env, str(smollm2_hf_checkpoint()), config(tmp_path), ratio_every=2,
+    trainer = vf.train.grpo_trainer(env, str(smollm2_hf_checkpoint()), config(tmp_path), ratio_every=2,
                               sampling_params=SamplingParams(max_tokens=8, logprobs=0), peft_config=lora)
     profiler = StepProfiler.attach(trainer)
     trainable = {k: v.detach().clone() for k, v in trainer.model.named_parameters() if v.requires_grad}

@@ -44,7 +44,7 @@ def test_ray_run_equals_in_process_run(ray_cluster, fake_server):
     progress = []
     remote = _env().evaluate_sync(client, "fake-arith", rollouts_per_example=R, progress=False,
                                   on_progress=lambda stats, rows: progress.append(stats.done),
-                                  executor=vf.RayExecutor(num_workers=2))
+                                  executor=vf.executors.RayExecutor(num_workers=2))
     assert _key(remote.rows) == _key(local.rows)
     assert progress[-1] == N * R and len(progress) == N  # streamed back group by group
     assert {r["worker"] for r in remote.rows} == {0, 1}
@@ -55,7 +55,7 @@ def test_ray_run_equals_in_process_run(ray_cluster, fake_server):
 
 def test_killed_worker_groups_are_rerun_elsewhere(ray_cluster, fake_server, tmp_path):
     fake_server.configure(latency_ms=40)
-    executor = vf.RayExecutor(num_workers=2)
+    executor = vf.executors.RayExecutor(num_workers=2)
     logs: list[str] = []
     killed = []
 
@@ -80,7 +80,7 @@ def test_killed_worker_groups_are_rerun_elsewhere(ray_cluster, fake_server, tmp_
 @pytest.mark.parametrize("first", ["ray", "local"])
 def test_resume_across_executors(ray_cluster, fake_server, tmp_path, first):
     client = vf.ChatClient(fake_server.base_url)
-    executors = {"ray": lambda: vf.RayExecutor(num_workers=2), "local": lambda: None}
+    executors = {"ray": lambda: vf.executors.RayExecutor(num_workers=2), "local": lambda: None}
     half = _env().get_eval_inputs(num_examples=N // 2, rollouts_per_example=R)
     # the first executor runs half of the examples under the full run's metadata...
     _env().generate_sync(half, client, "fake-arith", rollouts_per_example=R, results_path=str(tmp_path),
@@ -94,7 +94,7 @@ def test_resume_across_executors(ray_cluster, fake_server, tmp_path, first):
 
 
 def test_workers_are_reused_across_runs_with_the_same_configuration(ray_cluster, fake_server):
-    executor = vf.RayExecutor(num_workers=2)
+    executor = vf.executors.RayExecutor(num_workers=2)
     client, env = vf.ChatClient(fake_server.base_url), _env()
     env.evaluate_sync(client, "fake-arith", num_examples=4, progress=False, executor=executor)
     pids = ray.get([w.pid.remote() for w in executor.workers])
@@ -120,7 +120,7 @@ def test_a_worker_that_cannot_build_the_environment_fails_the_run_with_its_cause
     logs: list[str] = []
     with pytest.raises(WorkerStartError, match=f"ModuleNotFoundError: No module named '{name}'") as caught:
         env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", on_log=logs.append,
-                          progress=False, executor=vf.RayExecutor(num_workers=2))
+                          progress=False, executor=vf.executors.RayExecutor(num_workers=2))
     assert "no Ray worker could start" in str(caught.value)
     assert any(f"No module named '{name}'" in m for m in logs)  # on_log hears it as it happens
     assert fake_server.stats()["requests"] == 0
@@ -128,7 +128,7 @@ def test_a_worker_that_cannot_build_the_environment_fails_the_run_with_its_cause
 
 def test_the_cause_reaches_the_rows_when_every_worker_dies(ray_cluster, fake_server):
     fake_server.configure(latency_ms=40)
-    executor = vf.RayExecutor(num_workers=2)
+    executor = vf.executors.RayExecutor(num_workers=2)
     logs: list[str] = []
 
     def kill_all(stats, rows):
@@ -149,7 +149,7 @@ def test_the_cause_reaches_the_rows_when_every_worker_dies(ray_cluster, fake_ser
 
 
 def test_survivors_take_over_a_dead_workers_share_of_max_concurrent(ray_cluster, fake_server):
-    executor = vf.RayExecutor(num_workers=2)
+    executor = vf.executors.RayExecutor(num_workers=2)
     client, env = vf.ChatClient(fake_server.base_url), _env()
     env.evaluate_sync(client, "fake-arith", num_examples=2, max_concurrent=4, progress=False, executor=executor)
     ray.kill(executor.workers[0])  # the next run reuses the workers and finds this one dead

@@ -52,7 +52,7 @@ def _requests(proxy: FaultProxy, path: str) -> int:
 async def _run_remote(fake: FakeServerProcess, url: str, tmp: Path) -> Any:
     env = srv_cleanup_env.load_environment(log=str(tmp / "driver.jsonl"), num_examples=N)
     return await env.evaluate(vf.ChatClient(fake.base_url), MODEL, rollouts_per_example=R, progress=False,
-                              executor=vf.RemoteExecutor(url))
+                              executor=vf.executors.RemoteExecutor(url))
 
 
 async def test_rollouts_of_one_turn_are_admitted_together_and_their_results_streamed_back(

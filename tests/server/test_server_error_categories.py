@@ -103,7 +103,7 @@ def test_the_remote_executor_records_the_core_category(
     fake_server.configure(faults=[{"status": 503}] * SERVER_MODEL_ATTEMPTS)
     env = srv_cleanup_env.load_environment(num_examples=1)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
-                            executor=vf.RemoteExecutor(served.url, api_key=KEY))
+                            executor=vf.executors.RemoteExecutor(served.url, api_key=KEY))
     (row,) = out.rows
     assert row["error"]["category"] == "model_http_error" and row["reward"] is None
 
@@ -131,7 +131,7 @@ def test_a_model_timeout_on_the_server_arrives_as_model_timeout(
     fake_server.configure(faults=stalls)
     env = srv_cleanup_env.load_environment(num_examples=1)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False, sampling_args=args,
-                            executor=vf.RemoteExecutor(served.url, api_key=KEY))
+                            executor=vf.executors.RemoteExecutor(served.url, api_key=KEY))
     (row,) = out.rows
     assert row["error"]["category"] == "model_timeout" and row["reward"] is None
     # The stalled requests end before the next test reads the fake server's counters.

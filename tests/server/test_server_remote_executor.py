@@ -69,7 +69,7 @@ def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
             in_flight.append(stats.in_flight)
 
     remote = srv_cleanup_env.load_environment(log=str(driver_log), num_examples=N).evaluate_sync(
-        clients, MODEL, executor=vf.RemoteExecutor(srv.url, api_key=KEY), callbacks=[Live()], max_concurrent=4,
+        clients, MODEL, executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY), callbacks=[Live()], max_concurrent=4,
         **kw)
     assert max(in_flight) > 0 and in_flight[-1] == 0  # rollouts counted as they start and end
 
@@ -135,10 +135,10 @@ def test_resume_through_the_remote_executor(
     env = srv_cleanup_env.load_environment(num_examples=N)
     half = env.get_eval_inputs(num_examples=N // 2, rollouts_per_example=R)
     env.generate_sync(half, client, MODEL, rollouts_per_example=R, results_path=str(tmp_path), progress=False,
-                      executor=vf.RemoteExecutor(srv.url, api_key=KEY))
+                      executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY))
     fake_server.reset()
     out = env.evaluate_sync(client, MODEL, rollouts_per_example=R, results_path=str(tmp_path), progress=False,
-                            executor=vf.RemoteExecutor([srv.url], api_key=KEY))
+                            executor=vf.executors.RemoteExecutor([srv.url], api_key=KEY))
     expected = [(e, i) for e in range(N) for i in range(R)]
     assert sorted((r["example_id"], r["rollout_index"]) for r in out.rows) == expected
     assert fake_server.stats()["requests"] == (N - N // 2) * R  # only what was missing
@@ -153,13 +153,13 @@ def test_failures_are_rows_with_their_cause(
     srv, _ = served
     env = srv_cleanup_env.load_environment(num_examples=2)
     dead_model = env.evaluate_sync(vf.ChatClient(f"http://127.0.0.1:{free_port()}/v1"), MODEL, progress=False,
-                                   executor=vf.RemoteExecutor(srv.url, api_key=KEY))
+                                   executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY))
     # The environment's own category crosses the wire (the model was unreachable from the server).
     assert [r["error"]["category"] for r in dead_model.rows] == ["model_connection"] * 2
     assert all(r["reward"] is None for r in dead_model.rows)
     assert dead_model.metadata["status"] == "completed_with_errors"
     no_server = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
-                                  executor=vf.RemoteExecutor(f"http://127.0.0.1:{free_port()}"))
+                                  executor=vf.executors.RemoteExecutor(f"http://127.0.0.1:{free_port()}"))
     assert [r["error"]["category"] for r in no_server.rows] == ["remote_error"] * 2
     assert all(r["error"]["message"].startswith("rollout server: ") for r in no_server.rows)
     assert fake_server.stats()["requests"] == 0
@@ -167,9 +167,9 @@ def test_failures_are_rows_with_their_cause(
 
 def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerProcess) -> None:
     with pytest.raises(ValueError, match="at least one server"):
-        vf.RemoteExecutor([])
+        vf.executors.RemoteExecutor([])
     with pytest.raises(TypeError, match="server URLs"):
-        vf.RemoteExecutor([42])  # type: ignore[list-item]
+        vf.executors.RemoteExecutor([42])  # type: ignore[list-item]
 
     class NoURL:
         async def chat(self, *a: Any, **k: Any) -> Any:
@@ -177,9 +177,9 @@ def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerPro
 
     env = srv_cleanup_env.load_environment(num_examples=2)
     with pytest.raises(TypeError, match="RemoteExecutor needs clients with a base_url"):
-        env.evaluate_sync(NoURL(), MODEL, progress=False, executor=vf.RemoteExecutor("http://127.0.0.1:9"))
+        env.evaluate_sync(NoURL(), MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
     with pytest.raises(ValueError, match="at least one model client"):
-        env.evaluate_sync([], MODEL, progress=False, executor=vf.RemoteExecutor("http://127.0.0.1:9"))
+        env.evaluate_sync([], MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
     assert fake_server.stats()["requests"] == 0
     assert not hasattr(vf.Environment, "env_client")
     with pytest.raises(TypeError, match="env_client"):

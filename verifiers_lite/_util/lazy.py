@@ -5,21 +5,29 @@ from __future__ import annotations
 
 import ast
 import importlib
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: dict[str, str], namespace: dict[str, Any],
+    package: str, exports: dict[str, str], namespace: dict[str, Any], moved: dict[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps a name to the module holding
     it (absolute, or relative to ``package`` when it starts with a dot); a name once loaded is
-    cached in ``namespace`` (the package's globals)."""
+    cached in ``namespace`` (the package's globals). ``moved`` maps a name the package no longer
+    offers to the package that does: it still resolves, with a DeprecationWarning naming the new
+    place (and is not cached, so every use warns)."""
     names = sorted(namespace.get("__all__") or exports)
+    moved_names: dict[str, str] = moved or {}
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
+        if module is None and name in moved_names:
+            warnings.warn(f"{package}.{name} moved to {moved_names[name]}.{name}; the old name is removed in the "
+                          f"next release", DeprecationWarning, stacklevel=2)
+            return getattr(importlib.import_module(moved_names[name]), name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module, package), name)

@@ -8,7 +8,7 @@ building the environment) is reported through ``on_log``, and reaches the rows a
 when no worker is left; a run none of whose workers can start fails at once with that cause.
 
     ray.init(num_cpus=2)              # a local cluster; or ray.init(address="auto") on a cluster
-    env.evaluate_sync(client, model, executor=vf.RayExecutor(num_workers=2))
+    env.evaluate_sync(client, model, executor=vf.executors.RayExecutor(num_workers=2))
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """RemoteExecutor: rollouts run on rollout servers; the driver scores groups and cleans up.
 
-    async with vf.RolloutClientPool(["http://host-a:8100", "http://host-b:8100"]) as pool:
-        out = await env.evaluate(client, model, executor=vf.RemoteExecutor(pool))
+    async with vf.remote.RolloutClientPool(["http://host-a:8100", "http://host-b:8100"]) as pool:
+        out = await env.evaluate(client, model, executor=vf.executors.RemoteExecutor(pool))
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from verifiers_lite.remote.state_runs import failure_state
 
 
 class RemoteExecutor:
-    """Runs units on rollout servers (``vf-lite serve``, ``vf.deploy_rollout_servers``).
+    """Runs units on rollout servers (``vf-lite serve``, ``vf.server.deploy_rollout_servers``).
 
     Each rollout goes to the least-loaded server, which runs it against the run's model endpoint
     and returns its State unscored; the driver scores each group with the environment's rubric,

@@ -16,7 +16,7 @@ class RolloutClientPool:
     """Forwards each rollout to the server with the fewest rollouts in flight from this pool.
 
     Give it URLs (a :class:`RolloutClient` is built for each, with ``api_key`` and
-    ``admission_timeout_sec``) or ready clients. ``vf.RemoteExecutor(pool)`` runs a whole
+    ``admission_timeout_sec``) or ready clients. ``vf.executors.RemoteExecutor(pool)`` runs a whole
     ``generate``/``evaluate`` on it. Rollouts are independent on the server (the driver scores
     groups), so the rollouts of one group need not share a server.
     """

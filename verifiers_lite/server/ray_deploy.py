@@ -2,7 +2,7 @@
 
     ray.init(num_cpus=2)                      # or ray.init(address="auto") on a cluster
     servers = deploy_rollout_servers("arithmetic", {"num_examples": 50}, n=2)
-    out = env.evaluate_sync(client, model, executor=vf.RemoteExecutor(servers))
+    out = env.evaluate_sync(client, model, executor=vf.executors.RemoteExecutor(servers))
     ...
     servers.shutdown()
 

@@ -56,7 +56,7 @@ class EnvironmentRollouts:
     (``reward_ci95``, clustered by question), the seconds spent in the sampler,
     in the whole rollout and in the ratio check (``sampling_s``, ``rollout_s``, ``ratio_s``),
     and, every ``ratio_every`` steps (0: never), the importance-ratio statistics of the
-    sampler's logprobs against the trainer's (``vf.logprob_report``), computed with the weights
+    sampler's logprobs against the trainer's (``vf.rollout.logprob_report``), computed with the weights
     about to be updated: one more forward pass over the batch; with a PEFT adapter also
     ``kl_to_base``, the policy's KL to the base model (a second pass, adapter off), which
     gives a KL curve without a reference model in the loss (``beta=0``).

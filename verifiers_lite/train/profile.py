@@ -46,7 +46,7 @@ class StepTimes:
 
 
 class StepProfiler:
-    """Per-step phase times of a ``GRPOTrainer`` made by ``vf.grpo_trainer``."""
+    """Per-step phase times of a ``GRPOTrainer`` made by ``vf.train.grpo_trainer``."""
 
     def __init__(self, rollouts: Any) -> None:
         self._rollouts = rollouts  # its step_stats carry the rollout hook's clocks
@@ -56,9 +56,9 @@ class StepProfiler:
 
     @classmethod
     def attach(cls, trainer: Any) -> StepProfiler:
-        """A profiler registered on ``trainer`` (a ``vf.grpo_trainer`` result)."""
+        """A profiler registered on ``trainer`` (a ``vf.train.grpo_trainer`` result)."""
         if not hasattr(trainer, "vf_rollouts"):
-            raise TypeError("StepProfiler.attach needs a trainer made by vf.grpo_trainer (no vf_rollouts)")
+            raise TypeError("StepProfiler.attach needs a trainer made by vf.train.grpo_trainer (no vf_rollouts)")
         profiler = cls(trainer.vf_rollouts)
         original = trainer._generate_and_score_completions
 
