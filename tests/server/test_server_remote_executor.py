@@ -178,7 +178,7 @@ def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerPro
     env = srv_cleanup_env.load_environment(num_examples=2)
     with pytest.raises(TypeError, match="RemoteExecutor needs clients with a base_url"):
         env.evaluate_sync(NoURL(), MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
-    with pytest.raises(ValueError, match="at least one model client"):
+    with pytest.raises(ValueError, match="at least one (model client|endpoint)"):
         env.evaluate_sync([], MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
     assert fake_server.stats()["requests"] == 0
     assert not hasattr(vf.Environment, "env_client")
