@@ -39,8 +39,11 @@ class _Connection(asyncio.Protocol):
         if end < 0 or self._reply is None:
             return
         head = bytes(self._buffer[:end]).split(b"\r\n")
-        length = next(int(line.split(b":", 1)[1]) for line in head[1:]
-                      if line[:15].lower() == b"content-length:")
+        length = next(
+            int(line.split(b":", 1)[1])
+            for line in head[1:]
+            if line[:15].lower() == b"content-length:"
+        )
         if len(self._buffer) < end + 4 + length:
             return
         body = bytes(self._buffer[end + 4 : end + 4 + length])
@@ -71,7 +74,9 @@ class LoadClient:
             conn = self._idle.pop()
             if not conn.closed:
                 return conn
-        _, conn = await asyncio.get_running_loop().create_connection(_Connection, self._host, self._port)
+        _, conn = await asyncio.get_running_loop().create_connection(
+            _Connection, self._host, self._port
+        )
         self._all.append(conn)
         return conn
 

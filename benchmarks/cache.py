@@ -48,16 +48,32 @@ def main() -> None:
         for reward in (exact, close):
             t0 = time.perf_counter()
             out = env(a.examples, reward).evaluate_sync(
-                client, "fake-arith", rollouts_per_example=a.rollouts, max_concurrent=a.concurrency,
-                sampling_args={"temperature": 0.7}, cache=cache, progress=False)
+                client,
+                "fake-arith",
+                rollouts_per_example=a.rollouts,
+                max_concurrent=a.concurrency,
+                sampling_args={"temperature": 0.7},
+                cache=cache,
+                progress=False,
+            )
             times.append(time.perf_counter() - t0)
             metas.append(out.metadata["cache"])
-        print(json.dumps({
-            "rollouts": a.examples * a.rollouts, "latency_ms": a.latency_ms, "concurrency": a.concurrency,
-            "first_run_s": round(times[0], 3), "cached_rerun_s": round(times[1], 3),
-            "speedup": round(times[0] / times[1], 2), "first_run_cache": metas[0], "rerun_cache": metas[1],
-            "model_requests": server.stats()["requests"],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "rollouts": a.examples * a.rollouts,
+                    "latency_ms": a.latency_ms,
+                    "concurrency": a.concurrency,
+                    "first_run_s": round(times[0], 3),
+                    "cached_rerun_s": round(times[1], 3),
+                    "speedup": round(times[0] / times[1], 2),
+                    "first_run_cache": metas[0],
+                    "rerun_cache": metas[1],
+                    "model_requests": server.stats()["requests"],
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

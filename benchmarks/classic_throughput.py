@@ -34,9 +34,15 @@ def _load(framework: str, name: str, base_url: str) -> tuple[Any, Any]:
         import verifiers as vf
 
         env = vf.load_environment(name, **env_args(name, base_url))
-        kind = "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
-        return env, vf.ClientConfig(api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY",
-                                    client_type=kind, max_retries=0)
+        kind = (
+            "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
+        )
+        return env, vf.ClientConfig(
+            api_base_url=base_url,
+            api_key_var="CLASSIC_STUB_API_KEY",
+            client_type=kind,
+            max_retries=0,
+        )
     import openai
 
     import verifiers_lite
@@ -49,15 +55,28 @@ def _evaluate(framework: str, env: Any, client: Any, examples: int, rollouts: in
     from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS
 
     if framework == "verifiers":
-        out = env.evaluate_sync(client, MODEL_NAME, sampling_args=dict(SAMPLING_ARGS), num_examples=examples,
-                                rollouts_per_example=rollouts)
+        out = env.evaluate_sync(
+            client,
+            MODEL_NAME,
+            sampling_args=dict(SAMPLING_ARGS),
+            num_examples=examples,
+            rollouts_per_example=rollouts,
+        )
         return len(out["outputs"])
-    rows = env.evaluate_sync(client, MODEL_NAME, num_examples=examples, rollouts_per_example=rollouts,
-                             sampling_args=dict(SAMPLING_ARGS), progress=False).rows
+    rows = env.evaluate_sync(
+        client,
+        MODEL_NAME,
+        num_examples=examples,
+        rollouts_per_example=rollouts,
+        sampling_args=dict(SAMPLING_ARGS),
+        progress=False,
+    ).rows
     return len(rows)
 
 
-def worker(framework: str, name: str, base_url: str, examples: int, rollouts: int) -> dict[str, Any]:
+def worker(
+    framework: str, name: str, base_url: str, examples: int, rollouts: int
+) -> dict[str, Any]:
     """One framework's timed evaluation, in this process."""
     import os
 
@@ -73,13 +92,31 @@ def worker(framework: str, name: str, base_url: str, examples: int, rollouts: in
     _evaluate(framework, env, client, 1, 1)  # imports, pools and caches warmed outside the timing
     wall, cpu = time.perf_counter(), time.process_time()
     done = _evaluate(framework, env, client, examples, rollouts)
-    return {"rollouts": done, "wall_s": time.perf_counter() - wall, "cpu_s": time.process_time() - cpu,
-            "load_s": loaded}
+    return {
+        "rollouts": done,
+        "wall_s": time.perf_counter() - wall,
+        "cpu_s": time.process_time() - cpu,
+        "load_s": loaded,
+    }
 
 
-def _run_worker(python: Path | str, framework: str, args: argparse.Namespace, base_url: str) -> dict[str, Any]:
-    cmd = [str(python), __file__, "--worker", framework, "--env", args.env, "--base-url", base_url,
-           "--examples", str(args.examples), "--rollouts-per-example", str(args.rollouts_per_example)]
+def _run_worker(
+    python: Path | str, framework: str, args: argparse.Namespace, base_url: str
+) -> dict[str, Any]:
+    cmd = [
+        str(python),
+        __file__,
+        "--worker",
+        framework,
+        "--env",
+        args.env,
+        "--base-url",
+        base_url,
+        "--examples",
+        str(args.examples),
+        "--rollouts-per-example",
+        str(args.rollouts_per_example),
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
     if proc.returncode != 0:
         raise SystemExit(f"{framework} worker failed:\n{proc.stderr[-3000:]}")
@@ -96,14 +133,22 @@ def _row(label: str, runs: list[dict[str, Any]]) -> tuple[str, float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--env", default="vf_word_guess")
-    parser.add_argument("--examples", type=int, default=-1, help="examples of the environment's eval set (-1: all)")
+    parser.add_argument(
+        "--examples", type=int, default=-1, help="examples of the environment's eval set (-1: all)"
+    )
     parser.add_argument("--rollouts-per-example", type=int, default=20)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--worker", choices=["verifiers", "verifiers_lite"])
     parser.add_argument("--base-url")
     args = parser.parse_args()
     if args.worker:
-        print(json.dumps(worker(args.worker, args.env, args.base_url, args.examples, args.rollouts_per_example)))
+        print(
+            json.dumps(
+                worker(
+                    args.worker, args.env, args.base_url, args.examples, args.rollouts_per_example
+                )
+            )
+        )
         return
     if not ORACLE_PYTHON.exists():
         raise SystemExit(f"{ORACLE_PYTHON} is missing: run bash .ci/install_verifiers_oracle.sh")
@@ -112,16 +157,24 @@ def main() -> None:
     with ConversationServerProcess() as server:
         runs: dict[str, list[dict[str, Any]]] = {"verifiers 0.3.1": [], "verifiers_lite": []}
         for _ in range(args.repeats):  # interleaved, so drifting machine load hits both alike
-            runs["verifiers 0.3.1"].append(_run_worker(ORACLE_PYTHON, "verifiers", args, server.base_url))
-            runs["verifiers_lite"].append(_run_worker(sys.executable, "verifiers_lite", args, server.base_url))
+            runs["verifiers 0.3.1"].append(
+                _run_worker(ORACLE_PYTHON, "verifiers", args, server.base_url)
+            )
+            runs["verifiers_lite"].append(
+                _run_worker(sys.executable, "verifiers_lite", args, server.base_url)
+            )
     rows = [_row(label, r) for label, r in runs.items()]
     n = runs["verifiers_lite"][0]["rollouts"]
-    print(f"{args.env}: {n} rollouts ({args.rollouts_per_example} per example), best of {args.repeats}")
+    print(
+        f"{args.env}: {n} rollouts ({args.rollouts_per_example} per example), best of {args.repeats}"
+    )
     print(f"{'framework':<18}{'rollouts/s':>12}{'CPU ms/rollout':>16}")
     for label, rate, cpu_ms in rows:
         print(f"{label:<18}{rate:>12.1f}{cpu_ms:>16.2f}")
     (_, ref_rate, ref_cpu), (_, rate, cpu) = rows
-    print(f"verifiers_lite / verifiers 0.3.1: {rate / ref_rate:.2f}x rollouts/s, {cpu / ref_cpu:.2f}x CPU per rollout")
+    print(
+        f"verifiers_lite / verifiers 0.3.1: {rate / ref_rate:.2f}x rollouts/s, {cpu / ref_cpu:.2f}x CPU per rollout"
+    )
 
 
 if __name__ == "__main__":

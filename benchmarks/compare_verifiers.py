@@ -71,7 +71,9 @@ MODEL = "fake-arith"
 
 
 def _rows() -> list[dict[str, str]]:
-    return [{"question": f"What is {i} + {i % 9}?", "answer": str(i + i % 9)} for i in range(N_EXAMPLES)]
+    return [
+        {"question": f"What is {i} + {i % 9}?", "answer": str(i + i % 9)} for i in range(N_EXAMPLES)
+    ]
 
 
 def _peak_rss() -> float:
@@ -79,6 +81,7 @@ def _peak_rss() -> float:
 
 
 # --- the cases (each runs in a child process) -------------------------------------------------
+
 
 def _case_lite(base_url: str, turns: int, transport: str) -> dict[str, Any]:
     """verifiers_lite with its lean ChatClient, a stock openai.AsyncOpenAI (which it runs on the
@@ -93,12 +96,17 @@ def _case_lite(base_url: str, turns: int, transport: str) -> dict[str, Any]:
         return float(vf.extract_boxed_answer(completion[-1]["content"] or "") == answer)
 
     class Repeat(vf.MultiTurnEnv):
-        async def env_response(self, messages: list[dict[str, Any]], state: Any) -> list[dict[str, Any]]:
+        async def env_response(
+            self, messages: list[dict[str, Any]], state: Any
+        ) -> list[dict[str, Any]]:
             return [{"role": "user", "content": "Check again."}]
 
     rubric = vf.Rubric([correct])
-    env = (vf.SingleTurnEnv(dataset=_rows(), rubric=rubric) if turns == 1
-           else Repeat(dataset=_rows(), rubric=rubric, max_turns=turns))
+    env = (
+        vf.SingleTurnEnv(dataset=_rows(), rubric=rubric)
+        if turns == 1
+        else Repeat(dataset=_rows(), rubric=rubric, max_turns=turns)
+    )
     if transport in ("openai", "sdk"):
         import openai
 
@@ -109,8 +117,9 @@ def _case_lite(base_url: str, turns: int, transport: str) -> dict[str, Any]:
         client = vf.ChatClient(base_url)
     env.evaluate_sync(client, MODEL, num_examples=4, progress=False)  # warm up
     t0, c0 = time.perf_counter(), time.process_time()
-    out = env.evaluate_sync(client, MODEL, rollouts_per_example=PER_EXAMPLE,
-                            max_concurrent=IN_FLIGHT, progress=False)
+    out = env.evaluate_sync(
+        client, MODEL, rollouts_per_example=PER_EXAMPLE, max_concurrent=IN_FLIGHT, progress=False
+    )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert len(out) == N_EXAMPLES * PER_EXAMPLE and not out.summary["errors"], out.summary
     return {"wall": wall, "cpu": cpu, "n": len(out), "import_s": import_s}
@@ -137,9 +146,14 @@ def _case_peer(base_url: str, turns: int, transport: str) -> dict[str, Any]:
 
     rubric = vf.Rubric(funcs=[correct])
     dataset = Dataset.from_list(_rows())
-    env = (vf.SingleTurnEnv(dataset=dataset, rubric=rubric) if turns == 1
-           else Repeat(dataset=dataset, rubric=rubric, max_turns=turns))
-    client = vf.OpenAIChatCompletionsClient(AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0))
+    env = (
+        vf.SingleTurnEnv(dataset=dataset, rubric=rubric)
+        if turns == 1
+        else Repeat(dataset=dataset, rubric=rubric, max_turns=turns)
+    )
+    client = vf.OpenAIChatCompletionsClient(
+        AsyncOpenAI(base_url=base_url, api_key="x", max_retries=0)
+    )
 
     def quiet(*args: Any) -> None:  # replaces its default tqdm bar (on_start makes it)
         return None
@@ -147,12 +161,19 @@ def _case_peer(base_url: str, turns: int, transport: str) -> dict[str, Any]:
     async def run() -> tuple[Any, float, float]:
         # one loop for warm-up and run (its generate_sync makes a new loop per call, which the
         # AsyncOpenAI pool does not survive); the same work as its evaluate(), minus the tqdm bar
-        await env.generate(env._get_eval_inputs(4, 1), client, MODEL, on_start=quiet, on_progress=quiet)
+        await env.generate(
+            env._get_eval_inputs(4, 1), client, MODEL, on_start=quiet, on_progress=quiet
+        )
         t0, c0 = time.perf_counter(), time.process_time()
         # its semaphore is taken per group of PER_EXAMPLE requests
-        out = await env.generate(env._get_eval_inputs(-1, PER_EXAMPLE), client, MODEL,
-                                 max_concurrent=IN_FLIGHT // PER_EXAMPLE,
-                                 on_start=quiet, on_progress=quiet)
+        out = await env.generate(
+            env._get_eval_inputs(-1, PER_EXAMPLE),
+            client,
+            MODEL,
+            max_concurrent=IN_FLIGHT // PER_EXAMPLE,
+            on_start=quiet,
+            on_progress=quiet,
+        )
         return out, time.perf_counter() - t0, time.process_time() - c0
 
     out, wall, cpu = asyncio.run(run())
@@ -171,9 +192,14 @@ def _child(args: argparse.Namespace) -> None:
 
 # --- the driver ---------------------------------------------------------------------------------
 
+
 def ensure_peer_venv() -> Path:
     """.venv-verifiers031 with verifiers 0.3.1, built by its install script when missing."""
-    check = [str(PEER_PYTHON), "-c", f"import importlib.metadata as m; assert m.version('verifiers') == '{PEER_VERSION}'"]
+    check = [
+        str(PEER_PYTHON),
+        "-c",
+        f"import importlib.metadata as m; assert m.version('verifiers') == '{PEER_VERSION}'",
+    ]
     if PEER_PYTHON.exists() and subprocess.run(check, capture_output=True).returncode == 0:
         return PEER_PYTHON
     subprocess.run(["bash", str(ROOT / ".ci" / "install_verifiers_oracle.sh")], check=True)
@@ -182,8 +208,19 @@ def ensure_peer_venv() -> Path:
 
 
 def _run_case(python: Path, impl: str, transport: str, turns: int, base_url: str) -> dict[str, Any]:
-    cmd = [str(python), __file__, "--child", "--impl", impl, "--transport", transport,
-           "--turns", str(turns), "--base-url", base_url]
+    cmd = [
+        str(python),
+        __file__,
+        "--child",
+        "--impl",
+        impl,
+        "--transport",
+        transport,
+        "--turns",
+        str(turns),
+        "--base-url",
+        base_url,
+    ]
     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
     if proc.returncode:
         print(proc.stderr[-3000:])
@@ -192,10 +229,17 @@ def _run_case(python: Path, impl: str, transport: str, turns: int, base_url: str
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, choices=(1, 3), action="append", help="1 and/or 3 (default both)")
-    parser.add_argument("--sdk", action="store_true",
-                        help="also run AsyncOpenAI through vf.OpenAIClientAdapter (the SDK's own transport)")
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--turns", type=int, choices=(1, 3), action="append", help="1 and/or 3 (default both)"
+    )
+    parser.add_argument(
+        "--sdk",
+        action="store_true",
+        help="also run AsyncOpenAI through vf.OpenAIClientAdapter (the SDK's own transport)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--impl", default="lite", help=argparse.SUPPRESS)
     parser.add_argument("--transport", default="chat", help=argparse.SUPPRESS)
@@ -209,31 +253,46 @@ def main() -> None:
     sys.path.insert(0, str(ROOT))
     from verifiers_lite.testing.fake_server import FakeServerProcess
 
-    cases = [("lite", "chat", "verifiers_lite (ChatClient)", Path(sys.executable)),
-             ("lite", "openai", "verifiers_lite (AsyncOpenAI)", Path(sys.executable)),
-             ("peer", "openai", f"verifiers {PEER_VERSION} (AsyncOpenAI)", peer_python)]
+    cases = [
+        ("lite", "chat", "verifiers_lite (ChatClient)", Path(sys.executable)),
+        ("lite", "openai", "verifiers_lite (AsyncOpenAI)", Path(sys.executable)),
+        ("peer", "openai", f"verifiers {PEER_VERSION} (AsyncOpenAI)", peer_python),
+    ]
     if args.sdk:
         cases.insert(2, ("lite", "sdk", "verifiers_lite (SDK adapter)", Path(sys.executable)))
-    print(f"{N_EXAMPLES} examples x {PER_EXAMPLE} rollouts, {IN_FLIGHT} requests in flight, fake server 0 ms; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    print(f"{'turns':>5} {'library':<30} {'rollouts/s':>10} {'CPU ms/rollout':>14} {'peak RSS MB':>11} {'import s':>8}")
+    print(
+        f"{N_EXAMPLES} examples x {PER_EXAMPLE} rollouts, {IN_FLIGHT} requests in flight, fake server 0 ms; "
+        f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores"
+    )
+    print(
+        f"{'turns':>5} {'library':<30} {'rollouts/s':>10} {'CPU ms/rollout':>14} {'peak RSS MB':>11} {'import s':>8}"
+    )
     with FakeServerProcess(latency_ms=0) as server:
         for turns in args.turns or [1, 3]:
             res: dict[str, dict[str, Any]] = {}
             for impl, transport, label, python in cases:
                 r = _run_case(python, impl, transport, turns, server.base_url)
                 res[f"{impl}/{transport}"] = r
-                print(f"{turns:>5} {label:<30} {r['n'] / r['wall']:>10.0f} {r['cpu'] * 1000 / r['n']:>14.2f} "
-                      f"{r['peak_rss_mb']:>11.0f} {r['import_s']:>8.2f}", flush=True)
+                print(
+                    f"{turns:>5} {label:<30} {r['n'] / r['wall']:>10.0f} {r['cpu'] * 1000 / r['n']:>14.2f} "
+                    f"{r['peak_rss_mb']:>11.0f} {r['import_s']:>8.2f}",
+                    flush=True,
+                )
             peer = res["peer/openai"]
-            for key, name in (("lite/chat", "ChatClient"), ("lite/openai", "AsyncOpenAI"), ("lite/sdk", "SDK adapter")):
+            for key, name in (
+                ("lite/chat", "ChatClient"),
+                ("lite/openai", "AsyncOpenAI"),
+                ("lite/sdk", "SDK adapter"),
+            ):
                 if key not in res:
                     continue
                 r = res[key]
-                print(f"      ratio lite({name})/verifiers: throughput {peer['wall'] / r['wall']:.2f}x "
-                      f"(target >= 3x), CPU/rollout {r['cpu'] / peer['cpu']:.2f}, "
-                      f"peak RSS {r['peak_rss_mb'] / peer['peak_rss_mb']:.2f}, "
-                      f"import {r['import_s'] / peer['import_s']:.2f}")
+                print(
+                    f"      ratio lite({name})/verifiers: throughput {peer['wall'] / r['wall']:.2f}x "
+                    f"(target >= 3x), CPU/rollout {r['cpu'] / peer['cpu']:.2f}, "
+                    f"peak RSS {r['peak_rss_mb'] / peer['peak_rss_mb']:.2f}, "
+                    f"import {r['import_s'] / peer['import_s']:.2f}"
+                )
 
 
 if __name__ == "__main__":

@@ -63,8 +63,12 @@ async def _calls(tools: dict, calls: int, in_flight: int) -> tuple[float, float]
 def _rollouts(env: vf.ToolEnv, n: int) -> float:
     calls = [[{"name": "add", "arguments": {"a": 2, "b": 3}}], None]
     t0 = time.perf_counter()
-    out = env.evaluate_sync(vf.ScriptedClient(["", "done"], tool_calls=calls), "scripted",
-                            rollouts_per_example=n, progress=False)
+    out = env.evaluate_sync(
+        vf.ScriptedClient(["", "done"], tool_calls=calls),
+        "scripted",
+        rollouts_per_example=n,
+        progress=False,
+    )
     assert all(r["error"] is None for r in out.rows)
     return time.perf_counter() - t0
 
@@ -78,7 +82,9 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
     starts = vf.run_sync(_start_times(3))
-    print(f"stdio server start + handshake: median {statistics.median(starts):.2f} s (of {len(starts)})")
+    print(
+        f"stdio server start + handshake: median {statistics.median(starts):.2f} s (of {len(starts)})"
+    )
 
     toolset = MCPToolset([stdio_server()])
     mcp_tools = {t.name: t for t in toolset.tools}
@@ -96,10 +102,14 @@ def main() -> None:
     rows = [{"question": "q", "answer": ""}]
     envs = {
         "MCP, shared server": vf.ToolEnv(mcp_servers=[stdio_server()], dataset=rows),
-        "MCP, server per rollout": vf.ToolEnv(mcp_servers=[stdio_server(lifetime="rollout")], dataset=rows),
+        "MCP, server per rollout": vf.ToolEnv(
+            mcp_servers=[stdio_server(lifetime="rollout")], dataset=rows
+        ),
         "Python tool": vf.ToolEnv(tools=[add], dataset=rows),
     }
-    print(f"\n{args.rollouts} rollouts of one tool call each (wall time, servers started and stopped included)")
+    print(
+        f"\n{args.rollouts} rollouts of one tool call each (wall time, servers started and stopped included)"
+    )
     for name, env in envs.items():
         print(f"  {name:26}{_rollouts(env, args.rollouts):>8.2f} s")
 

@@ -35,7 +35,9 @@ EXPECTED = "499500\n"
 
 def _bare_once() -> None:
     prefix, exe = _python()
-    out = subprocess.run([os.path.join(prefix, exe), "-I", "-c", CODE], capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [os.path.join(prefix, exe), "-I", "-c", CODE], capture_output=True, text=True, check=True
+    )
     assert out.stdout == EXPECTED
 
 
@@ -79,7 +81,9 @@ def _throughput(coro_fn: Callable[[], Any], n: int) -> float:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--n", type=int, default=200, help="executions per throughput case")
-    ap.add_argument("--parallel", type=int, default=os.cpu_count() or 2, help="executions in flight")
+    ap.add_argument(
+        "--parallel", type=int, default=os.cpu_count() or 2, help="executions in flight"
+    )
     args = ap.parse_args()
     n, par = args.n, args.parallel
     lat_n = max(10, n // 10)
@@ -115,10 +119,15 @@ def main() -> None:
         session_ms = 1000 * _latency(new_session, lat_n)
 
     bare = results["bare subprocess"]
-    print(f"{n} executions of {CODE!r}, {par} in flight, {os.cpu_count()} cores; latency = median of {lat_n} one at a time")
+    print(
+        f"{n} executions of {CODE!r}, {par} in flight, {os.cpu_count()} cores; latency = median "
+        f"of {lat_n} one at a time"
+    )
     print(f"{'case':34} {'exec/s':>8} {'latency ms':>11} {'vs bare (exec/s)':>17}")
     for name, r in results.items():
-        print(f"{name:34} {r['per_s']:8.1f} {r['latency_ms']:11.1f} {r['per_s'] / bare['per_s']:16.2f}x")
+        print(
+            f"{name:34} {r['per_s']:8.1f} {r['latency_ms']:11.1f} {r['per_s'] / bare['per_s']:16.2f}x"
+        )
     print(f"new session (PythonEnv, per rollout): first result after {session_ms:.1f} ms")
     print(json.dumps({k: {m: round(v, 2) for m, v in r.items()} for k, r in results.items()}))
 

@@ -28,7 +28,9 @@ N_EXAMPLES, PER_EXAMPLE, IN_FLIGHT = 250, 4, 128
 
 
 def _rows() -> list[dict]:
-    return [{"question": f"What is {i} + {i % 9}?", "answer": str(i + i % 9)} for i in range(N_EXAMPLES)]
+    return [
+        {"question": f"What is {i} + {i % 9}?", "answer": str(i + i % 9)} for i in range(N_EXAMPLES)
+    ]
 
 
 def _case_vf(base_url: str, turns: int, transport: str) -> dict:
@@ -42,8 +44,11 @@ def _case_vf(base_url: str, turns: int, transport: str) -> dict:
             return [{"role": "user", "content": "Check again."}]
 
     rubric = vf.Rubric([correct])
-    env = (vf.SingleTurnEnv(dataset=_rows(), rubric=rubric) if turns == 1
-           else Repeat(dataset=_rows(), rubric=rubric, max_turns=turns))
+    env = (
+        vf.SingleTurnEnv(dataset=_rows(), rubric=rubric)
+        if turns == 1
+        else Repeat(dataset=_rows(), rubric=rubric, max_turns=turns)
+    )
     if transport == "openai":
         import openai
 
@@ -52,8 +57,13 @@ def _case_vf(base_url: str, turns: int, transport: str) -> dict:
         client = vf.ChatClient(base_url)
     env.evaluate_sync(client, "fake-arith", num_examples=4, progress=False)  # warm connections
     t0, c0 = time.perf_counter(), time.process_time()
-    out = env.evaluate_sync(client, "fake-arith", rollouts_per_example=PER_EXAMPLE,
-                            max_concurrent=IN_FLIGHT, progress=False)
+    out = env.evaluate_sync(
+        client,
+        "fake-arith",
+        rollouts_per_example=PER_EXAMPLE,
+        max_concurrent=IN_FLIGHT,
+        progress=False,
+    )
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0
     assert len(out) == N_EXAMPLES * PER_EXAMPLE and not out.summary["errors"], out
     return {"wall": wall, "cpu": cpu, "n": len(out)}
@@ -79,7 +89,10 @@ def _case_bare(base_url: str, turns: int, transport: str) -> dict:
             session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=1024))
 
             async def send(messages):
-                async with session.post(f"{base_url}/chat/completions", json={"model": "fake-arith", "messages": messages}) as r:
+                async with session.post(
+                    f"{base_url}/chat/completions",
+                    json={"model": "fake-arith", "messages": messages},
+                ) as r:
                     return (await r.json())["choices"][0]["message"]["content"]
 
         async def one(row):
@@ -111,13 +124,21 @@ def _child(args: argparse.Namespace) -> None:
 
 def _import_time() -> float:
     code = "import time; t=time.perf_counter(); import verifiers_lite; print(time.perf_counter()-t)"
-    times = [float(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT).stdout)
-             for _ in range(5)]
+    times = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT
+            ).stdout
+        )
+        for _ in range(5)
+    ]
     return min(times)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--quick", action="store_true", help="0 ms latency only")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--impl", default="vf")
@@ -132,15 +153,28 @@ def main() -> None:
     from verifiers_lite.testing.fake_server import FakeServerProcess
 
     print(f"import verifiers_lite: {_import_time() * 1000:.0f} ms (target <= 300 ms)")
-    print(f"{'latency':>7} {'turns':>5} {'impl':<22} {'rollouts/s':>10} {'CPU ms/rollout':>14} {'peak RSS MB':>11}")
+    print(
+        f"{'latency':>7} {'turns':>5} {'impl':<22} {'rollouts/s':>10} {'CPU ms/rollout':>14} {'peak RSS MB':>11}"
+    )
     cases = [("vf", "aiohttp"), ("bare", "aiohttp"), ("vf", "openai"), ("bare", "openai")]
-    for latency in ([0] if args.quick else [0, 50]):
+    for latency in [0] if args.quick else [0, 50]:
         with FakeServerProcess(latency_ms=latency) as server:
             for turns in (1, 3):
                 results = {}
                 for impl, transport in cases:
-                    cmd = [sys.executable, __file__, "--child", "--impl", impl, "--transport", transport,
-                           "--turns", str(turns), "--base-url", server.base_url]
+                    cmd = [
+                        sys.executable,
+                        __file__,
+                        "--child",
+                        "--impl",
+                        impl,
+                        "--transport",
+                        transport,
+                        "--turns",
+                        str(turns),
+                        "--base-url",
+                        server.base_url,
+                    ]
                     proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
                     if proc.returncode:
                         print(proc.stderr[-2000:])
@@ -148,13 +182,17 @@ def main() -> None:
                     r = json.loads(proc.stdout.strip().splitlines()[-1])
                     results[(impl, transport)] = r
                     label = f"{'verifiers_lite' if impl == 'vf' else 'bare loop'} ({transport})"
-                    print(f"{latency:>5}ms {turns:>5} {label:<22} {r['n'] / r['wall']:>10.0f} "
-                          f"{r['cpu'] * 1000 / r['n']:>14.2f} {r['peak_rss_mb']:>11.0f}")
+                    print(
+                        f"{latency:>5}ms {turns:>5} {label:<22} {r['n'] / r['wall']:>10.0f} "
+                        f"{r['cpu'] * 1000 / r['n']:>14.2f} {r['peak_rss_mb']:>11.0f}"
+                    )
                 vf_r, bare_r = results[("vf", "aiohttp")], results[("bare", "aiohttp")]
                 bare_oa = results[("bare", "openai")]
-                print(f"        ratios ({turns}-turn): vf/bare-aiohttp throughput {bare_r['wall'] / vf_r['wall']:.2f}, "
-                      f"vf/bare-openai throughput {bare_oa['wall'] / vf_r['wall']:.2f}, "
-                      f"CPU vf/bare-aiohttp {vf_r['cpu'] / bare_r['cpu']:.2f}")
+                print(
+                    f"        ratios ({turns}-turn): vf/bare-aiohttp throughput {bare_r['wall'] / vf_r['wall']:.2f}, "
+                    f"vf/bare-openai throughput {bare_oa['wall'] / vf_r['wall']:.2f}, "
+                    f"CPU vf/bare-aiohttp {vf_r['cpu'] / bare_r['cpu']:.2f}"
+                )
 
 
 if __name__ == "__main__":

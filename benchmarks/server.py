@@ -56,14 +56,29 @@ from verifiers_lite.testing.fake_server import FakeServerProcess, free_port  # n
 MODEL = "fake-arith"
 
 
-def start_rollout_server(max_concurrent: int, num_examples: int, max_queued: int) -> tuple[subprocess.Popen[bytes], str]:
+def start_rollout_server(
+    max_concurrent: int, num_examples: int, max_queued: int
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers_lite.cli.serve", "arithmetic", "--port", str(port),
-         "--max-concurrent", str(max_concurrent), "--max-queued", str(max_queued),
-         "--env-args", f'{{"num_examples": {num_examples}}}'],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            "-m",
+            "verifiers_lite.cli.serve",
+            "arithmetic",
+            "--port",
+            str(port),
+            "--max-concurrent",
+            str(max_concurrent),
+            "--max-queued",
+            str(max_queued),
+            "--env-args",
+            f'{{"num_examples": {num_examples}}}',
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     return proc, wait_healthy(proc, f"http://127.0.0.1:{port}")
 
@@ -94,13 +109,19 @@ def stop(proc: subprocess.Popen[bytes]) -> None:
     proc.wait(60)
 
 
-async def throughput(fake: FakeServerProcess, n: int, concurrency: int, grouped: bool) -> dict[str, float]:
+async def throughput(
+    fake: FakeServerProcess, n: int, concurrency: int, grouped: bool
+) -> dict[str, float]:
     per = 4 if grouped else 1
     env = load_environment("arithmetic", num_examples=n // per)
     inputs = env.get_eval_inputs(n // per, per, False, 0)
     client = ChatClient(fake.base_url)
-    kw: dict[str, Any] = dict(max_concurrent=concurrency, progress=False, independent_scoring=not grouped,
-                              sampling_args={"temperature": 0})  # deterministic: both runs do the same work
+    kw: dict[str, Any] = dict(
+        max_concurrent=concurrency,
+        progress=False,
+        independent_scoring=not grouped,
+        sampling_args={"temperature": 0},
+    )  # deterministic: both runs do the same work
     await env.generate(inputs[:32], client, MODEL, **kw)  # warm-up
     c0, t = cpu_sec(), time.perf_counter()
     local = await env.generate(inputs, client, MODEL, **kw)
@@ -120,10 +141,15 @@ async def throughput(fake: FakeServerProcess, n: int, concurrency: int, grouped:
         stop(proc)
         await client.aclose()
     assert len(local.rows) == len(remote.rows) == len(inputs)
-    assert [r["reward"] for r in local.rows] == [r["reward"] for r in remote.rows]  # same work both ways
+    assert [r["reward"] for r in local.rows] == [
+        r["reward"] for r in remote.rows
+    ]  # same work both ways
     return {
-        "in_process_rps": n / local_s, "server_rps": n / remote_s, "ratio": local_s / remote_s,
-        "local_cpu_ms": 1000 * local_cpu / n, "driver_cpu_ms": 1000 * remote_cpu / n,
+        "in_process_rps": n / local_s,
+        "server_rps": n / remote_s,
+        "ratio": local_s / remote_s,
+        "local_cpu_ms": 1000 * local_cpu / n,
+        "driver_cpu_ms": 1000 * remote_cpu / n,
         "server_cpu_ms": 1000 * server_cpu / n,
     }
 
@@ -170,26 +196,42 @@ def serve_stub(port: int, latency_sec: float, lease_sec: float) -> None:
     from verifiers_lite.server import create_rollout_server, run_rollout_server
 
     app = create_rollout_server(
-        StubBackend(latency_sec), result_wait_timeout_sec=min(30.0, lease_sec / 2),
+        StubBackend(latency_sec),
+        result_wait_timeout_sec=min(30.0, lease_sec / 2),
         polling_lease_timeout_sec=lease_sec,
     )
     run_rollout_server(app, port=port)
 
 
-def start_stub_server(latency_ms: float, lease_sec: float = 120.0) -> tuple[subprocess.Popen[bytes], str]:
+def start_stub_server(
+    latency_ms: float, lease_sec: float = 120.0
+) -> tuple[subprocess.Popen[bytes], str]:
     port = free_port()
     proc = subprocess.Popen(
-        [sys.executable, __file__, "--serve-stub", str(port), "--poll-latency-ms", str(latency_ms),
-         "--lease-sec", str(lease_sec)],
-        cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)}, stderr=subprocess.DEVNULL,
+        [
+            sys.executable,
+            __file__,
+            "--serve-stub",
+            str(port),
+            "--poll-latency-ms",
+            str(latency_ms),
+            "--lease-sec",
+            str(lease_sec),
+        ],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        stderr=subprocess.DEVNULL,
     )
     return proc, wait_healthy(proc, f"http://127.0.0.1:{port}")
 
 
 def proc_status(pid: int) -> tuple[float, int]:
     """(RSS in MiB, open file descriptors) of a process (Linux /proc)."""
-    rss = next(int(line.split()[1]) for line in Path(f"/proc/{pid}/status").read_text().splitlines()
-               if line.startswith("VmRSS:"))
+    rss = next(
+        int(line.split()[1])
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines()
+        if line.startswith("VmRSS:")
+    )
     return rss / 1024, len(os.listdir(f"/proc/{pid}/fd"))
 
 
@@ -199,8 +241,12 @@ def _pct(values: list[float], q: float) -> float:
 
 
 def _rollout_body(rollout_id: str) -> dict[str, Any]:
-    return {"rollout_id": rollout_id, "initial_messages": [{"role": "user", "content": "q"}],
-            "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False}
+    return {
+        "rollout_id": rollout_id,
+        "initial_messages": [{"role": "user", "content": "q"}],
+        "chat_completions_url": "http://127.0.0.1:9/v1",
+        "grade": False,
+    }
 
 
 async def _admit(http: LoadClient, rollout_id: str) -> tuple[float, dict[str, Any]]:
@@ -213,7 +259,9 @@ async def _admit(http: LoadClient, rollout_id: str) -> tuple[float, dict[str, An
 async def _admit_batch(http: LoadClient, ids: list[str]) -> tuple[float, list[dict[str, Any]]]:
     """One ``POST /rollouts`` admitting every id."""
     t = time.perf_counter()
-    status, data = await http.request("POST", "/rollouts", json={"rollouts": [_rollout_body(i) for i in ids]})
+    status, data = await http.request(
+        "POST", "/rollouts", json={"rollouts": [_rollout_body(i) for i in ids]}
+    )
     assert status == 200, (status, data)
     results: list[dict[str, Any]] = data["results"]
     assert all(a["status_code"] == 202 for a in results), results[:3]
@@ -242,7 +290,8 @@ async def _long_poll(http: LoadClient, accepted: dict[str, Any]) -> dict[str, An
     headers = {LEASE_HEADER: accepted["polling_lease_token"]}
     while True:
         status, data = await http.request(
-            "GET", f"/rollout/{accepted['rollout_id']}/result?wait=terminal", headers=headers)
+            "GET", f"/rollout/{accepted['rollout_id']}/result?wait=terminal", headers=headers
+        )
         assert status == 200, (status, data)
         if data["status"] in ("success", "failure", "cancelled"):
             return dict(data)
@@ -284,9 +333,13 @@ async def poll_latency(n: int, latency_ms: float, batch: bool) -> dict[str, floa
     admission_ms = [1000 * a for a, _ in results]
     delivery_ms = [1000 * d for _, d in results]
     return {
-        "polls": n, "admit_p50": _pct(admission_ms, 0.5), "admit_p99": _pct(admission_ms, 0.99),
-        "p50_ms": _pct(delivery_ms, 0.5), "p99_ms": _pct(delivery_ms, 0.99),
-        "server_cpu_ms": 1000 * server_cpu / n, "client_cpu_ms": 1000 * client_cpu / n,
+        "polls": n,
+        "admit_p50": _pct(admission_ms, 0.5),
+        "admit_p99": _pct(admission_ms, 0.99),
+        "p50_ms": _pct(delivery_ms, 0.5),
+        "p99_ms": _pct(delivery_ms, 0.99),
+        "server_cpu_ms": 1000 * server_cpu / n,
+        "client_cpu_ms": 1000 * client_cpu / n,
     }
 
 
@@ -295,10 +348,21 @@ async def client_latency(n: int, latency_ms: float) -> dict[str, float]:
     call -> state, minus the model's time, admission included."""
     proc, url = start_stub_server(latency_ms)
     latency = latency_ms / 1000
-    ask = dict(chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model="m", sampling_args=None)
+    ask = dict(
+        chat_completions_url="http://127.0.0.1:9/v1",
+        llm_api_key=None,
+        model="m",
+        sampling_args=None,
+    )
 
     def row(i: int) -> Any:
-        return {"prompt": [{"role": "user", "content": "q"}], "example_id": i, "task": "t", "answer": "", "info": {}}
+        return {
+            "prompt": [{"role": "user", "content": "q"}],
+            "example_id": i,
+            "task": "t",
+            "answer": "",
+            "info": {},
+        }
 
     try:
         async with RolloutClient(url) as client:
@@ -315,8 +379,13 @@ async def client_latency(n: int, latency_ms: float) -> dict[str, float]:
             server_cpu, client_cpu = cpu_sec(proc.pid) - s0, cpu_sec() - c0
     finally:
         stop(proc)
-    return {"polls": n, "p50_ms": _pct(delays, 0.5), "p99_ms": _pct(delays, 0.99),
-            "server_cpu_ms": 1000 * server_cpu / n, "client_cpu_ms": 1000 * client_cpu / n}
+    return {
+        "polls": n,
+        "p50_ms": _pct(delays, 0.5),
+        "p99_ms": _pct(delays, 0.99),
+        "server_cpu_ms": 1000 * server_cpu / n,
+        "client_cpu_ms": 1000 * client_cpu / n,
+    }
 
 
 async def _health(http: LoadClient) -> dict[str, Any]:
@@ -369,14 +438,18 @@ async def held_then_expired(n: int, lease_sec: float) -> dict[str, float]:
     finally:
         stop(proc)
     return {
-        "admitted": len(accepted), "kib_per_rollout": 1024 * (rss1 - rss0) / n,
-        "kib_per_poll": 1024 * (rss2 - rss1) / n, "fds_per_poll": (fds2 - fds0) / n,
+        "admitted": len(accepted),
+        "kib_per_rollout": 1024 * (rss1 - rss0) / n,
+        "kib_per_poll": 1024 * (rss2 - rss1) / n,
+        "fds_per_poll": (fds2 - fds0) / n,
         "expired": sum(r.get("err_category") == "lease_expired" for r in finals),
         "idle_after_sec": idle_after,
     }
 
 
-async def _long_poll_batch_once(http: LoadClient, accepted: list[dict[str, Any]]) -> list[dict[str, Any]]:
+async def _long_poll_batch_once(
+    http: LoadClient, accepted: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
     """One ``POST /rollouts/results`` (answers at once when one is terminal)."""
     leases = {a["rollout_id"]: a["polling_lease_token"] for a in accepted}
     status, data = await http.request("POST", "/rollouts/results", json={"leases": leases})
@@ -401,7 +474,12 @@ async def drain_on_sigterm(n: int, latency_ms: float) -> dict[str, float]:
     finally:
         if proc.poll() is None:
             proc.kill()
-    return {"in_flight": n, "answered": answered, "exit_sec": exit_sec, "returncode": proc.returncode}
+    return {
+        "in_flight": n,
+        "answered": answered,
+        "exit_sec": exit_sec,
+        "returncode": proc.returncode,
+    }
 
 
 async def _on_uvloop(coro: Any) -> Any:
@@ -424,56 +502,90 @@ async def main(a: argparse.Namespace) -> None:
         with FakeServerProcess(latency_ms=a.latency_ms) as fake:
             tp = await throughput(fake, a.rollouts, a.concurrency, a.grouped)
         print(_load())
-        print(f"throughput ({a.rollouts} rollouts, {'groups of 4' if a.grouped else 'independent'}, "
-              f"{a.concurrency} concurrent, model {a.latency_ms} ms): in-process {tp['in_process_rps']:.0f}/s, "
-              f"remote executor {tp['server_rps']:.0f}/s, ratio {tp['ratio']:.2f} (target >= 0.85)")
-        print(f"CPU ms per rollout: in-process {tp['local_cpu_ms']:.2f}; through the server: driver "
-              f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f} (targets <= 0.5 each)")
+        print(
+            f"throughput ({a.rollouts} rollouts, {'groups of 4' if a.grouped else 'independent'}, "
+            f"{a.concurrency} concurrent, model {a.latency_ms} ms): in-process {tp['in_process_rps']:.0f}/s, "
+            f"remote executor {tp['server_rps']:.0f}/s, ratio {tp['ratio']:.2f} (target >= 0.85)"
+        )
+        print(
+            f"CPU ms per rollout: in-process {tp['local_cpu_ms']:.2f}; through the server: driver "
+            f"{tp['driver_cpu_ms']:.2f} + server process {tp['server_cpu_ms']:.2f} (targets <= 0.5 each)"
+        )
     for n, batch in ((n, batch) for n in a.polls for batch in (False, True)):
         lp = await _on_uvloop(poll_latency(n, a.poll_latency_ms, batch))
         print(_load())
-        how = ("in one POST /rollouts, long-polled together (POST /rollouts/results)" if batch
-               else "at once, each by its own POST /rollout and long-polled by its own GET")
-        print(f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
-              f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
-              f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; CPU ms per "
-              f"rollout: server {lp['server_cpu_ms']:.3f}, load client {lp['client_cpu_ms']:.3f}")
+        how = (
+            "in one POST /rollouts, long-polled together (POST /rollouts/results)"
+            if batch
+            else "at once, each by its own POST /rollout and long-polled by its own GET"
+        )
+        print(
+            f"{n} rollouts admitted {how} (model {a.poll_latency_ms:.0f} ms): "
+            f"admission p50 {lp['admit_p50']:.0f} ms, p99 {lp['admit_p99']:.0f} ms; result delivered beyond "
+            f"the model's time after the 202: p50 {lp['p50_ms']:.0f} ms, p99 {lp['p99_ms']:.0f} ms; CPU ms per "
+            f"rollout: server {lp['server_cpu_ms']:.3f}, load client {lp['client_cpu_ms']:.3f}"
+        )
     for n in a.polls:
         cl = await _on_uvloop(client_latency(n, a.poll_latency_ms))
         print(_load())
-        print(f"{n} rollouts asked of RolloutClient.run_state at once (the executor's path; model "
-              f"{a.poll_latency_ms:.0f} ms): state returned beyond the model's time after the call, admission "
-              f"included: p50 {cl['p50_ms']:.0f} ms, p99 {cl['p99_ms']:.0f} ms; CPU ms per rollout: server "
-              f"{cl['server_cpu_ms']:.3f}, RolloutClient {cl['client_cpu_ms']:.3f}")
+        print(
+            f"{n} rollouts asked of RolloutClient.run_state at once (the executor's path; model "
+            f"{a.poll_latency_ms:.0f} ms): state returned beyond the model's time after the call, admission "
+            f"included: p50 {cl['p50_ms']:.0f} ms, p99 {cl['p99_ms']:.0f} ms; CPU ms per rollout: server "
+            f"{cl['server_cpu_ms']:.3f}, RolloutClient {cl['client_cpu_ms']:.3f}"
+        )
     if a.scale:
         ex = await _on_uvloop(held_then_expired(a.scale, a.lease_sec))
         print(_load())
-        print(f"{ex['admitted']} rollouts in flight: {ex['kib_per_rollout']:.1f} KiB server RSS each; each "
-              f"long-polled by its own GET: {ex['kib_per_poll']:.1f} KiB and {ex['fds_per_poll']:.2f} fds per "
-              f"held poll; polls stopped: {ex['expired']} failed lease_expired, all cancelled, server idle "
-              f"{ex['idle_after_sec']:.1f} s later (lease {a.lease_sec:.0f} s)")
+        print(
+            f"{ex['admitted']} rollouts in flight: {ex['kib_per_rollout']:.1f} KiB server RSS each; each "
+            f"long-polled by its own GET: {ex['kib_per_poll']:.1f} KiB and {ex['fds_per_poll']:.2f} fds per "
+            f"held poll; polls stopped: {ex['expired']} failed lease_expired, all cancelled, server idle "
+            f"{ex['idle_after_sec']:.1f} s later (lease {a.lease_sec:.0f} s)"
+        )
         dr = await _on_uvloop(drain_on_sigterm(a.scale, a.drain_latency_ms))
         print(_load())
-        print(f"SIGTERM with {dr['in_flight']} rollouts in flight (model {a.drain_latency_ms:.0f} ms, drain "
-              f"budget 10 s): {dr['answered']} answered, exit {dr['exit_sec']:.1f} s after the signal "
-              f"(status {dr['returncode']})")
+        print(
+            f"SIGTERM with {dr['in_flight']} rollouts in flight (model {a.drain_latency_ms:.0f} ms, drain "
+            f"budget 10 s): {dr['answered']} answered, exit {dr['exit_sec']:.1f} s after the signal "
+            f"(status {dr['returncode']})"
+        )
 
 
 def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     p.add_argument("--rollouts", type=int, default=1000)
     p.add_argument("--concurrency", type=int, default=32)
-    p.add_argument("--latency-ms", type=float, default=20.0, help="fake model latency (throughput run)")
-    p.add_argument("--polls", type=int, nargs="*", default=[1000, 10000],
-                   help="sizes of the long-poll runs (e.g. --polls 1000 10000; none: skip)")
+    p.add_argument(
+        "--latency-ms", type=float, default=20.0, help="fake model latency (throughput run)"
+    )
+    p.add_argument(
+        "--polls",
+        type=int,
+        nargs="*",
+        default=[1000, 10000],
+        help="sizes of the long-poll runs (e.g. --polls 1000 10000; none: skip)",
+    )
     p.add_argument("--poll-latency-ms", type=float, default=3000.0)
-    p.add_argument("--scale", type=int, default=10000,
-                   help="rollouts in flight for the lease-expiry and SIGTERM-drain runs (0: skip)")
-    p.add_argument("--lease-sec", type=float, default=20.0, help="polling lease of the held/lease-expiry run")
-    p.add_argument("--drain-latency-ms", type=float, default=3000.0, help="model latency of the drain run")
-    p.add_argument("--grouped", action="store_true", help="groups of 4 rollouts (default: independent)")
+    p.add_argument(
+        "--scale",
+        type=int,
+        default=10000,
+        help="rollouts in flight for the lease-expiry and SIGTERM-drain runs (0: skip)",
+    )
+    p.add_argument(
+        "--lease-sec", type=float, default=20.0, help="polling lease of the held/lease-expiry run"
+    )
+    p.add_argument(
+        "--drain-latency-ms", type=float, default=3000.0, help="model latency of the drain run"
+    )
+    p.add_argument(
+        "--grouped", action="store_true", help="groups of 4 rollouts (default: independent)"
+    )
     p.add_argument("--skip-throughput", action="store_true", help="long polls (and --scale) only")
-    p.add_argument("--skip-polls", action="store_true", help="throughput only (same as --polls with no size)")
+    p.add_argument(
+        "--skip-polls", action="store_true", help="throughput only (same as --polls with no size)"
+    )
     p.add_argument("--serve-stub", type=int, metavar="PORT", help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.skip_polls:

@@ -58,8 +58,15 @@ class Settings:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-BEFORE = dict(lora_rank=0, learning_rate=1e-5, share_prefill=False, ratio_every=1, sampler_batch=16, bf16=False,
-              gradient_checkpointing=True)
+BEFORE = dict(
+    lora_rank=0,
+    learning_rate=1e-5,
+    share_prefill=False,
+    ratio_every=1,
+    sampler_batch=16,
+    bf16=False,
+    gradient_checkpointing=True,
+)
 
 
 def load_avg() -> str:
@@ -69,19 +76,33 @@ def load_avg() -> str:
 def environment(split: str, num_examples: int) -> Any:
     import verifiers_lite as vf
 
-    return vf.load_environment("arithmetic", num_examples=num_examples, seed=SEEDS[split], **ENV_ARGS)
+    return vf.load_environment(
+        "arithmetic", num_examples=num_examples, seed=SEEDS[split], **ENV_ARGS
+    )
 
 
-def evaluate(model: Any, template: Any, env: Any, name: str, out: Path, rollouts: int, max_tokens: int) -> Any:
+def evaluate(
+    model: Any, template: Any, env: Any, name: str, out: Path, rollouts: int, max_tokens: int
+) -> Any:
     """Reward of ``model`` on ``env`` through ``evaluate()`` (saved to ``out/eval_<name>``)."""
     from verifiers_lite.rollout import SamplingParams, TokenClient, TransformersSampler
 
-    client = TokenClient(TransformersSampler(model), template, SamplingParams(max_tokens=max_tokens, logprobs=0))
-    return env.evaluate_sync(client, f"smollm2-{name}", rollouts_per_example=rollouts, seed=EVAL_SEED,
-                             results_path=str(out / f"eval_{name}"), progress=False)
+    client = TokenClient(
+        TransformersSampler(model), template, SamplingParams(max_tokens=max_tokens, logprobs=0)
+    )
+    return env.evaluate_sync(
+        client,
+        f"smollm2-{name}",
+        rollouts_per_example=rollouts,
+        seed=EVAL_SEED,
+        results_path=str(out / f"eval_{name}"),
+        progress=False,
+    )
 
 
-def trainer_for(s: Settings, model: Any, template: Any, train_env: Any, out: Path) -> tuple[Any, Any]:
+def trainer_for(
+    s: Settings, model: Any, template: Any, train_env: Any, out: Path
+) -> tuple[Any, Any]:
     """A ``vf.train.grpo_trainer`` for ``s`` with a ``StepProfiler`` attached."""
     import trl
 
@@ -91,24 +112,52 @@ def trainer_for(s: Settings, model: Any, template: Any, train_env: Any, out: Pat
 
     batch = s.questions_per_step * s.num_generations
     args = trl.GRPOConfig(
-        output_dir=str(out / "trainer"), max_steps=s.steps, learning_rate=s.learning_rate,
-        per_device_train_batch_size=batch, num_generations=s.num_generations, gradient_accumulation_steps=1,
-        logging_steps=1, report_to="none", use_cpu=True, bf16=s.bf16, save_strategy="no", seed=SEEDS["train"],
-        max_completion_length=s.max_tokens, beta=s.beta, temperature=1.0, dataloader_num_workers=0,
-        lr_scheduler_type="constant", gradient_checkpointing=s.gradient_checkpointing, **s.extra,
+        output_dir=str(out / "trainer"),
+        max_steps=s.steps,
+        learning_rate=s.learning_rate,
+        per_device_train_batch_size=batch,
+        num_generations=s.num_generations,
+        gradient_accumulation_steps=1,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=s.bf16,
+        save_strategy="no",
+        seed=SEEDS["train"],
+        max_completion_length=s.max_tokens,
+        beta=s.beta,
+        temperature=1.0,
+        dataloader_num_workers=0,
+        lr_scheduler_type="constant",
+        gradient_checkpointing=s.gradient_checkpointing,
+        **s.extra,
     )
     kwargs: dict[str, Any] = {}
     if s.lora_rank:
         import peft
 
-        kwargs["peft_config"] = peft.LoraConfig(r=s.lora_rank, lora_alpha=2 * s.lora_rank, lora_dropout=0.0,
-                                                target_modules="all-linear", task_type="CAUSAL_LM")
-    trainer = vf.train.grpo_trainer(train_env, model, args, template=template, ratio_every=s.ratio_every,
-                              sampling_params=SamplingParams(max_tokens=s.max_tokens, logprobs=0), **kwargs)
+        kwargs["peft_config"] = peft.LoraConfig(
+            r=s.lora_rank,
+            lora_alpha=2 * s.lora_rank,
+            lora_dropout=0.0,
+            target_modules="all-linear",
+            task_type="CAUSAL_LM",
+        )
+    trainer = vf.train.grpo_trainer(
+        train_env,
+        model,
+        args,
+        template=template,
+        ratio_every=s.ratio_every,
+        sampling_params=SamplingParams(max_tokens=s.max_tokens, logprobs=0),
+        **kwargs,
+    )
     # The sampler over the trained weights (through the adapter, when there is one).
-    trainer.vf_rollouts.sampler = TransformersSampler(trainer.accelerator.unwrap_model(trainer.model),
-                                                      share_prefill=s.share_prefill,
-                                                      max_batch_size=s.sampler_batch)
+    trainer.vf_rollouts.sampler = TransformersSampler(
+        trainer.accelerator.unwrap_model(trainer.model),
+        share_prefill=s.share_prefill,
+        max_batch_size=s.sampler_batch,
+    )
     trainer.add_callback(_time_budget(60 * s.train_minutes))
     return trainer, StepProfiler.attach(trainer)
 
@@ -144,19 +193,37 @@ def time_loops(path: str, template: Any, steps: int, out: Path) -> dict[str, Any
     for name, changes in (("before", BEFORE), ("after", {})):
         s = Settings(steps=steps, train_minutes=60.0, **changes)
         torch.manual_seed(0)
-        trainer, profiler = trainer_for(s, fresh_model(path), template, environment("train", 200), out / f"timing_{name}")
+        trainer, profiler = trainer_for(
+            s, fresh_model(path), template, environment("train", 200), out / f"timing_{name}"
+        )
         t0 = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - t0
-        result[name] = {"settings": s.__dict__, "wall_s": wall, "steps_per_min": 60 * steps / wall,
-                        "phases": profiler.mean(), "table": profiler.table(), "load_avg": load_avg()}
-        print(f"--- {name}: {60 * steps / wall:.2f} steps/min ({steps} steps, {wall:.0f} s, "
-              f"load {load_avg()})\n{profiler.table()}", flush=True)
+        result[name] = {
+            "settings": s.__dict__,
+            "wall_s": wall,
+            "steps_per_min": 60 * steps / wall,
+            "phases": profiler.mean(),
+            "table": profiler.table(),
+            "load_avg": load_avg(),
+        }
+        print(
+            f"--- {name}: {60 * steps / wall:.2f} steps/min ({steps} steps, {wall:.0f} s, "
+            f"load {load_avg()})\n{profiler.table()}",
+            flush=True,
+        )
     return result
 
 
-def train_and_evaluate(s: Settings, path: str, template: Any, out: Path, split: str, eval_examples: int,
-                       eval_rollouts: int) -> dict[str, Any]:
+def train_and_evaluate(
+    s: Settings,
+    path: str,
+    template: Any,
+    out: Path,
+    split: str,
+    eval_examples: int,
+    eval_rollouts: int,
+) -> dict[str, Any]:
     """Evaluate on ``split``, train with ``s``, evaluate again; the figures of the run."""
     import verifiers_lite as vf
 
@@ -175,19 +242,34 @@ def train_and_evaluate(s: Settings, path: str, template: Any, out: Path, split: 
     eval_s += time.perf_counter() - t0
     cmp = vf.compare_runs(out / "eval_base", out / "eval_grpo", labels=("base", "grpo"))
     return {
-        "split": split, "settings": s.__dict__, "reward_before": cmp.mean_a, "reward_after": cmp.mean_b,
-        "diff": cmp.diff, "ci95": list(cmp.ci), "p_value": cmp.p_value,
-        "wins_ties_losses": [cmp.wins, cmp.ties, cmp.losses], "eval_examples": eval_examples,
-        "eval_rollouts": eval_rollouts, "step_stats": trainer.vf_rollouts.step_stats,
+        "split": split,
+        "settings": s.__dict__,
+        "reward_before": cmp.mean_a,
+        "reward_after": cmp.mean_b,
+        "diff": cmp.diff,
+        "ci95": list(cmp.ci),
+        "p_value": cmp.p_value,
+        "wins_ties_losses": [cmp.wins, cmp.ties, cmp.losses],
+        "eval_examples": eval_examples,
+        "eval_rollouts": eval_rollouts,
+        "step_stats": trainer.vf_rollouts.step_stats,
         "trl_log": [h for h in trainer.state.log_history if "reward" in h],
-        "phases": profiler.mean(), "steps_done": trainer.state.global_step,
+        "phases": profiler.mean(),
+        "steps_done": trainer.state.global_step,
         "steps_per_min": 60 * trainer.state.global_step / train_s,
         "wall_s": {"total": time.perf_counter() - t_start, "train": train_s, "eval": eval_s},
     }
 
 
-def run(out: str | Path = "outputs/train_grpo", steps: int = 200, split: str = "held_out", eval_examples: int = 100,
-        eval_rollouts: int = 2, timing_steps: int = 1, **changes: Any) -> dict[str, Any]:
+def run(
+    out: str | Path = "outputs/train_grpo",
+    steps: int = 200,
+    split: str = "held_out",
+    eval_examples: int = 100,
+    eval_rollouts: int = 2,
+    timing_steps: int = 1,
+    **changes: Any,
+) -> dict[str, Any]:
     """Train and evaluate once, then time the loops; later calls read ``out/summary.json`` back."""
     out = Path(out)
     if (out / "summary.json").exists():
@@ -203,9 +285,15 @@ def run(out: str | Path = "outputs/train_grpo", steps: int = 200, split: str = "
     template = Template.from_pretrained(path)
     torch.manual_seed(0)
     summary = train_and_evaluate(s, path, template, out, split, eval_examples, eval_rollouts)
-    summary.update(env={"name": "arithmetic", **ENV_ARGS, "seeds": SEEDS}, steps=summary["steps_done"], timing={},
-                   load_avg_start=load_start, load_avg_end=load_avg(), cpu_count=os.cpu_count(),
-                   torch_threads=torch.get_num_threads())
+    summary.update(
+        env={"name": "arithmetic", **ENV_ARGS, "seeds": SEEDS},
+        steps=summary["steps_done"],
+        timing={},
+        load_avg_start=load_start,
+        load_avg_end=load_avg(),
+        cpu_count=os.cpu_count(),
+        torch_threads=torch.get_num_threads(),
+    )
     _write(out, summary)  # the training run's figures are kept even if the timing fails
     plot(summary, out)
     if timing_steps:
@@ -234,7 +322,10 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
     ax.plot(x, [st["reward_mean"] for st in steps], marker="o", ms=3, label="training rollouts")
     ci = [st.get("reward_ci95") or [st["reward_mean"]] * 2 for st in steps]
     ax.fill_between(x, [c[0] for c in ci], [c[1] for c in ci], alpha=0.25, label="95% interval")
-    for y, label, style in ((s["reward_before"], "held-out before", "--"), (s["reward_after"], "held-out after", "-")):
+    for y, label, style in (
+        (s["reward_before"], "held-out before", "--"),
+        (s["reward_after"], "held-out after", "-"),
+    ):
         ax.axhline(y, color="k", ls=style, lw=1, label=label)
     ax.set(xlabel="step", ylabel="reward", ylim=(0, 1))
     ax.legend(fontsize=7)
@@ -244,7 +335,9 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.2))
     a.plot([st["step"] + 1 for st in kl], [st["kl_to_base"] for st in kl], marker="o", ms=3)
     a.set(xlabel="step", ylabel="KL(policy || base), per token")
-    b.plot([h["step"] for h in log], [h.get("entropy", float("nan")) for h in log], marker="o", ms=3)
+    b.plot(
+        [h["step"] for h in log], [h.get("entropy", float("nan")) for h in log], marker="o", ms=3
+    )
     b.set(xlabel="step", ylabel="mean token entropy (TRL)")
     paths.append(_save(fig, out / "kl_entropy.png"))
     rs = [st for st in steps if "ratio_mean" in st]
@@ -252,9 +345,19 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
     trl_key = "sampling/importance_sampling_ratio/"
     for key in ("min", "mean", "max"):
         if any(trl_key + key in h for h in log):
-            ax.plot([h["step"] for h in log], [h.get(trl_key + key) for h in log], lw=1, label=f"TRL {key}")
-        ax.plot([st["step"] + 1 for st in rs], [st[f"ratio_{key}"] for st in rs], "o", ms=4,
-                label=f"re-score check {key}")
+            ax.plot(
+                [h["step"] for h in log],
+                [h.get(trl_key + key) for h in log],
+                lw=1,
+                label=f"TRL {key}",
+            )
+        ax.plot(
+            [st["step"] + 1 for st in rs],
+            [st[f"ratio_{key}"] for st in rs],
+            "o",
+            ms=4,
+            label=f"re-score check {key}",
+        )
     ax.set(xlabel="step", ylabel="exp(trainer - sampler logprob)")
     ax.legend(fontsize=6, ncol=2)
     paths.append(_save(fig, out / "ratios.png"))
@@ -272,13 +375,19 @@ def report(s: dict[str, Any]) -> list[str]:
     lines = []
     for st in s["step_stats"]:
         ci = st.get("reward_ci95") or [float("nan")] * 2
-        lines.append(f"step {st['step'] + 1:3d} reward {st['reward_mean']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
-                     + (f" ratio mean {st['ratio_mean']:.5f}" if "ratio_mean" in st else ""))
+        lines.append(
+            f"step {st['step'] + 1:3d} reward {st['reward_mean']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
+            + (f" ratio mean {st['ratio_mean']:.5f}" if "ratio_mean" in st else "")
+        )
     lo, hi = s["ci95"]
     w = s["wall_s"]
     t = s.get("timing") or {}
-    speed = (f"steps/min before {t['before']['steps_per_min']:.2f}, after {t['after']['steps_per_min']:.2f} "
-             f"(side by side, {t['after']['settings']['steps']} steps each); " if t else "")
+    speed = (
+        f"steps/min before {t['before']['steps_per_min']:.2f}, after {t['after']['steps_per_min']:.2f} "
+        f"(side by side, {t['after']['settings']['steps']} steps each); "
+        if t
+        else ""
+    )
     lines += [
         f"{s['split']} reward before {s['reward_before']:.3f}, after {s['reward_after']:.3f} "
         f"({s['eval_examples']} questions x {s['eval_rollouts']} rollouts)",
@@ -300,13 +409,29 @@ def main() -> None:
     ap.add_argument("--split", choices=["validation", "held_out"], default="held_out")
     ap.add_argument("--eval-examples", type=int, default=100)
     ap.add_argument("--eval-rollouts", type=int, default=2)
-    ap.add_argument("--timing-steps", type=int, default=1, help="steps of each loop timed side by side (0: none)")
+    ap.add_argument(
+        "--timing-steps",
+        type=int,
+        default=1,
+        help="steps of each loop timed side by side (0: none)",
+    )
     ap.add_argument("--lr", type=float, default=Settings.learning_rate)
-    ap.add_argument("--threads", type=int, default=1, help="torch threads (1: measured faster on shared cores)")
+    ap.add_argument(
+        "--threads", type=int, default=1, help="torch threads (1: measured faster on shared cores)"
+    )
     args = ap.parse_args()
     print(f"load average at start: {load_avg()} ({os.cpu_count()} cores)", flush=True)
-    s = run(args.out, args.steps, args.split, args.eval_examples, args.eval_rollouts, args.timing_steps,
-            learning_rate=args.lr, threads=args.threads, train_minutes=args.train_minutes)
+    s = run(
+        args.out,
+        args.steps,
+        args.split,
+        args.eval_examples,
+        args.eval_rollouts,
+        args.timing_steps,
+        learning_rate=args.lr,
+        threads=args.threads,
+        train_minutes=args.train_minutes,
+    )
     print("\n".join(report(s)))
 
 

@@ -49,8 +49,14 @@ def make_run(path: Path, n_rows: int, seed: int = 0) -> Path:
     """A finished-looking run of ``n_rows`` rollouts (3% errored), written like ``evaluate``."""
     rng = random.Random(seed)
     store = ResultsStore(path, fsync=False)
-    meta = {"env_id": "arithmetic", "model": "bench", "num_rollouts": n_rows,
-            "rollouts_per_example": PER_EXAMPLE, "sampling_args": {"max_tokens": 64}, "env_args": {}}
+    meta = {
+        "env_id": "arithmetic",
+        "model": "bench",
+        "num_rollouts": n_rows,
+        "rollouts_per_example": PER_EXAMPLE,
+        "sampling_args": {"max_tokens": 64},
+        "env_args": {},
+    }
     store.open(meta)
     totals = RowAggregate()  # a finished run's metadata carries its summary, as generate writes it
     for e in range(n_rows // PER_EXAMPLE):
@@ -58,22 +64,49 @@ def make_run(path: Path, n_rows: int, seed: int = 0) -> Path:
         for i in range(PER_EXAMPLE):
             ok = rng.random() < 0.5
             err = rng.random() < 0.03
-            group.append({
-                "example_id": e, "rollout_index": i, "trajectory_id": f"{e:08x}{i:08x}", "task": "default",
-                "prompt": [{"role": "system", "content": "Solve the arithmetic problem. Reply with the equation and its result."},
-                           {"role": "user", "content": f"What is {e % 97} + {i}? Example {e}."}],
-                "completion": [] if err else [{"role": "assistant", "content": "Let me think step by step. " * 8
-                                               + f"\\boxed{{{e % 97 + i + (0 if ok else 1)}}}"}],
-                "answer": str(e % 97 + i), "info": {"seed": e},
-                "reward": None if err else float(ok),
-                "metrics": {} if err else {"correct": float(ok), "answered": 1.0},
-                "advantage": None if err else 0.0, "turns": 0 if err else 1,
-                "stop_reason": "error" if err else "stop",
-                "error": {"category": "model_timeout", "message": "no answer within 300 s"} if err else None,
-                "timing": {"start": 1.8e9, "generation_ms": rng.uniform(50, 500), "scoring_ms": 0.1, "total_ms": rng.uniform(50, 500)},
-                "usage": {"prompt_tokens": 40, "completion_tokens": 0 if err else 60},
-                "input_hash": "0123456789abcdef", "attempts": 1,
-            })
+            group.append(
+                {
+                    "example_id": e,
+                    "rollout_index": i,
+                    "trajectory_id": f"{e:08x}{i:08x}",
+                    "task": "default",
+                    "prompt": [
+                        {
+                            "role": "system",
+                            "content": "Solve the arithmetic problem. Reply with the equation and its result.",
+                        },
+                        {"role": "user", "content": f"What is {e % 97} + {i}? Example {e}."},
+                    ],
+                    "completion": []
+                    if err
+                    else [
+                        {
+                            "role": "assistant",
+                            "content": "Let me think step by step. " * 8
+                            + f"\\boxed{{{e % 97 + i + (0 if ok else 1)}}}",
+                        }
+                    ],
+                    "answer": str(e % 97 + i),
+                    "info": {"seed": e},
+                    "reward": None if err else float(ok),
+                    "metrics": {} if err else {"correct": float(ok), "answered": 1.0},
+                    "advantage": None if err else 0.0,
+                    "turns": 0 if err else 1,
+                    "stop_reason": "error" if err else "stop",
+                    "error": {"category": "model_timeout", "message": "no answer within 300 s"}
+                    if err
+                    else None,
+                    "timing": {
+                        "start": 1.8e9,
+                        "generation_ms": rng.uniform(50, 500),
+                        "scoring_ms": 0.1,
+                        "total_ms": rng.uniform(50, 500),
+                    },
+                    "usage": {"prompt_tokens": 40, "completion_tokens": 0 if err else 60},
+                    "input_hash": "0123456789abcdef",
+                    "attempts": 1,
+                }
+            )
         store.append_group(group)
         totals.add_all(group)
     store.close()
@@ -99,11 +132,17 @@ def timed(url: str) -> tuple[float, Any]:
 
 def read_rows_peak(path: Path) -> float:
     """Peak RSS (MB) of a fresh process holding every row as a dict."""
-    code = ("import sys; sys.path.insert(0, sys.argv[2]); from verifiers_lite.results.store import read_rows;"
-            "from benchmarks._rss import peak_rss_mb; rows = read_rows(__import__('pathlib').Path(sys.argv[1]));"
-            "print(peak_rss_mb())")
-    out = subprocess.run([sys.executable, "-c", code, str(path / "results.jsonl"), str(REPO)],
-                         capture_output=True, text=True, check=True)
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[2]); from verifiers_lite.results.store import read_rows;"
+        "from benchmarks._rss import peak_rss_mb; rows = read_rows(__import__('pathlib').Path(sys.argv[1]));"
+        "print(peak_rss_mb())"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code, str(path / "results.jsonl"), str(REPO)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return float(out.stdout.strip())
 
 
@@ -111,8 +150,21 @@ def bench(n_rows: int, tmp: Path, first_page_only: bool = False) -> dict[str, An
     run = make_run(tmp / f"run{n_rows}", n_rows)
     size_mb = (run / "results.jsonl").stat().st_size / 1e6
     t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "verifiers_lite.cli", "view", str(run), "--port", "0",
-                             "--no-browser"], stdout=subprocess.PIPE, text=True, cwd=REPO)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "verifiers_lite.cli",
+            "view",
+            str(run),
+            "--port",
+            "0",
+            "--no-browser",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=REPO,
+    )
     try:
         assert proc.stdout is not None
         url = ""
@@ -123,10 +175,16 @@ def bench(n_rows: int, tmp: Path, first_page_only: bool = False) -> dict[str, An
         startup = time.perf_counter() - t0
         rid = run.name
         rows = f"{url}/api/runs/{rid}/rows"
-        r: dict[str, Any] = {"rows": n_rows, "file_mb": round(size_mb, 1), "startup_s": round(startup, 2),
-                             "load": os.getloadavg()[0]}
+        r: dict[str, Any] = {
+            "rows": n_rows,
+            "file_mb": round(size_mb, 1),
+            "startup_s": round(startup, 2),
+            "load": os.getloadavg()[0],
+        }
         r["first_page_cold_ms"] = timed(rows + "?limit=50")[0] * 1000
-        r["first_page_warm_ms"] = statistics.median(timed(rows + "?limit=50")[0] for _ in range(5)) * 1000
+        r["first_page_warm_ms"] = (
+            statistics.median(timed(rows + "?limit=50")[0] for _ in range(5)) * 1000
+        )
         r["run_page_ms"] = timed(f"{url}/api/runs/{rid}")[0] * 1000
         r["runs_list_ms"] = timed(f"{url}/api/runs")[0] * 1000
         if first_page_only:
@@ -138,7 +196,9 @@ def bench(n_rows: int, tmp: Path, first_page_only: bool = False) -> dict[str, An
         dt, body = timed(rows + "?q=Example%2012345.")
         r["search_ms"], r["search_hits"] = dt * 1000, body["total"]
         r["last_page_ms"] = timed(rows + f"?offset={n_rows - 50}&limit=50")[0] * 1000
-        r["transcript_ms"] = timed(f"{url}/api/runs/{rid}/rows/{n_rows // PER_EXAMPLE - 1}/0")[0] * 1000
+        r["transcript_ms"] = (
+            timed(f"{url}/api/runs/{rid}/rows/{n_rows // PER_EXAMPLE - 1}/0")[0] * 1000
+        )
         mem = vm(proc.pid)
         r["server_rss_mb"], r["server_peak_mb"] = round(mem["VmRSS"]), round(mem["VmHWM"])
     finally:
@@ -151,23 +211,35 @@ def bench(n_rows: int, tmp: Path, first_page_only: bool = False) -> dict[str, An
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[1000, 100_000])
-    ap.add_argument("--first-page-only", action="store_true",
-                    help="time the first page, the run page and the runs list only (no filters that "
-                         "wait for the whole index, no read_rows comparison): for 1M-row runs")
+    ap.add_argument(
+        "--first-page-only",
+        action="store_true",
+        help="time the first page, the run page and the runs list only (no filters that "
+        "wait for the whole index, no read_rows comparison): for 1M-row runs",
+    )
     args = ap.parse_args()
     results = []
     with tempfile.TemporaryDirectory(prefix="vf-view-bench-") as tmp:
         for n in args.sizes:
             results.append(bench(n, Path(tmp), args.first_page_only))
-            print(json.dumps({k: round(v, 1) if isinstance(v, float) else v for k, v in results[-1].items()}), flush=True)
+            print(
+                json.dumps(
+                    {k: round(v, 1) if isinstance(v, float) else v for k, v in results[-1].items()}
+                ),
+                flush=True,
+            )
     if args.first_page_only:
         return
-    print(f"\n{'rows':>8} {'first page cold/warm':>22} {'run page':>9} {'errors':>7} {'sort':>7} {'search':>8} "
-          f"{'RSS/peak MB':>12} {'read_rows MB':>13}")
+    print(
+        f"\n{'rows':>8} {'first page cold/warm':>22} {'run page':>9} {'errors':>7} {'sort':>7} {'search':>8} "
+        f"{'RSS/peak MB':>12} {'read_rows MB':>13}"
+    )
     for r in results:
-        print(f"{r['rows']:>8,} {r['first_page_cold_ms']:>11.0f} / {r['first_page_warm_ms']:>4.0f} ms "
-              f"{r['run_page_ms']:>7.0f}ms {r['error_filter_ms']:>5.0f}ms {r['sort_reward_ms']:>5.0f}ms "
-              f"{r['search_ms']:>6.0f}ms {r['server_rss_mb']:>5} / {r['server_peak_mb']:<5} {r['read_rows_peak_mb']:>10}")
+        print(
+            f"{r['rows']:>8,} {r['first_page_cold_ms']:>11.0f} / {r['first_page_warm_ms']:>4.0f} ms "
+            f"{r['run_page_ms']:>7.0f}ms {r['error_filter_ms']:>5.0f}ms {r['sort_reward_ms']:>5.0f}ms "
+            f"{r['search_ms']:>6.0f}ms {r['server_rss_mb']:>5} / {r['server_peak_mb']:<5} {r['read_rows_peak_mb']:>10}"
+        )
 
 
 if __name__ == "__main__":

@@ -25,15 +25,15 @@ from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook
 HERE = Path(__file__).parent
 STAMP = "verifiers_lite"  # notebook metadata key of the execution stamp
 
-PARAMS = '''# Parameters (papermill-style; CI sets VF_NOTEBOOK_SMALL=1 to keep the run tiny).
+PARAMS = """# Parameters (papermill-style; CI sets VF_NOTEBOOK_SMALL=1 to keep the run tiny).
 import os
 
 SMALL = os.environ.get("VF_NOTEBOOK_SMALL", "0") == "1"
 # "local": the embedded SmolLM2-135M (llama.cpp on 127.0.0.1, needs the [local] extra);
 # "fake": the deterministic test server shipped with the library (no model at all).
-BACKEND = os.environ.get("VF_NOTEBOOK_MODEL", "local")'''
+BACKEND = os.environ.get("VF_NOTEBOOK_MODEL", "local")"""
 
-MODEL = '''import verifiers_lite as vf
+MODEL = """import verifiers_lite as vf
 
 if BACKEND == "fake":
     from verifiers_lite.testing.fake_server import FakeServerProcess
@@ -43,10 +43,10 @@ if BACKEND == "fake":
 else:
     # One server for the life of the kernel: later cells (and re-runs) reuse it.
     client, model = vf.local_model_client()
-model'''
+model"""
 
-CLEANUP = '''if BACKEND == "fake":
-    server.stop()'''
+CLEANUP = """if BACKEND == "fake":
+    server.stop()"""
 
 
 def code(src: str, tags: list[str] | None = None) -> nbformat.NotebookNode:
@@ -57,33 +57,55 @@ def code(src: str, tags: list[str] | None = None) -> nbformat.NotebookNode:
 
 
 def quickstart() -> nbformat.NotebookNode:
-    return new_notebook(cells=[
-        new_markdown_cell("# Quickstart\n\nEvaluate a small model on one-digit arithmetic, watch the run live, "
-                          "then study the results as a DataFrame and a plot. No GPU, no API key, no network."),
-        code(PARAMS + '\nNUM_EXAMPLES = 6 if SMALL else 40\nROLLOUTS = 2 if SMALL else 4\n'
-             'MAX_CONCURRENT = 2 if SMALL else 8', ["parameters"]),
-        new_markdown_cell("## A model\n\nThe embedded model is served on 127.0.0.1 through the OpenAI-compatible API, "
-                          "like any vLLM or hosted endpoint."),
-        code(MODEL),
-        new_markdown_cell("## An environment\n\n`arithmetic` is bundled: seeded questions, a parser and a rubric."),
-        code('env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nenv'),
-        new_markdown_cell("## Evaluate\n\nThe progress display updates live: done/total, mean reward ± stderr, "
-                          "errors, rollouts/s, ETA and the reward histogram."),
-        code('results = env.evaluate_sync(client, model, num_examples=NUM_EXAMPLES, rollouts_per_example=ROLLOUTS,\n'
-             '                            max_concurrent=MAX_CONCURRENT, sampling_args={"temperature": 0.7})\n'
-             'results'),
-        new_markdown_cell("## As a DataFrame"),
-        code('df = results.to_pandas()\ndf[["example_id", "rollout_index", "answer", "reward", "turns", "stop_reason"]].head()'),
-        code('df.groupby("example_id")["reward"].mean().describe()'),
-        new_markdown_cell("## Plots"),
-        code('vf.plot_rewards(results);'),
-        code('vf.plot_pass_at_k(results);'),
-        new_markdown_cell("## Save and load\n\n`save` writes `results.jsonl` + `metadata.json`; "
-                          "`to_parquet` / `to_hf_dataset` export for other tools."),
-        code('path = results.save("outputs/quickstart")\nloaded = vf.load_results(path)\n'
-             'assert len(loaded) == len(results)\nloaded'),
-        code(CLEANUP),
-    ])
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# Quickstart\n\nEvaluate a small model on one-digit arithmetic, watch the run live, "
+                "then study the results as a DataFrame and a plot. No GPU, no API key, no network."
+            ),
+            code(
+                PARAMS + "\nNUM_EXAMPLES = 6 if SMALL else 40\nROLLOUTS = 2 if SMALL else 4\n"
+                "MAX_CONCURRENT = 2 if SMALL else 8",
+                ["parameters"],
+            ),
+            new_markdown_cell(
+                "## A model\n\nThe embedded model is served on 127.0.0.1 through the OpenAI-compatible API, "
+                "like any vLLM or hosted endpoint."
+            ),
+            code(MODEL),
+            new_markdown_cell(
+                "## An environment\n\n`arithmetic` is bundled: seeded questions, a parser and a rubric."
+            ),
+            code('env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nenv'),
+            new_markdown_cell(
+                "## Evaluate\n\nThe progress display updates live: done/total, mean reward ± stderr, "
+                "errors, rollouts/s, ETA and the reward histogram."
+            ),
+            code(
+                "results = env.evaluate_sync(client, model, num_examples=NUM_EXAMPLES, rollouts_per_example=ROLLOUTS,\n"
+                '                            max_concurrent=MAX_CONCURRENT, sampling_args={"temperature": 0.7})\n'
+                "results"
+            ),
+            new_markdown_cell("## As a DataFrame"),
+            code(
+                'df = results.to_pandas()\ndf[["example_id", "rollout_index", "answer", '
+                '"reward", "turns", "stop_reason"]].head()'
+            ),
+            code('df.groupby("example_id")["reward"].mean().describe()'),
+            new_markdown_cell("## Plots"),
+            code("vf.plot_rewards(results);"),
+            code("vf.plot_pass_at_k(results);"),
+            new_markdown_cell(
+                "## Save and load\n\n`save` writes `results.jsonl` + `metadata.json`; "
+                "`to_parquet` / `to_hf_dataset` export for other tools."
+            ),
+            code(
+                'path = results.save("outputs/quickstart")\nloaded = vf.load_results(path)\n'
+                "assert len(loaded) == len(results)\nloaded"
+            ),
+            code(CLEANUP),
+        ]
+    )
 
 
 CHAIN_ENV = '''import re
@@ -135,7 +157,7 @@ def all_correct(state) -> float:
 
 rubric = vf.Rubric([step_accuracy, all_correct], weights=[1.0, 0.5])'''
 
-CHAIN_DATA = '''import random
+CHAIN_DATA = """import random
 
 
 def chain_rows(n: int, seed: int = 0) -> list[dict]:
@@ -161,7 +183,7 @@ env = ChainSumEnv(
     max_turns=6,
     sampling_args={"max_tokens": 24},
 )
-env'''
+env"""
 
 
 PERFECT = '''def perfect_player(messages: vf.Messages) -> str:
@@ -176,70 +198,110 @@ check.summary["reward_mean"], check.summary["stop_reasons"]'''
 
 
 def custom_env() -> nbformat.NotebookNode:
-    return new_notebook(cells=[
-        new_markdown_cell("# A custom multi-turn environment\n\nWrite a new task by subclassing `vf.MultiTurnEnv`: "
-                          "the environment replies to each model turn until the game is over, and a rubric scores "
-                          "the whole conversation."),
-        code(PARAMS + '\nNUM_EXAMPLES = 4 if SMALL else 30\nROLLOUTS = 2 if SMALL else 4', ["parameters"]),
-        code(MODEL),
-        new_markdown_cell("## The task: a running total\n\n`setup_state` prepares the per-rollout state, "
-                          "`is_completed` checks the latest answer and decides when to stop, `env_response` "
-                          "writes the environment's next message."),
-        code(CHAIN_ENV),
-        new_markdown_cell("## Its rubric\n\nReward functions take any of `prompt`, `completion`, `answer`, `state`, "
-                          "`info` by name; every function's value is kept as a metric."),
-        code(CHAIN_RUBRIC),
-        code(CHAIN_DATA),
-        new_markdown_cell("## Check the environment first\n\nA small model scoring low says nothing about the task. "
-                          "A scripted player that always answers right (`vf.ScriptedClient`) must reach the "
-                          "maximal reward (1.5: `step_accuracy` 1 plus half of `all_correct` 1); if it does not, "
-                          "the environment is wrong, not the model."),
-        code(PERFECT),
-        new_markdown_cell("## Now the model\n\nThe widget counts rollouts as they end, shows how many are in "
-                          "flight and how they stopped (`stop`, `length`, `max_turns`, `env_done`)."),
-        code('results = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS, max_concurrent=4)\nresults'),
-        code('df = results.to_pandas()\ndf[["example_id", "turns", "stop_reason", "step_accuracy", "all_correct", "reward"]].head(8)'),
-        code('longest = max(results.rows, key=lambda r: r["turns"])  # one conversation, in full\n'
-             'for m in longest["prompt"][-1:] + longest["completion"]:\n    print(f"{m[\'role\']:>9}: {m[\'content\']}")'),
-        code('vf.plot_reward_vs_turns(results);'),
-        code('vf.plot_advantages(results);'),
-        code(CLEANUP),
-    ])
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# A custom multi-turn environment\n\nWrite a new task by subclassing `vf.MultiTurnEnv`: "
+                "the environment replies to each model turn until the game is over, and a rubric scores "
+                "the whole conversation."
+            ),
+            code(
+                PARAMS + "\nNUM_EXAMPLES = 4 if SMALL else 30\nROLLOUTS = 2 if SMALL else 4",
+                ["parameters"],
+            ),
+            code(MODEL),
+            new_markdown_cell(
+                "## The task: a running total\n\n`setup_state` prepares the per-rollout state, "
+                "`is_completed` checks the latest answer and decides when to stop, `env_response` "
+                "writes the environment's next message."
+            ),
+            code(CHAIN_ENV),
+            new_markdown_cell(
+                "## Its rubric\n\nReward functions take any of `prompt`, `completion`, `answer`, `state`, "
+                "`info` by name; every function's value is kept as a metric."
+            ),
+            code(CHAIN_RUBRIC),
+            code(CHAIN_DATA),
+            new_markdown_cell(
+                "## Check the environment first\n\nA small model scoring low says nothing about the task. "
+                "A scripted player that always answers right (`vf.ScriptedClient`) must reach the "
+                "maximal reward (1.5: `step_accuracy` 1 plus half of `all_correct` 1); if it does not, "
+                "the environment is wrong, not the model."
+            ),
+            code(PERFECT),
+            new_markdown_cell(
+                "## Now the model\n\nThe widget counts rollouts as they end, shows how many are in "
+                "flight and how they stopped (`stop`, `length`, `max_turns`, `env_done`)."
+            ),
+            code(
+                "results = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS, max_concurrent=4)\nresults"
+            ),
+            code(
+                'df = results.to_pandas()\ndf[["example_id", "turns", "stop_reason", '
+                '"step_accuracy", "all_correct", "reward"]].head(8)'
+            ),
+            code(
+                'longest = max(results.rows, key=lambda r: r["turns"])  # one conversation, in full\n'
+                'for m in longest["prompt"][-1:] + longest["completion"]:\n    '
+                "print(f\"{m['role']:>9}: {m['content']}\")"
+            ),
+            code("vf.plot_reward_vs_turns(results);"),
+            code("vf.plot_advantages(results);"),
+            code(CLEANUP),
+        ]
+    )
 
 
 def distributions() -> nbformat.NotebookNode:
-    return new_notebook(cells=[
-        new_markdown_cell("# Reward distributions: two temperatures compared\n\nThe same environment sampled "
-                          "at a low and a high temperature; the plots put the runs side by side."),
-        code(PARAMS + '\nNUM_EXAMPLES = 4 if SMALL else 40\nROLLOUTS = 3 if SMALL else 8\n'
-             'TEMPERATURES = [0.2, 1.2]', ["parameters"]),
-        code(MODEL),
-        code('env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nruns = {}\n'
-             'for t in TEMPERATURES:\n'
-             '    runs[f"T={t}"] = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS,\n'
-             '                                       sampling_args={"temperature": t}, max_concurrent=4)\n'
-             'runs'),
-        new_markdown_cell("`vf.compare` puts the runs side by side, one flat row each: reward ± stderr, metrics, "
-                          "pass@k, errors and stop reasons."),
-        code('vf.compare(runs)'),
-        new_markdown_cell("`vf.compare_runs` pairs the two runs over the examples both scored: the difference in "
-                          "mean reward with its standard error (clustered by example), 95% interval and paired "
-                          "t-test p-value, the examples each temperature did better on, and the difference such "
-                          "a study can detect. Pairing cancels each example's difficulty out of the difference."),
-        code('comparison = vf.compare_runs(runs["T=0.2"], runs["T=1.2"])\ncomparison'),
-        code('comparison.per_example.sort_values("diff").head()'),
-        code('vf.plot_rewards(runs);'),
-        code('vf.plot_rewards(runs, kind="ecdf");'),
-        code('vf.plot_pass_at_k(runs);'),
-        code('vf.plot_advantages(runs);'),
-        new_markdown_cell("Any column can split a plot: here the DataFrame of both runs, by `temperature`."),
-        code('from verifiers_lite.ui.notebook.plots import runs_frame\n\nboth = runs_frame(runs)\n'
-             'vf.plot_rewards(both, by="temperature");'),
-        code(CLEANUP),
-    ])
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# Reward distributions: two temperatures compared\n\nThe same environment sampled "
+                "at a low and a high temperature; the plots put the runs side by side."
+            ),
+            code(
+                PARAMS + "\nNUM_EXAMPLES = 4 if SMALL else 40\nROLLOUTS = 3 if SMALL else 8\n"
+                "TEMPERATURES = [0.2, 1.2]",
+                ["parameters"],
+            ),
+            code(MODEL),
+            code(
+                'env = vf.load_environment("arithmetic", num_examples=NUM_EXAMPLES)\nruns = {}\n'
+                "for t in TEMPERATURES:\n"
+                '    runs[f"T={t}"] = env.evaluate_sync(client, model, rollouts_per_example=ROLLOUTS,\n'
+                '                                       sampling_args={"temperature": t}, max_concurrent=4)\n'
+                "runs"
+            ),
+            new_markdown_cell(
+                "`vf.compare` puts the runs side by side, one flat row each: reward ± stderr, metrics, "
+                "pass@k, errors and stop reasons."
+            ),
+            code("vf.compare(runs)"),
+            new_markdown_cell(
+                "`vf.compare_runs` pairs the two runs over the examples both scored: the difference in "
+                "mean reward with its standard error (clustered by example), 95% interval and paired "
+                "t-test p-value, the examples each temperature did better on, and the difference such "
+                "a study can detect. Pairing cancels each example's difficulty out of the difference."
+            ),
+            code('comparison = vf.compare_runs(runs["T=0.2"], runs["T=1.2"])\ncomparison'),
+            code('comparison.per_example.sort_values("diff").head()'),
+            code("vf.plot_rewards(runs);"),
+            code('vf.plot_rewards(runs, kind="ecdf");'),
+            code("vf.plot_pass_at_k(runs);"),
+            code("vf.plot_advantages(runs);"),
+            new_markdown_cell(
+                "Any column can split a plot: here the DataFrame of both runs, by `temperature`."
+            ),
+            code(
+                "from verifiers_lite.ui.notebook.plots import runs_frame\n\nboth = runs_frame(runs)\n"
+                'vf.plot_rewards(both, by="temperature");'
+            ),
+            code(CLEANUP),
+        ]
+    )
 
 
-JUDGE = '''if BACKEND == "fake":
+JUDGE = """if BACKEND == "fake":
     # A second fake server plays the judge: it computes "answer - response", so its verdict
     # (\\boxed{0} means right) can be checked by hand.
     judge_server = FakeServerProcess(correct_rate=1.0).start()
@@ -253,56 +315,84 @@ else:
     # No client: the judge is the embedded model (no key needed), asked a yes/no question.
     judge = vf.JudgeRubric(parser=judged.parser, cache=CACHE)
 judged.rubric = judge
-judge'''
+judge"""
 
 
 def judge_and_groups() -> nbformat.NotebookNode:
-    return new_notebook(cells=[
-        new_markdown_cell("# Environment groups, an LLM judge and the response cache\n\nTwo bundled environments "
-                          "and a judge-scored task evaluated as one `vf.EnvGroup`, studied per task; then the "
-                          "same run re-scored with another rubric straight from the response cache."),
-        code(PARAMS + '\nN = 3 if SMALL else 20\nROLLOUTS = 2 if SMALL else 4\n'
-             'CACHE = "outputs/04_cache.sqlite"  # the response cache: model answers on disk', ["parameters"]),
-        code(MODEL),
-        new_markdown_cell("## Three tasks\n\n`arithmetic` and `reasoning_gym` (its `chain_sum` family) are bundled; "
-                          "the third task asks the same kind of questions but is graded by an LLM judge "
-                          "(`vf.JudgeRubric`): its raw answer and parsed score are kept on each row."),
-        code('arithmetic = vf.load_environment("arithmetic", num_examples=N)\n'
-             'chain_sum = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=N, min_terms=2,\n'
-             '                                 max_terms=2, max_digits=1)\n'
-             'judged = vf.load_environment("arithmetic", num_examples=N, seed=1)'),
-        code(JUDGE),
-        code('group = vf.EnvGroup([arithmetic, chain_sum, judged], names=["arithmetic", "chain_sum", "judged"])\n'
-             'results = group.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n'
-             '                              max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
-             'results'),
-        new_markdown_cell("## Per task\n\n`by_task()` splits the run; each part keeps its task\'s pass criterion."),
-        code('import pandas as pd\n\n'
-             'per_task = pd.DataFrame({t: {**o.summary, "pass@1": o.pass_at_k(1)} for t, o in results.by_task().items()}).T\n'
-             'per_task[["num_rollouts", "reward_mean", "reward_stderr", "pass@1"]]'),
-        code('vf.plot_rewards(results, by="task");'),
-        code('vf.plot_pass_at_k(results, by="task");'),
-        new_markdown_cell("## What the judge said"),
-        code('df = results.to_pandas()\n'
-             'df[df.task == "judged"][["answer", "judge_response", "judge_score", "reward"]].head()'),
-        new_markdown_cell("## Re-score from the cache\n\nSwap `arithmetic`\'s exact-match rubric for `vf.MathRubric` "
-                          "(math-verify) and run again: every model and judge answer comes from the cache, so only "
-                          "the scoring runs."),
-        code('arithmetic_math = vf.load_environment("arithmetic", num_examples=N, scorer="math")\n'
-             'regroup = vf.EnvGroup([arithmetic_math, chain_sum, judged], names=["arithmetic", "chain_sum", "judged"])\n'
-             'rescored = regroup.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n'
-             '                                 max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
-             'print("cache:", rescored.metadata["cache"])\n'
-             'assert rescored.metadata["cache"]["hit_ratio"] == 1.0\n'
-             'assert [r["completion"] for r in rescored.rows] == [r["completion"] for r in results.rows]\n'
-             'rescored.by_task()["arithmetic"]'),
-        code(CLEANUP + '\n    judge_server.stop()'),
-    ])
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# Environment groups, an LLM judge and the response cache\n\nTwo bundled environments "
+                "and a judge-scored task evaluated as one `vf.EnvGroup`, studied per task; then the "
+                "same run re-scored with another rubric straight from the response cache."
+            ),
+            code(
+                PARAMS + "\nN = 3 if SMALL else 20\nROLLOUTS = 2 if SMALL else 4\n"
+                'CACHE = "outputs/04_cache.sqlite"  # the response cache: model answers on disk',
+                ["parameters"],
+            ),
+            code(MODEL),
+            new_markdown_cell(
+                "## Three tasks\n\n`arithmetic` and `reasoning_gym` (its `chain_sum` family) are bundled; "
+                "the third task asks the same kind of questions but is graded by an LLM judge "
+                "(`vf.JudgeRubric`): its raw answer and parsed score are kept on each row."
+            ),
+            code(
+                'arithmetic = vf.load_environment("arithmetic", num_examples=N)\n'
+                'chain_sum = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=N, min_terms=2,\n'
+                "                                 max_terms=2, max_digits=1)\n"
+                'judged = vf.load_environment("arithmetic", num_examples=N, seed=1)'
+            ),
+            code(JUDGE),
+            code(
+                'group = vf.EnvGroup([arithmetic, chain_sum, judged], names=["arithmetic", "chain_sum", "judged"])\n'
+                "results = group.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n"
+                '                              max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
+                "results"
+            ),
+            new_markdown_cell(
+                "## Per task\n\n`by_task()` splits the run; each part keeps its task's pass criterion."
+            ),
+            code(
+                "import pandas as pd\n\n"
+                "per_task = pd.DataFrame(\n"
+                '    {t: {**o.summary, "pass@1": o.pass_at_k(1)} for t, o in results.by_task().items()}\n'
+                ").T\n"
+                'per_task[["num_rollouts", "reward_mean", "reward_stderr", "pass@1"]]'
+            ),
+            code('vf.plot_rewards(results, by="task");'),
+            code('vf.plot_pass_at_k(results, by="task");'),
+            new_markdown_cell("## What the judge said"),
+            code(
+                "df = results.to_pandas()\n"
+                'df[df.task == "judged"][["answer", "judge_response", "judge_score", "reward"]].head()'
+            ),
+            new_markdown_cell(
+                "## Re-score from the cache\n\nSwap `arithmetic`'s exact-match rubric for `vf.MathRubric` "
+                "(math-verify) and run again: every model and judge answer comes from the cache, so only "
+                "the scoring runs."
+            ),
+            code(
+                'arithmetic_math = vf.load_environment("arithmetic", num_examples=N, scorer="math")\n'
+                "regroup = vf.EnvGroup([arithmetic_math, chain_sum, judged], "
+                'names=["arithmetic", "chain_sum", "judged"])\n'
+                "rescored = regroup.evaluate_sync(client, model, num_examples=N, rollouts_per_example=ROLLOUTS,\n"
+                '                                 max_concurrent=4, sampling_args={"temperature": 0.7}, cache=CACHE)\n'
+                'print("cache:", rescored.metadata["cache"])\n'
+                'assert rescored.metadata["cache"]["hit_ratio"] == 1.0\n'
+                'assert [r["completion"] for r in rescored.rows] == [r["completion"] for r in results.rows]\n'
+                'rescored.by_task()["arithmetic"]'
+            ),
+            code(CLEANUP + "\n    judge_server.stop()"),
+        ]
+    )
 
 
 NOTEBOOKS = {
-    "01_quickstart": quickstart, "02_custom_multiturn_env": custom_env,
-    "03_reward_distributions": distributions, "04_judge_and_groups": judge_and_groups,
+    "01_quickstart": quickstart,
+    "02_custom_multiturn_env": custom_env,
+    "03_reward_distributions": distributions,
+    "04_judge_and_groups": judge_and_groups,
 }
 
 
@@ -314,7 +404,11 @@ def sources_hash(nb: nbformat.NotebookNode) -> str:
 
 def build(name: str) -> nbformat.NotebookNode:
     nb = NOTEBOOKS[name]()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     return nb
 
 
@@ -325,18 +419,34 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "kernels" / "python3"
         spec.mkdir(parents=True)
-        (spec / "kernel.json").write_text(json.dumps({
-            "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-            "display_name": "Python 3", "language": "python"}))
+        (spec / "kernel.json").write_text(
+            json.dumps(
+                {
+                    "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                    "display_name": "Python 3",
+                    "language": "python",
+                }
+            )
+        )
         work = Path(tmp) / "work"
         work.mkdir()
-        env = {"JUPYTER_PATH": tmp, "VF_NOTEBOOK_MODEL": "local", "VF_NOTEBOOK_SMALL": "0", "VF_PROGRESS": ""}
+        env = {
+            "JUPYTER_PATH": tmp,
+            "VF_NOTEBOOK_MODEL": "local",
+            "VF_NOTEBOOK_SMALL": "0",
+            "VF_PROGRESS": "",
+        }
         old = {k: os.environ.get(k) for k in env}
         os.environ.update(env)
         try:
             # No widget state is kept: each run's widget leaves a static HTML frame in its output.
-            NotebookClient(nb, kernel_name="python3", timeout=timeout, store_widget_state=False,
-                           resources={"metadata": {"path": str(work)}}).execute()
+            NotebookClient(
+                nb,
+                kernel_name="python3",
+                timeout=timeout,
+                store_widget_state=False,
+                resources={"metadata": {"path": str(work)}},
+            ).execute()
         finally:
             for k, v in old.items():
                 if v is None:
@@ -348,9 +458,18 @@ def execute(nb: nbformat.NotebookNode, timeout: int = 1800) -> nbformat.Notebook
 
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("names", nargs="*", choices=[[], *NOTEBOOKS], metavar="NAME",
-                    help=f"notebooks to write (default: all): {', '.join(NOTEBOOKS)}")
-    ap.add_argument("--execute", action="store_true", help="run each against the embedded model and keep outputs")
+    ap.add_argument(
+        "names",
+        nargs="*",
+        choices=[[], *NOTEBOOKS],
+        metavar="NAME",
+        help=f"notebooks to write (default: all): {', '.join(NOTEBOOKS)}",
+    )
+    ap.add_argument(
+        "--execute",
+        action="store_true",
+        help="run each against the embedded model and keep outputs",
+    )
     args = ap.parse_args(argv)
     for name in args.names or list(NOTEBOOKS):
         nb = build(name)
@@ -359,8 +478,11 @@ def main(argv: list[str] | None = None) -> None:
 
             t0 = time.monotonic()
             execute(nb)
-            nb.metadata[STAMP] = {"sources_sha256": sources_hash(nb), "backend": "embedded SmolLM2-135M-Instruct",
-                                  "library_version": __version__}
+            nb.metadata[STAMP] = {
+                "sources_sha256": sources_hash(nb),
+                "backend": "embedded SmolLM2-135M-Instruct",
+                "library_version": __version__,
+            }
             print(f"executed {name} in {time.monotonic() - t0:.0f} s")
         nbformat.write(nb, HERE / f"{name}.ipynb")
         print("wrote", name)

@@ -22,7 +22,7 @@ CELLS = [
         "# GRPO on a laptop CPU: TRL trained on the library's own rollouts\n\n"
         "SmolLM2-135M-Instruct (the embedded model, as a Hugging Face checkpoint) is trained with "
         "TRL's `GRPOTrainer` on the bundled `arithmetic` environment with one-digit subtractions "
-        "(`operations=\"-\"`: half the answers are negative; the base model gets about a third "
+        '(`operations="-"`: half the answers are negative; the base model gets about a third '
         "right, so a group of 8 samples usually holds both right and wrong answers). "
         "`vf.train.grpo_trainer` hands TRL the environment's rollouts through TRL's `rollout_func`: "
         "token ids and sampler logprobs verbatim, the rubric as the reward. The policy (a LoRA "
@@ -100,9 +100,14 @@ CELLS = [
     ),
 ]
 
+
 def build() -> nbformat.NotebookNode:
     nb = new_notebook(cells=[nbformat.from_dict(dict(c)) for c in CELLS])
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "name": "python3",
+        "display_name": "Python 3",
+        "language": "python",
+    }
     return nb
 
 

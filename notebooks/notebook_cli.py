@@ -10,8 +10,9 @@ from pathlib import Path
 import nbformat
 
 
-def build_main(build: Callable[[], nbformat.NotebookNode], default_out: Path, description: str,
-               timeout: int) -> None:
+def build_main(
+    build: Callable[[], nbformat.NotebookNode], default_out: Path, description: str, timeout: int
+) -> None:
     """Write the notebook ``build()`` makes to ``--out``; with ``--execute``, run it first."""
     ap = argparse.ArgumentParser(description=description)
     ap.add_argument("--execute", action="store_true")

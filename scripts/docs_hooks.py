@@ -53,8 +53,12 @@ def _identifier(facade: str, name: str) -> str | None:
             return None
     module = getattr(value, "__module__", None)
     qualname = getattr(value, "__qualname__", None)
-    if (isinstance(module, str) and module.startswith(PACKAGE) and isinstance(qualname, str)
-            and "<locals>" not in qualname):
+    if (
+        isinstance(module, str)
+        and module.startswith(PACKAGE)
+        and isinstance(qualname, str)
+        and "<locals>" not in qualname
+    ):
         return f"{module}.{qualname}"
     return None
 
@@ -76,8 +80,10 @@ def reference_pages() -> dict[str, str]:
     """path -> markdown of every facade's page. An object two facades export is documented
     on the first (the root comes first) and linked from the others: one anchor per object."""
     documented: dict[str, str] = {}
-    return {reference_page_path(facade): reference_markdown(facade, documented)
-            for facade in public_facades()}
+    return {
+        reference_page_path(facade): reference_markdown(facade, documented)
+        for facade in public_facades()
+    }
 
 
 def _documented_entry(name: str, identifier: str) -> list[str]:
@@ -87,8 +93,14 @@ def _documented_entry(name: str, identifier: str) -> list[str]:
     if identifier.rsplit(".", 1)[-1] != name:
         lines = [f"## `{name}`", "", f"Exported name of `{identifier}`.", ""]
         level = 3
-    return lines + [f"::: {identifier}", "    options:", "      show_root_heading: true",
-                    "      show_root_full_path: false", f"      heading_level: {level}", ""]
+    return lines + [
+        f"::: {identifier}",
+        "    options:",
+        "      show_root_heading: true",
+        "      show_root_full_path: false",
+        f"      heading_level: {level}",
+        "",
+    ]
 
 
 def reference_markdown(facade: str, documented: dict[str, str]) -> str:
@@ -96,15 +108,26 @@ def reference_markdown(facade: str, documented: dict[str, str]) -> str:
     package = importlib.import_module(facade)
     summary = (package.__doc__ or "").strip().split("\n\n")[0]
     shown = "vf" if facade == PACKAGE else f"vf.{facade.removeprefix(PACKAGE + '.')}"
-    lines = [f"# `{facade}`", "", f"Imported as `{shown}` (`import verifiers_lite as vf`).", "",
-             summary, ""]
+    lines = [
+        f"# `{facade}`",
+        "",
+        f"Imported as `{shown}` (`import verifiers_lite as vf`).",
+        "",
+        summary,
+        "",
+    ]
     for name in sorted(package.__all__):
         identifier = _identifier(facade, name)
         if identifier is None:  # a constant, or a name whose extra is not installed here
             lines += [f"## `{name}`", "", _plain_entry(package, shown, name), ""]
         elif identifier in documented:
             page = documented[identifier].removeprefix(f"{REFERENCE_DIR}/")
-            lines += [f"## `{name}`", "", f"The same object as [`{name}`]({page}#{identifier}).", ""]
+            lines += [
+                f"## `{name}`",
+                "",
+                f"The same object as [`{name}`]({page}#{identifier}).",
+                "",
+            ]
         else:
             documented[identifier] = reference_page_path(facade)
             lines += _documented_entry(name, identifier)
@@ -119,15 +142,27 @@ def _options_table(parser: argparse.ArgumentParser) -> list[str]:
         flags = ", ".join(action.option_strings) or (action.metavar or action.dest)
         if action.option_strings and action.nargs != 0:
             flags += f" {action.metavar or action.dest.upper()}"
-        default = "" if action.default in (None, argparse.SUPPRESS) or action.nargs == 0 else f"`{action.default}`"
+        default = (
+            ""
+            if action.default in (None, argparse.SUPPRESS) or action.nargs == 0
+            else f"`{action.default}`"
+        )
         text = (action.help or "").replace("|", "\\|").replace("\n", " ")
         rows.append(f"| `{flags}` | {default} | {text} |")
     return rows
 
 
 def _command_section(title: str, parser: argparse.ArgumentParser) -> list[str]:
-    lines = [f"## `{title}`", "", parser.description or "", "", "```text", parser.format_usage().strip(),
-             "```", ""]
+    lines = [
+        f"## `{title}`",
+        "",
+        parser.description or "",
+        "",
+        "```text",
+        parser.format_usage().strip(),
+        "```",
+        "",
+    ]
     return lines + _options_table(parser) + [""]
 
 
@@ -146,8 +181,16 @@ def serve_parser() -> argparse.ArgumentParser:
 def cli_markdown() -> str:
     """Every ``vf-lite`` command with its usage line and options, read from the parsers."""
     main = importlib.import_module("verifiers_lite.cli.parser").build_parser()
-    lines = ["# Command line: `vf-lite`", "", "Generated from the command's own argument parsers.", "",
-             "```text", main.format_usage().strip(), "```", ""]
+    lines = [
+        "# Command line: `vf-lite`",
+        "",
+        "Generated from the command's own argument parsers.",
+        "",
+        "```text",
+        main.format_usage().strip(),
+        "```",
+        "",
+    ]
     commands = next(a for a in main._actions if isinstance(a, argparse._SubParsersAction))
     for name, sub in commands.choices.items():
         parser = serve_parser() if name == "serve" else sub
@@ -159,7 +202,9 @@ def _section_pages(docs_dir: Path, folder: str, listed: list[Any]) -> list[Any]:
     """A nav section: its listed pages that exist, in their order, then its folder's other pages."""
     names = [entry for entry in listed if isinstance(entry, str)]
     on_disk = sorted(p.relative_to(docs_dir).as_posix() for p in (docs_dir / folder).glob("*.md"))
-    return [name for name in names if name in on_disk] + [name for name in on_disk if name not in names]
+    return [name for name in names if name in on_disk] + [
+        name for name in on_disk if name not in names
+    ]
 
 
 def on_config(config: Any) -> Any:

@@ -26,7 +26,9 @@ def local_llm():
 
     Skipped only when llama-cpp-python is not installed (the ``local`` extra).
     """
-    pytest.importorskip("llama_cpp", reason="needs the 'local' extra: pip install 'verifiers_lite[local]'")
+    pytest.importorskip(
+        "llama_cpp", reason="needs the 'local' extra: pip install 'verifiers_lite[local]'"
+    )
     from verifiers_lite.local.supervisor import LocalModel
 
     with LocalModel() as server:

@@ -22,9 +22,17 @@ def _sources() -> list[Path]:
 
 
 def test_no_module_sniffs_an_executor_or_a_transport() -> None:
-    hits = [f"{p.relative_to(PACKAGE)}:{n}: {line.strip()}"
-            for p in _sources() for n, line in enumerate(p.read_text().splitlines(), 1) if SNIFF.search(line)]
-    assert hits == [], "declare a capability on the protocol instead of testing the class:\n" + "\n".join(hits)
+    hits = [
+        f"{p.relative_to(PACKAGE)}:{n}: {line.strip()}"
+        for p in _sources()
+        for n, line in enumerate(p.read_text().splitlines(), 1)
+        if SNIFF.search(line)
+    ]
+    assert hits == [], (
+        "declare a capability on the protocol instead of testing the class:\n" + "\n".join(hits)
+    )
+
+
 #: The classic namespace reproduces the names another library gave (``vf.Environment``,
 #: ``vf.Rubric``, ...) so that environments written for it load unchanged: its names are that
 #: library's, not this package's, and are exempt.
@@ -87,7 +95,14 @@ def test_a_runs_client_is_typed_as_what_a_run_takes(tmp_path: Path) -> None:
         "def wrong(env: vf.SingleTurnEnv) -> None:\n"
         "    env.evaluate_sync(42, 'm')\n"
     )
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", str(module)],
-                          capture_output=True, text=True, timeout=300, cwd=PACKAGE.parent)
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", str(module)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PACKAGE.parent,
+    )
     errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
-    assert len(errors) == 1 and "uses_clients.py:12:" in errors[0] and "arg-type" in errors[0], proc.stdout
+    assert len(errors) == 1 and "uses_clients.py:12:" in errors[0] and "arg-type" in errors[0], (
+        proc.stdout
+    )

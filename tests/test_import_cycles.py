@@ -65,8 +65,10 @@ def test_the_cycle_finder_finds_cycles():
 
 def test_no_import_cycles():
     found = cycles(import_graph())
-    assert not found, "import cycles (each line one strongly connected set of modules):\n" + "\n".join(
-        " <-> ".join(c) for c in found)
+    assert not found, (
+        "import cycles (each line one strongly connected set of modules):\n"
+        + "\n".join(" <-> ".join(c) for c in found)
+    )
 
 
 def test_the_environment_protocol_is_strictly_typed():
@@ -76,8 +78,20 @@ def test_the_environment_protocol_is_strictly_typed():
     from pathlib import Path
 
     root = Path(__file__).resolve().parents[1]
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent",
-                           "verifiers_lite/core/runnable.py"], cwd=root, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--follow-imports=silent",
+            "verifiers_lite/core/runnable.py",
+        ],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
 
 
@@ -100,7 +114,13 @@ def test_the_library_types_satisfy_the_protocols(tmp_path):
         "def rubric(r: ScoringRubric) -> None: ...\n\n\n"
         "def check(s: SingleTurnEnv, g: EnvGroup, r: Rubric, j: JudgeRubric, gr: EnvGroupRubric) -> None:\n"
         "    env(s)\n    env(g)\n    rubric(r)\n    rubric(j)\n    rubric(gr)\n"
-        "    rubric(g.rubric)\n    env(next(iter(g.group_members.values())))\n")
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--follow-imports=silent", str(check)], cwd=root,
-                          capture_output=True, text=True, timeout=600)
+        "    rubric(g.rubric)\n    env(next(iter(g.group_members.values())))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", str(check)],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]

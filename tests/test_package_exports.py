@@ -44,13 +44,16 @@ print(json.dumps(broken))
 
 def test_the_walk_finds_the_facades():
     packages = _packages()
-    assert {"verifiers_lite.server", "verifiers_lite.remote", "verifiers_lite.rollout"} <= set(packages)
+    assert {"verifiers_lite.server", "verifiers_lite.remote", "verifiers_lite.rollout"} <= set(
+        packages
+    )
 
 
 @pytest.mark.parametrize("package", _packages())
 def test_every_exported_name_resolves(package):
-    done = subprocess.run([sys.executable, "-c", _RESOLVE, package], capture_output=True, text=True,
-                          timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", _RESOLVE, package], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     broken = json.loads(done.stdout.strip().splitlines()[-1])
     assert broken == {}, f"{package} exports names that do not resolve: {broken}"
@@ -75,12 +78,22 @@ print(json.dumps(seen))
 
 
 def test_a_name_moved_off_the_root_still_resolves_with_a_warning_naming_its_package():
-    done = subprocess.run([sys.executable, "-c", _MOVED_NAMES], capture_output=True, text=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", _MOVED_NAMES], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout.strip().splitlines()[-1])
-    assert {"create_rollout_server", "RolloutClient", "LocalExecutor", "Template", "grpo_trainer"} <= set(seen)
+    assert {
+        "create_rollout_server",
+        "RolloutClient",
+        "LocalExecutor",
+        "Template",
+        "grpo_trainer",
+    } <= set(seen)
     for name, (same, messages, listed) in seen.items():
         home = verifiers_lite._MOVED[name]
         assert same and not listed, name
-        assert messages == [f"verifiers_lite.{name} moved to {home}.{name}; the old name is removed in the next "
-                            f"release"], (name, messages)
+        assert messages == [
+            f"verifiers_lite.{name} moved to {home}.{name}; the old name is removed in the next "
+            f"release"
+        ], (name, messages)

@@ -1,4 +1,4 @@
-"""The code stays lint-clean (ruff), type-clean (mypy, strict on the record family and the
+"""The code stays lint-clean and formatted (ruff), type-clean (mypy, strict on the record family and the
 scheduler's protocol), layered (import-linter) and made of short functions, so all are part of the
 suite; output rows are typed as :class:`verifiers_lite.core.records.Row` in every public signature."""
 
@@ -11,19 +11,34 @@ import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-STRICT_MODULES = ("verifiers_lite/core/records.py", "verifiers_lite/core/runnable.py", "verifiers_lite/results/run_dir.py",
-                  "verifiers_lite/results/run_metadata.py", "verifiers_lite/results/sessions.py",
-                  "verifiers_lite/results/store.py", "verifiers_lite/ui/viewer/runs.py")
+STRICT_MODULES = (
+    "verifiers_lite/core/records.py",
+    "verifiers_lite/core/runnable.py",
+    "verifiers_lite/results/run_dir.py",
+    "verifiers_lite/results/run_metadata.py",
+    "verifiers_lite/results/sessions.py",
+    "verifiers_lite/results/store.py",
+    "verifiers_lite/ui/viewer/runs.py",
+)
 """The rollout record family, the protocol the scheduler runs environments through, the run
 directory's reader of whole writes, the typed run metadata and its readers and writers here."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=600
+    )
 
 
 def test_ruff_is_clean():
     proc = _run("ruff", "check", "verifiers_lite", "environments", "tests", "benchmarks")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
+
+
+def test_ruff_format_leaves_every_file_as_it_is():
+    """The code is formatted (``ruff format``, line length 100); the line-length rule (120, for
+    what the formatter cannot wrap) is part of ``ruff check`` above."""
+    proc = _run("ruff", "format", "--check", ".")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-1000:]
 
 
@@ -44,8 +59,11 @@ def test_mypy_strict_on_the_record_and_the_scheduler_protocol():
 def test_mypy_strict_check_refuses_an_untyped_def(tmp_path):
     """The strict run above is not vacuous: the same command fails on an untyped function."""
     module = tmp_path / "records_copy.py"
-    module.write_text((ROOT / STRICT_MODULES[0]).read_text(encoding="utf-8") + "\n\ndef helper(row):\n    return row\n",
-                      encoding="utf-8")
+    module.write_text(
+        (ROOT / STRICT_MODULES[0]).read_text(encoding="utf-8")
+        + "\n\ndef helper(row):\n    return row\n",
+        encoding="utf-8",
+    )
     proc = _mypy_strict(str(module))
     assert proc.returncode == 1 and "[no-untyped-def]" in proc.stdout, proc.stdout[-2000:]
 
@@ -70,15 +88,29 @@ def _loose_row_signatures(tree: ast.Module) -> list[str]:
                     continue
                 a = child.args
                 for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs):
-                    if _ROWISH.match(arg.arg) and arg.annotation and _LOOSE.search(ast.unparse(arg.annotation)):
-                        found.append(f"{child.name}({arg.arg}: {ast.unparse(arg.annotation)}) line {child.lineno}")
-                if "rows" in child.name and child.returns and _LOOSE_MANY.search(ast.unparse(child.returns)):
-                    found.append(f"{child.name} -> {ast.unparse(child.returns)} line {child.lineno}")
+                    if (
+                        _ROWISH.match(arg.arg)
+                        and arg.annotation
+                        and _LOOSE.search(ast.unparse(arg.annotation))
+                    ):
+                        found.append(
+                            f"{child.name}({arg.arg}: {ast.unparse(arg.annotation)}) line {child.lineno}"
+                        )
+                if (
+                    "rows" in child.name
+                    and child.returns
+                    and _LOOSE_MANY.search(ast.unparse(child.returns))
+                ):
+                    found.append(
+                        f"{child.name} -> {ast.unparse(child.returns)} line {child.lineno}"
+                    )
                 if child.name == "__init__":
                     visit(child, public)  # ``self.rows: ...`` assignments
             elif isinstance(child, ast.AnnAssign) and public:
                 target = child.target
-                name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                name = (
+                    target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+                )
                 if _ROWISH.match(name) and _LOOSE.search(ast.unparse(child.annotation)):
                     found.append(f"{name}: {ast.unparse(child.annotation)} line {child.lineno}")
 
@@ -118,8 +150,13 @@ def test_the_row_signature_check_finds_a_loose_row():
 def test_layers_are_kept():
     """pyproject's import-linter contracts: UI and CLI on top, the core below, no upward import;
     no UI library (tqdm, matplotlib, ipywidgets, IPython) imported below the UI layer."""
-    proc = subprocess.run([str(Path(sys.executable).with_name("lint-imports"))], cwd=ROOT,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(Path(sys.executable).with_name("lint-imports"))],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-1000:]
 
 
@@ -163,8 +200,16 @@ def test_functions_are_short():
     for file in sorted((ROOT / "verifiers_lite").rglob("*.py")):
         rel = file.relative_to(ROOT).as_posix()
         lengths.update(function_lengths(file.read_text(encoding="utf-8"), rel))
-    too_long = {name: n for name, n in lengths.items() if n > MAX_FUNCTION_LINES and name not in LONG_FUNCTIONS_ALLOWED}
-    assert not too_long, (f"functions over {MAX_FUNCTION_LINES} lines (split each into named steps): "
-                          + ", ".join(f"{name} ({n})" for name, n in sorted(too_long.items())))
+    too_long = {
+        name: n
+        for name, n in lengths.items()
+        if n > MAX_FUNCTION_LINES and name not in LONG_FUNCTIONS_ALLOWED
+    }
+    assert not too_long, (
+        f"functions over {MAX_FUNCTION_LINES} lines (split each into named steps): "
+        + ", ".join(f"{name} ({n})" for name, n in sorted(too_long.items()))
+    )
     stale = [name for name in LONG_FUNCTIONS_ALLOWED if lengths.get(name, 0) <= MAX_FUNCTION_LINES]
-    assert not stale, f"no longer over {MAX_FUNCTION_LINES} lines (or gone): remove from LONG_FUNCTIONS_ALLOWED: {stale}"
+    assert not stale, (
+        f"no longer over {MAX_FUNCTION_LINES} lines (or gone): remove from LONG_FUNCTIONS_ALLOWED: {stale}"
+    )

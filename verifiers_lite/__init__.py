@@ -66,7 +66,9 @@ _outputs.register_viewer("repr_html", _results_html)
 # Environment modules written for the classic ``verifiers`` API are imported within the classic
 # scope (verifiers_lite.classic.scope; standard library only until a classic module is found).
 _registry = importlib.import_module("verifiers_lite.core.registry")
-_registry.register_module_importer(importlib.import_module("verifiers_lite.classic.scope").import_environment_module)
+_registry.register_module_importer(
+    importlib.import_module("verifiers_lite.classic.scope").import_environment_module
+)
 
 
 # Names the root offered before they moved to their package (``vf.server.create_rollout_server``):
@@ -109,10 +111,30 @@ _MOVED: dict[str, str] = {
     "TqdmProgress": "verifiers_lite.ui",
 }
 # The packages a user reaches from the root (``vf.server``, ``vf.rollout``, ...), imported on first use.
-_SUBPACKAGES = frozenset({
-    "classic", "cli", "clients", "core", "envs", "executors", "local", "parsers", "remote", "results",
-    "rollout", "rubrics", "run", "sandbox", "server", "stats", "testing", "tools", "train", "ui",
-})
+_SUBPACKAGES = frozenset(
+    {
+        "classic",
+        "cli",
+        "clients",
+        "core",
+        "envs",
+        "executors",
+        "local",
+        "parsers",
+        "remote",
+        "results",
+        "rollout",
+        "rubrics",
+        "run",
+        "sandbox",
+        "server",
+        "stats",
+        "testing",
+        "tools",
+        "train",
+        "ui",
+    }
+)
 
 
 _lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals(), moved=_MOVED)

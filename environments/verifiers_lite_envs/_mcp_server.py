@@ -62,6 +62,7 @@ def build_server(faults: bool = False) -> Any:
         return int(store[key])
 
     if faults:
+
         @server.tool()
         def fail(message: str) -> str:
             """Fail with ``message`` (the error the model reads)."""
@@ -86,22 +87,42 @@ def _pythonpath() -> str:
     """This library's and this package's directories, so the server imports the same code."""
     import verifiers_lite
 
-    dirs = [str(Path(verifiers_lite.__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[1])]
+    dirs = [
+        str(Path(verifiers_lite.__file__).resolve().parents[1]),
+        str(Path(__file__).resolve().parents[1]),
+    ]
     return os.pathsep.join(dict.fromkeys(dirs))
 
 
-def stdio_server(*, faults: bool = False, lifetime: Lifetime = "shared", name: str = "example",
-                 extra_args: tuple[str, ...] = ()) -> MCPStdioServer:
+def stdio_server(
+    *,
+    faults: bool = False,
+    lifetime: Lifetime = "shared",
+    name: str = "example",
+    extra_args: tuple[str, ...] = (),
+) -> MCPStdioServer:
     """The config that starts this server over stdio with this Python."""
     args = ["-m", "verifiers_lite_envs._mcp_server", *(["--faults"] if faults else []), *extra_args]
-    return MCPStdioServer(command=sys.executable, args=args, env={"PYTHONPATH": _pythonpath()},
-                          name=name, lifetime=lifetime)
+    return MCPStdioServer(
+        command=sys.executable,
+        args=args,
+        env={"PYTHONPATH": _pythonpath()},
+        name=name,
+        lifetime=lifetime,
+    )
 
 
-def http_server(port: int, *, headers: dict[str, str] | None = None, lifetime: Lifetime = "shared",
-                name: str = "example-http") -> MCPHTTPServer:
+def http_server(
+    port: int,
+    *,
+    headers: dict[str, str] | None = None,
+    lifetime: Lifetime = "shared",
+    name: str = "example-http",
+) -> MCPHTTPServer:
     """The config that reaches this server run with ``--http --port PORT`` on 127.0.0.1."""
-    return MCPHTTPServer(url=f"http://127.0.0.1:{port}/mcp", headers=headers, name=name, lifetime=lifetime)
+    return MCPHTTPServer(
+        url=f"http://127.0.0.1:{port}/mcp", headers=headers, name=name, lifetime=lifetime
+    )
 
 
 def _require_header(app: Any, header: str) -> Any:
@@ -111,8 +132,13 @@ def _require_header(app: Any, header: str) -> Any:
 
     async def guarded(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and dict(scope.get("headers") or []).get(key) != expected:
-            await send({"type": "http.response.start", "status": 401,
-                        "headers": [(b"content-type", b"text/plain")]})
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 401,
+                    "headers": [(b"content-type", b"text/plain")],
+                }
+            )
             await send({"type": "http.response.body", "body": b"missing or wrong header"})
             return
         await app(scope, receive, send)
@@ -123,10 +149,16 @@ def _require_header(app: Any, header: str) -> Any:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description="example MCP server (stdio, or HTTP on 127.0.0.1)")
     parser.add_argument("--faults", action="store_true", help="also offer fail, hang and crash")
-    parser.add_argument("--http", action="store_true", help="serve streamable HTTP instead of stdio")
+    parser.add_argument(
+        "--http", action="store_true", help="serve streamable HTTP instead of stdio"
+    )
     parser.add_argument("--port", type=int, default=8765)
-    parser.add_argument("--require-header", default=None, help="'Name: value' every HTTP request must carry")
-    parser.add_argument("--tag", default=None, help="ignored: marks the process (tests find it by it)")
+    parser.add_argument(
+        "--require-header", default=None, help="'Name: value' every HTTP request must carry"
+    )
+    parser.add_argument(
+        "--tag", default=None, help="ignored: marks the process (tests find it by it)"
+    )
     args = parser.parse_args(argv)
     server = build_server(faults=args.faults)
     if not args.http:

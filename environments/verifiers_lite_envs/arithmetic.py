@@ -43,11 +43,15 @@ def make_rows(num_examples: int, seed: int, digits: int, operations: str) -> lis
     rows = []
     for i in range(num_examples):
         a, b, op = rng.randint(0, hi), rng.randint(0, hi), rng.choice(operations)
-        rows.append({
-            "example_id": i, "question": f"What is {a} {op} {b}?",
-            "answer": str(OPERATIONS[op](a, b)), "info": {"a": a, "b": b, "op": op},
-            "task": "arithmetic",
-        })
+        rows.append(
+            {
+                "example_id": i,
+                "question": f"What is {a} {op} {b}?",
+                "answer": str(OPERATIONS[op](a, b)),
+                "info": {"a": a, "b": b, "op": op},
+                "task": "arithmetic",
+            }
+        )
     return rows
 
 

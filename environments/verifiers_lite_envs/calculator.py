@@ -26,8 +26,13 @@ SYSTEM_PROMPT = (
     "the final result as \\boxed{result}."
 )
 _BINARY: dict[type[ast.operator], Any] = {
-    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
-    ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod, ast.Pow: operator.pow,
+    ast.Add: operator.add,
+    ast.Sub: operator.sub,
+    ast.Mult: operator.mul,
+    ast.Div: operator.truediv,
+    ast.FloorDiv: operator.floordiv,
+    ast.Mod: operator.mod,
+    ast.Pow: operator.pow,
 }
 _UNARY: dict[type[ast.unaryop], Any] = {ast.UAdd: operator.pos, ast.USub: operator.neg}
 MAX_ABS = 10**15  # results past this are refused: no 9**9**9 denial of service
@@ -83,10 +88,14 @@ def make_rows(num_examples: int, seed: int) -> list[dict[str, Any]]:
     rows = []
     for i in range(num_examples):
         a, b, op = rng.randint(10, 999), rng.randint(10, 999), rng.choice("+-*")
-        rows.append({
-            "example_id": i, "question": f"What is {a} {op} {b}?",
-            "answer": calculator(f"{a} {op} {b}"), "task": "calculator",
-        })
+        rows.append(
+            {
+                "example_id": i,
+                "question": f"What is {a} {op} {b}?",
+                "answer": calculator(f"{a} {op} {b}"),
+                "task": "calculator",
+            }
+        )
     return rows
 
 
@@ -123,6 +132,9 @@ def load_environment(
     return vf.ToolEnv(
         tools=[calculator],
         dataset=lambda: make_rows(num_examples, seed),
-        system_prompt=system_prompt, parser=parser, rubric=rubric, max_turns=max_turns,
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=rubric,
+        max_turns=max_turns,
         sampling_args={"max_tokens": max_tokens},
     )

@@ -40,7 +40,9 @@ class GuessNumberEnv(vf.MultiTurnEnv):
         info = state["info"]
         guess = parse_number(last_assistant_text(messages))
         if guess is None:
-            text = f"Please reply with a single whole number between {info['low']} and {info['high']}."
+            text = (
+                f"Please reply with a single whole number between {info['low']} and {info['high']}."
+            )
         else:
             text = "Higher." if float(guess) < info["secret"] else "Lower."
         return [{"role": "user", "content": text}]
@@ -52,10 +54,15 @@ def make_rows(num_examples: int, seed: int, low: int, high: int) -> list[dict[st
     rows = []
     for i in range(num_examples):
         secret = rng.randint(low, high)
-        rows.append({
-            "example_id": i, "question": PROMPT.format(low=low, high=high), "answer": str(secret),
-            "info": {"secret": secret, "low": low, "high": high}, "task": "guess_number",
-        })
+        rows.append(
+            {
+                "example_id": i,
+                "question": PROMPT.format(low=low, high=high),
+                "answer": str(secret),
+                "info": {"secret": secret, "low": low, "high": high},
+                "task": "guess_number",
+            }
+        )
     return rows
 
 
@@ -102,10 +109,15 @@ def load_environment(
     parser = NumberParser()
     # A win after the first guess scores below 1, so "solved" (not reward >= 1) decides pass@k.
     rubric = vf.Rubric(
-        [efficient_win, solved, guesses], weights=[1.0, 0.0, 0.0], parser=parser, pass_criterion="solved"
+        [efficient_win, solved, guesses],
+        weights=[1.0, 0.0, 0.0],
+        parser=parser,
+        pass_criterion="solved",
     )
     return GuessNumberEnv(
         dataset=lambda: make_rows(num_examples, seed, low, high),
-        parser=parser, rubric=rubric, max_turns=max_turns,
+        parser=parser,
+        rubric=rubric,
+        max_turns=max_turns,
         sampling_args={"max_tokens": max_tokens},
     )

@@ -108,13 +108,22 @@ def load_environment(
     if num_examples != -1:
         order = order[:num_examples]
     by_id = {p["task_id"]: p for p in problems}
-    box = sandbox or Sandbox(SandboxLimits(timeout=timeout, cpu=timeout, memory_mb=memory_mb), pool_size=pool_size)
+    box = sandbox or Sandbox(
+        SandboxLimits(timeout=timeout, cpu=timeout, memory_mb=memory_mb), pool_size=pool_size
+    )
 
     def rows() -> list[dict[str, Any]]:
         return [
-            {"example_id": n, "question": problems[i]["prompt"], "answer": "",
-             "info": {"task_id": problems[i]["task_id"], "entry_point": problems[i]["entry_point"]},
-             "task": "humaneval"}
+            {
+                "example_id": n,
+                "question": problems[i]["prompt"],
+                "answer": "",
+                "info": {
+                    "task_id": problems[i]["task_id"],
+                    "entry_point": problems[i]["entry_point"],
+                },
+                "task": "humaneval",
+            }
             for n, i in enumerate(order)
         ]
 
@@ -131,7 +140,10 @@ def load_environment(
 
     rubric = vf.Rubric([passed])
     env = vf.SingleTurnEnv(
-        dataset=rows, system_prompt=system_prompt, rubric=rubric, sampling_args={"max_tokens": max_tokens},
+        dataset=rows,
+        system_prompt=system_prompt,
+        rubric=rubric,
+        sampling_args={"max_tokens": max_tokens},
     )
     env.sandbox = box  # type: ignore[attr-defined]
     env.run_tests = run_tests  # type: ignore[attr-defined]

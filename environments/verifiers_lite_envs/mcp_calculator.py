@@ -48,7 +48,12 @@ def load_environment(
     rubric = vf.Rubric([correct, used_calculator, answered], weights=[1.0, 0.0, 0.0], parser=parser)
     return vf.ToolEnv(
         mcp_servers=[stdio_server(lifetime=lifetime, name="mcp_calculator")],
-        dataset=lambda: [{**row, "task": "mcp_calculator"} for row in make_rows(num_examples, seed)],
-        system_prompt=system_prompt, parser=parser, rubric=rubric, max_turns=max_turns,
+        dataset=lambda: [
+            {**row, "task": "mcp_calculator"} for row in make_rows(num_examples, seed)
+        ],
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=rubric,
+        max_turns=max_turns,
         sampling_args={"max_tokens": max_tokens},
     )

@@ -65,7 +65,9 @@ def load_environment(
     for name in names:
         size = -(-num_examples // len(names))
         try:
-            datasets[name] = rg.create_dataset(name, size=size, seed=seed, **DEFAULT_TASKS.get(name, {}))
+            datasets[name] = rg.create_dataset(
+                name, size=size, seed=seed, **DEFAULT_TASKS.get(name, {})
+            )
         except Exception as exc:  # unknown names and bad options come back as assorted errors
             raise ValueError(f"reasoning-gym could not build task {name!r}: {exc}") from exc
     picks = [(names[i % len(names)], i // len(names)) for i in range(num_examples)]
@@ -73,8 +75,13 @@ def load_environment(
 
     def rows() -> list[dict[str, Any]]:
         return [
-            {"example_id": i, "question": e["question"], "answer": str(e["answer"]),
-             "info": {"rg_task": name, "rg_index": i}, "task": name}
+            {
+                "example_id": i,
+                "question": e["question"],
+                "answer": str(e["answer"]),
+                "info": {"rg_task": name, "rg_index": i},
+                "task": name,
+            }
             for i, ((name, _), e) in enumerate(zip(picks, entries, strict=True))
         ]
 
@@ -94,7 +101,11 @@ def load_environment(
     parser = AnswerTagParser()
     box = sandbox or Sandbox(SandboxLimits(timeout=timeout, cpu=timeout))
     return vf.PythonEnv(
-        dataset=rows, sandbox=box, system_prompt=system_prompt, parser=parser,
+        dataset=rows,
+        sandbox=box,
+        system_prompt=system_prompt,
+        parser=parser,
         rubric=vf.Rubric([rg_score, used_python], weights=[1.0, 0.0], parser=parser),
-        max_turns=max_turns, sampling_args={"max_tokens": max_tokens},
+        max_turns=max_turns,
+        sampling_args={"max_tokens": max_tokens},
     )

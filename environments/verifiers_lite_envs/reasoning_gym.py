@@ -75,13 +75,20 @@ def load_environment(
     try:
         data = rg.create_dataset(task, size=num_examples, seed=seed, **task_kwargs)
     except Exception as exc:  # unknown task names and bad options come back as assorted errors
-        raise ValueError(f"reasoning-gym could not build task {task!r} with {task_kwargs}: {exc}") from exc
+        raise ValueError(
+            f"reasoning-gym could not build task {task!r} with {task_kwargs}: {exc}"
+        ) from exc
     entries = [data[i] for i in range(num_examples)]
 
     def rows() -> list[dict[str, Any]]:
         return [
-            {"example_id": i, "question": e["question"], "answer": str(e["answer"]),
-             "info": {"rg_task": task, "rg_index": i}, "task": task}
+            {
+                "example_id": i,
+                "question": e["question"],
+                "answer": str(e["answer"]),
+                "info": {"rg_task": task, "rg_index": i},
+                "task": task,
+            }
             for i, e in enumerate(entries)
         ]
 
@@ -94,6 +101,7 @@ def load_environment(
         return min(1.0, max(0.0, float(score or 0.0)))
 
     parser = AnswerTagParser()
+
     def answer_tag(completion: Any) -> float:
         """1.0 when the model used the <answer></answer> format."""
         return 1.0 if _ANSWER_TAG.search(last_assistant_text(completion) or "") else 0.0
@@ -103,6 +111,9 @@ def load_environment(
     else:
         rubric = vf.Rubric([rg_score, answer_tag], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
-        dataset=rows, system_prompt=system_prompt, parser=parser, rubric=rubric,
+        dataset=rows,
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=rubric,
         sampling_args={"max_tokens": max_tokens},
     )

@@ -22,9 +22,13 @@ def _selected(session: pytest.Session) -> list[str]:
     """The corpus environments this session's classic tests ask for; other folders' tests may
     take a parameter called ``name`` too, so only items under this folder count."""
     here = Path(__file__).parent
-    names = {item.callspec.params["name"] for item in session.items
-             if hasattr(item, "callspec") and "name" in item.callspec.params
-             and Path(item.path).is_relative_to(here)}
+    names = {
+        item.callspec.params["name"]
+        for item in session.items
+        if hasattr(item, "callspec")
+        and "name" in item.callspec.params
+        and Path(item.path).is_relative_to(here)
+    }
     return sorted(names)
 
 
@@ -44,16 +48,23 @@ def conversation_model():
 
 
 @pytest.fixture(scope="session")
-def oracle(request: pytest.FixtureRequest, conversation_model: ConversationServerProcess,
-           tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def oracle(
+    request: pytest.FixtureRequest,
+    conversation_model: ConversationServerProcess,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, Any]:
     _require(harness.ORACLE_PYTHON, "the verifiers 0.3.1 reference venv")
-    return harness.oracle_results(_selected(request.session), conversation_model.base_url,
-                                  tmp_path_factory.mktemp("oracle"))
+    return harness.oracle_results(
+        _selected(request.session), conversation_model.base_url, tmp_path_factory.mktemp("oracle")
+    )
 
 
 @pytest.fixture(scope="session")
-def lite_runs(request: pytest.FixtureRequest, conversation_model: ConversationServerProcess,
-              tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+def lite_runs(
+    request: pytest.FixtureRequest,
+    conversation_model: ConversationServerProcess,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, dict[str, Any]]:
     """verifiers_lite's rollouts per condition, each run when first asked for."""
     runs: dict[str, dict[str, Any]] = {}
 
@@ -61,9 +72,12 @@ def lite_runs(request: pytest.FixtureRequest, conversation_model: ConversationSe
         if condition not in runs:
             if condition == "beside_verifiers_0_4":
                 _require(harness.BESIDE_SITE, "the verifiers 0.4 files")
-            runs[condition] = harness.lite_results(_selected(request.session), conversation_model.base_url,
-                                                   tmp_path_factory.mktemp(condition),
-                                                   beside_verifiers_04=condition == "beside_verifiers_0_4")
+            runs[condition] = harness.lite_results(
+                _selected(request.session),
+                conversation_model.base_url,
+                tmp_path_factory.mktemp(condition),
+                beside_verifiers_04=condition == "beside_verifiers_0_4",
+            )
         return runs[condition]
 
     return get  # type: ignore[return-value]

@@ -32,7 +32,11 @@ SPECS: dict[str, dict[str, Any]] = {
     "vf_tool_test": {"num_examples": 8, "rollouts": 2},
     "vf_calculator_tools": {"num_examples": 6, "rollouts": 2},
     "vf_stateful_notes": {"num_examples": 6, "rollouts": 2},
-    "vf_self_reward": {"args": {"base_url": "{base_url}", "judge_model": MODEL_NAME}, "num_examples": 6, "rollouts": 2},
+    "vf_self_reward": {
+        "args": {"base_url": "{base_url}", "judge_model": MODEL_NAME},
+        "num_examples": 6,
+        "rollouts": 2,
+    },
     "vf_toxicity_judge": {"args": JUDGE, "num_examples": 8, "rollouts": 2},
     "vf_continuation": {"args": JUDGE, "num_examples": 6, "rollouts": 2},
     "vf_math_group": {"num_examples": -1, "rollouts": 2},
@@ -59,7 +63,9 @@ def module_file(name: str) -> Path:
 
 def module_dirs() -> list[str]:
     """The folders to put on ``sys.path`` so every environment module imports by its name."""
-    return list(dict.fromkeys([str(CORPUS_DIR)] + [str(s["dir"]) for s in SPECS.values() if "dir" in s]))
+    return list(
+        dict.fromkeys([str(CORPUS_DIR)] + [str(s["dir"]) for s in SPECS.values() if "dir" in s])
+    )
 
 
 def env_args(name: str, base_url: str) -> dict[str, Any]:

@@ -29,15 +29,21 @@ _HARNESS_FILES = ("local_datasets.py", "records.py", "corpus_specs.py", "run_ora
 
 def oracle_version() -> str | None:
     """The verifiers version in the reference venv (None when it is not built)."""
-    site = sorted((ROOT / ".venv-verifiers031" / "lib").glob("python*/site-packages/verifiers-*.dist-info"))
+    site = sorted(
+        (ROOT / ".venv-verifiers031" / "lib").glob("python*/site-packages/verifiers-*.dist-info")
+    )
     return site[0].name.removeprefix("verifiers-").removesuffix(".dist-info") if site else None
 
 
 def oracle_key(name: str) -> str:
     """What decides environment ``name``'s reference rollouts, as a hash."""
     h = hashlib.sha256(f"verifiers {oracle_version()}\n{name}\n".encode())
-    files = [module_file(name), *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
-             *(HERE / f for f in _HARNESS_FILES), *(ROOT / "verifiers_lite" / "testing" / f for f in _MODEL_FILES)]
+    files = [
+        module_file(name),
+        *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
+        *(HERE / f for f in _HARNESS_FILES),
+        *(ROOT / "verifiers_lite" / "testing" / f for f in _MODEL_FILES),
+    ]
     for f in files:
         label = f.relative_to(ROOT).as_posix() if f.is_relative_to(ROOT) else f.name
         h.update(label.encode() + b"\0" + f.read_bytes() + b"\0")
@@ -49,7 +55,9 @@ _STUB_KEYS = {"OPENAI_API_KEY": "stub", "JUDGE_API_KEY": "stub"}
 
 
 def _run(cmd: list[str], env: dict[str, str], what: str, timeout: float) -> None:
-    proc = subprocess.run(cmd, env={**_STUB_KEYS, **env}, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    proc = subprocess.run(
+        cmd, env={**_STUB_KEYS, **env}, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+    )
     if proc.returncode != 0:
         raise RuntimeError(f"{what} exited with {proc.returncode}:\n{proc.stderr[-4000:]}")
 
@@ -59,8 +67,13 @@ def _collect(out: Path, names: list[str]) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     for name in names:
         failure, result = out / f"{name}.failure", out / f"{name}.json"
-        found[name] = records.read(result) if result.is_file() else {
-            "failure": failure.read_text() if failure.is_file() else "the runner wrote nothing"}
+        found[name] = (
+            records.read(result)
+            if result.is_file()
+            else {
+                "failure": failure.read_text() if failure.is_file() else "the runner wrote nothing"
+            }
+        )
     return found
 
 
@@ -71,22 +84,50 @@ def oracle_results(names: list[str], base_url: str, scratch: Path) -> dict[str, 
     missing = [n for n in names if not (CACHE_DIR / f"{keys[n]}.json").is_file()]
     if missing:
         env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
-        _run([str(ORACLE_PYTHON), str(HERE / "run_oracle.py"), "--base-url", base_url, "--out", str(scratch), *missing],
-             env, "the verifiers 0.3.1 runner", timeout=600)
+        _run(
+            [
+                str(ORACLE_PYTHON),
+                str(HERE / "run_oracle.py"),
+                "--base-url",
+                base_url,
+                "--out",
+                str(scratch),
+                *missing,
+            ],
+            env,
+            "the verifiers 0.3.1 runner",
+            timeout=600,
+        )
         for name, result in _collect(scratch, missing).items():
             if "failure" not in result:
-                (CACHE_DIR / f"{keys[name]}.json").write_text((scratch / f"{name}.json").read_text())
+                (CACHE_DIR / f"{keys[name]}.json").write_text(
+                    (scratch / f"{name}.json").read_text()
+                )
     found = {n: records.read(CACHE_DIR / f"{keys[n]}.json") for n in names if n not in missing}
     return {**found, **_collect(scratch, missing)}
 
 
-def lite_results(names: list[str], base_url: str, scratch: Path, beside_verifiers_04: bool) -> dict[str, Any]:
+def lite_results(
+    names: list[str], base_url: str, scratch: Path, beside_verifiers_04: bool
+) -> dict[str, Any]:
     """verifiers_lite's rollouts for ``names``, run in a process where ``verifiers`` is absent or
     is the real 0.4 distribution; ``_process`` says which ``verifiers`` it saw before and after."""
     path = [str(ROOT)] + ([str(BESIDE_SITE)] if beside_verifiers_04 else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    _run([sys.executable, str(HERE / "run_lite.py"), "--base-url", base_url, "--out", str(scratch), *names],
-         env, "the verifiers_lite runner", timeout=600)
+    _run(
+        [
+            sys.executable,
+            str(HERE / "run_lite.py"),
+            "--base-url",
+            base_url,
+            "--out",
+            str(scratch),
+            *names,
+        ],
+        env,
+        "the verifiers_lite runner",
+        timeout=600,
+    )
     found: dict[str, Any] = _collect(scratch, names)
     found["_process"] = records.read(scratch / "_process.json")
     return found

@@ -56,9 +56,13 @@ def load_local(path: str, name: str | None = None, split: str | None = None, **_
 
     folder = dataset_dir(path, name)
     if not folder.is_dir():
-        raise LocalDatasetMissing(f"the corpus ships no local copy of hub dataset {path!r} (config {name!r})")
+        raise LocalDatasetMissing(
+            f"the corpus ships no local copy of hub dataset {path!r} (config {name!r})"
+        )
     if split is None:
-        return DatasetDict({f.stem: _read_split(folder, f.stem) for f in sorted(folder.glob("*.jsonl"))})
+        return DatasetDict(
+            {f.stem: _read_split(folder, f.stem) for f in sorted(folder.glob("*.jsonl"))}
+        )
     spec = _SLICE.match(split)
     if spec is None:
         raise ValueError(f"unsupported split expression {split!r}")

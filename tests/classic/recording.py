@@ -16,12 +16,29 @@ class RecordingClient:
         self.reply = reply
         self.requests: list[dict[str, Any]] = []
 
-    async def chat(self, model: str, messages: list[dict[str, Any]], sampling_args: dict[str, Any] | None = None,
-                   tools: list[dict[str, Any]] | None = None) -> ChatResponse:
-        self.requests.append({"messages": [dict(m) for m in messages], "sampling_args": sampling_args, "tools": tools})
+    async def chat(
+        self,
+        model: str,
+        messages: list[dict[str, Any]],
+        sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse:
+        self.requests.append(
+            {
+                "messages": [dict(m) for m in messages],
+                "sampling_args": sampling_args,
+                "tools": tools,
+            }
+        )
         answer = self.reply(messages, tools)
-        message = {"role": "assistant", "content": answer} if isinstance(answer, str) else {"role": "assistant", **answer}
-        return ChatResponse(message=message, finish_reason="tool_calls" if message.get("tool_calls") else "stop")
+        message = (
+            {"role": "assistant", "content": answer}
+            if isinstance(answer, str)
+            else {"role": "assistant", **answer}
+        )
+        return ChatResponse(
+            message=message, finish_reason="tool_calls" if message.get("tool_calls") else "stop"
+        )
 
 
 def tool_call(call_id: str, name: str, arguments: str) -> dict[str, Any]:

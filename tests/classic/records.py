@@ -32,16 +32,23 @@ def completion_summary(completion: Any) -> str:
     parts = []
     for m in completion or []:
         calls = [_call_name(c) for c in _field(m, "tool_calls") or []]
-        parts.append(f"[{_field(m, 'role')}] {_text(_field(m, 'content'))}" + (f" calls={calls}" if calls else ""))
+        parts.append(
+            f"[{_field(m, 'role')}] {_text(_field(m, 'content'))}"
+            + (f" calls={calls}" if calls else "")
+        )
     return "\n".join(parts)
 
 
-def rollout_record(example_id: Any, reward: Any, metrics: Any, completion: Any, error: Any) -> dict[str, Any]:
+def rollout_record(
+    example_id: Any, reward: Any, metrics: Any, completion: Any, error: Any
+) -> dict[str, Any]:
     """One rollout, reduced to what the two frameworks must agree on (and a summary to read)."""
     return {
         "example_id": int(example_id),
         "reward": None if reward is None else float(reward),
-        "metrics": {str(k): (None if v is None else float(v)) for k, v in sorted((metrics or {}).items())},
+        "metrics": {
+            str(k): (None if v is None else float(v)) for k, v in sorted((metrics or {}).items())
+        },
         "error": None if not error else str(error)[:500],
         "completion": completion_summary(completion),
     }
@@ -62,7 +69,9 @@ def _close(a: Any, b: Any, tol: float) -> bool:
     return math.isclose(a, b, rel_tol=tol, abs_tol=tol)
 
 
-def differences(expected: list[dict[str, Any]], got: list[dict[str, Any]], tol: float = 1e-9) -> list[str]:
+def differences(
+    expected: list[dict[str, Any]], got: list[dict[str, Any]], tol: float = 1e-9
+) -> list[str]:
     """Where ``got`` differs from ``expected`` per example: rollout counts, rewards, metrics
     (names and values). Empty when they agree."""
     want, have = by_example(expected), by_example(got)
@@ -76,21 +85,30 @@ def differences(expected: list[dict[str, Any]], got: list[dict[str, Any]], tol: 
             continue
         for i, (a, b) in enumerate(zip(w, h, strict=True)):
             if not _close(a["reward"], b["reward"], tol):
-                out.append(f"example {example_id} rollout {i}: reward {a['reward']} expected, {b['reward']} got"
-                           f"\n  expected completion: {a['completion'][:300]!r}\n  got completion: {b['completion'][:300]!r}"
-                           + (f"\n  got error: {b['error']}" if b["error"] else ""))
+                out.append(
+                    f"example {example_id} rollout {i}: reward {a['reward']} expected, {b['reward']} got"
+                    f"\n  expected completion: {a['completion'][:300]!r}\n  got completion: {b['completion'][:300]!r}"
+                    + (f"\n  got error: {b['error']}" if b["error"] else "")
+                )
             if sorted(a["metrics"]) != sorted(b["metrics"]):
-                out.append(f"example {example_id} rollout {i}: metrics {sorted(a['metrics'])} expected, {sorted(b['metrics'])} got")
+                out.append(
+                    f"example {example_id} rollout {i}: metrics {sorted(a['metrics'])} "
+                    f"expected, {sorted(b['metrics'])} got"
+                )
             else:
                 bad = [k for k in a["metrics"] if not _close(a["metrics"][k], b["metrics"][k], tol)]
-                out.extend(f"example {example_id} rollout {i}: metric {k} {a['metrics'][k]} expected, {b['metrics'][k]} got"
-                           for k in bad)
+                out.extend(
+                    f"example {example_id} rollout {i}: metric {k} {a['metrics'][k]} expected, {b['metrics'][k]} got"
+                    for k in bad
+                )
     return out
 
 
 def write(path: Any, env: str, framework: str, records: list[dict[str, Any]]) -> None:
     with open(path, "w") as f:
-        json.dump({"env": env, "framework": framework, "rollouts": records}, f, indent=1, sort_keys=True)
+        json.dump(
+            {"env": env, "framework": framework, "rollouts": records}, f, indent=1, sort_keys=True
+        )
 
 
 def read(path: Any) -> dict[str, Any]:

@@ -33,7 +33,11 @@ local_datasets.install()
 
 def verifiers_spec() -> str | None:
     """Where ``import verifiers`` would load from (None: nowhere), without importing it."""
-    spec = importlib.util.find_spec("verifiers") if "verifiers" not in sys.modules else sys.modules["verifiers"].__spec__
+    spec = (
+        importlib.util.find_spec("verifiers")
+        if "verifiers" not in sys.modules
+        else sys.modules["verifiers"].__spec__
+    )
     return None if spec is None else str(spec.origin)
 
 
@@ -43,8 +47,11 @@ def imported_verifiers() -> dict[str, str | None]:
         module = importlib.import_module("verifiers")
     except ImportError as exc:
         return {"error": repr(exc)}
-    return {"version": getattr(module, "__version__", None), "file": getattr(module, "__file__", None),
-            "has_SingleTurnEnv": str(hasattr(module, "SingleTurnEnv"))}
+    return {
+        "version": getattr(module, "__version__", None),
+        "file": getattr(module, "__file__", None),
+        "has_SingleTurnEnv": str(hasattr(module, "SingleTurnEnv")),
+    }
 
 
 def run_env(name: str, base_url: str) -> list[dict]:
@@ -56,11 +63,20 @@ def run_env(name: str, base_url: str) -> list[dict]:
     random.seed(0)  # environments that draw from the global random at load time draw alike
     env = verifiers_lite.load_environment(name, **env_args(name, base_url))
     client = openai.AsyncOpenAI(base_url=base_url, api_key="stub", max_retries=0)
-    out = env.evaluate_sync(client, MODEL_NAME, num_examples=spec["num_examples"],
-                            rollouts_per_example=spec["rollouts"], sampling_args=dict(SAMPLING_ARGS),
-                            progress=False)
-    return [rollout_record(r["example_id"], r.get("reward"), r.get("metrics"), r.get("completion"), r.get("error"))
-            for r in out.rows]
+    out = env.evaluate_sync(
+        client,
+        MODEL_NAME,
+        num_examples=spec["num_examples"],
+        rollouts_per_example=spec["rollouts"],
+        sampling_args=dict(SAMPLING_ARGS),
+        progress=False,
+    )
+    return [
+        rollout_record(
+            r["example_id"], r.get("reward"), r.get("metrics"), r.get("completion"), r.get("error")
+        )
+        for r in out.rows
+    ]
 
 
 ENV_TIMEOUT_S = 180  # one environment's load and evaluation; a hang becomes its failure
@@ -87,7 +103,9 @@ def main() -> None:
             (args.out / f"{name}.failure").write_text(traceback.format_exc())
         finally:
             signal.alarm(0)
-    (args.out / "_process.json").write_text(json.dumps({"before": before, "after": imported_verifiers()}))
+    (args.out / "_process.json").write_text(
+        json.dumps({"before": before, "after": imported_verifiers()})
+    )
 
 
 if __name__ == "__main__":

@@ -33,13 +33,22 @@ def run_env(vf, name: str, base_url: str) -> list[dict]:
     random.seed(0)  # environments that draw from the global random at load time draw alike
     env = vf.load_environment(name, **env_args(name, base_url))
     kind = "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
-    client = vf.ClientConfig(api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY", client_type=kind, max_retries=0)
-    results = env.evaluate_sync(
-        client, MODEL_NAME, sampling_args=dict(SAMPLING_ARGS),
-        num_examples=spec["num_examples"], rollouts_per_example=spec["rollouts"],
+    client = vf.ClientConfig(
+        api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY", client_type=kind, max_retries=0
     )
-    return [rollout_record(o["example_id"], o.get("reward"), o.get("metrics"), o.get("completion"), o.get("error"))
-            for o in results["outputs"]]
+    results = env.evaluate_sync(
+        client,
+        MODEL_NAME,
+        sampling_args=dict(SAMPLING_ARGS),
+        num_examples=spec["num_examples"],
+        rollouts_per_example=spec["rollouts"],
+    )
+    return [
+        rollout_record(
+            o["example_id"], o.get("reward"), o.get("metrics"), o.get("completion"), o.get("error")
+        )
+        for o in results["outputs"]
+    ]
 
 
 ENV_TIMEOUT_S = 180  # one environment's load and evaluation; a hang becomes its failure
@@ -62,7 +71,12 @@ def main() -> None:
     for name in args.names:
         signal.alarm(ENV_TIMEOUT_S)
         try:
-            write(args.out / f"{name}.json", name, f"verifiers {vf.__version__}", run_env(vf, name, args.base_url))
+            write(
+                args.out / f"{name}.json",
+                name,
+                f"verifiers {vf.__version__}",
+                run_env(vf, name, args.base_url),
+            )
         except Exception:
             (args.out / f"{name}.failure").write_text(traceback.format_exc())
         finally:

@@ -39,8 +39,12 @@ class FakeJudgeClient:
 
 def test_judge_rubric_offers_judge_with_its_prompt_client_and_model():
     judge_client = FakeJudgeClient()
-    rubric = vf.JudgeRubric(judge_client=judge_client, judge_model="jm", judge_sampling_args={"max_tokens": 5},
-                            judge_prompt="Q={question} A={answer} R={response}")
+    rubric = vf.JudgeRubric(
+        judge_client=judge_client,
+        judge_model="jm",
+        judge_sampling_args={"max_tokens": 5},
+        judge_prompt="Q={question} A={answer} R={response}",
+    )
 
     async def verdict(judge, prompt, completion, answer, state) -> float:
         first = await judge(prompt, completion, answer, state)
@@ -48,12 +52,18 @@ def test_judge_rubric_offers_judge_with_its_prompt_client_and_model():
         return 1.0 if first == "yes" else 0.0
 
     rubric.add_reward_func(verdict)
-    out = vf.SingleTurnEnv(dataset=ROWS, rubric=rubric).evaluate_sync(RecordingClient(lambda m, t: "four"), "m",
-                                                                       progress=False)
+    out = vf.SingleTurnEnv(dataset=ROWS, rubric=rubric).evaluate_sync(
+        RecordingClient(lambda m, t: "four"), "m", progress=False
+    )
     assert out.rows[0]["reward"] == 1.0
     # As in verifiers 0.3.1, a message-list prompt gives an empty {question}.
-    assert judge_client.requests == [{"model": "jm", "messages": [{"role": "user", "content": "Q= A=4 R=four"}],
-                                      "max_completion_tokens": 5}]
+    assert judge_client.requests == [
+        {
+            "model": "jm",
+            "messages": [{"role": "user", "content": "Q= A=4 R=four"}],
+            "max_completion_tokens": 5,
+        }
+    ]
 
 
 def test_env_group_names_tasks_and_scores_each_rollout_with_its_own_environment():
@@ -64,12 +74,17 @@ def test_env_group_names_tasks_and_scores_each_rollout_with_its_own_environment(
         return 0.25
 
     first = vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric(funcs=[right]))
-    second = vf.SingleTurnEnv(dataset=[{"question": "3+3", "answer": "6"}], rubric=vf.Rubric(funcs=[constant]))
+    second = vf.SingleTurnEnv(
+        dataset=[{"question": "3+3", "answer": "6"}], rubric=vf.Rubric(funcs=[constant])
+    )
     assert vf.EnvGroup([first, second]).env_names == ["env_0", "env_1"]
     group = vf.EnvGroup([first, second], env_names=["a", "b"])
     out = group.evaluate_sync(RecordingClient(lambda m, t: "4"), "m", progress=False)
     rows = sorted(out.rows, key=lambda r: r["example_id"])
-    assert [(r["task"], r["example_id"], r["reward"]) for r in rows] == [("a", 0, 1.0), ("b", 1, 0.25)]
+    assert [(r["task"], r["example_id"], r["reward"]) for r in rows] == [
+        ("a", 0, 1.0),
+        ("b", 1, 0.25),
+    ]
     assert rows[1]["metrics"] == {"constant": 0.25, "num_turns": 1.0}
 
 
@@ -97,25 +112,46 @@ def test_load_example_dataset_reads_the_hub_name_through_datasets_and_never_down
     monkeypatch.setattr(datasets, "load_dataset", offline)
     with pytest.raises(vf.ClassicUnsupportedError, match="openai/gsm8k.*downloads nothing"):
         vf.load_example_dataset("gsm8k")
-    with pytest.raises(vf.ClassicUnsupportedError, match=r"load_example_dataset\('nope'\) is not one of"):
+    with pytest.raises(
+        vf.ClassicUnsupportedError, match=r"load_example_dataset\('nope'\) is not one of"
+    ):
         vf.load_example_dataset("nope")
 
 
 def test_prime_sandbox_environments_are_refused_by_name_before_any_request():
-    with pytest.raises(vf.ClassicUnsupportedError, match="SandboxEnv.*Prime Intellect's remote sandboxes"):
+    with pytest.raises(
+        vf.ClassicUnsupportedError, match="SandboxEnv.*Prime Intellect's remote sandboxes"
+    ):
         vf.SandboxEnv(dataset=ROWS)
     with pytest.raises(ValueError, match="Either dataset or eval_dataset"):
         vf.SingleTurnEnv()
 
 
 def test_messages_read_as_objects_and_survive_copies():
-    message = classic_message({"role": "assistant", "content": None, "tool_calls": [
-        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}]})
+    message = classic_message(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+            ],
+        }
+    )
     call = message.tool_calls[0]
-    assert (message.role, message.reasoning_content, call.id, call.name, call.arguments, call.function.name) == (
-        "assistant", None, "c1", "add", "{}", "add")
+    assert (
+        message.role,
+        message.reasoning_content,
+        call.id,
+        call.name,
+        call.arguments,
+        call.function.name,
+    ) == ("assistant", None, "c1", "add", "{}", "add")
     assert call["function"]["name"] == "add"  # and as the dict it is
-    assert vf.ToolMessage(content="5", tool_call_id="c1") == {"content": "5", "tool_call_id": "c1", "role": "tool"}
+    assert vf.ToolMessage(content="5", tool_call_id="c1") == {
+        "content": "5",
+        "tool_call_id": "c1",
+        "role": "tool",
+    }
     for copied in (copy.deepcopy(message), pickle.loads(pickle.dumps(message))):
         assert copied == message and copied.tool_calls[0].name == "add"
     plain = to_plain(message)
@@ -123,7 +159,10 @@ def test_messages_read_as_objects_and_survive_copies():
 
 
 async def test_string_prompts_go_out_as_one_text_completion():
-    messages = [{"role": "system", "content": "sys"}, {"role": "user", "content": [{"type": "text", "text": "go"}]}]
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": [{"type": "text", "text": "go"}]},
+    ]
     assert completion_prompt(messages) == "sys\n\ngo"
     seen = []
 
@@ -145,7 +184,8 @@ async def test_string_prompts_go_out_as_one_text_completion():
 def test_vf_lite_eval_runs_a_classic_module_with_env_args(tmp_path):
     from verifiers_lite.testing.fake_server import FakeServerProcess
 
-    (tmp_path / "cl_sums.py").write_text(textwrap.dedent('''
+    (tmp_path / "cl_sums.py").write_text(
+        textwrap.dedent("""
         import verifiers as vf
 
         def load_environment(top: int = 2):
@@ -153,18 +193,47 @@ def test_vf_lite_eval_runs_a_classic_module_with_env_args(tmp_path):
             def right(completion, question) -> float:  # an input column, taken by name
                 return float(completion[-1].content == question)
             return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric(funcs=[right]))
-    '''))
+    """)
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
     with FakeServerProcess() as server:
-        proc = subprocess.run([sys.executable, "-m", "verifiers_lite.cli", "eval", "cl_sums", "-a", '{"top": 3}',
-                               "-b", server.base_url, "-m", "fake-echo", "-n", "-1", "-r", "1", "-q", "--no-plot",
-                               "-s", str(tmp_path / "out")], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=120)
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "verifiers_lite.cli",
+                "eval",
+                "cl_sums",
+                "-a",
+                '{"top": 3}',
+                "-b",
+                server.base_url,
+                "-m",
+                "fake-echo",
+                "-n",
+                "-1",
+                "-r",
+                "1",
+                "-q",
+                "--no-plot",
+                "-s",
+                str(tmp_path / "out"),
+            ],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert proc.returncode == 0, proc.stderr[-2000:]
     results = next((tmp_path / "out").glob("*/*/results.jsonl"))
     rows = [json.loads(line) for line in results.read_text().splitlines()]
     assert sorted(r["example_id"] for r in rows) == [0, 1, 2]
-    assert [r["metrics"]["right"] for r in rows] == [1.0, 1.0, 1.0]  # fake-echo repeats the question
+    assert [r["metrics"]["right"] for r in rows] == [
+        1.0,
+        1.0,
+        1.0,
+    ]  # fake-echo repeats the question
 
 
 def test_a_classic_run_resumes_and_rescores_to_the_same_rows(tmp_path):
@@ -178,18 +247,26 @@ def test_a_classic_run_resumes_and_rescores_to_the_same_rows(tmp_path):
         return float(sum(m.role == "assistant" for m in completion)) + info["w"] + extra
 
     def make():
-        rows = [{"question": f"q{i}", "answer": "", "info": {"w": i}, "extra": 0.5} for i in range(3)]
+        rows = [
+            {"question": f"q{i}", "answer": "", "info": {"w": i}, "extra": 0.5} for i in range(3)
+        ]
         return Replies(dataset=rows, max_turns=2, rubric=vf.Rubric(funcs=[turns_and_info]))
 
     client = RecordingClient(lambda m, t: "ok")
-    first = make().evaluate_sync(client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False)
+    first = make().evaluate_sync(
+        client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False
+    )
     calls = len(client.requests)
-    again = make().evaluate_sync(client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False)
+    again = make().evaluate_sync(
+        client, "m", rollouts_per_example=2, results_path=tmp_path / "run", progress=False
+    )
     rescored = verifiers_lite.rescore(tmp_path / "run", make().rubric)
 
     def key(rows):
-        return sorted((r["example_id"], r["rollout_index"], r["reward"], tuple(sorted(r["metrics"].items())))
-                      for r in rows)
+        return sorted(
+            (r["example_id"], r["rollout_index"], r["reward"], tuple(sorted(r["metrics"].items())))
+            for r in rows
+        )
 
     assert len(client.requests) == calls == 12  # the resume asked nothing more
     assert key(first.rows) == key(again.rows) == key(rescored.rows)
@@ -200,16 +277,27 @@ def test_reasoning_gym_env_scores_with_the_task_scorer():
     rg = pytest.importorskip("reasoning_gym")
     entries = list(rg.create_dataset("chain_sum", size=6, seed=3))
     truth = {x["question"]: x["answer"] for x in entries}
-    answered_right = entries[3]["question"]  # the first eval entry; the other two get a wrong answer
+    answered_right = entries[3][
+        "question"
+    ]  # the first eval entry; the other two get a wrong answer
     env = vf.ReasoningGymEnv(gym="chain_sum", num_train_examples=3, num_eval_examples=3, seed=3)
 
     def reply(messages, tools):
         question = messages[-1]["content"]
-        return f"<answer>{truth[question]}</answer>" if question == answered_right else "<answer>wrong</answer>"
+        return (
+            f"<answer>{truth[question]}</answer>"
+            if question == answered_right
+            else "<answer>wrong</answer>"
+        )
 
     out = env.evaluate_sync(RecordingClient(reply), "m", progress=False)
     rows = sorted(out.rows, key=lambda r: r["example_id"])
-    assert [r["prompt"][-1]["content"] for r in rows] == [x["question"] for x in entries[3:]]  # the eval split
+    assert [r["prompt"][-1]["content"] for r in rows] == [
+        x["question"] for x in entries[3:]
+    ]  # the eval split
     assert [r["reward"] for r in rows] == [1.0, 0.0, 0.0]
     # <answer> starts and ends the message; no num_turns here (0.3.1 replaced the group by its own rubric)
-    assert all(r["metrics"] == {"check_answer_reward_func": r["reward"], "format_reward_func": 1.0} for r in rows)
+    assert all(
+        r["metrics"] == {"check_answer_reward_func": r["reward"], "format_reward_func": 1.0}
+        for r in rows
+    )

@@ -10,12 +10,25 @@ from typing import Any
 from verifiers_lite.testing.conversation_model import answer_chat, apply_stop
 from verifiers_lite.testing.conversation_server import ConversationServerProcess
 
-TOOL = {"type": "function", "function": {"name": "add_one", "description": "x + 1", "parameters": {
-    "type": "object", "properties": {"x": {"type": "integer"}, "label": {"type": "string"}}, "required": ["x"]}}}
+TOOL = {
+    "type": "function",
+    "function": {
+        "name": "add_one",
+        "description": "x + 1",
+        "parameters": {
+            "type": "object",
+            "properties": {"x": {"type": "integer"}, "label": {"type": "string"}},
+            "required": ["x"],
+        },
+    },
+}
 
 
 def _ask(n: int, system: str = "Put the answer in <answer> tags.") -> list[dict[str, Any]]:
-    return [{"role": "system", "content": system}, {"role": "user", "content": f"What is {n} + {n * 3}?"}]
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": f"What is {n} + {n * 3}?"},
+    ]
 
 
 def test_same_conversation_same_answer_and_answers_vary() -> None:
@@ -29,9 +42,16 @@ def test_same_conversation_same_answer_and_answers_vary() -> None:
 
 def test_tool_call_ids_do_not_change_the_answer() -> None:
     def conversation(call_id: str) -> list[dict[str, Any]]:
-        call = {"id": call_id, "type": "function", "function": {"name": "add_one", "arguments": '{"x": 1}'}}
-        return [*_ask(1), {"role": "assistant", "content": None, "tool_calls": [call]},
-                {"role": "tool", "tool_call_id": call_id, "content": "2"}]
+        call = {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "add_one", "arguments": '{"x": 1}'},
+        }
+        return [
+            *_ask(1),
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": call_id, "content": "2"},
+        ]
 
     assert answer_chat(conversation("call_a"), [TOOL]) == answer_chat(conversation("xyz-9"), [TOOL])
 
@@ -48,13 +68,21 @@ def test_offered_tools_are_called_with_arguments_of_their_schema() -> None:
 def test_stop_sequences_cut_both_routes() -> None:
     assert apply_stop("one\ntwo", ["\n"]) == "one" and apply_stop("one\ntwo", None) == "one\ntwo"
     with ConversationServerProcess() as server:
+
         def post(route: str, body: dict[str, Any]) -> dict[str, Any]:
-            req = urllib.request.Request(f"{server.base_url}/{route}", json.dumps(body).encode(),
-                                         {"content-type": "application/json"})
+            req = urllib.request.Request(
+                f"{server.base_url}/{route}",
+                json.dumps(body).encode(),
+                {"content-type": "application/json"},
+            )
             return json.loads(urllib.request.urlopen(req, timeout=10).read())
 
-        text = post("completions", {"model": "m", "prompt": "The river rises in the hills"})["choices"][0]["text"]
-        cut = post("completions", {"model": "m", "prompt": "The river rises in the hills", "stop": ["\n"]})
+        text = post("completions", {"model": "m", "prompt": "The river rises in the hills"})[
+            "choices"
+        ][0]["text"]
+        cut = post(
+            "completions", {"model": "m", "prompt": "The river rises in the hills", "stop": ["\n"]}
+        )
         assert "\n" in text and cut["choices"][0]["text"] == text.split("\n")[0]
         chat = post("chat/completions", {"model": "m", "messages": _ask(2), "stop": ["answer"]})
         assert "answer" not in chat["choices"][0]["message"]["content"]

@@ -22,7 +22,9 @@ NAMES = sorted(SPECS)
 
 def _reference(oracle: dict[str, Any], name: str) -> list[dict[str, Any]]:
     result = oracle[name]
-    assert "failure" not in result, f"verifiers 0.3.1 could not run {name}:\n{result.get('failure')}"
+    assert "failure" not in result, (
+        f"verifiers 0.3.1 could not run {name}:\n{result.get('failure')}"
+    )
     return result["rollouts"]
 
 
@@ -33,7 +35,9 @@ def test_reference_run_is_informative(oracle: dict[str, Any], name: str) -> None
     rollouts = _reference(oracle, name)
     assert rollouts, f"{name}: no rollouts"
     assert [r["error"] for r in rollouts if r["error"]] == []
-    assert len({r["reward"] for r in rollouts}) >= 2, f"{name}: every rollout scored {rollouts[0]['reward']}"
+    assert len({r["reward"] for r in rollouts}) >= 2, (
+        f"{name}: every rollout scored {rollouts[0]['reward']}"
+    )
     per_example = {len(v) for v in records.by_example(rollouts).values()}
     assert per_example == {SPECS[name]["rollouts"]}
 
@@ -44,12 +48,16 @@ def _case(condition: str, name: str) -> Any:
 
 
 @pytest.mark.parametrize(("condition", "name"), [_case(c, n) for c in CONDITIONS for n in NAMES])
-def test_same_rewards_as_verifiers(oracle: dict[str, Any], lite_runs: Any, condition: str, name: str) -> None:
+def test_same_rewards_as_verifiers(
+    oracle: dict[str, Any], lite_runs: Any, condition: str, name: str
+) -> None:
     expected = _reference(oracle, name)
     got = lite_runs(condition)[name]
     assert "failure" not in got, f"verifiers_lite could not run {name}:\n{got.get('failure')}"
     diffs = records.differences(expected, got["rollouts"])
-    assert diffs == [], f"{name}: {len(diffs)} differences from verifiers 0.3.1:\n" + "\n".join(diffs[:12])
+    assert diffs == [], f"{name}: {len(diffs)} differences from verifiers 0.3.1:\n" + "\n".join(
+        diffs[:12]
+    )
 
 
 @pytest.mark.parametrize("name", ["vf_gsm8k"])

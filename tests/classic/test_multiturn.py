@@ -37,7 +37,10 @@ class Counting(vf.MultiTurnEnv):
 
     @vf.stop
     async def said_answer(self, state) -> bool:
-        done = bool(state["trajectory"]) and state["trajectory"][-1]["completion"][-1].content == state["answer"]
+        done = (
+            bool(state["trajectory"])
+            and state["trajectory"][-1]["completion"][-1].content == state["answer"]
+        )
         self.calls.append(f"stop?{len(state['trajectory'])}")
         return done
 
@@ -58,10 +61,22 @@ def test_order_setup_stop_conditions_env_response_cleanup_then_scoring():
 
     env = Counting(dataset=ROWS, rubric=vf.Rubric(funcs=[scored_after_cleanup]))
     row, client = _run(env)
-    assert env.calls == ["setup", "stop?0", "stop?1", "reply1", "stop?2", "reply2", "stop?3", "cleanup"]
+    assert env.calls == [
+        "setup",
+        "stop?0",
+        "stop?1",
+        "reply1",
+        "stop?2",
+        "reply2",
+        "stop?3",
+        "cleanup",
+    ]
     assert len(client.requests) == 3
     assert [m["content"] for m in row["completion"]] == ["1", "go on", "2", "go on", "3"]
-    assert row["reward"] == 1.0 and row["metrics"] == {"scored_after_cleanup": 1.0, "num_turns": 3.0}
+    assert row["reward"] == 1.0 and row["metrics"] == {
+        "scored_after_cleanup": 1.0,
+        "num_turns": 3.0,
+    }
     assert row["stop_reason"] == "env_done" and row["env_state"]["stop_condition"] == "said_answer"
     assert all(type(m) is dict for m in row["prompt"] + row["completion"])
 
@@ -111,7 +126,9 @@ class Slow(vf.MultiTurnEnv):
 
 
 def test_a_timed_out_rollout_is_kept_and_scored():
-    row, _ = _run(Slow(dataset=ROWS, timeout_seconds=0.2, rubric=vf.Rubric(funcs=[lambda completion: 1.0])))
+    row, _ = _run(
+        Slow(dataset=ROWS, timeout_seconds=0.2, rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+    )
     assert row["error"] is None and row["reward"] == 1.0
     assert row["env_state"]["stop_condition"] == "timeout_reached"
 
@@ -131,8 +148,12 @@ def test_teardown_handlers_run_with_the_rubric_teardown():
 
 def test_single_turn_env_sends_the_environment_sampling_args_and_a_few_shot_prompt():
     shots = [{"role": "user", "content": "1+1"}, {"role": "assistant", "content": "2"}]
-    env = vf.SingleTurnEnv(dataset=ROWS, system_prompt="sys", few_shot=shots,
-                           sampling_args={"stop": ["</answer>"], "n": 1, "extra_body": {}})
+    env = vf.SingleTurnEnv(
+        dataset=ROWS,
+        system_prompt="sys",
+        few_shot=shots,
+        sampling_args={"stop": ["</answer>"], "n": 1, "extra_body": {}},
+    )
     row, client = _run(env)
     request = client.requests[0]
     assert [m["content"] for m in request["messages"]] == ["sys", "1+1", "2", "start"]
@@ -163,7 +184,13 @@ env.evaluate_sync(RecordingClient(lambda m, t: "a"), "m", progress=False)
 assert not __import__("os").path.exists({str(marker)!r})  # not before the end
 """
     root = Path(__file__).resolve().parents[2]
-    proc = subprocess.run([sys.executable, "-c", child], cwd=root, capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "PYTHONPATH": str(root)})
+    proc = subprocess.run(
+        [sys.executable, "-c", child],
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "PYTHONPATH": str(root)},
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     assert marker.read_text() == "done"

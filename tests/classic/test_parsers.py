@@ -17,10 +17,17 @@ def test_xml_parser_reads_first_match_per_message_and_the_latest_message_with_th
     parsed = parser.parse("<think> a </think><answer>1</answer><answer>2</answer>")
     assert (parsed.think, parsed.answer, parsed.final) == ("a", "1", None)
     assert parser.parse("<answer>1</answer><answer>2</answer>", last=True).answer == "2"
-    completion = _reply("<answer>7</answer>") + [{"role": "user", "content": "?"}] + _reply("no tags")
+    completion = (
+        _reply("<answer>7</answer>") + [{"role": "user", "content": "?"}] + _reply("no tags")
+    )
     assert parser.parse_answer(completion) == "7"  # the latest assistant message that has one
-    assert parser.parse_answer("<answer>1</answer> <answer>2</answer>") == "2"  # a string: the last match
-    assert parser.get_format_str() == "<think>\n...\n</think>\n<[ answer | final ]>\n...\n</[ answer | final ]>"
+    assert (
+        parser.parse_answer("<answer>1</answer> <answer>2</answer>") == "2"
+    )  # a string: the last match
+    assert (
+        parser.get_format_str()
+        == "<think>\n...\n</think>\n<[ answer | final ]>\n...\n</[ answer | final ]>"
+    )
     assert parser.format(think="t", final="f") == "<think>\nt\n</think>\n<answer>\nf\n</answer>"
     with pytest.raises(ValueError, match="Duplicate field name"):
         vf.XMLParser(["a", ("a", "b")])
@@ -35,7 +42,9 @@ def test_xml_format_reward_weighs_fields_present_start_and_end():
     # no field at all: only the spacing share
     assert reward(_reply("plain")) == pytest.approx(0.2)
     # averaged over assistant messages
-    assert reward(_reply("plain") + _reply("<think>x</think><answer>y</answer>")) == pytest.approx(0.6)
+    assert reward(_reply("plain") + _reply("<think>x</think><answer>y</answer>")) == pytest.approx(
+        0.6
+    )
     assert reward([{"role": "user", "content": "q"}]) == 0.0
 
 
@@ -48,7 +57,9 @@ def test_think_parsers_and_the_base_parser():
     fmt = think.get_format_reward_func()
     assert fmt(_reply("<think>r</think>ok") + _reply("missing")) == 0.5
     base = vf.Parser()
-    assert base.parse_answer(_reply(" spaced ")) == " spaced "  # no stripping in the classic base parser
+    assert (
+        base.parse_answer(_reply(" spaced ")) == " spaced "
+    )  # no stripping in the classic base parser
     assert base.parse_answer([{"role": "user", "content": "q"}]) is None
     assert base.get_format_reward_func()(_reply("")) == 1.0
 
@@ -60,4 +71,7 @@ def test_answer_extractors_and_prompts():
     assert vf.extract_boxed_answer("\\boxed{open", strict=False) == "\\boxed{open"
     assert vf.extract_hash_answer("work\n#### 1,234 ") == "1,234"
     assert vf.extract_hash_answer("no marker") == "no marker"
-    assert vf.BOXED_SYSTEM_PROMPT == "Please reason step by step, and put your final answer within \\boxed{}."
+    assert (
+        vf.BOXED_SYSTEM_PROMPT
+        == "Please reason step by step, and put your final answer within \\boxed{}."
+    )

@@ -7,8 +7,10 @@ from __future__ import annotations
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
 
-ROWS = [{"question": "2+2", "answer": "4", "level": 1, "info": {"k": "x"}},
-        {"question": "3+3", "answer": "6", "level": 2, "info": {"k": "y"}}]
+ROWS = [
+    {"question": "2+2", "answer": "4", "level": 1, "info": {"k": "x"}},
+    {"question": "3+3", "answer": "6", "level": 2, "info": {"k": "y"}},
+]
 
 
 def _answer_four(messages, tools):
@@ -16,7 +18,9 @@ def _answer_four(messages, tools):
 
 
 def _run(env, rollouts=1):
-    out = env.evaluate_sync(RecordingClient(_answer_four), "m", rollouts_per_example=rollouts, progress=False)
+    out = env.evaluate_sync(
+        RecordingClient(_answer_four), "m", rollouts_per_example=rollouts, progress=False
+    )
     return sorted(out.rows, key=lambda r: (r["example_id"], r["rollout_index"]))
 
 
@@ -24,15 +28,28 @@ def test_reward_functions_take_rollout_fields_input_columns_and_class_objects_by
     seen = []
 
     def look(prompt, completion, answer, state, info, task, level, parser, secret) -> float:
-        seen.append((prompt[-1].content, completion[-1].role, answer, info["k"], task["question"], level,
-                     type(parser).__name__, secret, state["answer"]))
+        seen.append(
+            (
+                prompt[-1].content,
+                completion[-1].role,
+                answer,
+                info["k"],
+                task["question"],
+                level,
+                type(parser).__name__,
+                secret,
+                state["answer"],
+            )
+        )
         return float(level)
 
     rubric = vf.Rubric(funcs=[look])
     rubric.add_class_object("secret", 42)
     rows = _run(vf.SingleTurnEnv(dataset=ROWS, rubric=rubric))
-    assert sorted(seen) == [("2+2", "assistant", "4", "x", "2+2", 1, "Parser", 42, "4"),
-                            ("3+3", "assistant", "6", "y", "3+3", 2, "Parser", 42, "6")]
+    assert sorted(seen) == [
+        ("2+2", "assistant", "4", "x", "2+2", 1, "Parser", 42, "4"),
+        ("3+3", "assistant", "6", "y", "3+3", 2, "Parser", 42, "6"),
+    ]
     assert [r["reward"] for r in rows] == [1.0, 2.0]
     assert rows[0]["metrics"] == {"look": 1.0, "num_turns": 1.0}
 
@@ -47,7 +64,11 @@ def test_a_failing_or_unanswerable_function_scores_zero_without_marking_the_roll
     def one(completion) -> float:
         return 1.0
 
-    rows = _run(vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric(funcs=[boom, wants_missing, one], weights=[1, 1, 0.5])))
+    rows = _run(
+        vf.SingleTurnEnv(
+            dataset=ROWS, rubric=vf.Rubric(funcs=[boom, wants_missing, one], weights=[1, 1, 0.5])
+        )
+    )
     assert [r["reward"] for r in rows] == [0.5, 0.5]
     assert [r["error"] for r in rows] == [None, None]
     assert rows[0]["metrics"] == {"boom": 0.0, "wants_missing": 0.0, "one": 1.0, "num_turns": 1.0}
@@ -72,9 +93,14 @@ def test_a_repeated_name_keeps_the_last_value_and_both_weights_count():
     def make(value):
         def score(completion) -> float:
             return value
+
         return score
 
-    rows = _run(vf.SingleTurnEnv(dataset=ROWS[:1], rubric=vf.Rubric(funcs=[make(1.0), make(3.0)], weights=[1.0, 2.0])))
+    rows = _run(
+        vf.SingleTurnEnv(
+            dataset=ROWS[:1], rubric=vf.Rubric(funcs=[make(1.0), make(3.0)], weights=[1.0, 2.0])
+        )
+    )
     assert rows[0]["reward"] == 7.0
     assert rows[0]["metrics"]["score"] == 3.0
 
@@ -106,4 +132,6 @@ def test_add_metric_has_weight_zero_and_pass_threshold_decides_pass():
     env = vf.SingleTurnEnv(dataset=ROWS, rubric=rubric)
     rows = _run(env)
     assert [r["reward"] for r in rows] == [0.6, 0.0]
-    assert env.pass_criterion.passes(rows[0]) and not env.pass_criterion.passes(rows[1])  # threshold 0.5
+    assert env.pass_criterion.passes(rows[0]) and not env.pass_criterion.passes(
+        rows[1]
+    )  # threshold 0.5

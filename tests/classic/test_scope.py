@@ -16,7 +16,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 
-CLASSIC_MODULE = '''
+CLASSIC_MODULE = """
 import verifiers as vf
 from verifiers.types import Messages, State
 from verifiers.utils.data_utils import extract_hash_answer
@@ -30,34 +30,34 @@ def load_environment(n: int = 2):
 
     rows = [{"question": f"q{i}", "answer": extract_hash_answer(f"x #### {i}")} for i in range(n)]
     return vf.SingleTurnEnv(dataset=rows, rubric=rubric_module.Rubric(funcs=[exact]))
-'''
+"""
 
-CLASSIC_PACKAGE_INIT = '''
+CLASSIC_PACKAGE_INIT = """
 from .rubrics import make_rubric
 import verifiers as vf
 
 
 def load_environment():
     return vf.SingleTurnEnv(dataset=[{"question": "q", "answer": "a"}], rubric=make_rubric())
-'''
+"""
 
-CLASSIC_PACKAGE_RUBRICS = '''
+CLASSIC_PACKAGE_RUBRICS = """
 from verifiers import *  # noqa: F403 - classic modules did this too
 
 
 def make_rubric():
     return Rubric(funcs=[lambda completion: 1.0])  # noqa: F405
-'''
+"""
 
-PLAIN_FIRST = '''
+PLAIN_FIRST = """
 import verifiers as vf
 
 
 def load_environment():
     return vf.SingleTurnEnv(dataset=[{"question": "q", "answer": "a"}])
-'''
+"""
 
-V1_MODULE = '''
+V1_MODULE = """
 import verifiers.v1 as v1
 import verifiers_lite
 
@@ -66,9 +66,9 @@ def load_environment():
     env = verifiers_lite.SingleTurnEnv(dataset=[{"question": "q", "answer": "a"}], env_id="v1user")
     env.seen_v1 = v1.MARK
     return env
-'''
+"""
 
-CHILD = '''
+CHILD = """
 import importlib, importlib.util, json, sys
 before = importlib.util.find_spec("verifiers")
 before = before.origin if before else None
@@ -112,7 +112,7 @@ try:
 except ModuleNotFoundError as exc:
     report["unknown"] = str(exc)
 print("REPORT" + json.dumps(report))
-'''
+"""
 
 
 def _write_modules(base: Path, fake_verifiers: bool) -> None:
@@ -134,11 +134,17 @@ def _run_child(tmp_path: Path, fake_verifiers: bool) -> dict:
     _write_modules(tmp_path, fake_verifiers)
     path = [str(ROOT), str(tmp_path)] + ([str(tmp_path / "site")] if fake_verifiers else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
-    proc = subprocess.run([sys.executable, "-c", CHILD], cwd=tmp_path, env=env, capture_output=True, text=True,
-                          timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", CHILD],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     line = next(x for x in proc.stdout.splitlines() if x.startswith("REPORT"))
-    return json.loads(line[len("REPORT"):])
+    return json.loads(line[len("REPORT") :])
 
 
 def _assert_classic_ran(report: dict) -> None:
@@ -148,11 +154,15 @@ def _assert_classic_ran(report: dict) -> None:
     assert report["scoped"] == [True, True, True]
     assert report["pkg_type"] == "verifiers_lite.classic.multiturn"
     assert report["plain_rows"] is True
-    assert report["first_env"] == "SingleTurnEnv"  # re-imported within the scope by load_environment
+    assert (
+        report["first_env"] == "SingleTurnEnv"
+    )  # re-imported within the scope by load_environment
     assert "verifiers.envs.no_such_module" in report["unknown"]
 
 
-def test_beside_a_real_verifiers_04_classic_modules_get_the_shim_and_everyone_else_the_real_package(tmp_path):
+def test_beside_a_real_verifiers_04_classic_modules_get_the_shim_and_everyone_else_the_real_package(
+    tmp_path,
+):
     report = _run_child(tmp_path, fake_verifiers=True)
     _assert_classic_ran(report)
     assert report["before"].endswith(os.path.join("site", "verifiers", "__init__.py"))
@@ -174,5 +184,7 @@ def test_verifiers_lite_installs_no_top_level_verifiers_package():
     """The distribution ships only verifiers_lite's own packages: no ``verifiers`` of its own."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text())
     include = config["tool"]["setuptools"]["packages"]["find"]["include"]
-    assert include and all(p.split(".")[0] in ("verifiers_lite", "verifiers_lite_envs") for p in include)
+    assert include and all(
+        p.split(".")[0] in ("verifiers_lite", "verifiers_lite_envs") for p in include
+    )
     assert not (ROOT / "verifiers").exists() and not (ROOT / "environments" / "verifiers").exists()

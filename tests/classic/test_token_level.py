@@ -35,15 +35,21 @@ def test_classic_tool_env_rows_carry_verbatim_token_ids():
     template = toy_template()
     rows = [{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(2)]
     env = vf.ToolEnv(tools=[add], dataset=rows, rubric=vf.Rubric(funcs=[boxed]), max_turns=4)
-    client = TokenClient(ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0))
+    client = TokenClient(
+        ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0)
+    )
     out = env.evaluate_sync(client, "toy", rollouts_per_example=2, progress=False)
     assert [r["reward"] for r in out.rows] == [1.0] * 4
-    assert all(r["metrics"]["add_calls"] == 1.0 and r["metrics"]["num_turns"] == 2.0 for r in out.rows)
+    assert all(
+        r["metrics"]["add_calls"] == 1.0 and r["metrics"]["num_turns"] == 2.0 for r in out.rows
+    )
     batch = build_training_batch(out.rows)
     for row, ids, labels in zip(out.rows, batch["input_ids"], batch["labels"], strict=True):
         assert ids == row["prompt_ids"] + row["completion_ids"]
         rendered = template.render([*row["prompt"], *row["completion"]], env.tool_defs)
         assert rendered.startswith(template.decode(ids))  # the ids spell the conversation
-        sampled = [t for t, m in zip(row["completion_ids"], row["completion_mask"], strict=True) if m]
+        sampled = [
+            t for t, m in zip(row["completion_ids"], row["completion_mask"], strict=True) if m
+        ]
         assert [lab for lab in labels if lab != IGNORE_INDEX] == sampled
         assert 0 in row["completion_mask"]  # the tool turn is bridged, not sampled

@@ -29,9 +29,14 @@ async def fail(x: str) -> str:
 
 def _calls_then_answer(messages, tools):
     if not any(m["role"] == "tool" for m in messages):
-        return {"content": None, "tool_calls": [tool_call("c1", "add", '{"a": 2, "b": 3}'),
-                                                tool_call("c2", "fail", '{"x": "y"}'),
-                                                tool_call("c3", "add", "not json")]}
+        return {
+            "content": None,
+            "tool_calls": [
+                tool_call("c1", "add", '{"a": 2, "b": 3}'),
+                tool_call("c2", "fail", '{"x": "y"}'),
+                tool_call("c3", "add", "not json"),
+            ],
+        }
     return "5"
 
 
@@ -52,10 +57,18 @@ def test_tools_are_offered_called_and_counted():
     assert offered[0]["function"]["parameters"]["required"] == ["a", "b"]
     tool_replies = [m for m in row["completion"] if m["role"] == "tool"]
     assert [(m["tool_call_id"], m["content"]) for m in tool_replies] == [
-        ("c1", "5"), ("c2", "bad y"), ("c3", "Expecting value: line 1 column 1 (char 0)")]
+        ("c1", "5"),
+        ("c2", "bad y"),
+        ("c3", "Expecting value: line 1 column 1 (char 0)"),
+    ]
     assert row["reward"] == 1.0 and row["stop_reason"] == "stop"
-    assert row["metrics"] == {"right": 1.0, "num_turns": 2.0, "total_tool_calls": 3.0, "add_calls": 2.0,
-                              "fail_calls": 1.0}
+    assert row["metrics"] == {
+        "right": 1.0,
+        "num_turns": 2.0,
+        "total_tool_calls": 3.0,
+        "add_calls": 2.0,
+        "fail_calls": 1.0,
+    }
 
 
 def test_stop_errors_end_the_rollout_as_an_error_row():
@@ -94,13 +107,22 @@ def test_stateful_tools_hide_arguments_and_get_them_from_the_state():
 
     def reply(messages, tools):
         done = sum(m["role"] == "tool" for m in messages)
-        return {"content": None, "tool_calls": [tool_call(f"n{done}", "write", json.dumps({"text": "hi"}))]} \
-            if done < 2 else "done"
+        return (
+            {
+                "content": None,
+                "tool_calls": [tool_call(f"n{done}", "write", json.dumps({"text": "hi"}))],
+            }
+            if done < 2
+            else "done"
+        )
 
     row, client = _run(Notes(dataset=ROWS, rubric=vf.Rubric(funcs=[note_count])), reply)
     schema = client.requests[0]["tools"][0]["function"]["parameters"]
     assert list(schema["properties"]) == ["text"] and schema["required"] == ["text"]
-    assert [m["content"] for m in row["completion"] if m["role"] == "tool"] == ["1 notes", "2 notes"]
+    assert [m["content"] for m in row["completion"] if m["role"] == "tool"] == [
+        "1 notes",
+        "2 notes",
+    ]
     assert row["reward"] == 2.0 and row["metrics"]["write_calls"] == 2.0
 
 
@@ -113,7 +135,9 @@ def test_tool_env_add_rubric_scores_with_both():
         def assistant_turns(self, completion) -> float:
             return float(sum(m.role == "assistant" for m in completion))
 
-    env = vf.ToolEnv(dataset=ROWS, tools=[add], rubric=vf.Rubric(funcs=[lambda completion: 1.0]), max_turns=5)
+    env = vf.ToolEnv(
+        dataset=ROWS, tools=[add], rubric=vf.Rubric(funcs=[lambda completion: 1.0]), max_turns=5
+    )
     env.add_rubric(Extra())
     row, _ = _run(env, lambda messages, tools: "5")
     assert row["reward"] == 1.5 and row["metrics"]["assistant_turns"] == 1.0

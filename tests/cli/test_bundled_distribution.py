@@ -51,18 +51,37 @@ def test_the_wheel_holds_the_bundled_package_and_no_top_level_environments(tmp_p
         if (ROOT / name).exists():
             shutil.copy(ROOT / name, src / name)
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-         "-w", str(tmp_path / "dist"), str(src)],
-        capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "-q",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            str(tmp_path / "dist"),
+            str(src),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     assert built.returncode == 0, built.stderr[-3000:]
     (wheel,) = (tmp_path / "dist").glob("verifiers_lite-*.whl")
     with zipfile.ZipFile(wheel) as zf:
         names = zf.namelist()
         top = {n.split("/")[0] for n in names if not n.split("/")[0].endswith(".dist-info")}
-        entry_text = next(zf.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
+        entry_text = next(
+            zf.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt")
+        )
     assert top == {"verifiers_lite", "verifiers_lite_envs"}  # no "environments"
-    shipped = {n.removeprefix("verifiers_lite_envs/") for n in names if n.startswith("verifiers_lite_envs/")}
+    shipped = {
+        n.removeprefix("verifiers_lite_envs/")
+        for n in names
+        if n.startswith("verifiers_lite_envs/")
+    }
     assert {f"{m}.py" for m in _bundled_modules()} | {"__init__.py", "_common.py"} <= shipped
     entry_points = configparser.ConfigParser(delimiters=("=",))
     entry_points.optionxform = str  # type: ignore[assignment,method-assign]

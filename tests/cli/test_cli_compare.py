@@ -15,8 +15,24 @@ import verifiers_lite as vf
 
 
 def _eval(fake_server, tmp_path: Path, name: str, *args: str) -> Path:
-    r = vf_lite("eval", "arithmetic", "-b", fake_server.base_url, "-m", "fake-arith", "-n", "8", "-r", "3",
-                "-q", "--no-plot", "-s", str(tmp_path / name), *args, cwd=tmp_path)
+    r = vf_lite(
+        "eval",
+        "arithmetic",
+        "-b",
+        fake_server.base_url,
+        "-m",
+        "fake-arith",
+        "-n",
+        "8",
+        "-r",
+        "3",
+        "-q",
+        "--no-plot",
+        "-s",
+        str(tmp_path / name),
+        *args,
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     return _run_dir(tmp_path / name)
 
@@ -46,15 +62,25 @@ def test_compare_prints_the_paired_figures(two_temperatures):
     assert r.returncode == 0, r.stderr
     a, b = _example_means(cold), _example_means(hot)
     d = [b[k] - a[k] for k in a]
-    for needle in ("temperature=1.2 − temperature=0.2: paired over 8 shared examples",
-                   f"{statistics.fmean(d):+.3f} ± ", "paired t-test, 7 df",
-                   f"b better on {sum(x > 0 for x in d)}, tied on {sum(x == 0 for x in d)}, worse on {sum(x < 0 for x in d)}",
-                   "8 shared, 0 only in a, 0 only in b", "at 80% power", "to detect 0.05: ", "; 0.1: ",
-                   "largest per-example differences"):
+    for needle in (
+        "temperature=1.2 − temperature=0.2: paired over 8 shared examples",
+        f"{statistics.fmean(d):+.3f} ± ",
+        "paired t-test, 7 df",
+        f"b better on {sum(x > 0 for x in d)}, tied on {sum(x == 0 for x in d)}, worse on {sum(x < 0 for x in d)}",
+        "8 shared, 0 only in a, 0 only in b",
+        "at 80% power",
+        "to detect 0.05: ",
+        "; 0.1: ",
+        "largest per-example differences",
+    ):
         assert needle in r.stdout, (needle, r.stdout)
-    j = json.loads(vf_lite("compare", str(cold), str(hot), "--json", "--delta", "0.2", cwd=tmp).stdout)
+    j = json.loads(
+        vf_lite("compare", str(cold), str(hot), "--json", "--delta", "0.2", cwd=tmp).stdout
+    )
     ref = stats.ttest_rel([b[k] for k in a], [a[k] for k in a])
-    assert j["diff"] == pytest.approx(statistics.fmean(d)) and j["p_value"] == pytest.approx(ref.pvalue)
+    assert j["diff"] == pytest.approx(statistics.fmean(d)) and j["p_value"] == pytest.approx(
+        ref.pvalue
+    )
     assert j["ci"] == pytest.approx(list(ref.confidence_interval(0.95)))
     assert j["labels"] == ["temperature=0.2", "temperature=1.2"] and len(j["per_example"]) == 8
     assert set(j["examples_needed"]) == {"0.2"}
@@ -75,8 +101,16 @@ def test_runs_of_other_examples_and_bad_paths_exit_2(two_temperatures):
 
 def test_runs_without_a_shared_example_exit_2(tmp_path):
     def run(ids: range, name: str) -> Path:
-        rows = [{"example_id": i, "rollout_index": 0, "prompt": [{"role": "user", "content": f"q{i}"}],
-                 "answer": "1", "reward": 1.0} for i in ids]
+        rows = [
+            {
+                "example_id": i,
+                "rollout_index": 0,
+                "prompt": [{"role": "user", "content": f"q{i}"}],
+                "answer": "1",
+                "reward": 1.0,
+            }
+            for i in ids
+        ]
         return vf.GenerateOutputs(rows, {"env_id": "toy", "model": "m"}).save(tmp_path / name)
 
     r = vf_lite("compare", str(run(range(0, 3), "a")), str(run(range(3, 5), "b")), cwd=tmp_path)

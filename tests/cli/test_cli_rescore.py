@@ -13,7 +13,7 @@ from pathlib import Path
 
 from verifiers_lite.results.store import read_rows
 
-ENV_MODULE = '''
+ENV_MODULE = """
 import verifiers_lite as vf
 
 
@@ -28,31 +28,68 @@ WEIGHT = {weight}
 def load_environment(num_examples=4):
     rows = [{{"question": f"What is {{i}} + {{i % 3}}?", "answer": str(i + i % 3)}} for i in range(num_examples)]
     return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([stated_answer]))
-'''
+"""
 
 
 def _vf_lite(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1",
-           "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run([sys.executable, "-m", "verifiers_lite.cli", *args], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=180)
+    env = {
+        **os.environ,
+        "PYTHONUNBUFFERED": "1",
+        "PYTHONPATH": os.pathsep.join([str(cwd), os.environ.get("PYTHONPATH", "")]),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "verifiers_lite.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def test_rescore_cli_uses_the_current_rubric_and_sends_no_request(fake_server, tmp_path):
     module = tmp_path / "fixable_env.py"
     module.write_text(ENV_MODULE.format(weight=1.0))
     root = tmp_path / "out"
-    r = _vf_lite("eval", "fixable_env", "-b", fake_server.base_url, "-m", "fake-arith", "-n", "4", "-r", "3",
-                 "-q", "--no-plot", "-s", str(root), cwd=tmp_path)
+    r = _vf_lite(
+        "eval",
+        "fixable_env",
+        "-b",
+        fake_server.base_url,
+        "-m",
+        "fake-arith",
+        "-n",
+        "4",
+        "-r",
+        "3",
+        "-q",
+        "--no-plot",
+        "-s",
+        str(root),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     (run,) = [p for p in root.glob("*/*") if (p / "metadata.json").exists()]
     requests = fake_server.stats()["requests"]
     assert requests == 12
 
     module.write_text(ENV_MODULE.format(weight=0.5))  # the reward is "fixed" after the run
-    r = _vf_lite("eval", "fixable_env", "-b", fake_server.base_url, "--resume", str(run), "-q", "--no-plot",
-                 "-s", str(root), cwd=tmp_path)
-    assert r.returncode == 2 and "reward code changed since the saved run: stated_answer" in r.stderr, r.stderr
+    r = _vf_lite(
+        "eval",
+        "fixable_env",
+        "-b",
+        fake_server.base_url,
+        "--resume",
+        str(run),
+        "-q",
+        "--no-plot",
+        "-s",
+        str(root),
+        cwd=tmp_path,
+    )
+    assert (
+        r.returncode == 2 and "reward code changed since the saved run: stated_answer" in r.stderr
+    ), r.stderr
     assert "vf-lite rescore" in r.stderr
 
     target = tmp_path / "fixed"
@@ -68,8 +105,19 @@ def test_rescore_cli_uses_the_current_rubric_and_sends_no_request(fake_server, t
     meta = json.loads((target / "metadata.json").read_text())
     assert meta["rescored_from"]["path"] == str(run) and meta["env_id"] == "fixable_env"
 
-    r = _vf_lite("eval", "fixable_env", "-b", fake_server.base_url, "--resume", str(target), "-q", "--no-plot",
-                 "-s", str(root), cwd=tmp_path)
+    r = _vf_lite(
+        "eval",
+        "fixable_env",
+        "-b",
+        fake_server.base_url,
+        "--resume",
+        str(target),
+        "-q",
+        "--no-plot",
+        "-s",
+        str(root),
+        cwd=tmp_path,
+    )
     assert r.returncode == 0, r.stderr
     assert fake_server.stats()["requests"] == requests  # resumed whole under the new code
 

@@ -18,7 +18,9 @@ def test_group_is_an_endpoint_list_for_runs_and_one_client_when_called():
     assert as_model_client(group) is group  # a judge or a direct call uses it as one client
 
     async def four_at_once():
-        return await asyncio.gather(*(group.chat("m", [{"role": "user", "content": "hi"}]) for _ in range(4)))
+        return await asyncio.gather(
+            *(group.chat("m", [{"role": "user", "content": "hi"}]) for _ in range(4))
+        )
 
     replies = asyncio.run(four_at_once())
     assert [r.content for r in replies] == ["2 + 2 = 4"] * 4
@@ -59,7 +61,9 @@ def test_a_crashed_endpoint_gets_no_more_requests():
 
 def test_requests_fail_over_from_an_endpoint_that_keeps_failing():
     def down(messages):
-        raise vf.ModelAPIError("bad gateway", category="model_http_error", status=502, retryable=True)
+        raise vf.ModelAPIError(
+            "bad gateway", category="model_http_error", status=502, retryable=True
+        )
 
     failing, healthy = ScriptedClient(down), ScriptedClient("ok")
     group = ClientGroup([failing, healthy])

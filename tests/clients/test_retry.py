@@ -52,7 +52,11 @@ def test_retry_budget_exhausted_raises_with_attempt_count(fake_server):
     fake_server.configure(faults=[{"status": 502, "message": "upstream down"}] * 10)
     with pytest.raises(vf.ModelAPIError) as info:
         chat(vf.ChatClient(fake_server.base_url, retry=FAST))
-    assert info.value.status == 502 and "upstream down" in str(info.value) and "after 4 attempts" in str(info.value)
+    assert (
+        info.value.status == 502
+        and "upstream down" in str(info.value)
+        and "after 4 attempts" in str(info.value)
+    )
     assert fake_server.stats()["requests"] == 4
 
 
@@ -61,7 +65,12 @@ def test_non_retryable_errors_fail_fast_with_the_servers_message(fake_server, st
     fake_server.configure(faults=[{"status": status, "message": f"server says no ({status})"}])
     t0 = time.perf_counter()
     with pytest.raises(vf.ModelAPIError) as info:
-        chat(vf.ChatClient(fake_server.base_url, retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0)))
+        chat(
+            vf.ChatClient(
+                fake_server.base_url,
+                retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0),
+            )
+        )
     assert time.perf_counter() - t0 < 20  # a first backoff would be 30-60 s
     err = info.value
     assert err.status == status and not err.retryable and f"server says no ({status})" in str(err)
@@ -77,7 +86,9 @@ def test_per_request_timeout(fake_server):
 
 
 def test_connection_refused_is_retried_then_categorised():
-    client = vf.ChatClient(f"http://127.0.0.1:{free_port()}/v1", retry=vf.RetryPolicy(max_attempts=3, base_delay=0.01))
+    client = vf.ChatClient(
+        f"http://127.0.0.1:{free_port()}/v1", retry=vf.RetryPolicy(max_attempts=3, base_delay=0.01)
+    )
     with pytest.raises(vf.ModelAPIError) as info:
         chat(client)
     assert info.value.category == "model_connection" and "after 3 attempts" in str(info.value)
@@ -90,10 +101,15 @@ def test_backoff_is_exponential_with_jitter_and_capped():
         assert all(cap / 2 <= d <= cap for d in delays)
         assert len(delays) > 100  # jittered, not a fixed schedule
     assert p.delay(1, retry_after=3.0) == 3.0 and p.delay(1, retry_after=99.0) == 10.0
-    assert parse_retry_after("2.5") == 2.5 and parse_retry_after("soon") is None and parse_retry_after(None) is None
+    assert (
+        parse_retry_after("2.5") == 2.5
+        and parse_retry_after("soon") is None
+        and parse_retry_after(None) is None
+    )
 
 
 # -- the policy module itself ---------------------------------------------------------------------
+
 
 class Flaky(Exception):
     def __init__(self, retry_after: float | None = None, retryable: bool = True) -> None:
@@ -117,7 +133,9 @@ def _run(failures: list[Flaky], policy: vf.RetryPolicy) -> tuple[object, int, li
 
     async def main() -> object:
         try:
-            return await call_with_retries(attempt, policy, lambda e: getattr(e, "retryable", False), sleep=sleep)
+            return await call_with_retries(
+                attempt, policy, lambda e: getattr(e, "retryable", False), sleep=sleep
+            )
         except Flaky as exc:
             return exc
 
@@ -128,12 +146,17 @@ def test_call_with_retries_waits_on_the_policy_and_honours_retry_after():
     p = vf.RetryPolicy(max_attempts=4, base_delay=1.0, max_delay=3.0, max_retry_after=5.0)
     result, calls, sleeps = _run([Flaky(), Flaky(retry_after=2.5), Flaky(retry_after=60)], p)
     assert result == "ok" and calls == 4
-    assert 0.5 <= sleeps[0] <= 1.0 and sleeps[1:] == [2.5, 5.0]  # attempt 1: cap 1 s; then asked, capped
+    assert 0.5 <= sleeps[0] <= 1.0 and sleeps[1:] == [
+        2.5,
+        5.0,
+    ]  # attempt 1: cap 1 s; then asked, capped
 
 
 def test_call_with_retries_stops_at_max_attempts_and_on_non_retryable():
     last = Flaky()
-    result, calls, sleeps = _run([Flaky(), Flaky(), last, Flaky()], vf.RetryPolicy(max_attempts=3, base_delay=0))
+    result, calls, sleeps = _run(
+        [Flaky(), Flaky(), last, Flaky()], vf.RetryPolicy(max_attempts=3, base_delay=0)
+    )
     assert result is last and calls == 3 and sleeps == [0.0, 0.0]
     fatal = Flaky(retryable=False)
     result, calls, sleeps = _run([Flaky(), fatal], vf.RetryPolicy(max_attempts=5, base_delay=0))
@@ -149,7 +172,15 @@ def test_the_librarys_schedules():
         assert all(cap / 2 <= ROLLOUT_RETRY.delay(attempt) <= cap for _ in range(100))
     # Result polls of the rollout server client: fixed schedules, then none.
     assert [RESULT_POLL_NETWORK.delay(n) for n in (1, 2, 3)] == [0.1, 0.5, None]
-    assert [RESULT_POLL_GATEWAY.delay(n) for n in range(1, 8)] == [0.25, 0.5, 1.0, 2.0, 4.0, 8.0, None]
+    assert [RESULT_POLL_GATEWAY.delay(n) for n in range(1, 8)] == [
+        0.25,
+        0.5,
+        1.0,
+        2.0,
+        4.0,
+        8.0,
+        None,
+    ]
     assert Schedule(()).delay(1) is None and RESULT_POLL_GATEWAY.max_retries == 6
     # Admission 429: what the server asked (body hint first), clamped to [0.05, 60], default 1 s.
     assert ADMISSION_RETRY_AFTER.seconds("7", hint=0.25) == 0.25
@@ -189,9 +220,13 @@ class _Recorded:
         return Retries(self, limit)
 
 
-@pytest.mark.parametrize(("max_retries", "delays", "attempts", "asked"),
-                         [(5, (0.0, 0.0), 3, [1, 2, 3]), (1, (0.0, 0.0, 0.0), 2, [1])])
-def test_a_failed_rollout_is_rerun_on_the_shared_rollout_schedule(monkeypatch, max_retries, delays, attempts, asked):
+@pytest.mark.parametrize(
+    ("max_retries", "delays", "attempts", "asked"),
+    [(5, (0.0, 0.0), 3, [1, 2, 3]), (1, (0.0, 0.0, 0.0), 2, [1])],
+)
+def test_a_failed_rollout_is_rerun_on_the_shared_rollout_schedule(
+    monkeypatch, max_retries, delays, attempts, asked
+):
     """Reruns stop at whichever ends first: the environment's max_retries or the schedule."""
     schedule = _Recorded(delays)
     monkeypatch.setattr(environment_module, "ROLLOUT_RETRY", schedule)
@@ -200,7 +235,9 @@ def test_a_failed_rollout_is_rerun_on_the_shared_rollout_schedule(monkeypatch, m
     def down(messages):
         nonlocal calls
         calls += 1
-        raise vf.ModelAPIError("upstream down", category="model_http_error", status=502, retryable=True)
+        raise vf.ModelAPIError(
+            "upstream down", category="model_http_error", status=502, retryable=True
+        )
 
     env = vf.SingleTurnEnv(dataset=[{"question": "1 + 1", "answer": "2"}], max_retries=max_retries)
     out = env.evaluate_sync(ScriptedClient(down), "scripted", progress=False)
@@ -211,7 +248,10 @@ def test_a_failed_rollout_is_rerun_on_the_shared_rollout_schedule(monkeypatch, m
 
 def test_one_retry_after_reader():
     assert parse_retry_after(" 3 ") == 3.0 and parse_retry_after("-2") == 0.0
-    assert parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None and parse_retry_after("inf") is None
+    assert (
+        parse_retry_after("Wed, 21 Oct 2015 07:28:00 GMT") is None
+        and parse_retry_after("inf") is None
+    )
     assert parse_retry_after("9", hint=0.2) == 0.2 and parse_retry_after(None, hint="0.2") is None
 
 
@@ -237,8 +277,11 @@ def test_a_dead_server_process_fails_at_once_as_crashed_not_retried():
             return None
         return f"exited with {code}"
 
-    client = vf.ChatClient(server.base_url, process_check=process_check,
-                           retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0))
+    client = vf.ChatClient(
+        server.base_url,
+        process_check=process_check,
+        retry=vf.RetryPolicy(max_attempts=5, base_delay=60.0, max_delay=60.0),
+    )
     assert "boxed" in chat(client).content
     proc.kill()
     proc.wait()

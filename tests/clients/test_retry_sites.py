@@ -9,12 +9,21 @@ from pathlib import Path
 PACKAGE = Path(__file__).resolve().parents[2] / "verifiers_lite"
 POLICY = PACKAGE / "clients" / "retry.py"
 # random's draws a jittered wait is made of (not random.Random(seed).shuffle of a dataset).
-_RANDOM_WAITS = {"random", "uniform", "expovariate", "gauss", "triangular", "randint", "betavariate"}
+_RANDOM_WAITS = {
+    "random",
+    "uniform",
+    "expovariate",
+    "gauss",
+    "triangular",
+    "randint",
+    "betavariate",
+}
 
 
 def _calls_sleep(node: ast.AST) -> bool:
     return any(
-        isinstance(n, ast.Call) and (
+        isinstance(n, ast.Call)
+        and (
             (isinstance(n.func, ast.Attribute) and n.func.attr == "sleep")
             or (isinstance(n.func, ast.Name) and n.func.id == "sleep")
         )
@@ -26,8 +35,12 @@ def _computes_backoff(node: ast.AST) -> bool:
     for n in ast.walk(node):
         if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Pow):
             return True
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "random" \
-                and n.attr in _RANDOM_WAITS:
+        if (
+            isinstance(n, ast.Attribute)
+            and isinstance(n.value, ast.Name)
+            and n.value.id == "random"
+            and n.attr in _RANDOM_WAITS
+        ):
             return True
         if isinstance(n, (ast.Name, ast.Attribute)):
             name = n.id if isinstance(n, ast.Name) else n.attr
@@ -53,9 +66,13 @@ async def fetch(url):
             await asyncio.sleep(0.1 * 2 ** attempt)
 """
     jitter = "def poll():\n    time.sleep(random.uniform(0, 1))\n"
-    split = "def wait(n):\n    return 2 ** n\n\nasync def go(n):\n    await asyncio.sleep(wait(n))\n"
+    split = (
+        "def wait(n):\n    return 2 ** n\n\nasync def go(n):\n    await asyncio.sleep(wait(n))\n"
+    )
     policy = "async def go(r):\n    delay = r.next_delay()\n    await asyncio.sleep(delay)\n"
-    assert hand_rolled_backoff(rolled) and hand_rolled_backoff(jitter) and hand_rolled_backoff(split)
+    assert (
+        hand_rolled_backoff(rolled) and hand_rolled_backoff(jitter) and hand_rolled_backoff(split)
+    )
     assert not hand_rolled_backoff(policy)
     assert hand_rolled_backoff(POLICY.read_text(encoding="utf-8"))  # the policy module itself
 

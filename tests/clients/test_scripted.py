@@ -32,8 +32,9 @@ def test_function_script_scores_every_arithmetic_rollout_one():
 
 def test_wrong_script_scores_zero():
     env = vf.load_environment("arithmetic", num_examples=4)
-    out = env.evaluate_sync(ScriptedClient(lambda msgs: f"= {_solve(_question(msgs)) + 1}"), "scripted",
-                            progress=False)
+    out = env.evaluate_sync(
+        ScriptedClient(lambda msgs: f"= {_solve(_question(msgs)) + 1}"), "scripted", progress=False
+    )
     assert out.rewards == [0.0] * 4
 
 
@@ -47,7 +48,12 @@ def test_tool_script_drives_calculator_to_full_reward_in_groups():
     def calls(msgs):  # first turn: ask the calculator for the question's expression
         if msgs[-1]["role"] != "user":
             return None
-        return [{"name": "calculator", "arguments": {"expression": expr.search(msgs[-1]["content"]).group(1)}}]
+        return [
+            {
+                "name": "calculator",
+                "arguments": {"expression": expr.search(msgs[-1]["content"]).group(1)},
+            }
+        ]
 
     client = ScriptedClient(reply, tool_calls=calls)
     out = env.evaluate_sync(client, "scripted", rollouts_per_example=2, progress=False)
@@ -65,8 +71,10 @@ def test_list_script_is_followed_turn_by_turn_with_tool_calls():
     q = env.get_eval_dataset()[0]
     a, op, b = _Q.search(q["prompt"][-1]["content"]).groups()
     answer = _solve(q["prompt"][-1]["content"])
-    client = ScriptedClient(["let me compute", f"\\boxed{{{answer}}}"],
-                            tool_calls=[[{"name": "calculator", "arguments": {"expression": f"{a} {op} {b}"}}], None])
+    client = ScriptedClient(
+        ["let me compute", f"\\boxed{{{answer}}}"],
+        tool_calls=[[{"name": "calculator", "arguments": {"expression": f"{a} {op} {b}"}}], None],
+    )
     out = env.evaluate_sync(client, "scripted", rollouts_per_example=3, progress=False)
     assert out.rewards == [1.0, 1.0, 1.0]
     assert [m["role"] for m in out.rows[0]["completion"]] == ["assistant", "tool", "assistant"]
@@ -102,7 +110,9 @@ def test_guess_number_bisection_script_always_wins():
 
 def test_reasoning_gym_answers_in_tags_score_one():
     pytest.importorskip("reasoning_gym")
-    env = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=5, min_terms=2, max_terms=3)
+    env = vf.load_environment(
+        "reasoning_gym", task="chain_sum", num_examples=5, min_terms=2, max_terms=3
+    )
     nums = re.compile(r"(-?\d+(?:\s*[+\-]\s*\d+)+)")
 
     def solve(msgs):
@@ -110,13 +120,17 @@ def test_reasoning_gym_answers_in_tags_score_one():
         total = sum(int(t) for t in re.findall(r"[+\-]?\s*\d+", expr.replace(" ", "")))
         return f"Adding up: <answer>{total}</answer>"
 
-    out = env.evaluate_sync(ScriptedClient(solve), "scripted", rollouts_per_example=2, progress=False)
+    out = env.evaluate_sync(
+        ScriptedClient(solve), "scripted", rollouts_per_example=2, progress=False
+    )
     assert out.rewards == [1.0] * 10
 
 
 def test_finish_reason_length_and_exhausted_script_are_rows():
     env = vf.load_environment("guess_number", num_examples=1, max_turns=6)
-    out = env.evaluate_sync(ScriptedClient({"content": "1", "finish_reason": "length"}), "scripted", progress=False)
+    out = env.evaluate_sync(
+        ScriptedClient({"content": "1", "finish_reason": "length"}), "scripted", progress=False
+    )
     assert out.rows[0]["stop_reason"] == "length"
     out = env.evaluate_sync(ScriptedClient(["0", "0"]), "scripted", progress=False)
     err = out.rows[0]["error"]
@@ -160,14 +174,20 @@ def test_python_tool_script_drives_python_math_to_full_reward():
         return f"print({a} * {b})"
 
     def reply(msgs):  # after the tool answered: its output is the answer
-        return "" if msgs[-1]["role"] == "user" else f"<answer>{msgs[-1]['content'].strip()}</answer>"
+        return (
+            "" if msgs[-1]["role"] == "user" else f"<answer>{msgs[-1]['content'].strip()}</answer>"
+        )
 
     def calls(msgs):
-        return [{"name": "python", "arguments": {"code": code_for(msgs[-1]["content"])}}] \
-            if msgs[-1]["role"] == "user" else None
+        return (
+            [{"name": "python", "arguments": {"code": code_for(msgs[-1]["content"])}}]
+            if msgs[-1]["role"] == "user"
+            else None
+        )
 
-    out = env.evaluate_sync(ScriptedClient(reply, tool_calls=calls), "scripted", rollouts_per_example=2,
-                            progress=False)
+    out = env.evaluate_sync(
+        ScriptedClient(reply, tool_calls=calls), "scripted", rollouts_per_example=2, progress=False
+    )
     assert out.rewards == [1.0] * 12, [r["completion"] for r in out.rows if r["reward"] != 1.0][:1]
     assert (out.to_pandas()["used_python"] == 1.0).all()
 
@@ -186,5 +206,7 @@ def test_canonical_solutions_drive_humaneval_to_full_reward():
 
     out = env.evaluate_sync(ScriptedClient(solve), "scripted", progress=False)
     assert out.rewards == [1.0] * 5
-    wrong = env.evaluate_sync(ScriptedClient("```python\ndef nothing():\n    pass\n```"), "scripted", progress=False)
+    wrong = env.evaluate_sync(
+        ScriptedClient("```python\ndef nothing():\n    pass\n```"), "scripted", progress=False
+    )
     assert wrong.rewards == [0.0] * 5

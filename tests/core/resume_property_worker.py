@@ -9,10 +9,17 @@ from tests.core.helpers import boxed_correct
 
 def build(cfg: dict):
     rows = [{"question": f"What is {a} + {b}?", "answer": str(a + b)} for a, b in cfg["pairs"]]
-    env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([boxed_correct]), env_args={"seed": cfg["seed"]})
-    kwargs = dict(num_examples=cfg["num_examples"], rollouts_per_example=cfg["rollouts"],
-                  independent_scoring=cfg["independent"], sampling_args={"temperature": 0, **cfg["sampling"]},
-                  max_concurrent=2, progress=False)
+    env = vf.SingleTurnEnv(
+        dataset=rows, rubric=vf.Rubric([boxed_correct]), env_args={"seed": cfg["seed"]}
+    )
+    kwargs = dict(
+        num_examples=cfg["num_examples"],
+        rollouts_per_example=cfg["rollouts"],
+        independent_scoring=cfg["independent"],
+        sampling_args={"temperature": 0, **cfg["sampling"]},
+        max_concurrent=2,
+        progress=False,
+    )
     return env, kwargs
 
 

@@ -18,7 +18,14 @@ if __name__ == "__main__":
         ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
         executor = vf.executors.RayExecutor(num_workers=2)
     env = make_env(12)
-    out = env.evaluate_sync(vf.ChatClient(base_url), "fake-arith", rollouts_per_example=3, max_concurrent=4,
-                            results_path=results_path, independent_scoring=independent, progress=False,
-                            executor=executor)
+    out = env.evaluate_sync(
+        vf.ChatClient(base_url),
+        "fake-arith",
+        rollouts_per_example=3,
+        max_concurrent=4,
+        results_path=results_path,
+        independent_scoring=independent,
+        progress=False,
+        executor=executor,
+    )
     print(len(out))

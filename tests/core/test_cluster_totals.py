@@ -11,12 +11,15 @@ import pytest
 from verifiers_lite.stats.cluster_totals import ClusterTotals
 
 
-@pytest.mark.parametrize("ids", [
-    [0, 0, 1, 1, 2, 2],          # one run each
-    [3, 3, 1, 3, 2, 1, 1, 3],    # several runs, first-seen order 3, 1, 2
-    [7, "a", 7, 2**70, "a"],     # not all 64-bit integers
-    [],
-])
+@pytest.mark.parametrize(
+    "ids",
+    [
+        [0, 0, 1, 1, 2, 2],  # one run each
+        [3, 3, 1, 3, 2, 1, 1, 3],  # several runs, first-seen order 3, 1, 2
+        [7, "a", 7, 2**70, "a"],  # not all 64-bit integers
+        [],
+    ],
+)
 def test_totals_agree_with_a_dict(ids: list) -> None:
     rng = random.Random(len(ids))
     totals, by_hand = ClusterTotals(), {}
@@ -31,4 +34,6 @@ def test_totals_agree_with_a_dict(ids: list) -> None:
     assert [s for s, _ in got.values()] == pytest.approx([s for s, _ in by_hand.values()])
     sums, counts = totals.sums_and_counts()
     kept = [(s, n) for s, n in by_hand.values() if n]
-    assert sums.tolist() == pytest.approx([s for s, _ in kept]) and counts.tolist() == [n for _, n in kept]
+    assert sums.tolist() == pytest.approx([s for s, _ in kept]) and counts.tolist() == [
+        n for _, n in kept
+    ]

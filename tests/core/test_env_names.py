@@ -10,7 +10,10 @@ import pytest
 import verifiers_lite as vf
 from verifiers_lite.executors.ray import _env_spec
 
-ROWS = [{"question": "What is 2 + 2?", "answer": "4"}, {"question": "What is 3 + 3?", "answer": "6"}]
+ROWS = [
+    {"question": "What is 2 + 2?", "answer": "4"},
+    {"question": "What is 3 + 3?", "answer": "6"},
+]
 
 
 def _exact(completion, answer) -> float:
@@ -38,11 +41,17 @@ def _views(out: vf.GenerateOutputs, tmp_path) -> dict[str, str]:
     }
 
 
-@pytest.mark.parametrize(("make", "name"), [
-    (lambda: vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="sums"), "sums"),
-    (lambda: Capitals(dataset=ROWS, rubric=vf.Rubric([_exact])), "Capitals"),
-    (lambda: Capitals(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="capitals-v2"), "capitals-v2"),
-])
+@pytest.mark.parametrize(
+    ("make", "name"),
+    [
+        (lambda: vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="sums"), "sums"),
+        (lambda: Capitals(dataset=ROWS, rubric=vf.Rubric([_exact])), "Capitals"),
+        (
+            lambda: Capitals(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="capitals-v2"),
+            "capitals-v2",
+        ),
+    ],
+)
 def test_a_hand_built_environment_is_named_everywhere(tmp_path, make, name):
     env = make()
     out = env.evaluate_sync(vf.ScriptedClient("4"), "scripted", progress=False)
@@ -56,11 +65,20 @@ def test_a_hand_built_environment_is_named_everywhere(tmp_path, make, name):
 
 
 def test_env_id_is_a_documented_argument_of_every_environment_class():
-    for cls in (vf.Environment, vf.SingleTurnEnv, vf.MultiTurnEnv, vf.ToolEnv, vf.PythonEnv, vf.EnvGroup):
+    for cls in (
+        vf.Environment,
+        vf.SingleTurnEnv,
+        vf.MultiTurnEnv,
+        vf.ToolEnv,
+        vf.PythonEnv,
+        vf.EnvGroup,
+    ):
         assert "env_id" in (cls.__doc__ or ""), cls.__name__
     assert "env_id" in inspect.signature(vf.Environment.__init__).parameters
     assert vf.ToolEnv(tools=[], dataset=ROWS, env_id="t").env_id == "t"
-    group = vf.EnvGroup([vf.SingleTurnEnv(dataset=ROWS, env_id="a"), vf.SingleTurnEnv(dataset=ROWS, env_id="b")])
+    group = vf.EnvGroup(
+        [vf.SingleTurnEnv(dataset=ROWS, env_id="a"), vf.SingleTurnEnv(dataset=ROWS, env_id="b")]
+    )
     assert group.env_id == "a+b" and group.names == ["a", "b"]
     assert vf.EnvGroup(list(group.envs.values()), env_id="mix").env_id == "mix"
     for bad in ("", "  ", 3):
@@ -69,8 +87,12 @@ def test_env_id_is_a_documented_argument_of_every_environment_class():
 
 
 def test_by_task_parts_are_labelled_by_their_task():
-    group = vf.EnvGroup([vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="easy"),
-                         vf.SingleTurnEnv(dataset=ROWS[:1], rubric=vf.Rubric([_exact]), env_id="hard")])
+    group = vf.EnvGroup(
+        [
+            vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric([_exact]), env_id="easy"),
+            vf.SingleTurnEnv(dataset=ROWS[:1], rubric=vf.Rubric([_exact]), env_id="hard"),
+        ]
+    )
     out = group.evaluate_sync(vf.ScriptedClient("4"), "scripted", progress=False)
     parts = out.by_task()
     assert [p.metadata["task"] for p in parts.values()] == ["easy", "hard"]

@@ -38,7 +38,11 @@ class Countdown(vf.MultiTurnEnv):
 
 
 def _run(env, client):
-    return asyncio.run(env.run_rollout({"prompt": [{"role": "user", "content": "go"}], "example_id": 0}, client, "m"))
+    return asyncio.run(
+        env.run_rollout(
+            {"prompt": [{"role": "user", "content": "go"}], "example_id": 0}, client, "m"
+        )
+    )
 
 
 def test_stop_reasons_of_multi_turn_rollouts():
@@ -89,15 +93,22 @@ def _call(name, args, call_id):
 def test_tool_env_answers_every_call_and_never_raises():
     env = vf.ToolEnv(tools=[add, slow, explode], tool_timeout=0.2, max_turns=4)
     assert [t["function"]["name"] for t in env.tool_defs] == ["add", "slow", "explode"]
-    assert env.tool_defs[0]["function"]["parameters"]["properties"]["a"] == {"type": "integer", "description": "first addend"}
-    calls = {"role": "assistant", "content": None, "tool_calls": [
-        _call("add", json.dumps({"a": 2, "b": 3}), "c1"),
-        _call("nope", "{}", "c2"),
-        _call("add", "{bad json", "c3"),
-        _call("add", json.dumps({"a": 1}), "c4"),
-        _call("slow", json.dumps({"seconds": 5}), "c5"),
-        _call("explode", "{}", "c6"),
-    ]}
+    assert env.tool_defs[0]["function"]["parameters"]["properties"]["a"] == {
+        "type": "integer",
+        "description": "first addend",
+    }
+    calls = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            _call("add", json.dumps({"a": 2, "b": 3}), "c1"),
+            _call("nope", "{}", "c2"),
+            _call("add", "{bad json", "c3"),
+            _call("add", json.dumps({"a": 1}), "c4"),
+            _call("slow", json.dumps({"seconds": 5}), "c5"),
+            _call("explode", "{}", "c6"),
+        ],
+    }
     client = ScriptedClient([calls, "The sum is 5."])
     row = _run(env, client)
     tool_msgs = [m for m in row["completion"] if m["role"] == "tool"]
@@ -117,8 +128,11 @@ def test_tool_env_against_the_fake_server(fake_server):
         a, _, b = expression.split()
         return str(int(a) + int(b))
 
-    env = vf.ToolEnv(tools=[calculator], dataset=[{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(4)],
-                     rubric=vf.Rubric([boxed_correct]))
+    env = vf.ToolEnv(
+        tools=[calculator],
+        dataset=[{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(4)],
+        rubric=vf.Rubric([boxed_correct]),
+    )
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
     assert [r["reward"] for r in out.rows] == [1.0] * 4
     assert all(r["turns"] == 2 and r["completion"][1]["role"] == "tool" for r in out.rows)
@@ -135,7 +149,10 @@ def test_rollout_timeout_bounds_a_hanging_environment():
     t0 = time.monotonic()
     row = _run(env, ScriptedClient(["a"]))
     assert time.monotonic() - t0 < 60  # the 0.3 s bound, not the hour-long hang
-    assert row["error"]["category"] == "rollout_timeout" and "rollout_timeout=0.3s" in row["error"]["message"]
+    assert (
+        row["error"]["category"] == "rollout_timeout"
+        and "rollout_timeout=0.3s" in row["error"]["message"]
+    )
     assert row["stop_reason"] == "error" and row["reward"] is None
     import pytest
 

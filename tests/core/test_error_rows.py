@@ -27,10 +27,13 @@ class RaisingRollout(vf.SingleTurnEnv):
         raise self.exc
 
 
-@pytest.mark.parametrize("exc, message", [
-    (TimeoutError(), "TimeoutError (raised without a message)"),
-    (TimeoutError("sandbox took too long"), "TimeoutError: sandbox took too long"),
-])
+@pytest.mark.parametrize(
+    "exc, message",
+    [
+        (TimeoutError(), "TimeoutError (raised without a message)"),
+        (TimeoutError("sandbox took too long"), "TimeoutError: sandbox took too long"),
+    ],
+)
 def test_timeout_raised_by_environment_code_is_env_error_with_its_text(fake_server, exc, message):
     out = RaisingRollout(exc).evaluate_sync(fake_server.base_url, "fake-echo", progress=False)
     assert out.rows[0]["error"] == {"category": "env_error", "message": message}
@@ -68,7 +71,10 @@ def test_failed_multiturn_rollout_keeps_its_partial_trajectory_usage_and_timing(
     # The fake server counts words: prompts of 3 then 3+3+2 words; replies of 3 and 2 words, +1 each.
     assert row["usage"] == {"prompt_tokens": 3 + 8, "completion_tokens": 4 + 3}
     assert fake_server.stats()["requests"] == 2
-    assert row["timing"]["generation_ms"] > 0 and row["timing"]["total_ms"] >= row["timing"]["generation_ms"]
+    assert (
+        row["timing"]["generation_ms"] > 0
+        and row["timing"]["total_ms"] >= row["timing"]["generation_ms"]
+    )
 
 
 class CountsTurns(vf.MultiTurnEnv):
@@ -80,13 +86,19 @@ class CountsTurns(vf.MultiTurnEnv):
         return [{"role": "user", "content": "go on"}]
 
 
-@pytest.mark.parametrize("model, max_turns, turns, stop", [
-    ("fake-length", 4, 1, "length"),  # a truncated first turn ends the rollout: still seen
-    ("fake-echo", 3, 3, "max_turns"),
-])
+@pytest.mark.parametrize(
+    "model, max_turns, turns, stop",
+    [
+        ("fake-length", 4, 1, "length"),  # a truncated first turn ends the rollout: still seen
+        ("fake-echo", 3, 3, "max_turns"),
+    ],
+)
 def test_every_model_turn_is_seen_by_is_completed(fake_server, model, max_turns, turns, stop):
-    env = CountsTurns(dataset=[{"question": "hi"}], max_turns=max_turns,
-                      rubric=vf.Rubric([lambda state: float(state.get("seen", 0))]))
+    env = CountsTurns(
+        dataset=[{"question": "hi"}],
+        max_turns=max_turns,
+        rubric=vf.Rubric([lambda state: float(state.get("seen", 0))]),
+    )
     row = env.evaluate_sync(fake_server.base_url, model, progress=False).rows[0]
     assert (row["turns"], row["stop_reason"], row["reward"]) == (turns, stop, float(turns))
 
@@ -134,16 +146,34 @@ class ToolCaller:
     async def chat(self, model, messages, sampling_args=None, tools=None) -> ChatResponse:
         if messages[-1]["role"] == "tool":
             return ChatResponse({"role": "assistant", "content": "done"}, "stop", TurnUsage())
-        call = {"id": "c1", "type": "function", "function": {"name": "addition", "arguments": self.arguments}}
-        return ChatResponse({"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", TurnUsage())
+        call = {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "addition", "arguments": self.arguments},
+        }
+        return ChatResponse(
+            {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls", TurnUsage()
+        )
 
 
-@pytest.mark.parametrize("arguments, expected", [
-    ('"addition"', "Error (bad_arguments) calling tool 'addition': arguments must be a JSON object, got str"),
-    ("[1, 2]", "Error (bad_arguments) calling tool 'addition': arguments must be a JSON object, got list"),
-    ("{not json", "Error (bad_arguments) calling tool 'addition': arguments are not valid JSON"),
-    ('{"a": 2, "b": 3}', "5"),
-])
+@pytest.mark.parametrize(
+    "arguments, expected",
+    [
+        (
+            '"addition"',
+            "Error (bad_arguments) calling tool 'addition': arguments must be a JSON object, got str",
+        ),
+        (
+            "[1, 2]",
+            "Error (bad_arguments) calling tool 'addition': arguments must be a JSON object, got list",
+        ),
+        (
+            "{not json",
+            "Error (bad_arguments) calling tool 'addition': arguments are not valid JSON",
+        ),
+        ('{"a": 2, "b": 3}', "5"),
+    ],
+)
 def test_tool_env_decodes_arguments_once(arguments, expected):
     env = vf.ToolEnv(tools=[addition], dataset=[{"question": "add"}], max_turns=3)
     row = env.evaluate_sync(ToolCaller(arguments), "m", progress=False).rows[0]

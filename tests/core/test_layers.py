@@ -23,8 +23,10 @@ class EchoTwiceEnv(vf.Environment):
 
 
 def test_subclass_writing_only_rollout_runs_and_is_scored(fake_server):
-    env = EchoTwiceEnv(dataset=[{"question": "hello", "answer": "hello"}],
-                       rubric=vf.Rubric([lambda completion, answer: float(completion[-1]["content"] == answer)]))
+    env = EchoTwiceEnv(
+        dataset=[{"question": "hello", "answer": "hello"}],
+        rubric=vf.Rubric([lambda completion, answer: float(completion[-1]["content"] == answer)]),
+    )
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-echo", progress=False)
     row = out.rows[0]
     assert row["turns"] == 2 and len(row["completion"]) == 2
@@ -33,15 +35,24 @@ def test_subclass_writing_only_rollout_runs_and_is_scored(fake_server):
     assert fake_server.stats()["requests"] == 2
 
 
-@pytest.mark.parametrize("method", ["run_rollout", "run_group", "generate", "evaluate", "evaluate_sync"])
+@pytest.mark.parametrize(
+    "method", ["run_rollout", "run_group", "generate", "evaluate", "evaluate_sync"]
+)
 def test_overriding_a_final_method_raises_type_error(method):
     with pytest.raises(TypeError, match=f"overrides Environment.{method}, which is final"):
         type("Sneaky", (vf.SingleTurnEnv,), {method: lambda self, *a, **k: None})
 
 
 def test_init_state_is_a_fresh_workbench():
-    env = vf.SingleTurnEnv(dataset=arithmetic_rows(1), tool_defs=[{"type": "function", "function": {"name": "t"}}])
-    inp = {"prompt": [{"role": "user", "content": "hi"}], "answer": "1", "info": '{"a": {"b": 2}}', "example_id": 3}
+    env = vf.SingleTurnEnv(
+        dataset=arithmetic_rows(1), tool_defs=[{"type": "function", "function": {"name": "t"}}]
+    )
+    inp = {
+        "prompt": [{"role": "user", "content": "hi"}],
+        "answer": "1",
+        "info": '{"a": {"b": 2}}',
+        "example_id": 3,
+    }
     s1 = env.init_state(inp, "m")
     s2 = env.init_state(inp, "m")
     assert s1["info"] == {"a": {"b": 2}}  # JSON string parsed
@@ -67,10 +78,16 @@ async def test_run_rollout_directly_with_a_plain_async_openai_client(fake_server
 
 def test_chat_client_from_an_async_openai_client(fake_server):
     openai = pytest.importorskip("openai")
-    oa = openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="sk-x", timeout=12.0,
-                            default_headers={"X-Team": "rl"})
+    oa = openai.AsyncOpenAI(
+        base_url=fake_server.base_url,
+        api_key="sk-x",
+        timeout=12.0,
+        default_headers={"X-Team": "rl"},
+    )
     lean = vf.ChatClient.from_openai(oa)
     assert lean.base_url == fake_server.base_url and lean.api_key == "sk-x" and lean.timeout == 12.0
     assert lean._headers["X-Team"] == "rl" and lean._headers["Authorization"] == "Bearer sk-x"
-    out = vf.SingleTurnEnv(dataset=arithmetic_rows(3)).evaluate_sync(lean, "fake-arith", progress=False)
+    out = vf.SingleTurnEnv(dataset=arithmetic_rows(3)).evaluate_sync(
+        lean, "fake-arith", progress=False
+    )
     assert [r["error"] for r in out.rows] == [None] * 3

@@ -61,19 +61,30 @@ def client() -> TokenClient:
 
 
 def run(results_path: Path | None, n: int = N_EXAMPLES, **kw) -> vf.GenerateOutputs:
-    return make_env(n).evaluate_sync(client(), "toy", rollouts_per_example=PER_EXAMPLE, progress=False,
-                                     results_path=str(results_path) if results_path else None, **kw)
+    return make_env(n).evaluate_sync(
+        client(),
+        "toy",
+        rollouts_per_example=PER_EXAMPLE,
+        progress=False,
+        results_path=str(results_path) if results_path else None,
+        **kw,
+    )
 
 
 def reference(results_dir: Path, example_ids=None, sort: bool = True) -> list[dict]:
     """The rows on disk read by the store's plain reader, as a finished run returns them."""
-    rows = [r for r in read_rows(results_dir / "results.jsonl") if example_ids is None or r["example_id"] in example_ids]
+    rows = [
+        r
+        for r in read_rows(results_dir / "results.jsonl")
+        if example_ids is None or r["example_id"] in example_ids
+    ]
     return sorted(rows, key=lambda r: (r["example_id"], r["rollout_index"])) if sort else rows
 
 
 def comparable(summary: dict) -> dict:
     """A summary with NaN (an undefined figure) read as None, so two equal summaries compare equal;
     ``timing_ms`` dropped when two separate runs are compared (their wall times differ)."""
+
     def plain(v):
         if isinstance(v, float) and math.isnan(v):
             return None
@@ -82,6 +93,7 @@ def comparable(summary: dict) -> dict:
         if isinstance(v, (list, tuple)):
             return [plain(x) for x in v]
         return v
+
     return plain(summary)
 
 
@@ -126,7 +138,11 @@ def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
     assert not memory.lazy
     assert len(lazy) == len(rows)
     assert list(lazy) == rows  # row for row, in order
-    assert [lazy.rows[i] for i in (0, len(rows) // 2, -1)] == [rows[0], rows[len(rows) // 2], rows[-1]]
+    assert [lazy.rows[i] for i in (0, len(rows) // 2, -1)] == [
+        rows[0],
+        rows[len(rows) // 2],
+        rows[-1],
+    ]
     assert comparable(lazy.summary) == comparable(memory.summary)
     scored = [r["reward"] for r in rows if r.get("reward") is not None]
     assert lazy.summary["num_scored"] == len(scored)
@@ -139,8 +155,10 @@ def assert_same_outputs(lazy: vf.GenerateOutputs, rows: list[dict]) -> None:
     expected = pd.DataFrame([flatten_row(r) for r in rows])
     pd.testing.assert_frame_equal(lazy.to_pandas(), expected)
     pd.testing.assert_frame_equal(memory.to_pandas(), expected)
-    pd.testing.assert_frame_equal(lazy.to_pandas(columns=["example_id", "reward", "length"]),
-                                  expected[["example_id", "reward", "length"]])
+    pd.testing.assert_frame_equal(
+        lazy.to_pandas(columns=["example_id", "reward", "length"]),
+        expected[["example_id", "reward", "length"]],
+    )
     kept = [r for r in rows if r.get("reward") is not None and not r.get("error")]
     batch = lazy.to_training_batch()
     assert batch == memory.to_training_batch()
@@ -158,10 +176,16 @@ def assert_flat_rows(got: list[dict], rows: list[dict]) -> None:
     for g, e in zip(got, expected, strict=True):
         for col in columns:
             want = e.get(col)
-            assert g[col] == want or (isinstance(g[col], str) and json.loads(g[col]) == want), (col, g[col], want)
+            assert g[col] == want or (isinstance(g[col], str) and json.loads(g[col]) == want), (
+                col,
+                g[col],
+                want,
+            )
 
 
-def assert_same_exports(lazy: vf.GenerateOutputs, memory: vf.GenerateOutputs, rows: list[dict]) -> None:
+def assert_same_exports(
+    lazy: vf.GenerateOutputs, memory: vf.GenerateOutputs, rows: list[dict]
+) -> None:
     """Parquet and the Hugging Face dataset, streamed in batches that split the run, equal the
     in-memory run's and the flat rows."""
     with tempfile.TemporaryDirectory() as tmp, pytest.MonkeyPatch.context() as mp:
@@ -175,7 +199,8 @@ def assert_same_exports(lazy: vf.GenerateOutputs, memory: vf.GenerateOutputs, ro
         assert ds.to_list() == table.to_pylist() == memory.to_hf_dataset().to_list()
         assert json.loads(ds.info.description) == as_json
         assert stable(vf.load_results(Path(tmp) / "lazy.parquet").rows) == stable(
-            vf.load_results(Path(tmp) / "memory.parquet").rows)
+            vf.load_results(Path(tmp) / "memory.parquet").rows
+        )
 
 
 def test_fresh_run_lazy_equals_in_memory(tmp_path: Path) -> None:
@@ -203,10 +228,21 @@ def test_resumed_run_lazy_equals_in_memory(tmp_path: Path) -> None:
     assert {r["attempts"] for r in rows if r["example_id"] == 4} == {2}  # errored: run again
     assert {r["attempts"] for r in rows if r["example_id"] != 4 and r["example_id"] < 7} == {1}
     assert_same_outputs(lazy, rows)
-    resumed = {4, *range(7, N_EXAMPLES)}  # run by the second session: the errored example and the new ones
-    assert stable(lazy) == [{**r, "attempts": 2 if r["example_id"] == 4 else 1,
-                             "session": 1 if r["example_id"] in resumed else 0} for r in stable(run(None))]
-    with pytest.raises(StaleRowsError, match="replaced"):  # the resume rewrote the file (errors dropped)
+    resumed = {
+        4,
+        *range(7, N_EXAMPLES),
+    }  # run by the second session: the errored example and the new ones
+    assert stable(lazy) == [
+        {
+            **r,
+            "attempts": 2 if r["example_id"] == 4 else 1,
+            "session": 1 if r["example_id"] in resumed else 0,
+        }
+        for r in stable(run(None))
+    ]
+    with pytest.raises(
+        StaleRowsError, match="replaced"
+    ):  # the resume rewrote the file (errors dropped)
         list(first)
     assert len(first_rows) == 7 * PER_EXAMPLE
 
@@ -233,8 +269,12 @@ def test_torn_writes_and_a_lagging_index_read_like_the_plain_reader(tmp_path: Pa
     index.write_bytes(whole[: len(whole) - (PER_EXAMPLE - 1) * RECORD.itemsize + 7])
     # Then a torn group (2 of its 3 lines) and a torn last line.
     row = json.loads(results.read_bytes().splitlines()[0])
-    torn = [json.dumps({**row, "example_id": 99, "rollout_index": i, "_write_id": "w99", "_write_size": 3})
-            for i in range(2)]
+    torn = [
+        json.dumps(
+            {**row, "example_id": 99, "rollout_index": i, "_write_id": "w99", "_write_size": 3}
+        )
+        for i in range(2)
+    ]
     _append(results, ("\n".join(torn) + "\n" + json.dumps({**row, "example_id": 98})[:40]).encode())
     loaded = vf.load_results(path)
     assert loaded.lazy
@@ -268,7 +308,11 @@ def _live_rows() -> set[str]:
     """The trajectory ids of the rows alive now (by id, so rows of earlier tests freed meanwhile
     are not subtracted from this test's)."""
     gc.collect()
-    return {o["trajectory_id"] for o in gc.get_objects() if type(o) is dict and "trajectory_id" in o and "reward" in o}
+    return {
+        o["trajectory_id"]
+        for o in gc.get_objects()
+        if type(o) is dict and "trajectory_id" in o and "reward" in o
+    }
 
 
 def test_a_run_with_results_path_keeps_no_rows_in_memory(tmp_path: Path) -> None:
@@ -278,7 +322,9 @@ def test_a_run_with_results_path_keeps_no_rows_in_memory(tmp_path: Path) -> None
     assert len(lazy) == n * PER_EXAMPLE
     assert len(_live_rows() - before) <= PER_EXAMPLE  # at most the last group's, not the run's
     memory = run(None, n=n)
-    assert len(_live_rows() - before) >= n * PER_EXAMPLE  # the same run without results_path holds them
+    assert (
+        len(_live_rows() - before) >= n * PER_EXAMPLE
+    )  # the same run without results_path holds them
     del memory
 
 
@@ -297,15 +343,30 @@ def test_dataframe_through_arrow_chunks_types_like_pandas(monkeypatch) -> None:
         metrics["kind"] = "a" if i < 8 else 3  # str, then int: objects
         if i >= 7:
             metrics["late"] = i / 2
-        rows.append({"example_id": i // 2, "rollout_index": i % 2, "reward": None if i == 5 else float(i % 3),
-                     "prompt": [{"role": "user", "content": f"q{i}"}], "completion": [], "metrics": metrics,
-                     "error": {"category": "env_error", "message": "x"} if i == 5 else None, "stop_reason": "stop"})
+        rows.append(
+            {
+                "example_id": i // 2,
+                "rollout_index": i % 2,
+                "reward": None if i == 5 else float(i % 3),
+                "prompt": [{"role": "user", "content": f"q{i}"}],
+                "completion": [],
+                "metrics": metrics,
+                "error": {"category": "env_error", "message": "x"} if i == 5 else None,
+                "stop_reason": "stop",
+            }
+        )
     expected = pd.DataFrame([flatten_row(r) for r in rows])
     got = vf.GenerateOutputs(rows).to_pandas()
     pd.testing.assert_frame_equal(got, expected)
-    assert got["ints"].dtype == "float64" and got["mixed_num"].dtype == "float64" and got["flag"].dtype == object
-    pd.testing.assert_frame_equal(vf.GenerateOutputs(rows).to_pandas(columns=["late", "reward", "nothing"]),
-                                  expected[["late", "reward"]].assign(nothing=None))
+    assert (
+        got["ints"].dtype == "float64"
+        and got["mixed_num"].dtype == "float64"
+        and got["flag"].dtype == object
+    )
+    pd.testing.assert_frame_equal(
+        vf.GenerateOutputs(rows).to_pandas(columns=["late", "reward", "nothing"]),
+        expected[["late", "reward"]].assign(nothing=None),
+    )
 
 
 def test_exports_stream_rows_on_disk(tmp_path: Path, monkeypatch) -> None:

@@ -17,16 +17,25 @@ async def _late_for_low_examples(messages) -> str:
 
 
 def _run(tmp_path):
-    env = vf.SingleTurnEnv(dataset=[{"question": f"question {i}", "answer": str(i % 2)} for i in range(6)],
-                           rubric=vf.Rubric([lambda completion, answer: float(completion[-1]["content"] == answer)]),
-                           env_id="reverse")
-    return env.evaluate_sync(vf.ScriptedClient(_late_for_low_examples), "scripted", rollouts_per_example=2,
-                             results_path=str(tmp_path / "run"), progress=False)
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": f"question {i}", "answer": str(i % 2)} for i in range(6)],
+        rubric=vf.Rubric([lambda completion, answer: float(completion[-1]["content"] == answer)]),
+        env_id="reverse",
+    )
+    return env.evaluate_sync(
+        vf.ScriptedClient(_late_for_low_examples),
+        "scripted",
+        rollouts_per_example=2,
+        results_path=str(tmp_path / "run"),
+        progress=False,
+    )
 
 
 def test_a_loaded_run_reads_in_example_order_as_the_run_in_hand(tmp_path):
     first = _run(tmp_path)
-    on_disk = [(r["example_id"], r["rollout_index"]) for r in read_rows(tmp_path / "run" / "results.jsonl")]
+    on_disk = [
+        (r["example_id"], r["rollout_index"]) for r in read_rows(tmp_path / "run" / "results.jsonl")
+    ]
     assert on_disk != sorted(on_disk)  # the file holds groups as they finished
     loaded = vf.load_results(tmp_path / "run")
     order = [(r["example_id"], r["rollout_index"]) for r in loaded.rows]
@@ -43,7 +52,9 @@ def test_rescoring_a_loaded_run_returns_results_and_writes_nothing(tmp_path):
     for _ in range(2):  # a second call is no FileExistsError: nothing was written the first time
         new = old.rescore(always)
         assert [r["reward"] for r in new.rows] == [1.0] * 12 and not new.lazy
-        assert "results_path" not in new.metadata  # in memory: the source directory holds the old scores
+        assert (
+            "results_path" not in new.metadata
+        )  # in memory: the source directory holds the old scores
         assert new.metadata["rescored_from"]["path"] == str((tmp_path / "run").resolve())
     assert sorted(p.name for p in tmp_path.iterdir()) == before
     saved = old.rescore(always, results_path=tmp_path / "fixed")  # written when asked

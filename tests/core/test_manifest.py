@@ -21,8 +21,13 @@ from .helpers import arithmetic_rows, make_env
 def test_manifest_names_versions_endpoint_entry_and_system_fingerprints(fake_server, tmp_path):
     fake_server.configure(system_fingerprint="fp_build_42")
     env = vf.load_environment("arithmetic", num_examples=3)
-    env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
-                      results_path=str(tmp_path), progress=False)
+    env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=2,
+        results_path=str(tmp_path),
+        progress=False,
+    )
     (session,) = json.loads((tmp_path / "metadata.json").read_text())["sessions"]
     manifest = session["manifest"]
     assert manifest["library_version"] == importlib.metadata.version("verifiers_lite")
@@ -33,10 +38,19 @@ def test_manifest_names_versions_endpoint_entry_and_system_fingerprints(fake_ser
         except importlib.metadata.PackageNotFoundError:
             expected = None
         assert manifest["packages"].get(dist) == expected, dist
-    assert "openai" in manifest["packages"]  # installed in this venv: the check above is not vacuous
-    listed = json.loads(urllib.request.urlopen(f"{fake_server.base_url}/models", timeout=5).read())["data"]
-    assert manifest["endpoints"] == [{"client": "ChatClient", "endpoint": fake_server.base_url,
-                                      "model": next(m for m in listed if m["id"] == "fake-arith")}]
+    assert (
+        "openai" in manifest["packages"]
+    )  # installed in this venv: the check above is not vacuous
+    listed = json.loads(urllib.request.urlopen(f"{fake_server.base_url}/models", timeout=5).read())[
+        "data"
+    ]
+    assert manifest["endpoints"] == [
+        {
+            "client": "ChatClient",
+            "endpoint": fake_server.base_url,
+            "model": next(m for m in listed if m["id"] == "fake-arith"),
+        }
+    ]
     assert manifest["system_fingerprints"] == ["fp_build_42"]
     origin = importlib.util.find_spec(env.source_module).origin
     with open(origin, "rb") as f:
@@ -56,7 +70,9 @@ def test_scripted_client_and_an_unreachable_endpoint_are_recorded_not_fatal(tmp_
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"
-    out = make_env(2).evaluate_sync(vf.ChatClient(dead, retry=vf.RetryPolicy(max_attempts=1)), "m", progress=False)
+    out = make_env(2).evaluate_sync(
+        vf.ChatClient(dead, retry=vf.RetryPolicy(max_attempts=1)), "m", progress=False
+    )
     (entry,) = out.metadata["sessions"][0]["manifest"]["endpoints"]
     assert entry["endpoint"] == dead and "error" in entry
     assert all(r["error"]["category"] == "model_connection" for r in out.rows)
@@ -86,23 +102,44 @@ def test_environment_code_of_a_notebook_class_and_a_library_class(fake_server):
     c = vf.ChatClient(fake_server.base_url)
     hashes = []
     for body in (ECHO_V1, ECHO_V1, ECHO_V2):
-        env = _notebook_env_class(body)(dataset=arithmetic_rows(1), rubric=vf.Rubric([lambda completion: 1.0]))
-        source = env.evaluate_sync(c, "fake-arith", progress=False).metadata["sessions"][0]["manifest"]["environment"]
-        assert source["module"] == "__main__" and source["class"] == "Echo" and "source_sha256" not in source
+        env = _notebook_env_class(body)(
+            dataset=arithmetic_rows(1), rubric=vf.Rubric([lambda completion: 1.0])
+        )
+        source = env.evaluate_sync(c, "fake-arith", progress=False).metadata["sessions"][0][
+            "manifest"
+        ]["environment"]
+        assert (
+            source["module"] == "__main__"
+            and source["class"] == "Echo"
+            and "source_sha256" not in source
+        )
         hashes.append(source["code_hash"])
     assert hashes[0] == hashes[1] != hashes[2]
-    source = make_env(1).evaluate_sync(c, "fake-arith", progress=False).metadata["sessions"][0]["manifest"]["environment"]
-    assert source["module"] == "verifiers_lite.envs.single_turn_env" and "library class" in source["note"]
+    source = (
+        make_env(1)
+        .evaluate_sync(c, "fake-arith", progress=False)
+        .metadata["sessions"][0]["manifest"]["environment"]
+    )
+    assert (
+        source["module"] == "verifiers_lite.envs.single_turn_env"
+        and "library class" in source["note"]
+    )
 
 
 def test_an_environment_group_lists_each_member_s_code(fake_server, tmp_path):
     """Each task's entry is what that environment alone records (its loader's file, hashed)."""
-    group = vf.EnvGroup([vf.load_environment("arithmetic", num_examples=2), make_env(2)], names=["sums", "inline"])
-    out = group.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", num_examples=1, progress=False)
+    group = vf.EnvGroup(
+        [vf.load_environment("arithmetic", num_examples=2), make_env(2)], names=["sums", "inline"]
+    )
+    out = group.evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-arith", num_examples=1, progress=False
+    )
     source = out.metadata["sessions"][0]["manifest"]["environment"]
     assert source["class"] == "EnvGroup" and set(source["members"]) == {"sums", "inline"}
     sums = source["members"]["sums"]
     origin = importlib.util.find_spec(group.envs["sums"].source_module).origin
     with open(origin, "rb") as f:
-        assert sums["source_sha256"] == hashlib.sha256(f.read()).hexdigest() and sums["file"] == origin
+        assert (
+            sums["source_sha256"] == hashlib.sha256(f.read()).hexdigest() and sums["file"] == origin
+        )
     assert source["members"]["inline"]["module"] == "verifiers_lite.envs.single_turn_env"

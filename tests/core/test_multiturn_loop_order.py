@@ -43,12 +43,18 @@ def _log(env: Recorder, client: vf.ScriptedClient) -> tuple[list[str], str]:
 
 def test_max_turns_comes_after_is_completed_and_before_env_response():
     log, stop = _log(Recorder(max_turns=2), vf.ScriptedClient("x"))
-    assert log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"] and stop == "max_turns"
+    assert (
+        log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"]
+        and stop == "max_turns"
+    )
 
 
 def test_is_completed_ends_the_rollout_before_env_response():
     log, stop = _log(Recorder(complete_at=2, max_turns=5), vf.ScriptedClient("x"))
-    assert log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"] and stop == "env_done"
+    assert (
+        log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"]
+        and stop == "env_done"
+    )
 
 
 def test_state_done_in_env_response_ends_after_its_messages():
@@ -60,10 +66,14 @@ def test_state_done_in_env_response_ends_after_its_messages():
 def test_length_wins_but_is_completed_still_sees_the_turn():
     client = vf.ScriptedClient(["x", {"content": "cut", "finish_reason": "length"}])
     log, stop = _log(Recorder(complete_at=2, max_turns=5), client)
-    assert log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"] and stop == "length"
+    assert (
+        log == ["setup", "is_completed@1", "env_response@1", "is_completed@2"] and stop == "length"
+    )
 
 
-@pytest.mark.parametrize("name", ["State", "Messages", "MultiTurnEnv", "ScriptedClient", "RunInterrupted"])
+@pytest.mark.parametrize(
+    "name", ["State", "Messages", "MultiTurnEnv", "ScriptedClient", "RunInterrupted"]
+)
 def test_user_code_names_are_at_top_level(name):
     """Each name is the library's own object (the one its defining module holds), not a stand-in."""
     import importlib

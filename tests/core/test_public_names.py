@@ -58,6 +58,11 @@ def test_anything_but_plain_imports_in_the_block_is_refused(tmp_path):
 
 def test_importing_the_package_stays_light():
     """The lazy table is read without importing what the names live in (no pandas, no datasets)."""
-    code = "import sys, verifiers_lite; print(sorted(m for m in ('datasets', 'openai', 'ray', 'torch') if m in sys.modules))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    code = (
+        "import sys, verifiers_lite; "
+        "print(sorted(m for m in ('datasets', 'openai', 'ray', 'torch') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
     assert out.stdout.strip() == "[]", out.stdout + out.stderr

@@ -25,7 +25,9 @@ def test_other_env_args_are_refused_and_metadata_is_untouched(fake_server, tmp_p
     saved = (tmp_path / "metadata.json").read_text()
     before = fake_server.stats()["requests"]
     with pytest.raises(vf.ResumeMismatchError) as info:
-        _eval(vf.load_environment("arithmetic", num_examples=4, seed=1), c, tmp_path, num_examples=4)
+        _eval(
+            vf.load_environment("arithmetic", num_examples=4, seed=1), c, tmp_path, num_examples=4
+        )
     msg = str(info.value)
     assert "env_args: saved" in msg and "'seed': 0" in msg and "'seed': 1" in msg
     assert "another results_path" in msg
@@ -36,17 +38,24 @@ def test_other_env_args_are_refused_and_metadata_is_untouched(fake_server, tmp_p
 def test_another_dataset_under_the_same_env_id_is_refused(fake_server, tmp_path):
     c = vf.ChatClient(fake_server.base_url)
     _eval(make_env(4), c, tmp_path)
-    other = vf.SingleTurnEnv(dataset=[{"question": f"What is {i} * 3?", "answer": str(3 * i)} for i in range(4)],
-                             rubric=vf.Rubric([boxed_correct]))
-    with pytest.raises(vf.ResumeMismatchError, match=r"other inputs for 4 of 4 examples \(first: example_id 0"):
+    other = vf.SingleTurnEnv(
+        dataset=[{"question": f"What is {i} * 3?", "answer": str(3 * i)} for i in range(4)],
+        rubric=vf.Rubric([boxed_correct]),
+    )
+    with pytest.raises(
+        vf.ResumeMismatchError, match=r"other inputs for 4 of 4 examples \(first: example_id 0"
+    ):
         _eval(other, c, tmp_path)
 
 
-@pytest.mark.parametrize(("kwargs", "field"), [
-    ({"sampling_args": {"temperature": 0.0}}, "sampling_args"),
-    ({"independent_scoring": True}, "independent_scoring"),
-    ({"score_rollouts": False}, "score_rollouts"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "field"),
+    [
+        ({"sampling_args": {"temperature": 0.0}}, "sampling_args"),
+        ({"independent_scoring": True}, "independent_scoring"),
+        ({"score_rollouts": False}, "score_rollouts"),
+    ],
+)
 def test_other_sampling_or_scoring_is_refused(fake_server, tmp_path, kwargs, field):
     c = vf.ChatClient(fake_server.base_url)
     _eval(make_env(3), c, tmp_path)
@@ -57,8 +66,14 @@ def test_other_sampling_or_scoring_is_refused(fake_server, tmp_path, kwargs, fie
 def test_another_rubric_is_refused(fake_server, tmp_path):
     c = vf.ChatClient(fake_server.base_url)
     _eval(make_env(3), c, tmp_path)
-    env = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([boxed_correct], weights=[2.0]))
-    with pytest.raises(vf.ResumeMismatchError, match=r"rubric: saved \[\['boxed_correct', 'boxed_correct', 1.0\]\], now \[\['boxed_correct', 'boxed_correct', 2.0\]\]"):
+    env = vf.SingleTurnEnv(
+        dataset=arithmetic_rows(3), rubric=vf.Rubric([boxed_correct], weights=[2.0])
+    )
+    with pytest.raises(
+        vf.ResumeMismatchError,
+        match=r"rubric: saved \[\['boxed_correct', 'boxed_correct', 1.0\]\], "
+        r"now \[\['boxed_correct', 'boxed_correct', 2.0\]\]",
+    ):
         _eval(env, c, tmp_path)
 
 
@@ -85,7 +100,9 @@ def test_errored_rollouts_are_rerun_by_default_with_attempts_counted(fake_server
     assert {r["error"]["category"] for r in out.rows} == {"model_connection"}
     assert json.loads((tmp_path / "metadata.json").read_text())["status"] == "completed_with_errors"
     fake_server.reset()
-    live = vf.ChatClient(fake_server.base_url)  # another endpoint than the run's: said so explicitly
+    live = vf.ChatClient(
+        fake_server.base_url
+    )  # another endpoint than the run's: said so explicitly
     kept = _eval(env, live, tmp_path, rerun_errors=False, allow_client_change=True)
     assert fake_server.stats()["requests"] == 0 and all(r["error"] for r in kept.rows)
     again = _eval(env, live, tmp_path, allow_client_change=True)
@@ -100,7 +117,10 @@ def test_one_errored_rollout_reruns_its_whole_group(fake_server, tmp_path):
     env, c = make_env(3), vf.ChatClient(fake_server.base_url, retry=vf.RetryPolicy(max_attempts=1))
     _eval(env, c, tmp_path, max_concurrent=1)
     rows = read_rows(tmp_path / "results.jsonl")
-    rows[3]["error"] = {"category": "model_http_error", "message": "HTTP 500"}  # example 1, one rollout
+    rows[3]["error"] = {
+        "category": "model_http_error",
+        "message": "HTTP 500",
+    }  # example 1, one rollout
     (tmp_path / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     fake_server.reset()
     out = _eval(env, c, tmp_path)
@@ -118,8 +138,13 @@ def test_group_reward_with_independent_scoring_is_refused_before_any_request(fak
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([rank]))
     assert env.requires_group_rollouts
     with pytest.raises(ValueError, match=r"independent_scoring=True cannot be used .* \['rank'\]"):
-        env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
-                          independent_scoring=True, progress=False)
+        env.evaluate_sync(
+            vf.ChatClient(fake_server.base_url),
+            "fake-arith",
+            rollouts_per_example=2,
+            independent_scoring=True,
+            progress=False,
+        )
     assert fake_server.stats()["requests"] == 0
 
 
@@ -131,11 +156,18 @@ def test_score_rollouts_false_leaves_rows_unscored_and_never_calls_the_rubric(fa
         return 1.0
 
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([reward]))
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
-                            score_rollouts=False, progress=False)
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=2,
+        score_rollouts=False,
+        progress=False,
+    )
     assert len(out.rows) == 6 and not calls
     assert all(r["reward"] is None and r["advantage"] is None for r in out.rows)
     assert all(r["completion"] for r in out.rows)
-    env_off = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([reward]), score_rollouts=False)
+    env_off = vf.SingleTurnEnv(
+        dataset=arithmetic_rows(2), rubric=vf.Rubric([reward]), score_rollouts=False
+    )
     out = env_off.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
     assert not calls and all(r["reward"] is None for r in out.rows)

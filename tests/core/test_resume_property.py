@@ -54,12 +54,30 @@ def _apply(cfg: dict, change: str) -> dict:
 
 
 def _run_and_kill(base_url: str, path: Path, cfg: dict, kill_after_lines: int) -> None:
-    proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_property_worker", base_url, str(path),
-                             json.dumps(cfg)], cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "tests.core.resume_property_worker",
+            base_url,
+            str(path),
+            json.dumps(cfg),
+        ],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     results = path / "results.jsonl"
     try:
-        wait_until(lambda: proc.poll() is not None or (results.exists() and results.read_bytes().count(b"\n") >= kill_after_lines),
-                   f"{kill_after_lines} rows saved", timeout=60, interval=0.005)
+        wait_until(
+            lambda: (
+                proc.poll() is not None
+                or (results.exists() and results.read_bytes().count(b"\n") >= kill_after_lines)
+            ),
+            f"{kill_after_lines} rows saved",
+            timeout=60,
+            interval=0.005,
+        )
     except AssertionError:
         proc.kill()  # leave nothing running behind a failed wait
         raise
@@ -68,10 +86,14 @@ def _run_and_kill(base_url: str, path: Path, cfg: dict, kill_after_lines: int) -
 
 
 def _key(rows):
-    return [(r["example_id"], r["rollout_index"], json.dumps(r["prompt"]), r["reward"]) for r in rows]
+    return [
+        (r["example_id"], r["rollout_index"], json.dumps(r["prompt"]), r["reward"]) for r in rows
+    ]
 
 
-@settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(
     pairs=st.lists(st.tuples(st.integers(0, 40), st.integers(0, 40)), min_size=2, max_size=6),
     rollouts=st.integers(1, 3),
@@ -79,10 +101,19 @@ def _key(rows):
     kill_at=st.integers(0, 12),
     change=st.sampled_from(sorted(CHANGES)),
 )
-def test_resume_equals_a_fresh_run_or_is_refused(fake_server, pairs, rollouts, independent, kill_at, change):
+def test_resume_equals_a_fresh_run_or_is_refused(
+    fake_server, pairs, rollouts, independent, kill_at, change
+):
     fake_server.configure(latency_ms=20)
-    cfg = {"pairs": [list(p) for p in pairs], "num_examples": len(pairs), "rollouts": rollouts,
-           "independent": independent, "seed": 0, "model": "fake-arith", "sampling": {}}
+    cfg = {
+        "pairs": [list(p) for p in pairs],
+        "num_examples": len(pairs),
+        "rollouts": rollouts,
+        "independent": independent,
+        "seed": 0,
+        "model": "fake-arith",
+        "sampling": {},
+    }
     new = _apply(cfg, change)
     client = vf.ChatClient(fake_server.base_url)
     with tempfile.TemporaryDirectory() as tmp:
@@ -92,7 +123,9 @@ def test_resume_equals_a_fresh_run_or_is_refused(fake_server, pairs, rollouts, i
 
         saved_run = (path / "metadata.json").exists()
         saved_example0 = any(r["example_id"] == 0 for r in read_rows(path / "results.jsonl"))
-        must_refuse = CHANGES[change] is not None and (saved_example0 if change == "dataset" else saved_run)
+        must_refuse = CHANGES[change] is not None and (
+            saved_example0 if change == "dataset" else saved_run
+        )
         env, kwargs = build(new)
         try:
             resumed = env.evaluate_sync(client, new["model"], results_path=str(path), **kwargs)

@@ -51,12 +51,19 @@ def correct(completion, answer):
 
 
 def _env(*funcs, parser=None):
-    return vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric(list(funcs), parser=parser))
+    return vf.SingleTurnEnv(
+        dataset=arithmetic_rows(3), rubric=vf.Rubric(list(funcs), parser=parser)
+    )
 
 
 def _eval(env, server, path):
-    return env.evaluate_sync(vf.ChatClient(server.base_url), "fake-arith", rollouts_per_example=2,
-                             results_path=str(path), progress=False)
+    return env.evaluate_sync(
+        vf.ChatClient(server.base_url),
+        "fake-arith",
+        rollouts_per_example=2,
+        results_path=str(path),
+        progress=False,
+    )
 
 
 def _snapshot(path: Path) -> dict[str, bytes]:
@@ -81,7 +88,9 @@ def test_a_notebook_function_whose_code_changed_is_refused_naming_it(fake_server
     assert "another results_path" in msg
 
 
-def test_the_same_code_resumes_with_no_request_whatever_its_comments_and_spacing(fake_server, tmp_path):
+def test_the_same_code_resumes_with_no_request_whatever_its_comments_and_spacing(
+    fake_server, tmp_path
+):
     first = _eval(_env(_notebook_function(CORRECT_V1)), fake_server, tmp_path)
     n = fake_server.stats()["requests"]
     again = _eval(_env(_notebook_function(CORRECT_V1_RESTYLED)), fake_server, tmp_path)
@@ -108,7 +117,9 @@ def test_functions_with_source_compare_by_code_not_by_text(fake_server, tmp_path
     n = fake_server.stats()["requests"]
     _eval(_env(restyled), fake_server, run)  # comments, spacing and docstring do not count
     assert fake_server.stats()["requests"] == n
-    assert "reward code changed since the saved run: correct" in _refused(_env(v2), fake_server, run)
+    assert "reward code changed since the saved run: correct" in _refused(
+        _env(v2), fake_server, run
+    )
 
 
 def test_closure_values_and_group_rewards_count(fake_server, tmp_path):
@@ -116,38 +127,54 @@ def test_closure_values_and_group_rewards_count(fake_server, tmp_path):
         @vf.group_reward
         def long_enough(completion, **_):
             return [1.0 if len(c[-1]["content"] or "") >= threshold else 0.0 for c in completion]
+
         return long_enough
 
     _eval(_env(at_least(10)), fake_server, tmp_path)
-    assert "reward code changed since the saved run: long_enough" in _refused(_env(at_least(20)), fake_server, tmp_path)
+    assert "reward code changed since the saved run: long_enough" in _refused(
+        _env(at_least(20)), fake_server, tmp_path
+    )
 
 
 def test_a_parser_whose_code_changed_is_refused(fake_server, tmp_path):
-    first = _notebook_function("""
+    first = _notebook_function(
+        """
 class Boxed(vf.Parser):
     def parse(self, text):
         return vf.extract_boxed_answer(text) or ""
-""", "Boxed")
-    second = _notebook_function("""
+""",
+        "Boxed",
+    )
+    second = _notebook_function(
+        """
 class Boxed(vf.Parser):
     def parse(self, text):
         return (vf.extract_boxed_answer(text) or "").strip("0")
-""", "Boxed")
+""",
+        "Boxed",
+    )
     reward = _notebook_function(CORRECT_V1)
     _eval(_env(reward, parser=first()), fake_server, tmp_path)
     assert "reward code changed since the saved run: parser Boxed" in _refused(
-        _env(reward, parser=second()), fake_server, tmp_path)
+        _env(reward, parser=second()), fake_server, tmp_path
+    )
 
 
-def test_a_run_saved_before_reward_code_was_fingerprinted_is_refused_with_the_ways_out(fake_server, tmp_path):
+def test_a_run_saved_before_reward_code_was_fingerprinted_is_refused_with_the_ways_out(
+    fake_server, tmp_path
+):
     env = _env(_notebook_function(CORRECT_V1))
     _eval(env, fake_server, tmp_path)
     meta = json.loads((tmp_path / "metadata.json").read_text())
     # An older version saved the rubric as [[name, qualname, weight], ...] with no code.
-    meta["fingerprint"]["rubric"] = [[n, q, w] for n, q, w, _ in meta["fingerprint"]["rubric"]["funcs"]]
+    meta["fingerprint"]["rubric"] = [
+        [n, q, w] for n, q, w, _ in meta["fingerprint"]["rubric"]["funcs"]
+    ]
     (tmp_path / "metadata.json").write_text(json.dumps(meta))
     msg = _refused(env, fake_server, tmp_path)
-    assert "predates reward-code fingerprints" in msg and f"vf.rescore({str(tmp_path)!r}, env)" in msg
+    assert (
+        "predates reward-code fingerprints" in msg and f"vf.rescore({str(tmp_path)!r}, env)" in msg
+    )
     # The way out: re-score (no request), then the new directory resumes under this rubric.
     n = fake_server.stats()["requests"]
     out = vf.rescore(tmp_path, env.rubric)
@@ -171,27 +198,48 @@ def _scale(completion, factor):
 
 
 def test_partials_callable_objects_bound_methods_and_lambdas_are_told_apart():
-    assert code_hash(functools.partial(_scale, factor=2)) == code_hash(functools.partial(_scale, factor=2))
-    assert code_hash(functools.partial(_scale, factor=2)) != code_hash(functools.partial(_scale, factor=3))
+    assert code_hash(functools.partial(_scale, factor=2)) == code_hash(
+        functools.partial(_scale, factor=2)
+    )
+    assert code_hash(functools.partial(_scale, factor=2)) != code_hash(
+        functools.partial(_scale, factor=3)
+    )
     assert code_hash(_Threshold(1)) == code_hash(_Threshold(1)) != code_hash(_Threshold(2))
-    assert code_hash(_Threshold(1).method) == code_hash(_Threshold(1).method) != code_hash(_Threshold(2).method)
-    one, two = (lambda completion: 1.0), (lambda completion: 2.0)  # one line: their source is the same
+    assert (
+        code_hash(_Threshold(1).method)
+        == code_hash(_Threshold(1).method)
+        != code_hash(_Threshold(2).method)
+    )
+    one, two = (
+        (lambda completion: 1.0),
+        (lambda completion: 2.0),
+    )  # one line: their source is the same
     assert code_hash(one) != code_hash(two)
     assert code_hash(one) == code_hash(lambda completion: 1.0)
 
 
 def test_hashes_agree_across_processes_with_other_hash_seeds(tmp_path):
     script = tmp_path / "h.py"
-    script.write_text(textwrap.dedent("""
+    script.write_text(
+        textwrap.dedent("""
         from verifiers_lite.results.code_identity import code_hash
         def reward(completion, answer, _ok=frozenset({"a", "b", "c"})):
             return float(answer in {"x", "y", "z"} and completion in _ok)
         ns = {}
         exec("def g(completion):\\n    return completion in {'p', 'q', 'r'}", ns)
         print(code_hash(reward), code_hash(ns["g"]))
-    """))
-    outs = {subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=True,
-                           env={**_env_vars(), "PYTHONHASHSEED": str(seed)}).stdout for seed in (1, 2, 3)}
+    """)
+    )
+    outs = {
+        subprocess.run(
+            [sys.executable, str(script)],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**_env_vars(), "PYTHONHASHSEED": str(seed)},
+        ).stdout
+        for seed in (1, 2, 3)
+    }
     assert len(outs) == 1 and len(outs.pop().split()) == 2
 
 
@@ -204,13 +252,22 @@ def _env_vars() -> dict[str, str]:
 def test_the_rescore_way_out_is_offered_only_when_the_rubric_alone_changed(fake_server, tmp_path):
     reward = _notebook_function(CORRECT_V1)
     _eval(_env(reward), fake_server, tmp_path)
-    weighted = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=vf.Rubric([reward], weights=[2.0]))
+    weighted = vf.SingleTurnEnv(
+        dataset=arithmetic_rows(3), rubric=vf.Rubric([reward], weights=[2.0])
+    )
     msg = _refused(weighted, fake_server, tmp_path)
     assert "rubric: saved" in msg and f"vf.rescore({str(tmp_path)!r}, env)" in msg
     before, files = fake_server.stats()["requests"], _snapshot(tmp_path)
-    with pytest.raises(vf.ResumeMismatchError) as info:  # the model differs too: rows must be generated
-        weighted.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-echo", rollouts_per_example=2,
-                               results_path=str(tmp_path), progress=False)
+    with pytest.raises(
+        vf.ResumeMismatchError
+    ) as info:  # the model differs too: rows must be generated
+        weighted.evaluate_sync(
+            vf.ChatClient(fake_server.base_url),
+            "fake-echo",
+            rollouts_per_example=2,
+            results_path=str(tmp_path),
+            progress=False,
+        )
     assert "model: saved 'fake-arith', now 'fake-echo'" in str(info.value)
     assert "vf.rescore(" not in str(info.value) and "another results_path" in str(info.value)
     assert fake_server.stats()["requests"] == before and _snapshot(tmp_path) == files

@@ -37,7 +37,12 @@ def test_a_misspelled_parameter_added_later_fails_before_any_request(fake_server
     rubric.weights.append(1.0)
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(3), rubric=rubric)
     with pytest.raises(ValueError, match="'bad' has parameter 'completoin'"):
-        env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False)
+        env.evaluate_sync(
+            vf.ChatClient(fake_server.base_url),
+            "fake-arith",
+            rollouts_per_example=2,
+            progress=False,
+        )
     assert fake_server.stats()["requests"] == 0
 
 
@@ -49,7 +54,9 @@ def test_a_bad_group_reward_in_an_env_group_fails_before_any_request(fake_server
     ok = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([lambda completion: 1.0]))
     with pytest.raises(ValueError, match="'rank' has parameter 'completions'"):
         vf.Rubric([rank])
-    broken = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([lambda completion: 1.0]))
+    broken = vf.SingleTurnEnv(
+        dataset=arithmetic_rows(2), rubric=vf.Rubric([lambda completion: 1.0])
+    )
     broken.rubric.funcs[0] = rank
     group = vf.EnvGroup([ok, broken], names=["ok", "broken"])
     with pytest.raises(ValueError, match="'rank' has parameter 'completions'"):
@@ -58,7 +65,19 @@ def test_a_bad_group_reward_in_an_env_group_fails_before_any_request(fake_server
 
 
 def test_defaults_var_keywords_and_every_supplied_name_are_accepted(fake_server):
-    def full(prompt, completion, answer, state, info, task, example_id, parser, *args, threshold=0.5, **kw):
+    def full(
+        prompt,
+        completion,
+        answer,
+        state,
+        info,
+        task,
+        example_id,
+        parser,
+        *args,
+        threshold=0.5,
+        **kw,
+    ):
         return 1.0 if state["example_id"] == example_id else 0.0
 
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([full, lambda **kw: 0.0]))
@@ -74,7 +93,9 @@ def test_unscored_runs_do_not_check_the_rubric(fake_server):
     rubric.funcs.append(bad)
     rubric.weights.append(1.0)
     env = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=rubric)
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False, score_rollouts=False)
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-arith", progress=False, score_rollouts=False
+    )
     assert len(out.rows) == 2 and fake_server.stats()["requests"] == 2
 
 
@@ -86,7 +107,8 @@ class _CountedSignature:
 
         self.reads = 0
         self._sig = inspect.Signature(
-            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names.split()])
+            [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in names.split()]
+        )
         self.seen: list[set[str]] = []
         self.__name__ = names.replace(" ", "_")
 
@@ -104,8 +126,17 @@ async def test_a_reward_functions_parameters_are_read_once_not_per_call():
     first = _CountedSignature("completion answer")
     rubric = vf.Rubric([first])
     reads_at_check = first.reads
-    states = [{"prompt": [], "completion": [{"role": "assistant", "content": str(i)}], "answer": str(i),
-               "info": {}, "task": "t", "example_id": i} for i in range(5)]
+    states = [
+        {
+            "prompt": [],
+            "completion": [{"role": "assistant", "content": str(i)}],
+            "answer": str(i),
+            "info": {},
+            "task": "t",
+            "example_id": i,
+        }
+        for i in range(5)
+    ]
     for s in states:
         await rubric.score_rollout(s)
     await rubric.score_group(states)

@@ -13,35 +13,112 @@ from verifiers_lite.core import records
 # the write's id and size), then a row of an older file (one write per row: no tags, no
 # input_hash, attempts, seed or finish_reasons).
 OLD_LINES = [
-    {"example_id": 0, "rollout_index": 0, "trajectory_id": "a666", "task": "default",
-     "prompt": [{"role": "user", "content": "2+2?"}], "completion": [{"role": "assistant", "content": "4"}],
-     "answer": "4", "info": {}, "reward": 1.0, "metrics": {"exact": 1.0}, "advantage": 0.5, "turns": 1,
-     "stop_reason": "stop", "error": None,
-     "timing": {"start": 1796103240.44, "generation_ms": 0.04, "scoring_ms": 0.13, "rollout_ms": 0.1, "total_ms": 0.48},
-     "usage": {"prompt_tokens": 7, "completion_tokens": 1}, "seed": 1680354807, "finish_reasons": ["stop"],
-     "endpoint": "endpoint-0", "input_hash": "7523c6ee996bb1c7", "attempts": 1,
-     "_write_id": "8331", "_write_size": 2},
-    {"example_id": 0, "rollout_index": 1, "trajectory_id": "9ebc", "task": "default",
-     "prompt": [{"role": "user", "content": "2+2?"}], "completion": [], "answer": "4", "info": {},
-     "reward": None, "metrics": {}, "advantage": None, "turns": 0, "stop_reason": "error",
-     "error": {"category": "model_timeout", "message": "ModelAPIError: no answer within 30s"},
-     "timing": {"start": 1796103240.45, "generation_ms": 0.0, "scoring_ms": 0.0, "rollout_ms": 0.0, "total_ms": 0.1},
-     "usage": {"prompt_tokens": 0, "completion_tokens": 0}, "seed": 1274933906,
-     "endpoint": "endpoint-0", "input_hash": "7523c6ee996bb1c7", "attempts": 2,
-     "_write_id": "8331", "_write_size": 2},
-    {"example_id": 1, "rollout_index": 0, "trajectory_id": "ae9c", "task": "default",
-     "prompt": [{"role": "user", "content": "3+3?"}], "completion": [{"role": "assistant", "content": "5"}],
-     "answer": "6", "info": {"level": 2}, "reward": 0.0, "metrics": {"exact": 0.0}, "advantage": 0.0,
-     "turns": 1, "stop_reason": "stop", "error": None,
-     "timing": {"generation_ms": 0.01, "scoring_ms": 3.19, "rollout_ms": 0.03, "total_ms": 3.53},
-     "usage": {"prompt_tokens": 7, "completion_tokens": 1}},
+    {
+        "example_id": 0,
+        "rollout_index": 0,
+        "trajectory_id": "a666",
+        "task": "default",
+        "prompt": [{"role": "user", "content": "2+2?"}],
+        "completion": [{"role": "assistant", "content": "4"}],
+        "answer": "4",
+        "info": {},
+        "reward": 1.0,
+        "metrics": {"exact": 1.0},
+        "advantage": 0.5,
+        "turns": 1,
+        "stop_reason": "stop",
+        "error": None,
+        "timing": {
+            "start": 1796103240.44,
+            "generation_ms": 0.04,
+            "scoring_ms": 0.13,
+            "rollout_ms": 0.1,
+            "total_ms": 0.48,
+        },
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1},
+        "seed": 1680354807,
+        "finish_reasons": ["stop"],
+        "endpoint": "endpoint-0",
+        "input_hash": "7523c6ee996bb1c7",
+        "attempts": 1,
+        "_write_id": "8331",
+        "_write_size": 2,
+    },
+    {
+        "example_id": 0,
+        "rollout_index": 1,
+        "trajectory_id": "9ebc",
+        "task": "default",
+        "prompt": [{"role": "user", "content": "2+2?"}],
+        "completion": [],
+        "answer": "4",
+        "info": {},
+        "reward": None,
+        "metrics": {},
+        "advantage": None,
+        "turns": 0,
+        "stop_reason": "error",
+        "error": {"category": "model_timeout", "message": "ModelAPIError: no answer within 30s"},
+        "timing": {
+            "start": 1796103240.45,
+            "generation_ms": 0.0,
+            "scoring_ms": 0.0,
+            "rollout_ms": 0.0,
+            "total_ms": 0.1,
+        },
+        "usage": {"prompt_tokens": 0, "completion_tokens": 0},
+        "seed": 1274933906,
+        "endpoint": "endpoint-0",
+        "input_hash": "7523c6ee996bb1c7",
+        "attempts": 2,
+        "_write_id": "8331",
+        "_write_size": 2,
+    },
+    {
+        "example_id": 1,
+        "rollout_index": 0,
+        "trajectory_id": "ae9c",
+        "task": "default",
+        "prompt": [{"role": "user", "content": "3+3?"}],
+        "completion": [{"role": "assistant", "content": "5"}],
+        "answer": "6",
+        "info": {"level": 2},
+        "reward": 0.0,
+        "metrics": {"exact": 0.0},
+        "advantage": 0.0,
+        "turns": 1,
+        "stop_reason": "stop",
+        "error": None,
+        "timing": {"generation_ms": 0.01, "scoring_ms": 3.19, "rollout_ms": 0.03, "total_ms": 3.53},
+        "usage": {"prompt_tokens": 7, "completion_tokens": 1},
+    },
 ]
 
 # The keys of a row the previous version wrote for a single-turn run with a results_path.
 KEYS_BEFORE = {
-    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer", "info",
-    "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage", "seed",
-    "finish_reasons", "endpoint", "input_hash", "attempts", "_write_id", "_write_size",
+    "example_id",
+    "rollout_index",
+    "trajectory_id",
+    "task",
+    "prompt",
+    "completion",
+    "answer",
+    "info",
+    "reward",
+    "metrics",
+    "advantage",
+    "turns",
+    "stop_reason",
+    "error",
+    "timing",
+    "usage",
+    "seed",
+    "finish_reasons",
+    "endpoint",
+    "input_hash",
+    "attempts",
+    "_write_id",
+    "_write_size",
     "session",  # added since: the session that made the row
 }
 WRITE_TAGS = {"_write_id", "_write_size"}
@@ -66,23 +143,36 @@ def test_a_results_file_of_the_previous_version_reads_as_written(tmp_path):
     assert out.rewards == [1.0, 0.0]
     assert out.summary["num_rollouts"] == 3 and out.summary["errors"] == {"model_timeout": 1}
     df = out.to_pandas()
-    assert df["error_category"].tolist()[1] == "model_timeout" and df["prompt_tokens"].tolist() == [7, 0, 7]
+    assert df["error_category"].tolist()[1] == "model_timeout" and df["prompt_tokens"].tolist() == [
+        7,
+        0,
+        7,
+    ]
 
 
 def test_a_results_file_of_the_previous_version_can_be_rescored(tmp_path):
     rubric = vf.Rubric([_exact])
     out = vf.rescore(_old_run(tmp_path / "old"), rubric, results_path=tmp_path / "new")
     by_id = {r["trajectory_id"]: r for r in out.rows}
-    assert by_id["a666"]["reward"] == 1.0 and by_id["ae9c"]["reward"] == 0.0  # "4" == "4"; "5" != "6"
+    assert (
+        by_id["a666"]["reward"] == 1.0 and by_id["ae9c"]["reward"] == 0.0
+    )  # "4" == "4"; "5" != "6"
     assert by_id["9ebc"]["error"] == OLD_LINES[1]["error"]  # the timeout stays what it was
     assert by_id["ae9c"]["info"] == {"level": 2}
 
 
 def test_rows_written_now_are_plain_json_with_the_keys_of_before(tmp_path):
-    env = vf.SingleTurnEnv(dataset=[{"question": "2+2?", "answer": "4"}, {"question": "3+3?", "answer": "6"}],
-                           rubric=vf.Rubric([_exact]))
-    env.evaluate_sync(vf.ScriptedClient(["4", "5"]), "m", rollouts_per_example=2, results_path=tmp_path,
-                      progress=False)
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "2+2?", "answer": "4"}, {"question": "3+3?", "answer": "6"}],
+        rubric=vf.Rubric([_exact]),
+    )
+    env.evaluate_sync(
+        vf.ScriptedClient(["4", "5"]),
+        "m",
+        rollouts_per_example=2,
+        results_path=tmp_path,
+        progress=False,
+    )
     lines = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert len(lines) == 4
     for row in lines:

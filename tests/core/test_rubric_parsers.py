@@ -10,8 +10,17 @@ import verifiers_lite as vf
 
 
 def _state(text, answer="4", **extra):
-    return {"prompt": [{"role": "user", "content": "q"}], "completion": [{"role": "assistant", "content": text}],
-            "answer": answer, "info": {}, "task": "t", "example_id": 0, "metrics": {}, "error": None, **extra}
+    return {
+        "prompt": [{"role": "user", "content": "q"}],
+        "completion": [{"role": "assistant", "content": text}],
+        "answer": answer,
+        "info": {},
+        "task": "t",
+        "example_id": 0,
+        "metrics": {},
+        "error": None,
+        **extra,
+    }
 
 
 def test_reward_functions_get_only_the_arguments_they_name_and_may_be_async():
@@ -53,7 +62,9 @@ def test_group_rewards_are_declared_explicitly_and_see_lists():
 def test_non_numeric_reward_is_a_rubric_error():
     state = _state("x")
     asyncio.run(vf.Rubric([lambda completion: "high"]).score_rollout(state))
-    assert state["error"]["category"] == "rubric_error" and "not a number" in state["error"]["message"]
+    assert (
+        state["error"]["category"] == "rubric_error" and "not a number" in state["error"]["message"]
+    )
     assert state["reward"] is None  # unscored, never a silent 0
 
 

@@ -30,7 +30,9 @@ def _run(seed, **kw):
 def test_each_rollout_gets_its_own_seed_sent_and_recorded():
     out, client = _run(5)
     seeds = [r["seed"] for r in out.rows]
-    assert all(isinstance(s, int) for s in seeds) and len(set(seeds)) == 12  # distinct, groups included
+    assert (
+        all(isinstance(s, int) for s in seeds) and len(set(seeds)) == 12
+    )  # distinct, groups included
     sent = sorted(s for _, s in client.seeds)
     assert sent == sorted(seeds)  # what the server got is what the rows say
     assert out.metadata["seed"] == 5 and "seed" in out.to_pandas().columns
@@ -75,11 +77,20 @@ def test_embedded_model_samples_reproducibly_and_groups_differ(local_llm):
     args = {"temperature": 1.0, "top_p": 1.0}
 
     def texts(seed):
-        out = env.evaluate_sync(local_llm.client(), local_llm.model_name, rollouts_per_example=4, seed=seed,
-                                sampling_args=args, progress=False, max_concurrent=1)
+        out = env.evaluate_sync(
+            local_llm.client(),
+            local_llm.model_name,
+            rollouts_per_example=4,
+            seed=seed,
+            sampling_args=args,
+            progress=False,
+            max_concurrent=1,
+        )
         return [r["completion"][-1]["content"] for r in out.rows]
 
     first, again, other = texts(11), texts(11), texts(12)
     assert first == again  # reproducible on purpose
-    assert len(set(first[:4])) > 1 or len(set(first[4:])) > 1  # a group's samples are not all the same
+    assert (
+        len(set(first[:4])) > 1 or len(set(first[4:])) > 1
+    )  # a group's samples are not all the same
     assert first != other

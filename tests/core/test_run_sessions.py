@@ -30,18 +30,37 @@ def _timed(call):
 def test_resumed_run_sums_its_sessions_and_says_so(fake_server, tmp_path):
     fake_server.configure(latency_ms=150)  # each session takes a measurable time
     client, path = vf.ChatClient(fake_server.base_url), str(tmp_path / "run")
-    first, took_1 = _timed(lambda: make_env(8).evaluate_sync(
-        client, "fake-arith", num_examples=4, rollouts_per_example=2, max_concurrent=2, results_path=path,
-        progress=False))
+    first, took_1 = _timed(
+        lambda: make_env(8).evaluate_sync(
+            client,
+            "fake-arith",
+            num_examples=4,
+            rollouts_per_example=2,
+            max_concurrent=2,
+            results_path=path,
+            progress=False,
+        )
+    )
     assert first.metadata["resumed"] is False and len(first.metadata["sessions"]) == 1
     time.sleep(1.5)  # a pause between the sessions, which the run's duration must not count
-    second, took_2 = _timed(lambda: make_env(8).evaluate_sync(
-        client, "fake-arith", num_examples=8, rollouts_per_example=2, max_concurrent=2, results_path=path,
-        progress=False))
+    second, took_2 = _timed(
+        lambda: make_env(8).evaluate_sync(
+            client,
+            "fake-arith",
+            num_examples=8,
+            rollouts_per_example=2,
+            max_concurrent=2,
+            results_path=path,
+            progress=False,
+        )
+    )
     meta = json.loads((tmp_path / "run" / "metadata.json").read_text())
     assert meta["resumed"] is True and len(meta["sessions"]) == 2
     s1, s2 = meta["sessions"]
-    assert (s1["rollouts"], s2["rollouts"]) == (8, 8)  # the second session ran only the new examples
+    assert (s1["rollouts"], s2["rollouts"]) == (
+        8,
+        8,
+    )  # the second session ran only the new examples
     # Each session's recorded time lies within the call that ran it (generous lower bound).
     for recorded, measured in ((s1["duration_s"], took_1), (s2["duration_s"], took_2)):
         assert 0.5 * measured <= recorded <= measured + 0.05, (recorded, measured)
@@ -59,11 +78,18 @@ def test_a_killed_session_is_closed_at_its_last_write(fake_server, tmp_path):
     fake_server.configure(latency_ms=50)
     results = tmp_path / "run"
     spawned = time.time()
-    proc = subprocess.Popen([sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results), "0"],
-                            cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results), "0"],
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
-        wait_until(lambda: len(read_rows(results / "results.jsonl")) >= 6 or proc.poll() is not None, "six rows saved",
-                   timeout=60)
+        wait_until(
+            lambda: len(read_rows(results / "results.jsonl")) >= 6 or proc.poll() is not None,
+            "six rows saved",
+            timeout=60,
+        )
     except AssertionError:
         proc.kill()  # leave nothing running behind a failed wait
         raise
@@ -73,8 +99,14 @@ def test_a_killed_session_is_closed_at_its_last_write(fake_server, tmp_path):
     saved = len(read_rows(results / "results.jsonl"))
     assert 0 < saved < 36, "the kill should land mid-run"
     fake_server.reset()
-    out = make_env(12).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=3,
-                                     max_concurrent=4, results_path=str(results), progress=False)
+    out = make_env(12).evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=3,
+        max_concurrent=4,
+        results_path=str(results),
+        progress=False,
+    )
     first, second = out.metadata["sessions"]
     assert out.metadata["resumed"] is True and first["end_estimated"] is True
     # The killed session started after the process did and ended at its last write, before the kill.
@@ -95,9 +127,14 @@ class _Echo(vf.MultiTurnEnv):
 
 
 def test_dataframe_has_the_final_assistant_text_and_the_attempts(fake_server, tmp_path):
-    env = _Echo(dataset=[{"question": f"q{i}", "answer": ""} for i in range(3)], max_turns=3,
-                rubric=vf.Rubric([lambda completion: 1.0]))
-    client = vf.ScriptedClient(lambda messages: f"reply {len(messages)} to {messages[0]['content']}")
+    env = _Echo(
+        dataset=[{"question": f"q{i}", "answer": ""} for i in range(3)],
+        max_turns=3,
+        rubric=vf.Rubric([lambda completion: 1.0]),
+    )
+    client = vf.ScriptedClient(
+        lambda messages: f"reply {len(messages)} to {messages[0]['content']}"
+    )
     df = env.evaluate_sync(client, "m", progress=False).to_pandas()
     # [user q] -> reply (seeing 1 message) -> user -> reply (seeing 3) -> closing user message
     assert df["completion_text"].tolist() == [f"reply 3 to q{i}" for i in range(3)]
@@ -107,14 +144,32 @@ def test_dataframe_has_the_final_assistant_text_and_the_attempts(fake_server, tm
     assert cols.index("completion_text") == cols.index("completion") + 1
 
     # A resume reruns the failed rollouts: their attempts count 2, the others 1.
-    fake_server.configure(faults=[{"status": 400}, {"status": 400}])  # 400 fails at once, not retried
+    fake_server.configure(
+        faults=[{"status": 400}, {"status": 400}]
+    )  # 400 fails at once, not retried
     path = str(tmp_path / "run")
-    first = make_env(4).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=1,
-                                      max_concurrent=1, results_path=path, progress=False)
+    first = make_env(4).evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=1,
+        max_concurrent=1,
+        results_path=path,
+        progress=False,
+    )
     failed = sorted(r["example_id"] for r in first.rows if r["error"])
     assert len(failed) == 2
-    resumed = make_env(4).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=1,
-                                        max_concurrent=1, results_path=path, progress=False).to_pandas()
+    resumed = (
+        make_env(4)
+        .evaluate_sync(
+            vf.ChatClient(fake_server.base_url),
+            "fake-arith",
+            rollouts_per_example=1,
+            max_concurrent=1,
+            results_path=path,
+            progress=False,
+        )
+        .to_pandas()
+    )
     expected = [2 if e in failed else 1 for e in resumed["example_id"]]
     assert resumed["attempts"].tolist() == expected
     assert resumed["completion_text"].str.contains(r"\\boxed\{").all()

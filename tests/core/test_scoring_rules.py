@@ -19,7 +19,9 @@ from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.rubrics.rubric import unique_names
 
 
-def echo_env(questions: list[str], funcs: list[Any], weights: list[float] | None = None, **kw: Any) -> vf.SingleTurnEnv:
+def echo_env(
+    questions: list[str], funcs: list[Any], weights: list[float] | None = None, **kw: Any
+) -> vf.SingleTurnEnv:
     rows = [{"question": q, "answer": q} for q in questions]
     return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric(funcs, weights), **kw)
 
@@ -37,8 +39,12 @@ def test_two_lambdas_both_count_under_unique_names(fake_server):
 
 
 def test_unique_names_suffix_in_order_and_skip_taken_names():
-    def a() -> float: return 0.0
-    def a_2() -> float: return 0.0
+    def a() -> float:
+        return 0.0
+
+    def a_2() -> float:
+        return 0.0
+
     funcs = [a, a, a_2, lambda: 0.0, lambda: 0.0]
     assert unique_names(funcs) == ["a", "a_2", "a_2_2", "<lambda>", "<lambda>_2"]
 
@@ -59,8 +65,14 @@ class ThirdCallFails:
         if n == 3:
             raise ModelAPIError("HTTP 500 from the test endpoint", category="model_http_error")
         text = "right" if n == 1 else "wrong"
-        return ChatResponse({"role": "assistant", "content": text}, "stop", TurnUsage(2, 1),
-                            prompt_ids=[1, 2], completion_ids=[7 if n == 1 else 8], completion_logprobs=[-0.5])
+        return ChatResponse(
+            {"role": "assistant", "content": text},
+            "stop",
+            TurnUsage(2, 1),
+            prompt_ids=[1, 2],
+            completion_ids=[7 if n == 1 else 8],
+            completion_logprobs=[-0.5],
+        )
 
 
 def right(completion) -> float:
@@ -75,9 +87,14 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     errored = [r for r in out.rows if r["error"]]
     scored = [r for r in out.rows if not r["error"]]
     assert len(errored) == 3 and len(scored) == 6
-    assert all(r["reward"] is None and r["advantage"] is None and r["metrics"] == {} for r in errored)
+    assert all(
+        r["reward"] is None and r["advantage"] is None and r["metrics"] == {} for r in errored
+    )
     # Each group: scored rewards {1, 0}: mean 0.5, advantages +0.5 / -0.5 (not over 3 rollouts).
-    assert sorted((r["reward"], r["advantage"]) for r in scored) == [(0.0, -0.5)] * 3 + [(1.0, 0.5)] * 3
+    assert (
+        sorted((r["reward"], r["advantage"]) for r in scored)
+        == [(0.0, -0.5)] * 3 + [(1.0, 0.5)] * 3
+    )
     s = out.summary
     assert (s["num_rollouts"], s["num_scored"], s["num_errors"]) == (9, 6, 3)
     assert s["errors"] == {"model_http_error": 3}
@@ -91,23 +108,35 @@ def test_errored_rollouts_have_no_reward_and_stay_out_of_every_aggregate():
     # pass@k over each example's 2 scored rollouts (1 pass): 1/2 and 1, not 1/3 and 2/3.
     assert out.pass_at_k(1) == 0.5 and out.pass_at_k(2) == 1.0 and math.isnan(out.pass_at_k(3))
     df = out.to_pandas()
-    assert df["reward"].isna().sum() == 3 and df["right"].isna().sum() == 3 and df["advantage"].isna().sum() == 3
+    assert (
+        df["reward"].isna().sum() == 3
+        and df["right"].isna().sum() == 3
+        and df["advantage"].isna().sum() == 3
+    )
     assert df["reward"].mean() == 0.5  # pandas skips NaN: the same mean as the summary
     batch = out.to_training_batch()
     assert batch["row_indices"] == [i for i, r in enumerate(out.rows) if not r["error"]]
     assert sorted(batch["advantages"]) == [-0.5] * 3 + [0.5] * 3
     assert out.rewards == [r["reward"] for r in scored]
     table = format_table(run_summary(out.rows, 3, 1.0, out.pass_criterion), "t", {})
-    assert ("0.500  (95% CI undefined: no variance, every example's mean is 0.500)  (mean ± stderr clustered by example over the 6 scored "
-            "of 9; errored rollouts are not scored)") in table
+    assert (
+        "0.500  (95% CI undefined: no variance, every example's mean is 0.500)  (mean ± stderr "
+        "clustered by example over the 6 scored "
+        "of 9; errored rollouts are not scored)"
+    ) in table
     assert "model_http_error=3" in table
     assert "over 6 scored (errored rollouts are not scored)" in out._repr_html_()
 
 
 def test_live_stats_count_only_scored_rewards():
     stats = RunStats(total=3)
-    stats.add([{"reward": 1.0, "error": None}, {"reward": 0.0, "error": None},
-               {"reward": None, "error": {"category": "env_error", "message": "x"}}])
+    stats.add(
+        [
+            {"reward": 1.0, "error": None},
+            {"reward": 0.0, "error": None},
+            {"reward": None, "error": {"category": "env_error", "message": "x"}},
+        ]
+    )
     assert (stats.done, stats.scored, stats.mean_reward, stats.error_count) == (3, 2, 0.5, 1)
 
 
@@ -117,9 +146,15 @@ def test_rubric_error_leaves_the_rollout_unscored_and_out_of_the_group_mean():
             raise RuntimeError("no grader for b")
         return 1.0
 
-    states = [{"completion": [{"role": "assistant", "content": c}], "error": None} for c in ("a", "b", "c")]
+    states = [
+        {"completion": [{"role": "assistant", "content": c}], "error": None}
+        for c in ("a", "b", "c")
+    ]
     asyncio.run(vf.Rubric([boom, lambda: 0.25]).score_group(states))
-    assert states[1]["error"]["category"] == "rubric_error" and "no grader for b" in states[1]["error"]["message"]
+    assert (
+        states[1]["error"]["category"] == "rubric_error"
+        and "no grader for b" in states[1]["error"]["message"]
+    )
     assert states[1]["reward"] is None and states[1]["advantage"] is None
     assert [states[0]["reward"], states[2]["reward"]] == [1.25, 1.25]
     assert [states[0]["advantage"], states[2]["advantage"]] == [0.0, 0.0]
@@ -135,9 +170,15 @@ class CleanupFailsOnSecond(vf.Rubric):
 
 
 def test_cleanup_error_stays_on_its_own_row_and_keeps_everything(fake_server):
-    env = vf.SingleTurnEnv(dataset=[{"question": "x y z", "answer": "x y z"}],
-                           rubric=CleanupFailsOnSecond([lambda completion, answer: float(completion[-1]["content"] == answer)]))
-    out = env.evaluate_sync(fake_server.base_url, "fake-echo", rollouts_per_example=3, progress=False)
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "x y z", "answer": "x y z"}],
+        rubric=CleanupFailsOnSecond(
+            [lambda completion, answer: float(completion[-1]["content"] == answer)]
+        ),
+    )
+    out = env.evaluate_sync(
+        fake_server.base_url, "fake-echo", rollouts_per_example=3, progress=False
+    )
     by_index = {r["rollout_index"]: r for r in out.rows}
     assert by_index[0]["error"] is None and by_index[2]["error"] is None
     err = by_index[1]["error"]
@@ -161,7 +202,9 @@ def test_pass_criterion_on_a_named_metric_against_reward_threshold():
     assert pass_at_k(rows, 1) == pytest.approx(1 / 3)
     assert pass_at_k(rows, 1, criterion=PassCriterion("solved")) == pytest.approx(2 / 3)
     assert pass_at_k(rows, 1, criterion=PassCriterion.coerce(0.5)) == pytest.approx(2 / 3)
-    assert pass_at_k(rows, 2, criterion=PassCriterion("solved")) == pytest.approx(1 - 0 / 3)  # C(1,2)=0
+    assert pass_at_k(rows, 2, criterion=PassCriterion("solved")) == pytest.approx(
+        1 - 0 / 3
+    )  # C(1,2)=0
 
 
 def test_pass_criterion_is_validated_up_front():
@@ -179,7 +222,9 @@ def test_guess_number_passes_on_solved_and_says_so(fake_server):
     from verifiers_lite_envs.guess_number import load_environment
 
     env = load_environment(num_examples=10, seed=3, max_turns=6)
-    out = env.evaluate_sync(fake_server.base_url, "fake-guess", rollouts_per_example=2, progress=False)
+    out = env.evaluate_sync(
+        fake_server.base_url, "fake-guess", rollouts_per_example=2, progress=False
+    )
     assert out.metadata["pass_criterion"] == {"metric": "solved", "threshold": 1.0}
     # Bisection over 1..20 always finds the secret within 5 guesses (6 allowed): every game is won,
     # but only a first-guess hit (secret 10) earns reward 1.0.
@@ -201,7 +246,10 @@ def test_guess_number_passes_on_solved_and_says_so(fake_server):
 
 
 def test_to_pandas_keeps_metric_columns_that_first_appear_late():
-    rows = [{"example_id": i, "rollout_index": 0, "reward": 0.0, "metrics": {"base": 0.0}} for i in range(1200)]
+    rows = [
+        {"example_id": i, "rollout_index": 0, "reward": 0.0, "metrics": {"base": 0.0}}
+        for i in range(1200)
+    ]
     rows[1100]["metrics"]["late"] = 0.75
     df = GenerateOutputs(rows=rows).to_pandas()
     assert "late" in df.columns
@@ -209,8 +257,10 @@ def test_to_pandas_keeps_metric_columns_that_first_appear_late():
 
 
 def test_extra_dataset_columns_are_kept_in_info_and_readable_by_reward_functions(fake_server):
-    rows = [{"question": "a", "answer": "a", "difficulty": 0.25, "source": "s1"},
-            {"question": "b", "answer": "b", "difficulty": 0.75, "source": "s2", "info": {"k": 1}}]
+    rows = [
+        {"question": "a", "answer": "a", "difficulty": 0.25, "source": "s1"},
+        {"question": "b", "answer": "b", "difficulty": 0.75, "source": "s2", "info": {"k": 1}},
+    ]
 
     def by_difficulty(info) -> float:
         return info["difficulty"]
@@ -218,16 +268,24 @@ def test_extra_dataset_columns_are_kept_in_info_and_readable_by_reward_functions
     env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([by_difficulty]))
     out = env.evaluate_sync(fake_server.base_url, "fake-echo", progress=False)
     assert [r["reward"] for r in out.rows] == [0.25, 0.75]
-    assert [r["info"] for r in out.rows] == [{"difficulty": 0.25, "source": "s1"},
-                                            {"k": 1, "difficulty": 0.75, "source": "s2"}]
+    assert [r["info"] for r in out.rows] == [
+        {"difficulty": 0.25, "source": "s1"},
+        {"k": 1, "difficulty": 0.75, "source": "s2"},
+    ]
     # generate() with raw inputs: the same rule.
-    out2 = env.generate_sync([{"prompt": [{"role": "user", "content": "c"}], "difficulty": 0.5}],
-                             fake_server.base_url, "fake-echo", progress=False)
+    out2 = env.generate_sync(
+        [{"prompt": [{"role": "user", "content": "c"}], "difficulty": 0.5}],
+        fake_server.base_url,
+        "fake-echo",
+        progress=False,
+    )
     assert out2.rows[0]["info"] == {"difficulty": 0.5} and out2.rows[0]["reward"] == 0.5
 
 
 def test_extra_column_clashing_with_info_is_refused_before_any_request(fake_server):
-    env = vf.SingleTurnEnv(dataset=[{"question": "a", "level": 1, "info": {"level": 2}}], rubric=vf.Rubric([_solved]))
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "a", "level": 1, "info": {"level": 2}}], rubric=vf.Rubric([_solved])
+    )
     with pytest.raises(ValueError, match="row 0: column 'level' is also a key of 'info'"):
         env.evaluate_sync(fake_server.base_url, "fake-echo", progress=False)
     assert fake_server.stats()["requests"] == 0

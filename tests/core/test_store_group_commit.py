@@ -15,7 +15,10 @@ from verifiers_lite.results.store import ResultsStore, read_rows
 
 
 def group(eid: int, size: int = 3) -> list[dict]:
-    return [{"example_id": eid, "rollout_index": i, "reward": float(i), "completion": []} for i in range(size)]
+    return [
+        {"example_id": eid, "rollout_index": i, "reward": float(i), "completion": []}
+        for i in range(size)
+    ]
 
 
 def line_ends(results: Path) -> dict[int, int]:
@@ -28,7 +31,9 @@ def line_ends(results: Path) -> dict[int, int]:
 
 
 @pytest.mark.parametrize("fsync", [True, False])
-async def test_groups_queued_during_an_fsync_share_the_next_one(tmp_path: Path, monkeypatch, fsync: bool) -> None:
+async def test_groups_queued_during_an_fsync_share_the_next_one(
+    tmp_path: Path, monkeypatch, fsync: bool
+) -> None:
     store = ResultsStore(tmp_path, fsync=fsync)
     store.open({"run": 1})
     in_first_fsync, release = threading.Event(), threading.Event()
@@ -59,7 +64,9 @@ async def test_groups_queued_during_an_fsync_share_the_next_one(tmp_path: Path, 
     store.close()
 
     rows = read_rows(tmp_path / "results.jsonl")
-    assert sorted((r["example_id"], r["rollout_index"]) for r in rows) == [(e, i) for e in range(10) for i in range(3)]
+    assert sorted((r["example_id"], r["rollout_index"]) for r in rows) == [
+        (e, i) for e in range(10) for i in range(3)
+    ]
     if fsync:
         assert len(synced) == 2  # group 0 alone, then the nine queued behind it together
         ends = line_ends(tmp_path / "results.jsonl")
@@ -76,7 +83,8 @@ async def test_a_failed_write_fails_every_group_waiting_on_it(tmp_path: Path, mo
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(os, "fsync", broken_fsync)
-    results = await asyncio.gather(*(store.append_group_async(group(eid)) for eid in range(4)),
-                                   return_exceptions=True)
+    results = await asyncio.gather(
+        *(store.append_group_async(group(eid)) for eid in range(4)), return_exceptions=True
+    )
     store.close()
     assert [type(r) for r in results] == [OSError] * 4

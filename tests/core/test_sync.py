@@ -34,7 +34,9 @@ def test_inside_a_running_event_loop_like_a_jupyter_cell(fake_server):
     env, c = make_env(3), vf.ChatClient(fake_server.base_url)
 
     async def cell():
-        first = env.evaluate_sync(c, "fake-arith", progress=False)  # sync call, loop already running
+        first = env.evaluate_sync(
+            c, "fake-arith", progress=False
+        )  # sync call, loop already running
         second = env.evaluate_sync(c, "fake-arith", progress=False)
         return first, second
 
@@ -58,7 +60,9 @@ def test_under_uvloop(fake_server):
 def test_off_the_main_thread(fake_server):
     env, c = make_env(2), vf.ChatClient(fake_server.base_url)
     box: list = []
-    t = threading.Thread(target=lambda: box.append(env.evaluate_sync(c, "fake-arith", progress=False)))
+    t = threading.Thread(
+        target=lambda: box.append(env.evaluate_sync(c, "fake-arith", progress=False))
+    )
     t.start()
     t.join(30)
     assert len(box[0]) == 2
@@ -74,11 +78,17 @@ def test_building_an_environment_installs_no_signal_handlers():
         import sys; assert "nest_asyncio2" not in sys.modules and "nest_asyncio" not in sys.modules
         print("ok")
     """)
-    assert subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60).stdout.strip() == "ok"
+    assert (
+        subprocess.run(
+            [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
+        ).stdout.strip()
+        == "ok"
+    )
 
 
 def test_import_is_lazy():
-    code = "import sys, verifiers_lite; print(sorted(m for m in ('pandas', 'datasets', 'openai', 'aiohttp', 'torch', 'vllm', 'ray') if m in sys.modules))"
+    modules = ("pandas", "datasets", "openai", "aiohttp", "torch", "vllm", "ray")
+    code = f"import sys, verifiers_lite; print(sorted(m for m in {modules!r} if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr
 

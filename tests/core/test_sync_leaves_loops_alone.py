@@ -30,11 +30,17 @@ def test_nothing_patched_after_sync_calls_from_every_kind_of_caller(fake_server)
     async def cell():  # a Jupyter cell: a loop already runs in this thread
         return env.evaluate_sync(c, "fake-arith", progress=False)
 
-    results = [env.evaluate_sync(c, "fake-arith", progress=False), asyncio.run(cell()), uvloop.run(cell())]
+    results = [
+        env.evaluate_sync(c, "fake-arith", progress=False),
+        asyncio.run(cell()),
+        uvloop.run(cell()),
+    ]
     with asyncio.Runner() as runner:
         results.append(runner.run(cell()))
     box: list = []
-    worker = threading.Thread(target=lambda: box.append(env.evaluate_sync(c, "fake-arith", progress=False)))
+    worker = threading.Thread(
+        target=lambda: box.append(env.evaluate_sync(c, "fake-arith", progress=False))
+    )
     worker.start()
     worker.join(60)
     results += box
@@ -51,7 +57,9 @@ def test_the_snapshot_sees_a_patch():
         asyncio.run = lambda *a, **k: None  # type: ignore[assignment]
         asyncio.BaseEventLoop._run_once = lambda self: None  # type: ignore[method-assign]
         assert loop_state.changes(before, loop_state.snapshot()) == [
-            "asyncio.base_events.BaseEventLoop._run_once", "asyncio.run"]
+            "asyncio.base_events.BaseEventLoop._run_once",
+            "asyncio.run",
+        ]
     finally:
         loop_state.restore(before)
     assert asyncio.run is original_run and asyncio.BaseEventLoop._run_once is original_once
@@ -83,7 +91,9 @@ def test_uvloop_program_after_a_sync_call_inside_a_running_loop(fake_server):
         outs.append(asyncio.run(main()))
         print([[r["error"] for r in out.rows] for out in outs])
     """)
-    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert proc.stdout.strip() == str([[None, None]] * 4)
     assert fake_server.stats()["requests"] == 8

@@ -18,7 +18,10 @@ from .helpers import make_env
 
 def test_sync_twins_take_exactly_the_async_signature():
     for name in ("evaluate", "generate"):
-        a, s = inspect.signature(getattr(vf.Environment, name)), inspect.signature(getattr(vf.Environment, f"{name}_sync"))
+        a, s = (
+            inspect.signature(getattr(vf.Environment, name)),
+            inspect.signature(getattr(vf.Environment, f"{name}_sync")),
+        )
         assert list(a.parameters.values()) == list(s.parameters.values()), name
 
 
@@ -33,9 +36,14 @@ def test_evaluate_sync_takes_num_examples_positionally(fake_server):
 @pytest.mark.parametrize("method", ["evaluate_sync", "generate_sync", "evaluate", "generate"])
 def test_unknown_option_names_the_method_called(fake_server, method):
     env = make_env(2)
-    args = (fake_server.base_url, "fake-arith") if method.startswith("evaluate") else (
-        [{"question": "1 + 1"}], fake_server.base_url, "fake-arith")
-    with pytest.raises(TypeError, match=rf"^{method}\(\) got unexpected keyword argument\(s\) 'max_concurency'"):
+    args = (
+        (fake_server.base_url, "fake-arith")
+        if method.startswith("evaluate")
+        else ([{"question": "1 + 1"}], fake_server.base_url, "fake-arith")
+    )
+    with pytest.raises(
+        TypeError, match=rf"^{method}\(\) got unexpected keyword argument\(s\) 'max_concurency'"
+    ):
         result = getattr(env, method)(*args, max_concurency=4)
         if inspect.iscoroutine(result):
             asyncio.run(result)
@@ -44,7 +52,10 @@ def test_unknown_option_names_the_method_called(fake_server, method):
 
 def test_one_async_openai_client_in_evaluate_sync_then_asyncio_run(fake_server):
     openai = pytest.importorskip("openai")
-    env, c = make_env(3), openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="x", max_retries=0)
+    env, c = (
+        make_env(3),
+        openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="x", max_retries=0),
+    )
     first = env.evaluate_sync(c, "fake-arith", progress=False)
     second = asyncio.run(env.evaluate(c, "fake-arith", progress=False))
     third = env.evaluate_sync(c, "fake-arith", progress=False)
@@ -56,10 +67,15 @@ def test_one_async_openai_client_in_evaluate_sync_then_asyncio_run(fake_server):
 
 def test_one_async_openai_client_first_in_asyncio_run_then_evaluate_sync(fake_server):
     openai = pytest.importorskip("openai")
-    env, c = make_env(2), openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="x", max_retries=0)
+    env, c = (
+        make_env(2),
+        openai.AsyncOpenAI(base_url=fake_server.base_url, api_key="x", max_retries=0),
+    )
 
     async def user_code():  # the user touches the client on a loop of their own first
-        await c.chat.completions.create(model="fake-arith", messages=[{"role": "user", "content": "1 + 1"}])
+        await c.chat.completions.create(
+            model="fake-arith", messages=[{"role": "user", "content": "1 + 1"}]
+        )
 
     asyncio.run(user_code())
     out = env.evaluate_sync(c, "fake-arith", progress=False)
@@ -69,7 +85,8 @@ def test_one_async_openai_client_first_in_asyncio_run_then_evaluate_sync(fake_se
 @pytest.mark.parametrize("where", ["main_thread", "worker_thread"])
 def test_keyboard_interrupt_from_a_callback_is_clean(fake_server, tmp_path, where):
     script = tmp_path / "interrupt.py"
-    script.write_text(textwrap.dedent(f"""
+    script.write_text(
+        textwrap.dedent(f"""
         import gc, threading
         import verifiers_lite as vf
         env = vf.SingleTurnEnv(dataset=[{{"question": f"{{i}} + 1"}} for i in range(20)],
@@ -90,8 +107,11 @@ def test_keyboard_interrupt_from_a_callback_is_clean(fake_server, tmp_path, wher
             t.join(30)
             assert not t.is_alive(), "evaluate_sync hung"
         gc.collect()
-    """))
-    proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120)
+    """)
+    )
+    proc = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120
+    )
     assert proc.returncode == 0, proc.stderr
     assert "KeyboardInterrupt reached the caller" in proc.stdout
     assert "Task exception was never retrieved" not in proc.stderr, proc.stderr

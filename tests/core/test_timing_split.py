@@ -50,9 +50,18 @@ class SingleSlotServer:
                 self.in_service -= 1
             key = (body["messages"][-1]["content"], len(body["messages"]))
             self.log.append({"key": key, "arrived": arrived, "start": start, "end": end})
-            return web.json_response({"choices": [{"index": 0, "finish_reason": "stop",
-                                                   "message": {"role": "assistant", "content": "7"}}],
-                                      "usage": {"prompt_tokens": 3, "completion_tokens": 1}})
+            return web.json_response(
+                {
+                    "choices": [
+                        {
+                            "index": 0,
+                            "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": "7"},
+                        }
+                    ],
+                    "usage": {"prompt_tokens": 3, "completion_tokens": 1},
+                }
+            )
 
         app = web.Application()
         app.router.add_post("/v1/chat/completions", chat)
@@ -107,7 +116,9 @@ def test_without_slots_the_server_queue_reads_as_model_time():
     time in the request."""
     n = 6
     with SingleSlotServer() as server:
-        out = _env(n).evaluate_sync(vf.ChatClient(server.url), "stub", max_concurrent=64, progress=False)
+        out = _env(n).evaluate_sync(
+            vf.ChatClient(server.url), "stub", max_concurrent=64, progress=False
+        )
     served = sum(e["end"] - e["start"] for e in server.log) * 1000
     generation = sum(r["timing"]["generation_ms"] for r in out.rows)
     assert server.max_in_service == 1 and len(server.log) == 2 * n
@@ -117,9 +128,13 @@ def test_without_slots_the_server_queue_reads_as_model_time():
 def test_with_the_endpoint_slot_declared_the_split_adds_up():
     n = 6
     with SingleSlotServer() as server:
-        out = _env(n).evaluate_sync(vf.ChatClient(server.url, slots=1), "stub", max_concurrent=64, progress=False)
+        out = _env(n).evaluate_sync(
+            vf.ChatClient(server.url, slots=1), "stub", max_concurrent=64, progress=False
+        )
         log = list(server.log)
-    assert len(log) == 2 * n and all(e["start"] - e["arrived"] < 0.05 for e in log)  # nothing queued in the server
+    assert len(log) == 2 * n and all(
+        e["start"] - e["arrived"] < 0.05 for e in log
+    )  # nothing queued in the server
     for r in out.rows:
         t = r["timing"]
         question = r["prompt"][-1]["content"]
@@ -127,7 +142,9 @@ def test_with_the_endpoint_slot_declared_the_split_adds_up():
         # in the model request: the server's own service time plus transport, not the queue
         assert served - 1 <= t["generation_ms"] <= served + SLACK_MS, (t, served)
         assert ENV_S * 1000 - 1 <= t["env_ms"] <= ENV_S * 1000 + SLACK_MS, t
-        assert t["queue_ms"] + t["generation_ms"] + t["env_ms"] == pytest.approx(t["rollout_ms"], abs=1e-6)
+        assert t["queue_ms"] + t["generation_ms"] + t["env_ms"] == pytest.approx(
+            t["rollout_ms"], abs=1e-6
+        )
         assert t["scoring_ms"] >= SCORE_S * 1000 - 1
         parts = t["rollout_ms"] + t["group_wait_ms"] + t["scoring_ms"]
         assert parts - 1 <= t["total_ms"] <= parts + SLACK_MS, t
@@ -136,24 +153,41 @@ def test_with_the_endpoint_slot_declared_the_split_adds_up():
     # 6 rollouts share one slot: each waits for the others' requests, which dominates
     assert queue > generation
     s = out.summary["timing_ms"]
-    assert s["generation_ms"] == pytest.approx(generation / n) and s["queue_ms"] == pytest.approx(queue / n)
+    assert s["generation_ms"] == pytest.approx(generation / n) and s["queue_ms"] == pytest.approx(
+        queue / n
+    )
     table = format_table(run_summary(list(out.rows), 1, 1.0), "t", {})
     line = next(x for x in table.splitlines() if x.startswith("time / rollout"))
-    for name in ("waiting for a request slot", "in the model request", "in the environment",
-                 "waiting for its group", "scoring"):
+    for name in (
+        "waiting for a request slot",
+        "in the model request",
+        "in the environment",
+        "waiting for its group",
+        "scoring",
+    ):
         assert name in line, line
     assert {"queue_ms", "generation_ms", "env_ms", "group_wait_ms"} <= set(out.to_pandas().columns)
 
 
 def test_waiting_for_max_concurrent_is_slot_time_not_model_time():
     delay = 0.1
-    env = vf.SingleTurnEnv(dataset=[{"question": "q", "answer": "1"}], rubric=vf.Rubric([lambda completion: 1.0]),
-                           env_id="one-at-a-time")
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "q", "answer": "1"}],
+        rubric=vf.Rubric([lambda completion: 1.0]),
+        env_id="one-at-a-time",
+    )
     # one group of 4 rollouts, all started at once, one request in flight at a time
-    out = env.evaluate_sync(vf.ScriptedClient("1", delay=delay), "scripted", rollouts_per_example=4,
-                            max_concurrent=1, progress=False)
+    out = env.evaluate_sync(
+        vf.ScriptedClient("1", delay=delay),
+        "scripted",
+        rollouts_per_example=4,
+        max_concurrent=1,
+        progress=False,
+    )
     for r in out.rows:
-        assert delay * 1000 - 1 <= r["timing"]["generation_ms"] <= delay * 1000 + SLACK_MS, r["timing"]
+        assert delay * 1000 - 1 <= r["timing"]["generation_ms"] <= delay * 1000 + SLACK_MS, r[
+            "timing"
+        ]
     # one request at a time: the k-th waited for the k before it (0 + 1 + 2 + 3 delays in all)
     queue = sum(r["timing"]["queue_ms"] for r in out.rows)
     assert 6 * delay * 1000 * 0.9 <= queue <= 6 * delay * 1000 + 4 * SLACK_MS, queue

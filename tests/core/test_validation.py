@@ -10,15 +10,27 @@ import verifiers_lite as vf
 @pytest.mark.parametrize(
     ("rows", "match"),
     [
-        ([{"question": "ok"}, {"prompt": [{"content": "no role"}]}], r"dataset row 1, field 'prompt': message 0 is missing 'role'"),
-        ([{"prompt": [{"role": "user", "content": 42}]}], r"row 0, field 'prompt': message 0 has content of type int"),
+        (
+            [{"question": "ok"}, {"prompt": [{"content": "no role"}]}],
+            r"dataset row 1, field 'prompt': message 0 is missing 'role'",
+        ),
+        (
+            [{"prompt": [{"role": "user", "content": 42}]}],
+            r"row 0, field 'prompt': message 0 has content of type int",
+        ),
         ([{"prompt": [{"role": "wizard", "content": "x"}]}], r"row 0.*unknown role 'wizard'"),
-        ([{"question": "q", "info": "{not json"}], r"dataset row 0: field 'info' is not valid JSON"),
+        (
+            [{"question": "q", "info": "{not json"}],
+            r"dataset row 0: field 'info' is not valid JSON",
+        ),
         ([{"question": "q", "info": "[1, 2]"}], r"row 0: field 'info' must be a dict"),
         ([{"answer": "only"}], r"dataset row 0: needs a 'prompt'"),
         ([{"question": 7}], r"row 0: field 'question' must be a string"),
         ([{"question": "a", "example_id": "x"}], r"row 0: field 'example_id' must be an integer"),
-        ([{"question": "a", "example_id": 1}, {"question": "b", "example_id": 1}], r"example_id 1 appears more than once"),
+        (
+            [{"question": "a", "example_id": 1}, {"question": "b", "example_id": 1}],
+            r"example_id 1 appears more than once",
+        ),
         (["not a dict"], r"dataset: row 0 must be a dict"),
     ],
 )
@@ -35,8 +47,11 @@ def test_dataset_builders_are_called_lazily_and_once():
         calls.append(1)
         return [{"question": "What is 1 + 1?", "answer": "2", "task": "add"}]
 
-    env = vf.SingleTurnEnv(dataset=build, system_prompt="Be brief.", few_shot=[
-        {"role": "user", "content": "2 + 2?"}, {"role": "assistant", "content": "4"}])
+    env = vf.SingleTurnEnv(
+        dataset=build,
+        system_prompt="Be brief.",
+        few_shot=[{"role": "user", "content": "2 + 2?"}, {"role": "assistant", "content": "4"}],
+    )
     assert calls == []
     ds = env.get_dataset()
     env.get_eval_dataset()

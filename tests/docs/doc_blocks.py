@@ -29,7 +29,9 @@ README = REPO / "README.md"
 DOCS = REPO / "docs"
 PYTHON, SHELL = ("python", "py"), ("bash", "sh", "shell", "console")
 _FENCE = re.compile(r"^(?P<indent>\s*)```(?P<lang>[\w-]*)\s*$")
-_MARKER = re.compile(r"<!--\s*(?:readme|docs):\s*(?P<kind>skip|synopsis|output of|setup)\b(?P<arg>.*?)-->")
+_MARKER = re.compile(
+    r"<!--\s*(?:readme|docs):\s*(?P<kind>skip|synopsis|output of|setup)\b(?P<arg>.*?)-->"
+)
 
 
 @dataclass
@@ -68,7 +70,9 @@ def pages() -> list[Path]:
     """README.md, then every docs page in the site's reading order: the home page, the tutorial
     (its files are numbered in order), the guides, then the rest."""
     rank = {"index.md": 0, "tutorial": 1, "guides": 2}
-    found = sorted(DOCS.rglob("*.md"), key=lambda p: (rank.get(p.relative_to(DOCS).parts[0], 3), str(p)))
+    found = sorted(
+        DOCS.rglob("*.md"), key=lambda p: (rank.get(p.relative_to(DOCS).parts[0], 3), str(p))
+    )
     return [README, *found]
 
 
@@ -86,9 +90,17 @@ def parse(path: Path = README) -> Page:
             continue
         indent, body, j = fence["indent"], [], i + 1
         while j < len(lines) and not re.match(rf"^{indent}```\s*$", lines[j]):
-            body.append(lines[j][len(indent):] if lines[j].startswith(indent) else lines[j].lstrip())
+            body.append(
+                lines[j][len(indent) :] if lines[j].startswith(indent) else lines[j].lstrip()
+            )
             j += 1
-        block = Block(page=out.path, line=i + 1, lang=fence["lang"].lower(), code="\n".join(body) + "\n", section=section)
+        block = Block(
+            page=out.path,
+            line=i + 1,
+            lang=fence["lang"].lower(),
+            code="\n".join(body) + "\n",
+            section=section,
+        )
         _apply_marker(block, lines[i - 1] if i else "")
         out.blocks.append(block)
         i = j + 1

@@ -31,7 +31,15 @@ import verifiers_lite as vf
 def _word_chain_player(messages: list[dict[str, Any]]) -> str:
     """Answers with a word starting with the last letter of the word asked about, with the
     punctuation and capitals a model adds."""
-    words = {"a": "Apple.", "e": "elephant", "t": "Tiger!", "r": "rabbit", "n": "Nest,", "h": "hat", "s": "sun"}
+    words = {
+        "a": "Apple.",
+        "e": "elephant",
+        "t": "Tiger!",
+        "r": "rabbit",
+        "n": "Nest,",
+        "h": "hat",
+        "s": "sun",
+    }
     asked = re.findall(r"'([^']*)'", str(messages[-1].get("content") or ""))
     if not asked:
         return "The word is: Apple."
@@ -44,7 +52,9 @@ def _mcp_store_calls(messages: list[dict[str, Any]]) -> list[dict[str, Any]] | N
     if turn == 0:
         return [{"name": "calculator", "arguments": {"expression": "6 * 7"}}]
     if turn == 1:
-        return [{"name": "kv_set", "arguments": {"key": "x", "value": str(messages[-1]["content"])}}]
+        return [
+            {"name": "kv_set", "arguments": {"key": "x", "value": str(messages[-1]["content"])}}
+        ]
     return [{"name": "kv_get", "arguments": {"key": "x"}}] if turn == 2 else None
 
 
@@ -54,7 +64,9 @@ def _colour_player(messages: list[dict[str, Any]]) -> str:
     """Names the colour of the image it is shown, decoding the PNG as the fake vision model does."""
     from verifiers_lite.testing.png import data_uri_colour
 
-    url = next(p["image_url"]["url"] for p in messages[-1]["content"] if p.get("type") == "image_url")
+    url = next(
+        p["image_url"]["url"] for p in messages[-1]["content"] if p.get("type") == "image_url"
+    )
     return f"The image is {data_uri_colour(url)}."
 
 
@@ -62,17 +74,26 @@ PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
     # WordChain(max_turns=5), reward len(words) / 5: five linked words score 1.0
     "WordChain": (lambda: vf.ScriptedClient(_word_chain_player), 1.0),
     # mcp_demo: reward 1 when the value read back from the store is the calculator's result
-    "mcp_demo": (lambda: vf.ScriptedClient(["", "", "", "Stored 42."], tool_calls=_mcp_store_calls), 1.0),
+    "mcp_demo": (
+        lambda: vf.ScriptedClient(["", "", "", "Stored 42."], tool_calls=_mcp_store_calls),
+        1.0,
+    ),
     # one question, 3 + 4: the calculator called, then the boxed answer (1.0)
-    "thinking-calculator": (lambda: vf.ScriptedClient(
-        ["", "The answer is \\boxed{7}."], tool_calls=[[{"name": "calculator", "arguments": {"expression": "3 + 4"}}], None]),
-        1.0),
+    "thinking-calculator": (
+        lambda: vf.ScriptedClient(
+            ["", "The answer is \\boxed{7}."],
+            tool_calls=[[{"name": "calculator", "arguments": {"expression": "3 + 4"}}], None],
+        ),
+        1.0,
+    ),
     # each picture's colour named as the reward asks (1.0)
     "colours": (lambda: vf.ScriptedClient(_colour_player), 1.0),
 }
 
 
-def _run(src: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop, page: str, line: int) -> None:
+def _run(
+    src: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop, page: str, line: int
+) -> None:
     code = compile("\n" * line + src, page, "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
     if code.co_flags & inspect.CO_COROUTINE:
         loop.run_until_complete(eval(code, namespace))
@@ -101,14 +122,17 @@ def _check_players(namespace: dict[str, Any], seen: set[int], where: str) -> lis
                 raise AssertionError(
                     f"{where} builds environment {env.env_id!r}: add a perfect player for it to "
                     f"PLAYERS in tests/docs/doc_runner.py (the docs' advice: it must reach its maximal "
-                    f"reward under vf.ScriptedClient)")
+                    f"reward under vf.ScriptedClient)"
+                )
             make_client, best = PLAYERS[env.env_id]
             out = env.evaluate_sync(make_client(), "perfect-player", progress=False)
             errors = [r["error"] for r in out.rows if r.get("error")]
             rewards = sorted({r["reward"] for r in out.rows})
             if errors or rewards != [best]:
-                raise AssertionError(f"{where}: {env.env_id} played perfectly scores {rewards} "
-                                     f"(maximum {best}); errors: {errors[:2]}")
+                raise AssertionError(
+                    f"{where}: {env.env_id} played perfectly scores {rewards} "
+                    f"(maximum {best}); errors: {errors[:2]}"
+                )
             checked.append(env.env_id)
     return checked
 
@@ -127,8 +151,13 @@ def main(pages_file: str, results_file: str) -> int:
     return 0
 
 
-def _run_block(block: dict[str, Any], page: str, namespace: dict[str, Any], loop: asyncio.AbstractEventLoop,
-               seen: set[int]) -> dict[str, Any]:
+def _run_block(
+    block: dict[str, Any],
+    page: str,
+    namespace: dict[str, Any],
+    loop: asyncio.AbstractEventLoop,
+    seen: set[int],
+) -> dict[str, Any]:
     t0 = time.perf_counter()
     where = f"{page}:{block['line']}"
     result: dict[str, Any] = {"page": page, "line": block["line"], "ok": True, "checked": []}

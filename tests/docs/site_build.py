@@ -14,10 +14,19 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def build_site(target: Path) -> subprocess.CompletedProcess[str]:
     """``mkdocs build --strict`` of this checkout into ``target``; any warning fails it."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "environments")]),
-           "NO_MKDOCS_2_WARNING": "1"}
-    return subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "environments")]),
+        "NO_MKDOCS_2_WARNING": "1",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 @pytest.fixture(scope="session")

@@ -87,11 +87,15 @@ def broken_links(page: Path) -> list[str]:
         if _generated(dest):
             continue
         if not dest.exists():
-            wrong.append(f"{where}: no file {dest.relative_to(rb.REPO) if rb.REPO in dest.parents else dest}")
+            wrong.append(
+                f"{where}: no file {dest.relative_to(rb.REPO) if rb.REPO in dest.parents else dest}"
+            )
         elif in_docs and rb.DOCS not in dest.parents:
             wrong.append(f"{where}: outside docs/ (the site has no such page)")
         elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
-            wrong.append(f"{where}: no heading with anchor #{anchor} in {dest.relative_to(rb.REPO)}")
+            wrong.append(
+                f"{where}: no heading with anchor #{anchor} in {dest.relative_to(rb.REPO)}"
+            )
     return wrong
 
 
@@ -102,17 +106,28 @@ def test_every_internal_link_and_anchor_resolves(page: Path) -> None:
 
 def test_slugs_are_the_sites() -> None:
     # worked out by hand from Python-Markdown's toc slugify, the site's default
-    assert slugify("Statistics: error bars and comparing runs") == "statistics-error-bars-and-comparing-runs"
-    assert slugify("Running untrusted code: `vf.Sandbox`, `vf.PythonEnv`") == "running-untrusted-code-vfsandbox-vfpythonenv"
+    assert (
+        slugify("Statistics: error bars and comparing runs")
+        == "statistics-error-bars-and-comparing-runs"
+    )
+    assert (
+        slugify("Running untrusted code: `vf.Sandbox`, `vf.PythonEnv`")
+        == "running-untrusted-code-vfsandbox-vfpythonenv"
+    )
     assert slugify("Reading runs: `vf-lite view`") == "reading-runs-vf-lite-view"
-    assert slugify("Re-scoring a run, and what produced it") == "re-scoring-a-run-and-what-produced-it"
+    assert (
+        slugify("Re-scoring a run, and what produced it") == "re-scoring-a-run-and-what-produced-it"
+    )
     assert slugify("Thinking — models & images") == "thinking-models-images"
 
 
 def test_a_broken_link_or_anchor_is_found(tmp_path: Path) -> None:
     page = tmp_path / "page.md"
-    page.write_text("# Top\n\n## Two words\n\n[ok](#two-words) [gone](#three) [file](missing.md)\n"
-                    "```\n[in code](#nowhere)\n```\n", encoding="utf-8")
+    page.write_text(
+        "# Top\n\n## Two words\n\n[ok](#two-words) [gone](#three) [file](missing.md)\n"
+        "```\n[in code](#nowhere)\n```\n",
+        encoding="utf-8",
+    )
     rb_repo = rb.REPO
     try:
         rb.REPO = tmp_path

@@ -64,7 +64,11 @@ def test_every_exported_name_has_a_heading_on_its_package_page(built_site: Path)
         page = built_site / "reference" / short.replace(".", "-") / "index.html"
         assert page.exists(), f"no reference page for {package}"
         words = {w for h in _parse(page).headings for w in re.findall(r"[A-Za-z_][A-Za-z0-9_]*", h)}
-        lost = sorted(set(names) - words - {"__version__"} if package == "verifiers_lite" else set(names) - words)
+        lost = sorted(
+            set(names) - words - {"__version__"}
+            if package == "verifiers_lite"
+            else set(names) - words
+        )
         if lost:
             missing[package] = lost
     assert missing == {}
@@ -91,7 +95,9 @@ def test_cli_page_lists_every_command_and_option(built_site: Path):
     assert {"eval", "serve", "rescore", "compare", "view"} <= set(commands)
     serve = importlib.import_module("verifiers_lite.cli.serve")
     expected = {f"vf-lite {name}" for name in commands}
-    expected |= {o for name, sub in commands.items() if name != "serve" for o in _option_strings(sub)}
+    expected |= {
+        o for name, sub in commands.items() if name != "serve" for o in _option_strings(sub)
+    }
     expected |= _option_strings(serve.build_parser())
     assert {"--port", "--max-concurrent", "--rollouts-per-example"} <= expected
     assert sorted(e for e in expected if e not in text) == []
@@ -104,20 +110,33 @@ def test_the_site_loads_no_script_style_or_font_from_elsewhere(built_site: Path)
     external = []
     for page in pages:
         for tag, rel, url in _parse(page).urls:
-            loads = tag in ("script", "img", "iframe") or (tag == "link" and rel not in ("canonical",))
+            loads = tag in ("script", "img", "iframe") or (
+                tag == "link" and rel not in ("canonical",)
+            )
             if loads and re.match(r"(https?:)?//", url):
                 external.append((page.relative_to(built_site).as_posix(), tag, url))
     for sheet in built_site.rglob("*.css"):
-        external += [(sheet.name, "css", u) for u in re.findall(r"url\(['\"]?((?:https?:)?//[^)'\"]+)",
-                                                                sheet.read_text(encoding="utf-8"))]
-        external += [(sheet.name, "css", u) for u in re.findall(r"@import\s+['\"]((?:https?:)?//[^'\"]+)",
-                                                                sheet.read_text(encoding="utf-8"))]
+        external += [
+            (sheet.name, "css", u)
+            for u in re.findall(
+                r"url\(['\"]?((?:https?:)?//[^)'\"]+)", sheet.read_text(encoding="utf-8")
+            )
+        ]
+        external += [
+            (sheet.name, "css", u)
+            for u in re.findall(
+                r"@import\s+['\"]((?:https?:)?//[^'\"]+)", sheet.read_text(encoding="utf-8")
+            )
+        ]
     assert len(pages) > 5 and external == []
 
 
 def test_reference_shows_no_raw_sphinx_roles(built_site: Path):
-    raw = [p.parent.name for p in (built_site / "reference").rglob("*.html")
-           if re.search(r":(func|class|meth|mod|attr|data|exc):<code>", p.read_text(encoding="utf-8"))]
+    raw = [
+        p.parent.name
+        for p in (built_site / "reference").rglob("*.html")
+        if re.search(r":(func|class|meth|mod|attr|data|exc):<code>", p.read_text(encoding="utf-8"))
+    ]
     assert raw == []
 
 
@@ -126,5 +145,11 @@ def test_changelog_is_releases_with_one_line_per_change():
     lines = (root / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
     headings = [line for line in lines if line.startswith("## ")]
     assert headings[:2] == ["## Unreleased", f"## {verifiers_lite.__version__}"]
-    body = [line for line in lines[lines.index("## Unreleased"):] if line and not line.startswith("## ")]
-    assert [line for line in body if not line.startswith("- ")] == [], "a change wraps onto a second line"
+    body = [
+        line
+        for line in lines[lines.index("## Unreleased") :]
+        if line and not line.startswith("## ")
+    ]
+    assert [line for line in body if not line.startswith("- ")] == [], (
+        "a change wraps onto a second line"
+    )

@@ -27,8 +27,13 @@ DOCS = Path(__file__).resolve().parents[2] / "docs"
 @pytest.fixture(scope="module")
 def site_url(built_site: Path) -> Iterator[str]:
     """The built site served on a free port of 127.0.0.1; the port read from the server's line."""
-    proc = subprocess.Popen([sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
-                            cwd=built_site, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"],
+        cwd=built_site,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 30
         line = ""
@@ -56,8 +61,12 @@ def page(browser, site_url):
     pg = ctx.new_page()
     pg.set_default_timeout(TIMEOUT_MS)
     pg.outside = []  # type: ignore[attr-defined]
-    pg.on("request", lambda r: r.url.startswith(site_url) or r.url.startswith("data:")
-          or pg.outside.append(r.url))  # type: ignore[attr-defined]
+    pg.on(
+        "request",
+        lambda r: (
+            r.url.startswith(site_url) or r.url.startswith("data:") or pg.outside.append(r.url)
+        ),
+    )  # type: ignore[attr-defined]
     yield pg
     assert pg.outside == [], f"the page fetched from elsewhere: {pg.outside}"  # type: ignore[attr-defined]
     ctx.close()
@@ -103,7 +112,9 @@ def _search(page, query: str) -> list[str]:
     box.press_sequentially(query)
     page.wait_for_function(
         """q => [...document.querySelectorAll('.md-search-result__item')]
-              .some(e => e.innerText.includes(q))""", arg=query)
+              .some(e => e.innerText.includes(q))""",
+        arg=query,
+    )
     return page.locator(".md-search-result__item").all_inner_texts()
 
 

@@ -22,7 +22,9 @@ def test_data_is_deterministic_per_seed(env_id):
     b = vf.load_environment(env_id, num_examples=5, seed=3).get_eval_dataset()
     c = vf.load_environment(env_id, num_examples=5, seed=4).get_eval_dataset()
     assert len(a) == 5 and a == b
-    assert [r["answer"] for r in a] != [r["answer"] for r in c] or [r["prompt"] for r in a] != [r["prompt"] for r in c]
+    assert [r["answer"] for r in a] != [r["answer"] for r in c] or [r["prompt"] for r in a] != [
+        r["prompt"] for r in c
+    ]
 
 
 @pytest.mark.parametrize("env_id", BUNDLED)
@@ -35,7 +37,9 @@ def test_environment_has_a_docstring_saying_what_it_measures(env_id):
 
 def test_arithmetic_against_fake_model(fake_server):
     env = vf.load_environment("arithmetic", num_examples=12)
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False)
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False
+    )
     df = out.to_pandas()
     assert len(df) == 24 and df["error"].isna().all()
     assert set(df["reward"]) <= {0.0, 1.0} and 0 < df["reward"].mean() < 1
@@ -70,7 +74,13 @@ def test_calculator_never_evaluates_code():
     assert calculator("2 ^ 10") == "1024"
     assert calculator("7 / 2") == "3.5"
     assert calculator("1 / 0") == "Error: division by zero"
-    for evil in ["__import__('os').system('true')", "(1).__class__", "x + 1", "9 ** 9 ** 9", "[1] * 3"]:
+    for evil in [
+        "__import__('os').system('true')",
+        "(1).__class__",
+        "x + 1",
+        "9 ** 9 ** 9",
+        "[1] * 3",
+    ]:
         assert calculator(evil).startswith("Error"), evil
 
 
@@ -96,14 +106,19 @@ def test_guess_number_unsolved_scores_zero(fake_server):
 
 
 def test_reasoning_gym_uses_its_own_scorer(fake_server):
-    env = vf.load_environment("reasoning_gym", task="chain_sum", num_examples=6, min_terms=2, max_terms=2)
+    env = vf.load_environment(
+        "reasoning_gym", task="chain_sum", num_examples=6, min_terms=2, max_terms=2
+    )
     rows = env.get_eval_dataset()
     assert rows[0]["info"]["rg_task"] == "chain_sum"
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
     df = out.to_pandas()
     assert df["error"].isna().all() and df["reward"].between(0, 1).all()
     # the fake model answers \boxed{a op b} right about half the time: the scorer must tell
-    expected = [1.0 if parse_number(r["completion"][-1]["content"]) == r["answer"] else 0.0 for r in out.rows]
+    expected = [
+        1.0 if parse_number(r["completion"][-1]["content"]) == r["answer"] else 0.0
+        for r in out.rows
+    ]
     assert list(df["rg_score"]) == expected
 
 

@@ -15,8 +15,17 @@ CASES = {
     "arithmetic": ({"num_examples": 4}, 2),
     "guess_number": ({"num_examples": 2, "high": 10, "max_turns": 3}, 1),
     "calculator": ({"num_examples": 2, "max_turns": 2, "max_tokens": 48}, 1),
-    "reasoning_gym": ({"task": "chain_sum", "num_examples": 2, "min_terms": 2, "max_terms": 2,
-                       "max_digits": 1, "max_tokens": 48}, 2),
+    "reasoning_gym": (
+        {
+            "task": "chain_sum",
+            "num_examples": 2,
+            "min_terms": 2,
+            "max_terms": 2,
+            "max_digits": 1,
+            "max_tokens": 48,
+        },
+        2,
+    ),
 }
 
 
@@ -24,8 +33,9 @@ CASES = {
 def test_bundled_environment_runs_against_the_embedded_model(local_llm, env_id):
     env_args, rollouts = CASES[env_id]
     env = vf.load_environment(env_id, **env_args)
-    out = env.evaluate_sync(local_llm.client(), local_llm.model_name,
-                            rollouts_per_example=rollouts, progress=False)
+    out = env.evaluate_sync(
+        local_llm.client(), local_llm.model_name, rollouts_per_example=rollouts, progress=False
+    )
     n = env_args["num_examples"] * rollouts
     df = out.to_pandas()
     assert len(df) == n
@@ -34,8 +44,11 @@ def test_bundled_environment_runs_against_the_embedded_model(local_llm, env_id):
     assert not df["reward"].isna().any()
     for row in out.rows:
         texts = [m.get("content") or "" for m in row["completion"] if m["role"] == "assistant"]
-        assert texts and any(t.strip() for t in texts) or any(
-            m.get("tool_calls") for m in row["completion"]), row["completion"]
+        assert (
+            texts
+            and any(t.strip() for t in texts)
+            or any(m.get("tool_calls") for m in row["completion"])
+        ), row["completion"]
     assert (df["completion_tokens"] > 0).all()
     assert list(df["example_id"]) == sorted(df["example_id"])
     assert set(df["stop_reason"]) <= {"stop", "length", "max_turns", "env_done"}

@@ -33,7 +33,15 @@ def test_python_tool_keeps_state_within_a_rollout_and_not_across_rollouts():
             "secret // 7",  # a bare expression is printed, as in a REPL
         ]
         if len(outputs) < len(script):
-            return {"tool_calls": [{"id": f"c{len(outputs)}", "name": "python", "arguments": {"code": script[len(outputs)]}}]}
+            return {
+                "tool_calls": [
+                    {
+                        "id": f"c{len(outputs)}",
+                        "name": "python",
+                        "arguments": {"code": script[len(outputs)]},
+                    }
+                ]
+            }
         return f"\\boxed{{{outputs[-1].strip()}}}"
 
     def correct(completion, answer) -> float:
@@ -43,7 +51,9 @@ def test_python_tool_keeps_state_within_a_rollout_and_not_across_rollouts():
     assert [t["function"]["name"] for t in env.tool_defs] == ["python"]
     # Interpreters another test left behind share this process's uid range: only new ones count.
     earlier = set(_sandbox_processes())
-    out = env.evaluate_sync(ScriptedClient(respond), "scripted", rollouts_per_example=2, progress=False)
+    out = env.evaluate_sync(
+        ScriptedClient(respond), "scripted", rollouts_per_example=2, progress=False
+    )
     assert len(out.rows) == 6 and all(r["error"] is None for r in out.rows)
     for row in out.rows:
         tools = _tool_outputs(row["completion"])
@@ -63,7 +73,10 @@ def _sandbox_processes() -> list[int]:
             status = Path(f"/proc/{entry}/status").read_text()
         except OSError:
             continue
-        if low <= int(status.split("Uid:", 1)[1].split()[0]) < low + 1000 and "State:\tZ" not in status:
+        if (
+            low <= int(status.split("Uid:", 1)[1].split()[0]) < low + 1000
+            and "State:\tZ" not in status
+        ):
             found.append(int(entry))
     return found
 
@@ -74,7 +87,11 @@ def test_tool_reports_errors_and_timeouts_to_the_model():
 
     def respond(messages: list[dict]) -> dict | str:
         n = len(_tool_outputs(messages))
-        return {"tool_calls": [{"name": "python", "arguments": {"code": cells[n]}}]} if n < len(cells) else "done"
+        return (
+            {"tool_calls": [{"name": "python", "arguments": {"code": cells[n]}}]}
+            if n < len(cells)
+            else "done"
+        )
 
     env = vf.PythonEnv(dataset=rows, limits=vf.SandboxLimits(timeout=1.5, cpu=5), max_turns=5)
     out = env.evaluate_sync(ScriptedClient(respond), "scripted", progress=False)
@@ -87,12 +104,18 @@ def test_tool_reports_errors_and_timeouts_to_the_model():
 
 def test_python_env_arguments_are_checked():
     with pytest.raises(ValueError, match="either sandbox= or limits="):
-        vf.PythonEnv(dataset=[{"question": "q", "answer": "a"}], sandbox=vf.Sandbox(pool_size=1), limits=LIMITS)
+        vf.PythonEnv(
+            dataset=[{"question": "q", "answer": "a"}],
+            sandbox=vf.Sandbox(pool_size=1),
+            limits=LIMITS,
+        )
 
 
 def _solve(question: str) -> str:
     """Code a model would write for python_math questions (the sandbox computes the answer)."""
-    numbers = [int(n) for n in re.findall(r"\d+", question.split(":")[-1] if ":" in question else question)]
+    numbers = [
+        int(n) for n in re.findall(r"\d+", question.split(":")[-1] if ":" in question else question)
+    ]
     if "Least Common Multiple" in question:
         return f"import math\nprint(math.lcm(*{numbers}))"
     if "Greatest Common Divisor" in question:

@@ -13,7 +13,9 @@ import pytest
 
 from verifiers_lite.local import cpu_safety as cs
 
-AMX_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma f16c avx512f amx_bf16 amx_tile amx_int8\n"
+AMX_CPUINFO = (
+    "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma f16c avx512f amx_bf16 amx_tile amx_int8\n"
+)
 EPYC_CPUINFO = "processor\t: 0\nflags\t\t: fpu sse2 avx2 fma f16c\n"
 ARM_CPUINFO = "processor\t: 0\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32\n"
 
@@ -106,7 +108,9 @@ def test_in_process_llama_with_extra_buffers_off_decodes_like_the_default():
     pytest.importorskip("llama_cpp")
 
     def run(setting: str) -> dict:
-        proc = subprocess.run([sys.executable, "-c", _GREEDY, setting], capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, "-c", _GREEDY, setting], capture_output=True, text=True, timeout=300
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         return json.loads(proc.stdout.strip().splitlines()[-1])
 

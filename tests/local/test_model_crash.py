@@ -44,7 +44,9 @@ _AMX_BUILD = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | AVX512 = 1 | AMX_INT8 = 1 | 
 _PORTABLE_BUILD = "CPU : SSE3 = 1 | AVX = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | REPACK = 1 |"
 
 
-@pytest.mark.parametrize("build_info", [_AMX_BUILD, _PORTABLE_BUILD], ids=["amx-build", "portable-build"])
+@pytest.mark.parametrize(
+    "build_info", [_AMX_BUILD, _PORTABLE_BUILD], ids=["amx-build", "portable-build"]
+)
 def test_startup_requires_a_real_decode(tmp_path, monkeypatch, build_info):
     pytest.importorskip("llama_cpp")
     monkeypatch.setattr(cpu_safety, "installed_build_info", lambda: build_info)
@@ -92,9 +94,16 @@ def test_server_killed_mid_run_gives_crash_rows_and_keeps_finished_ones():
             os.kill(server.proc.pid, signal.SIGSEGV)
 
     try:
-        out = env.evaluate_sync(server.client(), server.model_name, num_examples=6, rollouts_per_example=2,
-                                max_concurrent=1, progress=False, on_progress=kill_after_first_group,
-                                on_log=logs.append)
+        out = env.evaluate_sync(
+            server.client(),
+            server.model_name,
+            num_examples=6,
+            rollouts_per_example=2,
+            max_concurrent=1,
+            progress=False,
+            on_progress=kill_after_first_group,
+            on_log=logs.append,
+        )
     finally:
         server.stop()
     by_example: dict[int, list[dict]] = {}
@@ -119,13 +128,36 @@ def test_server_killed_mid_run_gives_crash_rows_and_keeps_finished_ones():
 @pytest.mark.slow
 def test_cli_names_the_crash_in_its_last_line(tmp_path):
     pytest.importorskip("llama_cpp")
-    cmd = [sys.executable, "-m", "verifiers_lite.cli", "eval", "arithmetic", "-n", "8", "-r", "2", "-c", "1",
-           "--parallel", "1", "--threads", "1", "--n-ctx", "512", "-s", str(tmp_path), "--no-plot", "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "verifiers_lite.cli",
+        "eval",
+        "arithmetic",
+        "-n",
+        "8",
+        "-r",
+        "2",
+        "-c",
+        "1",
+        "--parallel",
+        "1",
+        "--threads",
+        "1",
+        "--n-ctx",
+        "512",
+        "-s",
+        str(tmp_path),
+        "--no-plot",
+        "-q",
+    ]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         results = lambda: list(tmp_path.glob("*/*/results.jsonl"))  # noqa: E731
         path = wait_until(results, "the run to start", timeout=240)[0]
-        wait_until(lambda: path.read_text().count("\n") >= 2, "the first finished group", timeout=240)
+        wait_until(
+            lambda: path.read_text().count("\n") >= 2, "the first finished group", timeout=240
+        )
         pids = wait_until(lambda: _server_pids_of(proc.pid), "the server pid", timeout=10)
         os.kill(pids[0], signal.SIGSEGV)
         stdout, stderr = proc.communicate(timeout=240)

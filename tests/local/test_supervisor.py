@@ -29,7 +29,11 @@ def _alive(pid: int) -> bool:
 
 def test_missing_extra_names_the_install_command(monkeypatch):
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util,
+        "find_spec",
+        lambda name, *a: None if name == "llama_cpp" else real(name, *a),
+    )
     with pytest.raises(ImportError, match=r"pip install 'verifiers_lite\[local\]'"):
         lm.LocalModel()
     with pytest.raises(ImportError, match=r"verifiers_lite\[local\]"), lm.local_model():
@@ -40,8 +44,6 @@ def test_missing_gguf_is_a_clear_error(tmp_path):
     pytest.importorskip("llama_cpp")
     with pytest.raises(FileNotFoundError, match="nope.gguf"):
         lm.LocalModel(tmp_path / "nope.gguf")
-
-
 
 
 @pytest.mark.local_model
@@ -63,7 +65,9 @@ def test_context_manager_serves_then_leaves_no_process():
     with lm.local_model(n_ctx=512) as (client, model):
         assert model == lm.DEFAULT_MODEL_NAME
         port = int(client.base_url.rsplit(":", 1)[1].split("/")[0])
-        reply = asyncio.run(client.chat(model, [{"role": "user", "content": "Say hi."}], {"max_tokens": 4}))
+        reply = asyncio.run(
+            client.chat(model, [{"role": "user", "content": "Say hi."}], {"max_tokens": 4})
+        )
         assert reply.content.strip()
         pids = _server_pids(port)
         assert pids
@@ -150,7 +154,11 @@ def test_server_dies_with_a_killed_parent(tmp_path):
     finally:
         parent.kill()
         parent.wait()
-    wait_until(lambda: not _alive(pid), "the model server dies with the process that started it", timeout=10)
+    wait_until(
+        lambda: not _alive(pid),
+        "the model server dies with the process that started it",
+        timeout=10,
+    )
 
 
 @pytest.mark.local_model
@@ -163,7 +171,9 @@ def test_parallel_servers_yield_one_client_each_and_all_stop():
         pids = [p for port in ports for p in _server_pids(port)]
         assert len(set(ports)) == 2 and len(pids) == 2
         for c in clients:
-            assert asyncio.run(c.chat(model, [{"role": "user", "content": "Hi"}], {"max_tokens": 2})).message
+            assert asyncio.run(
+                c.chat(model, [{"role": "user", "content": "Hi"}], {"max_tokens": 2})
+            ).message
     assert not any(_alive(p) for p in pids)
     with pytest.raises(ValueError, match="parallel"):
         lm.start_servers(0)

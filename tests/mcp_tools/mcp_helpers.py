@@ -11,7 +11,9 @@ from verifiers_lite_envs._mcp_server import stdio_server
 from verifiers_lite.tools.mcp import Lifetime, MCPStdioServer
 
 
-def tagged_server(tag: str, *, lifetime: Lifetime = "shared", faults: bool = True) -> MCPStdioServer:
+def tagged_server(
+    tag: str, *, lifetime: Lifetime = "shared", faults: bool = True
+) -> MCPStdioServer:
     """The example server over stdio, its processes marked by ``tag`` on their command line."""
     return stdio_server(faults=faults, lifetime=lifetime, extra_args=("--tag", tag))
 
@@ -27,7 +29,10 @@ def server_processes(*, tag: str | None = None, cwd: str | None = None) -> list[
     for proc in psutil.process_iter(["cmdline", "cwd", "status"]):
         info: dict[str, Any] = proc.info
         cmdline = info.get("cmdline") or []
-        if "verifiers_lite_envs._mcp_server" not in cmdline or info.get("status") == psutil.STATUS_ZOMBIE:
+        if (
+            "verifiers_lite_envs._mcp_server" not in cmdline
+            or info.get("status") == psutil.STATUS_ZOMBIE
+        ):
             continue
         if (tag is not None and tag in cmdline) or (cwd is not None and info.get("cwd") == cwd):
             found.append(proc)

@@ -16,7 +16,9 @@ ROWS = [{"question": f"q{i}", "answer": ""} for i in range(3)]
 
 
 def _env(tag: str, lifetime: str) -> vf.ToolEnv:
-    return vf.ToolEnv(mcp_servers=[tagged_server(tag, lifetime=lifetime)], dataset=ROWS, max_turns=2)  # type: ignore[arg-type]
+    return vf.ToolEnv(
+        mcp_servers=[tagged_server(tag, lifetime=lifetime)], dataset=ROWS, max_turns=2
+    )  # type: ignore[arg-type]
 
 
 def _first_turn(call: dict, seen: list[int], tag: str):
@@ -36,7 +38,9 @@ def test_no_server_process_is_left_after_a_run_ends(lifetime: str) -> None:
     assert server_processes(tag=tag) == []  # listing the tools started and stopped one
     seen: list[int] = []
     call = {"name": "kv_incr", "arguments": {"key": "n"}}
-    out = env.evaluate_sync(vf.ScriptedClient(["", "done"], tool_calls=_first_turn(call, seen, tag)), "scripted")
+    out = env.evaluate_sync(
+        vf.ScriptedClient(["", "done"], tool_calls=_first_turn(call, seen, tag)), "scripted"
+    )
     assert [r["error"] for r in out.rows] == [None] * 3
     assert seen and max(seen) >= 1  # the servers were running during the run ...
     assert server_processes(tag=tag) == []  # ... and none is left after it
@@ -66,12 +70,17 @@ def test_no_server_process_is_left_when_the_run_raises(lifetime: str) -> None:
 @pytest.mark.parametrize("lifetime", ["shared", "rollout"])
 async def test_no_server_process_is_left_when_the_run_is_cancelled_mid_call(lifetime: str) -> None:
     tag = new_tag()
-    env = await asyncio.to_thread(_env, tag, lifetime)  # building lists the tools through the sync bridge
+    env = await asyncio.to_thread(
+        _env, tag, lifetime
+    )  # building lists the tools through the sync bridge
     hang = {"name": "hang", "arguments": {"seconds": 600}}
     client = vf.ScriptedClient(["", "done"], tool_calls=[[hang], None])
     run = asyncio.ensure_future(env.evaluate(client, "scripted"))
-    await wait_until_async(lambda: client.requests == 3 and len(server_processes(tag=tag)) >= 1,
-                           "every rollout made its hanging call and a server runs", 60)
+    await wait_until_async(
+        lambda: client.requests == 3 and len(server_processes(tag=tag)) >= 1,
+        "every rollout made its hanging call and a server runs",
+        60,
+    )
     run.cancel()
     with pytest.raises(asyncio.CancelledError):
         await run
@@ -97,7 +106,11 @@ def test_no_server_process_is_left_after_a_keyboard_interrupt_in_a_sync_call() -
         return [{"name": "hang", "arguments": {"seconds": 600}}]
 
     with pytest.raises(KeyboardInterrupt):
-        env.evaluate_sync(vf.ScriptedClient(["", "done"], tool_calls=script), "scripted", callbacks=[_Interrupts()])
+        env.evaluate_sync(
+            vf.ScriptedClient(["", "done"], tool_calls=script),
+            "scripted",
+            callbacks=[_Interrupts()],
+        )
     assert server_processes(tag=tag) == []
 
 
@@ -107,11 +120,20 @@ def test_a_server_that_never_answers_the_handshake_is_an_error_and_is_stopped() 
     import psutil
 
     tag = new_tag()
-    silent = vf.MCPStdioServer(command=sys.executable, args=["-c", "import time; time.sleep(120)", tag],
-                               name="silent", startup_timeout=1.0)
-    with pytest.raises(vf.ToolServerError,
-                       match="MCP server 'silent' did not complete the MCP handshake within startup_timeout=1s"):
+    silent = vf.MCPStdioServer(
+        command=sys.executable,
+        args=["-c", "import time; time.sleep(120)", tag],
+        name="silent",
+        startup_timeout=1.0,
+    )
+    with pytest.raises(
+        vf.ToolServerError,
+        match="MCP server 'silent' did not complete the MCP handshake within startup_timeout=1s",
+    ):
         vf.ToolEnv(mcp_servers=[silent], dataset=ROWS)
-    left = [p for p in psutil.process_iter(["cmdline", "status"])
-            if tag in (p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE]
+    left = [
+        p
+        for p in psutil.process_iter(["cmdline", "status"])
+        if tag in (p.info["cmdline"] or []) and p.info["status"] != psutil.STATUS_ZOMBIE
+    ]
     assert left == []

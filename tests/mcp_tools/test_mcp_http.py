@@ -30,12 +30,24 @@ def http_port() -> Iterator[int]:
     port = free_port()
     env = {**os.environ, **dict(stdio_server().env or {})}  # the same code as this process
     proc = subprocess.Popen(
-        [sys.executable, "-m", "verifiers_lite_envs._mcp_server", "--http", "--port", str(port),
-         "--require-header", "X-Token: s3cret"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "verifiers_lite_envs._mcp_server",
+            "--http",
+            "--port",
+            str(port),
+            "--require-header",
+            "X-Token: s3cret",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
     )
     try:
-        wait_until(lambda: proc.poll() is not None or _listening(port), "the MCP server listens", 60)
+        wait_until(
+            lambda: proc.poll() is not None or _listening(port), "the MCP server listens", 60
+        )
         assert proc.poll() is None, proc.stderr.read().decode() if proc.stderr else ""
         yield port
     finally:
@@ -53,24 +65,48 @@ def _boxed_reward(completion, answer) -> float:
 def test_fake_tool_model_over_streamable_http_with_headers(
     http_port: int, fake_server: FakeServerProcess, lifetime: str
 ) -> None:
-    rows = [{"question": "What is 6 * 7?", "answer": "42"}, {"question": "What is 90 - 45?", "answer": "45"}]
-    env = vf.ToolEnv(mcp_servers=[http_server(http_port, headers=TOKEN, lifetime=lifetime)],  # type: ignore[arg-type]
-                     dataset=rows, rubric=vf.Rubric([_boxed_reward]), max_turns=3)
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", rollouts_per_example=2)
+    rows = [
+        {"question": "What is 6 * 7?", "answer": "42"},
+        {"question": "What is 90 - 45?", "answer": "45"},
+    ]
+    env = vf.ToolEnv(
+        mcp_servers=[http_server(http_port, headers=TOKEN, lifetime=lifetime)],  # type: ignore[arg-type]
+        dataset=rows,
+        rubric=vf.Rubric([_boxed_reward]),
+        max_turns=3,
+    )
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-tool", rollouts_per_example=2
+    )
     assert [r["reward"] for r in out.rows] == [1.0] * 4
     assert sorted(tool_texts(r)[0] for r in out.rows) == ["42", "42", "45", "45"]
 
 
 def test_structured_results_and_state_over_http(http_port: int) -> None:
-    calls = [[{"name": "add", "arguments": {"a": 20, "b": 22}},
-              {"name": "kv_set", "arguments": {"key": "http", "value": "yes"}}],
-             [{"name": "kv_get", "arguments": {"key": "http"}}], None]
-    env = vf.ToolEnv(mcp_servers=[http_server(http_port, headers=TOKEN)], dataset=[{"question": "q", "answer": ""}])
+    calls = [
+        [
+            {"name": "add", "arguments": {"a": 20, "b": 22}},
+            {"name": "kv_set", "arguments": {"key": "http", "value": "yes"}},
+        ],
+        [{"name": "kv_get", "arguments": {"key": "http"}}],
+        None,
+    ]
+    env = vf.ToolEnv(
+        mcp_servers=[http_server(http_port, headers=TOKEN)],
+        dataset=[{"question": "q", "answer": ""}],
+    )
     out = env.evaluate_sync(vf.ScriptedClient(["", "", "done"], tool_calls=calls), "scripted")
     assert tool_texts(out.rows[0]) == ["42", "stored http", "yes"]
 
 
-def test_a_server_refusing_the_headers_is_an_error_naming_it_before_any_rollout(http_port: int) -> None:
-    with pytest.raises(vf.ToolServerError, match="MCP server 'example-http' could not be started: MCPError: Server returned an error response"):
-        vf.ToolEnv(mcp_servers=[http_server(http_port, headers={"X-Token": "wrong"})],
-                   dataset=[{"question": "q", "answer": ""}])
+def test_a_server_refusing_the_headers_is_an_error_naming_it_before_any_rollout(
+    http_port: int,
+) -> None:
+    with pytest.raises(
+        vf.ToolServerError,
+        match="MCP server 'example-http' could not be started: MCPError: Server returned an error response",
+    ):
+        vf.ToolEnv(
+            mcp_servers=[http_server(http_port, headers={"X-Token": "wrong"})],
+            dataset=[{"question": "q", "answer": ""}],
+        )

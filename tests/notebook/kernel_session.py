@@ -19,8 +19,14 @@ class KernelSession:
 
     def collect(self, msg_id: str, timeout: float = 120) -> dict[str, Any]:
         """Wait for the cell to finish; its stdout, error, widget updates and rich outputs."""
-        out: dict[str, Any] = {"stdout": "", "stderr": "", "error": None, "traceback": [], "updates": [],
-                               "html": []}
+        out: dict[str, Any] = {
+            "stdout": "",
+            "stderr": "",
+            "error": None,
+            "traceback": [],
+            "updates": [],
+            "html": [],
+        }
         deadline = time.monotonic() + timeout
         while True:
             msg = self.kc.get_iopub_msg(timeout=max(0.1, deadline - time.monotonic()))

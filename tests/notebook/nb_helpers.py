@@ -25,10 +25,15 @@ def install_kernelspec(root: Path) -> Path:
     """
     spec = root / "kernels" / "python3"
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
-        "display_name": "Python 3 (verifiers_lite tests)", "language": "python",
-    }))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+                "display_name": "Python 3 (verifiers_lite tests)",
+                "language": "python",
+            }
+        )
+    )
     return root
 
 
@@ -46,19 +51,29 @@ class RecordingClient(NotebookClient):
 
     def widget_updates(self, cell_index: int) -> list[dict[str, Any]]:
         """State changes sent by widgets during one cell (``comm_msg`` with method ``update``)."""
-        return [m["content"]["data"]["state"] for m in self.messages[cell_index]
-                if m["msg_type"] == "comm_msg" and m["content"].get("data", {}).get("method") == "update"]
+        return [
+            m["content"]["data"]["state"]
+            for m in self.messages[cell_index]
+            if m["msg_type"] == "comm_msg"
+            and m["content"].get("data", {}).get("method") == "update"
+        ]
 
 
-def execute(name: str, workdir: Path, env: dict[str, str] | None = None,
-            timeout: int = 300) -> tuple[nbformat.NotebookNode, RecordingClient]:
+def execute(
+    name: str, workdir: Path, env: dict[str, str] | None = None, timeout: int = 300
+) -> tuple[nbformat.NotebookNode, RecordingClient]:
     """Execute ``notebooks/<name>`` in ``workdir``; the kernel inherits ``env`` on top of ours."""
     nb = nbformat.read(NOTEBOOKS / name, as_version=4)
     old = {k: os.environ.get(k) for k in (env or {})}
     os.environ.update(env or {})
     try:
-        client = RecordingClient(nb, kernel_name="python3", store_widget_state=True, timeout=timeout,
-                                 resources={"metadata": {"path": str(workdir)}})
+        client = RecordingClient(
+            nb,
+            kernel_name="python3",
+            store_widget_state=True,
+            timeout=timeout,
+            resources={"metadata": {"path": str(workdir)}},
+        )
         client.execute()
     finally:
         for k, v in old.items():
@@ -86,5 +101,9 @@ def outputs_of(nb: nbformat.NotebookNode, mime: str) -> list[tuple[int, Any]]:
 
 
 def errors_of(nb: nbformat.NotebookNode) -> list[str]:
-    return [f"cell {i}: {o.get('ename')}: {o.get('evalue')}" for i, c in enumerate(nb.cells)
-            for o in c.get("outputs", []) if o.get("output_type") == "error"]
+    return [
+        f"cell {i}: {o.get('ename')}: {o.get('evalue')}"
+        for i, c in enumerate(nb.cells)
+        for o in c.get("outputs", [])
+        if o.get("output_type") == "error"
+    ]

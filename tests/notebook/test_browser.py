@@ -24,18 +24,36 @@ from .sample_rows import tool_rows
 pytestmark = pytest.mark.slow
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--hide-scrollbars"]
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium not installed (run .ci/install_chromium.sh)")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+    "--hide-scrollbars",
+]
+needs_chromium = pytest.mark.skipif(
+    CHROMIUM is None, reason="chromium not installed (run .ci/install_chromium.sh)"
+)
 
 
 def screenshot(html_file: Path, png: Path, size: str = "1280,1600") -> Path:
     """Open ``html_file`` in a fresh headless Chromium profile and save a screenshot."""
     with tempfile.TemporaryDirectory(prefix="vf-chromium-") as profile:
         proc = subprocess.run(
-            [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", f"--screenshot={png}", f"--window-size={size}",
-             html_file.resolve().as_uri()],
-            capture_output=True, text=True, timeout=120,
+            [
+                CHROMIUM,
+                *FLAGS,
+                f"--user-data-dir={profile}",
+                f"--screenshot={png}",
+                f"--window-size={size}",
+                html_file.resolve().as_uri(),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
         )
     assert png.exists(), f"no screenshot (rc={proc.returncode}): {proc.stderr[-2000:]}"
     artifacts = os.environ.get("VF_TEST_ARTIFACTS")
@@ -57,7 +75,9 @@ def assert_not_blank(png: Path) -> None:
     img = pixels(png)
     stddev = ImageStat.Stat(img.convert("L")).stddev[0]
     dark = sum(img.convert("L").point(lambda v: 255 if v < 128 else 0).histogram()[255:])
-    assert stddev > 8 and dark > 2000, f"{png.name} looks blank (stddev={stddev:.1f}, dark pixels={dark})"
+    assert stddev > 8 and dark > 2000, (
+        f"{png.name} looks blank (stddev={stddev:.1f}, dark pixels={dark})"
+    )
 
 
 def count_near(png: Path, rgb: tuple[int, int, int], tol: int = 24) -> int:
@@ -84,9 +104,13 @@ def test_executed_quickstart_renders_in_chromium(executed_quickstart, tmp_path):
 
 @needs_chromium
 def test_results_repr_html_renders_in_chromium(tmp_path):
-    out = vf.GenerateOutputs(rows=tool_rows(), metadata={"env_id": "calc", "model": "m", "rollouts_per_example": 2})
+    out = vf.GenerateOutputs(
+        rows=tool_rows(), metadata={"env_id": "calc", "model": "m", "rollouts_per_example": 2}
+    )
     page = tmp_path / "results.html"
-    page.write_text(f"<!doctype html><meta charset='utf-8'><body>{out._repr_html_()}</body>", encoding="utf-8")
+    page.write_text(
+        f"<!doctype html><meta charset='utf-8'><body>{out._repr_html_()}</body>", encoding="utf-8"
+    )
     png = screenshot(page, tmp_path / "results.png", size="1100,700")
     assert_not_blank(png)
     assert count_near(png, (0xC6, 0x28, 0x28), tol=40) > 50, "error category not shown in red"
@@ -98,8 +122,10 @@ def _stats_mid_run():
 
     stats = RunStats(total=12)
     stats.started -= 2.0  # two seconds into the run
-    rows = [{"example_id": 0, "rollout_index": i, "reward": r, "stop_reason": s}
-            for i, (r, s) in enumerate([(1.0, "stop"), (0.0, "length"), (1.0, "stop"), (0.2, "stop")])]
+    rows = [
+        {"example_id": 0, "rollout_index": i, "reward": r, "stop_reason": s}
+        for i, (r, s) in enumerate([(1.0, "stop"), (0.0, "length"), (1.0, "stop"), (0.2, "stop")])
+    ]
     stats.add(rows)
     for i in range(3):
         stats.rollout_started()
@@ -121,19 +147,33 @@ def test_live_widget_and_final_frame_render_in_chromium(tmp_path):
     live.on_start(stats)
     live._render(stats)
     pct = 100 * live.bar.value / live.bar.max
-    bar = (f'<div style="display:flex;gap:8px;align-items:center;font-family:sans-serif"><b>rollouts</b>'
-           f'<div style="width:45%;height:14px;background:#eee"><div style="width:{pct:.0f}%;height:100%;'
-           f'background:#2196f3"></div></div>{live.count.value}</div>')
+    bar = (
+        f'<div style="display:flex;gap:8px;align-items:center;font-family:sans-serif"><b>rollouts</b>'
+        f'<div style="width:45%;height:14px;background:#eee"><div style="width:{pct:.0f}%;height:100%;'
+        f'background:#2196f3"></div></div>{live.count.value}</div>'
+    )
     ended = _stats_mid_run()  # the same run at its end, the rest cut at max_tokens
-    ended.add([{"example_id": 1 + i // 4, "rollout_index": i % 4, "reward": 1.0, "stop_reason": "length"}
-               for i in range(8)])
+    ended.add(
+        [
+            {
+                "example_id": 1 + i // 4,
+                "rollout_index": i % 4,
+                "reward": 1.0,
+                "stop_reason": "length",
+            }
+            for i in range(8)
+        ]
+    )
     ended.in_flight = 0
     ended.started -= 2.0
     final = final_frame_html("rollouts", ended, "success")
     page = tmp_path / "widget.html"
-    page.write_text("<!doctype html><meta charset='utf-8'><body style='margin:16px'>"
-                    f"<h3>live</h3>{bar}{live.figures.value}{live.stops.value}{live.hist.value}"
-                    f"<h3>final frame</h3>{final}</body>", encoding="utf-8")
+    page.write_text(
+        "<!doctype html><meta charset='utf-8'><body style='margin:16px'>"
+        f"<h3>live</h3>{bar}{live.figures.value}{live.stops.value}{live.hist.value}"
+        f"<h3>final frame</h3>{final}</body>",
+        encoding="utf-8",
+    )
     assert live.count.value == "7/12" and "2 running" in live.figures.value
     assert "stop reasons: stop 3, length 1" in live.stops.value
     assert "max_tokens" in final and "length 9" in final and "9 of 12 rollouts (75%)" in final
@@ -152,9 +192,20 @@ def test_plots_render_in_chromium(tmp_path):
     import matplotlib
 
     matplotlib.use("Agg")
-    rows = [{"example_id": i // 4, "rollout_index": i % 4, "reward": [0.0, 0.2, 1.0, 1.0][i % 4],
-             "advantage": 0.0, "turns": [1, 1, 4, 4][i % 4], "metrics": {}} for i in range(16)]
-    out = vf.GenerateOutputs(rows=rows, metadata={"env_id": "game", "model": "tiny-model", "rollouts_per_example": 4})
+    rows = [
+        {
+            "example_id": i // 4,
+            "rollout_index": i % 4,
+            "reward": [0.0, 0.2, 1.0, 1.0][i % 4],
+            "advantage": 0.0,
+            "turns": [1, 1, 4, 4][i % 4],
+            "metrics": {},
+        }
+        for i in range(16)
+    ]
+    out = vf.GenerateOutputs(
+        rows=rows, metadata={"env_id": "game", "model": "tiny-model", "rollouts_per_example": 4}
+    )
     images = []
     for draw in (vf.plot_rewards, vf.plot_reward_vs_turns):
         ax = draw(out)
@@ -162,8 +213,12 @@ def test_plots_render_in_chromium(tmp_path):
         ax.figure.savefig(buf, format="png")
         images.append(base64.b64encode(buf.getvalue()).decode())
     page = tmp_path / "plots.html"
-    page.write_text("<!doctype html><body>" + "".join(f"<img src='data:image/png;base64,{b}'>" for b in images)
-                    + "</body>", encoding="utf-8")
+    page.write_text(
+        "<!doctype html><body>"
+        + "".join(f"<img src='data:image/png;base64,{b}'>" for b in images)
+        + "</body>",
+        encoding="utf-8",
+    )
     png = screenshot(page, tmp_path / "plots.png", size="1500,420")
     assert_not_blank(png)
     assert count_near(png, (0x1F, 0x77, 0xB4)) > 2000, "no matplotlib series visible"

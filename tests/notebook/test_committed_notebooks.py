@@ -26,16 +26,18 @@ def committed(request):
 def test_sources_match_the_build_script(committed):
     name, nb = committed
     built = build_notebooks.build(name)
-    assert [(c.cell_type, c.source) for c in nb.cells] == [(c.cell_type, c.source) for c in built.cells], \
-        REGEN.format(name=name)
+    assert [(c.cell_type, c.source) for c in nb.cells] == [
+        (c.cell_type, c.source) for c in built.cells
+    ], REGEN.format(name=name)
 
 
 def test_outputs_were_made_from_these_sources_by_the_embedded_model(committed):
     name, nb = committed
     stamp = nb.metadata.get(build_notebooks.STAMP)
     assert stamp, f"{name} is committed without outputs: " + REGEN.format(name=name)
-    assert stamp["sources_sha256"] == build_notebooks.sources_hash(nb), \
+    assert stamp["sources_sha256"] == build_notebooks.sources_hash(nb), (
         f"{name}'s outputs are older than its sources: " + REGEN.format(name=name)
+    )
     assert "SmolLM2" in stamp["backend"]
 
 
@@ -48,8 +50,14 @@ def test_every_code_cell_ran_cleanly_and_reads_without_javascript(committed):
     outputs = [o for c in code for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     # The live widgets were replaced by static frames: nothing needs a widget manager to show.
-    assert not [o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
-    frames = [o["data"]["text/html"] for o in outputs if "vf-progress" in o.get("data", {}).get("text/html", "")]
+    assert not [
+        o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
+    ]
+    frames = [
+        o["data"]["text/html"]
+        for o in outputs
+        if "vf-progress" in o.get("data", {}).get("text/html", "")
+    ]
     evals = sum(c.source.count("evaluate_sync(client") for c in code)
     assert len(frames) >= evals > 0
     assert all("stop reasons:" in f and "mean reward" in f for f in frames)

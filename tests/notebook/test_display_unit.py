@@ -42,13 +42,16 @@ def test_a_registered_display_that_applies_comes_before_the_terminal_bar(monkeyp
     assert default_progress() is mine
 
 
-@pytest.mark.parametrize(("name", "kernel", "qt", "expected"), [
-    ("TerminalInteractiveShell", False, False, False),  # plain IPython
-    ("InProcessInteractiveShell", True, False, False),  # in-process qtconsole
-    ("ZMQInteractiveShell", True, True, False),  # qtconsole's own kernel
-    ("ZMQInteractiveShell", False, False, False),  # a ZMQ shell outside IPKernelApp
-    ("ZMQInteractiveShell", True, False, True),  # Lab, Notebook, VS Code, nbclient
-])
+@pytest.mark.parametrize(
+    ("name", "kernel", "qt", "expected"),
+    [
+        ("TerminalInteractiveShell", False, False, False),  # plain IPython
+        ("InProcessInteractiveShell", True, False, False),  # in-process qtconsole
+        ("ZMQInteractiveShell", True, True, False),  # qtconsole's own kernel
+        ("ZMQInteractiveShell", False, False, False),  # a ZMQ shell outside IPKernelApp
+        ("ZMQInteractiveShell", True, False, True),  # Lab, Notebook, VS Code, nbclient
+    ],
+)
 def test_detection(monkeypatch, name, kernel, qt, expected):
     import IPython
 
@@ -84,7 +87,9 @@ def test_widget_figures_and_final_state():
         stats.add([{"example_id": i, "reward": reward, "error": None}])
         p.on_progress(stats, [])
     # Three examples, one rollout each: sd 0.577 / √3 = 0.333; 95% CI ± t(0.975; 2) = 4.303 × that.
-    assert p.bar.value == 3 and "mean reward 0.667 ± 0.333 (95% CI [-0.768, 2.101])" in p.figures.value
+    assert (
+        p.bar.value == 3 and "mean reward 0.667 ± 0.333 (95% CI [-0.768, 2.101])" in p.figures.value
+    )
     assert "reward histogram · 3 rollouts" in p.hist.value
     stats.add(_rows(2) + _rows(1, 0.0, {"category": "timeout", "message": "x"}))
     p.on_progress(stats, [])
@@ -93,7 +98,9 @@ def test_widget_figures_and_final_state():
     assert "ETA" not in p.figures.value and "rollouts/s" in p.figures.value
 
 
-@pytest.mark.parametrize(("done", "errors", "style"), [(4, 0, "success"), (2, 0, "danger"), (4, 4, "danger")])
+@pytest.mark.parametrize(
+    ("done", "errors", "style"), [(4, 0, "success"), (2, 0, "danger"), (4, 4, "danger")]
+)
 def test_final_bar_style(done, errors, style):
     p = NotebookProgress(show=False)
     stats = RunStats(total=4)
@@ -120,7 +127,9 @@ def test_updates_from_a_background_loop_thread_are_throttled_and_none_is_lost():
 
     t0 = time.monotonic()
     asyncio.run_coroutine_threadsafe(run(), loop).result(30)
-    wait_until(lambda: p.bar.value == 200, "the flush timer draws the last pending change", timeout=10)
+    wait_until(
+        lambda: p.bar.value == 200, "the flush timer draws the last pending change", timeout=10
+    )
     # At most one redraw per interval (plus the first and the flush), however loaded the machine.
     assert 2 <= p.renders <= 2 + (time.monotonic() - t0) / 0.25 + 2
     loop.call_soon_threadsafe(loop.stop)

@@ -41,9 +41,15 @@ def kernel(jupyter_kernel, tmp_path):
 
 def test_mcp_tool_env_in_notebook_cells(kernel, fake_server):
     tag = uuid.uuid4().hex
-    kernel.run(SETUP.format(repo=str(REPO), envs=str(REPO / "environments"), tag=tag, url=fake_server.base_url))
-    for cell in ("out = env.evaluate_sync(client, 'fake-tool', rollouts_per_example=2, progress=False)",
-                 "out = await env.evaluate(client, 'fake-tool', rollouts_per_example=2, progress=False)") * 2:
+    kernel.run(
+        SETUP.format(
+            repo=str(REPO), envs=str(REPO / "environments"), tag=tag, url=fake_server.base_url
+        )
+    )
+    for cell in (
+        "out = env.evaluate_sync(client, 'fake-tool', rollouts_per_example=2, progress=False)",
+        "out = await env.evaluate(client, 'fake-tool', rollouts_per_example=2, progress=False)",
+    ) * 2:
         out = kernel.run(cell + "\nprint(json.dumps([r['reward'] for r in out.rows]))")
         assert json.loads(out["stdout"].strip().splitlines()[-1]) == [1.0, 1.0, 1.0, 1.0]
         assert server_processes(tag=tag) == []  # each run stopped its server, the kernel lives on

@@ -70,24 +70,44 @@ def kernel(jupyter_kernel, tmp_path):
 def test_a_fixed_helper_in_a_notebook_is_named_and_the_advised_python_call_works(kernel, tmp_path):
     run = tmp_path / "run"
     kernel.run(SETUP.format(run=str(run)))
-    first = json.loads(kernel.run(HELPER_V1 + "env, first = run()\nprint(json.dumps(first.rewards))")["stdout"])
+    first = json.loads(
+        kernel.run(HELPER_V1 + "env, first = run()\nprint(json.dumps(first.rewards))")["stdout"]
+    )
     assert first == [0.0] * 6  # "I think 5" is not "5" under the first helper
 
     message = json.loads(kernel.run(HELPER_V2 + REFUSED)["stdout"])
-    assert "reward code changed since the saved run: answer_of changed; used by solved, efficiency" in message
+    assert (
+        "reward code changed since the saved run: answer_of changed; used by solved, efficiency"
+        in message
+    )
     assert "vf-lite rescore" not in message and "defined in __main__" in message
     (call,) = re.findall(r"vf\.rescore\([^)]*\)", message)
 
-    cli = subprocess.run([sys.executable, "-m", "verifiers_lite.cli", "rescore", str(run)], capture_output=True,
-                         text=True, timeout=120, cwd=tmp_path, env=dict(os.environ))
+    cli = subprocess.run(
+        [sys.executable, "-m", "verifiers_lite.cli", "rescore", str(run)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+        env=dict(os.environ),
+    )
     assert cli.returncode == 2 and call in cli.stderr and "HintSum" in cli.stderr, cli.stderr
     assert "unknown environment" not in cli.stderr
 
     # `env` is the notebook's environment (from the first run); its reward functions now call the fixed helper.
-    out = kernel.run(f"fixed = {call}\nprint(json.dumps([[r['turns'], r['reward']] for r in fixed.rows]))")
+    out = kernel.run(
+        f"fixed = {call}\nprint(json.dumps([[r['turns'], r['reward']] for r in fixed.rows]))"
+    )
     rows = json.loads(out["stdout"])
     assert len(rows) == 6 and all(turns == 2 for turns, _ in rows)
-    assert [reward for _, reward in rows] == [1.0 + 0.5 / 2] * 6  # right after the hint, in two turns
-    again = kernel.run(f"run_dir = {str(run) + '-rescored'!r}\n_, again = run()\n"
-                       "print(json.dumps([again.rewards, again.metadata['sessions'][-1]['rollouts']]))")
-    assert json.loads(again["stdout"]) == [[1.25] * 6, 0]  # the re-scored run resumes under the fixed helper
+    assert [reward for _, reward in rows] == [
+        1.0 + 0.5 / 2
+    ] * 6  # right after the hint, in two turns
+    again = kernel.run(
+        f"run_dir = {str(run) + '-rescored'!r}\n_, again = run()\n"
+        "print(json.dumps([again.rewards, again.metadata['sessions'][-1]['rollouts']]))"
+    )
+    assert json.loads(again["stdout"]) == [
+        [1.25] * 6,
+        0,
+    ]  # the re-scored run resumes under the fixed helper

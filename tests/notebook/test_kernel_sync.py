@@ -42,7 +42,8 @@ def test_twice_in_one_cell_with_live_widget(kernel, fake_server):
         "before = loop_state.snapshot()\n"
         "a = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
         "b = env.evaluate_sync(client, 'fake-arith', num_examples=6, rollouts_per_example=2, max_concurrent=2)\n"
-        "print(len(a), len(b), a.summary['errors'], b.summary['errors'], loop_state.changes(before, loop_state.snapshot()))"
+        "print(len(a), len(b), a.summary['errors'], b.summary['errors'], "
+        "loop_state.changes(before, loop_state.snapshot()))"
     )
     # ... and the kernel's own loop and asyncio are left as they were.
     assert out["stdout"].split() == ["12", "12", "{}", "{}", "[]"]
@@ -70,11 +71,17 @@ def test_interrupt_then_resume_with_results_path(kernel, fake_server, tmp_path):
     fake_server.configure(latency_ms=150)
     kernel.run(SETUP.format(url=fake_server.base_url))
     results = tmp_path / "run"
-    call = (f"out = env.evaluate_sync(client, 'fake-arith', num_examples=20, rollouts_per_example=2, "
-            f"max_concurrent=2, results_path={str(results)!r}, progress=False)")
+    call = (
+        f"out = env.evaluate_sync(client, 'fake-arith', num_examples=20, rollouts_per_example=2, "
+        f"max_concurrent=2, results_path={str(results)!r}, progress=False)"
+    )
     msg_id = kernel.send(call)
     lines = results / "results.jsonl"
-    wait_until(lambda: lines.exists() and len(lines.read_text().splitlines()) >= 6, "six rows saved", timeout=60)
+    wait_until(
+        lambda: lines.exists() and len(lines.read_text().splitlines()) >= 6,
+        "six rows saved",
+        timeout=60,
+    )
     kernel.interrupt()
     first = kernel.collect(msg_id)
     partial = len(lines.read_text().splitlines())
@@ -82,7 +89,9 @@ def test_interrupt_then_resume_with_results_path(kernel, fake_server, tmp_path):
     # One message, no traceback through the event loop: what is saved, and how to resume,
     # broken into lines between words (never mid-word by the notebook's wrapping).
     note = " ".join(first["traceback"])
-    assert first["error"] == "RunInterrupted" and not any("File " in x for x in first["traceback"]), first["traceback"]
+    assert first["error"] == "RunInterrupted" and not any(
+        "File " in x for x in first["traceback"]
+    ), first["traceback"]
     assert all(len(x) <= 88 or " " not in x for x in first["traceback"]), first["traceback"]
     assert f"{partial} of 40 rollouts are saved in {str(results)!r}" in note
     assert "run the same call again" in note and first["stderr"] == ""

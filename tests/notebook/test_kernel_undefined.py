@@ -30,9 +30,15 @@ def kernel(jupyter_kernel, tmp_path):
 
 def test_the_widget_and_the_results_table_name_the_undefined_interval(kernel):
     out = kernel.run(CELL)
-    live = [html.unescape(u["value"]) for u in out["updates"] if isinstance(u.get("value"), str) and "mean reward" in u["value"]]
+    live = [
+        html.unescape(u["value"])
+        for u in out["updates"]
+        if isinstance(u.get("value"), str) and "mean reward" in u["value"]
+    ]
     assert live and REASON in live[-1], live[-1:]  # the widget's last figures
     shown = [html.unescape(h) for h in out["html"]]
-    assert any(REASON in h and "vf-progress" in h for h in shown)  # the final frame a saved notebook keeps
+    assert any(
+        REASON in h and "vf-progress" in h for h in shown
+    )  # the final frame a saved notebook keeps
     assert any(REASON in h and "vf-results" in h for h in shown)  # the results table
     assert not any("0.000 ± 0.000" in h for h in shown + live)

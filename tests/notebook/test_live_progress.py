@@ -35,8 +35,14 @@ def _env(n: int = 1):
 def test_rollouts_are_counted_as_they_finish_within_one_group():
     rec = Recorder()
     # One group of 4; one request at a time, so its rollouts end one by one, 0.15 s apart.
-    out = _env().evaluate_sync(vf.ScriptedClient("= 1", delay=0.15), "m", rollouts_per_example=4,
-                               max_concurrent=1, progress=False, callbacks=[rec])
+    out = _env().evaluate_sync(
+        vf.ScriptedClient("= 1", delay=0.15),
+        "m",
+        rollouts_per_example=4,
+        max_concurrent=1,
+        progress=False,
+        callbacks=[rec],
+    )
     assert len(out) == 4 and rec.groups == [4]
     before_group = [u for u in rec.updates if u[2] == 0]  # nothing recorded yet
     assert sorted({u[0] for u in before_group}) == [0, 1, 2, 3, 4]
@@ -62,14 +68,18 @@ def _half_length(messages):
 
 def test_stop_reasons_in_stats_summary_html_and_cli_table():
     env = _env(20)
-    expected_length = sum(int(r["prompt"][-1]["content"].split()[2]) % 2 for r in env.get_eval_dataset())
+    expected_length = sum(
+        int(r["prompt"][-1]["content"].split()[2]) % 2 for r in env.get_eval_dataset()
+    )
     assert 2 <= expected_length <= 18  # the data mixes both
     stats_seen: list[RunStats] = []
-    out = env.evaluate_sync(vf.ScriptedClient(_half_length), "m", progress=False,
-                            on_start=stats_seen.append)
+    out = env.evaluate_sync(
+        vf.ScriptedClient(_half_length), "m", progress=False, on_start=stats_seen.append
+    )
     s = out.summary
-    assert s["stop_reasons"] == {"stop": 20 - expected_length, "length": expected_length} or \
-        s["stop_reasons"] == {"length": expected_length, "stop": 20 - expected_length}
+    assert s["stop_reasons"] == {"stop": 20 - expected_length, "length": expected_length} or s[
+        "stop_reasons"
+    ] == {"length": expected_length, "stop": 20 - expected_length}
     assert dict(stats_seen[0].stop_reasons) == s["stop_reasons"]
     warning = stats_seen[0].length_warning()
     assert warning and "max_tokens" in warning and f"{expected_length} of 20" in warning
@@ -77,7 +87,9 @@ def test_stop_reasons_in_stats_summary_html_and_cli_table():
     assert "Stop reasons" in html and "max_tokens" in html
     assert f"length={expected_length}" in repr(out)
     table = format_table(run_summary(out.rows, 1, 1.0), "t", {})
-    assert "stop reasons" in table and f"length {expected_length}" in table and "max_tokens" in table
+    assert (
+        "stop reasons" in table and f"length {expected_length}" in table and "max_tokens" in table
+    )
 
 
 def test_no_length_warning_when_few_hit_the_limit():
@@ -91,13 +103,21 @@ def test_terminal_bar_counts_within_a_group_and_ticks(monkeypatch):
     buf = io.StringIO()
     monkeypatch.setattr("sys.stderr", buf)
     bar = TqdmProgress("rollouts")
-    _env().evaluate_sync(vf.ScriptedClient({"content": "= 1", "finish_reason": "length"}, delay=0.3), "m",
-                         rollouts_per_example=3, max_concurrent=1, progress=bar)
+    _env().evaluate_sync(
+        vf.ScriptedClient({"content": "= 1", "finish_reason": "length"}, delay=0.3),
+        "m",
+        rollouts_per_example=3,
+        max_concurrent=1,
+        progress=bar,
+    )
     text = buf.getvalue()
     for n in (1, 2):  # drawn before the group (3) was scored
         assert f" {n}/3 " in text, text
     assert "running=" in text and "stop[length=3]" in text
-    assert "warning: 3 of 3 rollouts (100%) stopped at the token limit" in text and "max_tokens" in text
+    assert (
+        "warning: 3 of 3 rollouts (100%) stopped at the token limit" in text
+        and "max_tokens" in text
+    )
 
 
 def test_interrupt_raises_one_line_saying_what_was_saved(tmp_path):
@@ -110,8 +130,15 @@ def test_interrupt_raises_one_line_saying_what_was_saved(tmp_path):
 
     env = _env(10)
     with pytest.raises(KeyboardInterrupt) as info:
-        env.evaluate_sync(vf.ScriptedClient("= 1"), "m", rollouts_per_example=2, results_path=str(tmp_path),
-                          on_progress=stop_after_two, progress=False, max_concurrent=2)
+        env.evaluate_sync(
+            vf.ScriptedClient("= 1"),
+            "m",
+            rollouts_per_example=2,
+            results_path=str(tmp_path),
+            on_progress=stop_after_two,
+            progress=False,
+            max_concurrent=2,
+        )
     err = info.value
     assert type(err).__name__ == "RunInterrupted"
     lines = err._render_traceback_()
@@ -122,7 +149,9 @@ def test_interrupt_raises_one_line_saying_what_was_saved(tmp_path):
     assert f"{on_disk} of 20 rollouts are saved" in str(err) and str(tmp_path) in str(err)
     assert f"only the {20 - on_disk} missing rollouts run" in str(err)
     client = vf.ScriptedClient("= 1")
-    out = env.evaluate_sync(client, "m", rollouts_per_example=2, results_path=str(tmp_path), progress=False)
+    out = env.evaluate_sync(
+        client, "m", rollouts_per_example=2, results_path=str(tmp_path), progress=False
+    )
     assert len(out) == 20 and client.requests == 20 - on_disk
 
 
@@ -131,9 +160,10 @@ def test_interrupt_without_results_path_says_nothing_was_saved(monkeypatch):
         raise KeyboardInterrupt
 
     with pytest.raises(KeyboardInterrupt) as info:
-        _env(3).evaluate_sync(vf.ScriptedClient("= 1"), "m", on_progress=stop, progress=False, max_concurrent=1)
+        _env(3).evaluate_sync(
+            vf.ScriptedClient("= 1"), "m", on_progress=stop, progress=False, max_concurrent=1
+        )
     assert "nothing was saved" in str(info.value) and "results_path" in str(info.value)
     monkeypatch.setenv("VF_DEBUG", "1")  # the full traceback instead of one line
     assert not hasattr(info.value, "_render_traceback_")
     assert info.value.__cause__ is None
-

@@ -18,8 +18,13 @@ def run_notebook(name: str, workdir: Path, backend: str):
 
 
 def eval_cells(nb) -> list[int]:
-    return [i for i, c in enumerate(nb.cells)
-            if c.cell_type == "code" and "evaluate_sync" in c.source and "progress=False" not in c.source]
+    return [
+        i
+        for i, c in enumerate(nb.cells)
+        if c.cell_type == "code"
+        and "evaluate_sync" in c.source
+        and "progress=False" not in c.source
+    ]
 
 
 def assert_live_progress(nb, client) -> None:
@@ -33,12 +38,20 @@ def assert_live_progress(nb, client) -> None:
     assert any("mean reward" in t and "±" in t for t in texts)
     for i in eval_cells(nb):
         updates = client.widget_updates(i)
-        partial = [u["value"] for u in updates if isinstance(u.get("value"), int) and u["value"] > 0]
+        partial = [
+            u["value"] for u in updates if isinstance(u.get("value"), int) and u["value"] > 0
+        ]
         # Progress moved while the cell ran (how many updates depends on the model's speed: the
         # display sends at most one every 50 ms, and the fake model finishes in a few waves).
-        assert partial and min(partial) < max(partial), f"cell {i}: no intermediate progress {partial} ({len(updates)} updates)"
+        assert partial and min(partial) < max(partial), (
+            f"cell {i}: no intermediate progress {partial} ({len(updates)} updates)"
+        )
         # The saved output is the static final frame: readable without a widget manager.
-        frames = [o for o in nb.cells[i].outputs if "vf-progress" in o.get("data", {}).get("text/html", "")]
+        frames = [
+            o
+            for o in nb.cells[i].outputs
+            if "vf-progress" in o.get("data", {}).get("text/html", "")
+        ]
         assert frames and "mean reward" in frames[0]["data"]["text/plain"]
 
 
@@ -59,7 +72,12 @@ def test_custom_multiturn_env(jupyter_kernel, notebook_backend, tmp_path):
     assert len(outputs_of(nb, "image/png")) >= 2
     frame = next(html for _, html in outputs_of(nb, "text/html") if "step_accuracy" in html)
     assert "GenerateOutputs" in frame or "turns" in frame
-    printed = "".join(o.get("text", "") for c in nb.cells for o in c.get("outputs", []) if o.get("name") == "stdout")
+    printed = "".join(
+        o.get("text", "")
+        for c in nb.cells
+        for o in c.get("outputs", [])
+        if o.get("name") == "stdout"
+    )
     assert "user:" in printed and "assistant:" in printed
 
 

@@ -15,8 +15,10 @@ def run(model: str, temperature: float, shift: float = 0.0) -> vf.GenerateOutput
     rows = tool_rows()
     for i, r in enumerate(rows):
         r["reward"] = min(1.0, r["reward"] + shift * (i % 2))
-    return vf.GenerateOutputs(rows=rows, metadata={"env_id": "calc", "model": model,
-                                                   "sampling_args": {"temperature": temperature}})
+    return vf.GenerateOutputs(
+        rows=rows,
+        metadata={"env_id": "calc", "model": model, "sampling_args": {"temperature": temperature}},
+    )
 
 
 def test_runs_are_labelled_by_what_differs():
@@ -79,8 +81,17 @@ def test_turns_pass_at_k_and_advantages():
 
 
 def _one_run(rewards: list[float], turns: list[int] | None = None) -> vf.GenerateOutputs:
-    rows = [{"example_id": i // 2, "rollout_index": i % 2, "reward": r, "advantage": 0.0,
-             "turns": (turns or [1] * len(rewards))[i], "metrics": {}} for i, r in enumerate(rewards)]
+    rows = [
+        {
+            "example_id": i // 2,
+            "rollout_index": i % 2,
+            "reward": r,
+            "advantage": 0.0,
+            "turns": (turns or [1] * len(rewards))[i],
+            "metrics": {},
+        }
+        for i, r in enumerate(rewards)
+    ]
     return vf.GenerateOutputs(rows=rows, metadata={"env_id": "e", "model": "tiny-model"})
 
 
@@ -137,9 +148,15 @@ def _data_boxes(ax, renderer):
     import numpy as np
     from matplotlib.transforms import Bbox
 
-    boxes = [p.get_window_extent(renderer) for p in ax.patches if getattr(p, "get_height", lambda: 1)() > 0]
+    boxes = [
+        p.get_window_extent(renderer)
+        for p in ax.patches
+        if getattr(p, "get_height", lambda: 1)() > 0
+    ]
     for line in ax.get_lines():
-        for x, y in ax.transData.transform(np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float)):
+        for x, y in ax.transData.transform(
+            np.column_stack([line.get_xdata(), line.get_ydata()]).astype(float)
+        ):
             boxes.append(Bbox.from_bounds(x - 3, y - 3, 6, 6))
     return boxes
 
@@ -147,27 +164,56 @@ def _data_boxes(ax, renderer):
 def _uniform(n_values: int, shift: int) -> vf.GenerateOutputs:
     """Rewards spread evenly over ``n_values`` values: bars of one height fill the whole plot width."""
     rewards = [((i + shift) % n_values) / (n_values - 1) for i in range(4 * n_values)]
-    rows = [{"example_id": i // 4, "rollout_index": i % 4, "reward": r, "advantage": r - 0.5, "turns": 1 + i % 3,
-             "metrics": {}} for i, r in enumerate(rewards)]
-    return vf.GenerateOutputs(rows=rows, metadata={"env_id": "e", "model": "m", "rollouts_per_example": 4})
+    rows = [
+        {
+            "example_id": i // 4,
+            "rollout_index": i % 4,
+            "reward": r,
+            "advantage": r - 0.5,
+            "turns": 1 + i % 3,
+            "metrics": {},
+        }
+        for i, r in enumerate(rewards)
+    ]
+    return vf.GenerateOutputs(
+        rows=rows, metadata={"env_id": "e", "model": "m", "rollouts_per_example": 4}
+    )
 
 
-@pytest.mark.parametrize("draw", [vf.plot_rewards, lambda d: vf.plot_rewards(d, kind="ecdf"),
-                                  vf.plot_pass_at_k, vf.plot_advantages, vf.plot_reward_vs_turns])
+@pytest.mark.parametrize(
+    "draw",
+    [
+        vf.plot_rewards,
+        lambda d: vf.plot_rewards(d, kind="ecdf"),
+        vf.plot_pass_at_k,
+        vf.plot_advantages,
+        vf.plot_reward_vs_turns,
+    ],
+)
 def test_the_legend_never_covers_the_data_and_every_swatch_shows(draw):
-    runs = {"first run": _uniform(12, 0), "second run": _uniform(12, 5)}  # data everywhere in the plot
+    runs = {
+        "first run": _uniform(12, 0),
+        "second run": _uniform(12, 5),
+    }  # data everywhere in the plot
     ax = draw(runs)
     renderer, pixels = _drawn(ax)
     legend = ax.get_legend()
     box = legend.get_window_extent(renderer)
     fig_box = ax.figure.bbox
-    assert fig_box.x0 <= box.x0 and box.x1 <= fig_box.x1 and fig_box.y0 <= box.y0 and box.y1 <= fig_box.y1
+    assert (
+        fig_box.x0 <= box.x0
+        and box.x1 <= fig_box.x1
+        and fig_box.y0 <= box.y0
+        and box.y1 <= fig_box.y1
+    )
     hits = [b for b in _data_boxes(ax, renderer) if b.overlaps(box)]
     assert not hits, f"legend {box} covers data at {hits[:3]}"
     height = pixels.shape[0]
-    inside = pixels[int(height - box.y1):int(height - box.y0), int(box.x0):int(box.x1)]
+    inside = pixels[int(height - box.y1) : int(height - box.y0), int(box.x0) : int(box.x1)]
     for handle in legend.legend_handles:  # each series' swatch is drawn, in its colour
-        assert _near(inside, _shown_colour(handle), tol=30).sum() >= 10, f"no visible swatch for {handle}"
+        assert _near(inside, _shown_colour(handle), tol=30).sum() >= 10, (
+            f"no visible swatch for {handle}"
+        )
 
 
 def _shown_colour(handle):

@@ -10,8 +10,16 @@ from .sample_rows import tool_rows
 
 
 def outputs() -> vf.GenerateOutputs:
-    return vf.GenerateOutputs(rows=tool_rows(), metadata={"env_id": "calc", "model": "m", "rollouts_per_example": 2,
-                                                          "num_examples": 2, "sampling_args": {"temperature": 0.7}})
+    return vf.GenerateOutputs(
+        rows=tool_rows(),
+        metadata={
+            "env_id": "calc",
+            "model": "m",
+            "rollouts_per_example": 2,
+            "num_examples": 2,
+            "sampling_args": {"temperature": 0.7},
+        },
+    )
 
 
 def test_save_load_round_trip_keeps_messages_as_plain_json(tmp_path):
@@ -26,11 +34,18 @@ def test_save_load_round_trip_keeps_messages_as_plain_json(tmp_path):
 def test_load_results_reads_a_results_path_directory(fake_server, tmp_path):
     from tests.core.helpers import make_env
 
-    out = make_env(3).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2,
-                                    results_path=str(tmp_path / "r"), progress=False)
+    out = make_env(3).evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=2,
+        results_path=str(tmp_path / "r"),
+        progress=False,
+    )
     back = vf.load_results(tmp_path / "r")
     assert len(back) == 6 and back.metadata["model"] == "fake-arith"
-    assert sorted(r["trajectory_id"] for r in back.rows) == sorted(r["trajectory_id"] for r in out.rows)
+    assert sorted(r["trajectory_id"] for r in back.rows) == sorted(
+        r["trajectory_id"] for r in out.rows
+    )
 
 
 def test_parquet_and_hf_dataset_accept_tool_calls_and_nested_info(tmp_path):
@@ -51,9 +66,11 @@ def test_arrow_batches_give_one_type_per_column(monkeypatch):
     from verifiers_lite.results import export
 
     monkeypatch.setattr(export, "BATCH", 2)  # a batch boundary inside these rows
-    rows = [{"example_id": 0, "reward": 1, "metrics": {"m": "x", "flag": True}},
-            {"example_id": 1, "reward": 0.5, "metrics": {"m": 2, "flag": 1}},
-            {"example_id": 2, "reward": None, "metrics": {"late": "y"}}]
+    rows = [
+        {"example_id": 0, "reward": 1, "metrics": {"m": "x", "flag": True}},
+        {"example_id": 1, "reward": 0.5, "metrics": {"m": 2, "flag": 1}},
+        {"example_id": 2, "reward": None, "metrics": {"late": "y"}},
+    ]
     schema, json_cols = arrow_schema(rows)
     table = pa.Table.from_batches(list(arrow_batches(rows, schema, json_cols)), schema=schema)
     assert table.num_rows == 3 and table.schema.field("reward").type == pa.float64()
@@ -67,7 +84,15 @@ def test_arrow_batches_give_one_type_per_column(monkeypatch):
 def test_repr_html_is_self_contained_and_complete():
     h = outputs()._repr_html_()
     assert "<script" not in h and "<style" not in h and "style=" in h
-    for text in ("calc", "mean reward", "0.500", "correct", "model_api", "First 4 of 4 rows", "HTTP 500 &lt;boom&gt;"):
+    for text in (
+        "calc",
+        "mean reward",
+        "0.500",
+        "correct",
+        "model_api",
+        "First 4 of 4 rows",
+        "HTTP 500 &lt;boom&gt;",
+    ):
         assert text in h, text
     assert "[tool calls: 1]" not in h  # the last assistant message with content is shown
     assert "rollouts=4" in repr(outputs())

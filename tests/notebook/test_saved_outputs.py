@@ -25,7 +25,8 @@ PATH = "outputs/evals/word_chain_game--SmolLM2-135M-Instruct/20261201-021500"
 CELLS = [
     "import verifiers_lite as vf\n"
     f"env = vf.SingleTurnEnv(dataset=[{{'question': q, 'answer': a}} for q, a in {QUESTIONS!r}],\n"
-    "                        rubric=vf.Rubric([lambda completion, answer: float(answer in completion[-1]['content'])]))\n"
+    "                        rubric=vf.Rubric([lambda completion, answer: float(answer in "
+    "completion[-1]['content'])]))\n"
     "cut = vf.ScriptedClient({'content': 'It is \\\\boxed{4}', 'finish_reason': 'length'})",
     "out = env.evaluate_sync(cut, 'tiny-model', rollouts_per_example=4)\nout",
     "out",
@@ -46,8 +47,14 @@ def saved(jupyter_kernel, tmp_path_factory) -> nbformat.NotebookNode:
     work = tmp_path_factory.mktemp("saved-outputs")
     nb = nbformat.v4.new_notebook()
     nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    client = RecordingClient(nb, kernel_name=jupyter_kernel, store_widget_state=True, timeout=300,
-                             allow_errors=True, resources={"metadata": {"path": str(work)}})
+    client = RecordingClient(
+        nb,
+        kernel_name=jupyter_kernel,
+        store_widget_state=True,
+        timeout=300,
+        allow_errors=True,
+        resources={"metadata": {"path": str(work)}},
+    )
     client.execute()
     nbformat.write(nb, work / "saved.ipynb")
     return nbformat.read(work / "saved.ipynb", as_version=4)
@@ -61,16 +68,22 @@ def shown(output: dict) -> str:
 
 def test_the_length_warning_appears_once_per_cell(saved):
     run_cell = [shown(o) for o in saved.cells[RUN].outputs]
-    assert sum(text.count(WARNING) for text in run_cell) == 1, run_cell  # the run's frame, not again below
+    assert sum(text.count(WARNING) for text in run_cell) == 1, (
+        run_cell
+    )  # the run's frame, not again below
     assert len(run_cell) == 2  # the run's final frame and the returned results
-    assert sum(shown(o).count(WARNING) for o in saved.cells[AGAIN].outputs) == 1  # shown again later
+    assert (
+        sum(shown(o).count(WARNING) for o in saved.cells[AGAIN].outputs) == 1
+    )  # shown again later
 
 
 def test_a_saved_view_holds_a_snapshot_and_no_iframe(saved):
     html = "".join(shown(o) for o in saved.cells[VIEW].outputs)
     assert "<iframe" not in html.lower()
     assert "vf-view-snapshot" in html and "12 rollouts" in html
-    assert f"mean reward <b>{2 / 3:.3f}</b>" in html  # 2 of 3 questions have answer 4, the only reply
+    assert (
+        f"mean reward <b>{2 / 3:.3f}</b>" in html
+    )  # 2 of 3 questions have answer 4, the only reply
 
 
 def test_the_interrupt_note_is_broken_between_words(saved):
@@ -90,7 +103,9 @@ def test_saved_outputs_read_well_in_chromium(saved, tmp_path):
     page_file.write_text(body, encoding="utf-8")
     keep = Path(os.environ["VF_TEST_ARTIFACTS"]) if os.environ.get("VF_TEST_ARTIFACTS") else None
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+        )
         pg = browser.new_page(viewport={"width": WIDTH, "height": 900})
         pg.goto(page_file.as_uri())
         cells = pg.locator(".jp-Cell")
@@ -105,7 +120,10 @@ def test_saved_outputs_read_well_in_chromium(saved, tmp_path):
         bars = hist.locator(".vf-bars").bounding_box()
         assert bars["height"] >= 80 and bars["width"] >= 300, bars
         assert hist.locator(".vf-xtick").all_inner_texts() == ["0", "0.25", "0.5", "0.75", "1"]
-        assert hist.locator(".vf-yaxis span").all_inner_texts() == ["8", "0"]  # 8 of 12 rollouts scored 1
+        assert hist.locator(".vf-yaxis span").all_inner_texts() == [
+            "8",
+            "0",
+        ]  # 8 of 12 rollouts scored 1
         assert hist.locator(".vf-bin span").all_inner_texts() == ["4"] + [""] * 8 + ["8"]
         assert "reward" in hist.inner_text()
         picture(RUN, "run")
@@ -122,9 +140,12 @@ def test_saved_outputs_read_well_in_chromium(saved, tmp_path):
         picture(VIEW, "view")
         # The interrupt note: as many rendered lines as it has lines (none broken again mid-word)
         note = cells.nth(INTERRUPT).locator(".jp-OutputArea-output pre").first
-        height, line = note.evaluate("e => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)]")
-        n_lines = len([o for o in saved.cells[INTERRUPT].outputs if o.output_type == "error"][0].traceback)
+        height, line = note.evaluate(
+            "e => [e.getBoundingClientRect().height, parseFloat(getComputedStyle(e).lineHeight)]"
+        )
+        n_lines = len(
+            [o for o in saved.cells[INTERRUPT].outputs if o.output_type == "error"][0].traceback
+        )
         assert round(height / line) == n_lines, (height, line, n_lines)
         picture(INTERRUPT, "interrupt")
         browser.close()
-

@@ -17,8 +17,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _peak(n: int) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, "benchmarks/memory.py", "--one", "--n", str(n)], cwd=ROOT,
-                          capture_output=True, text=True, timeout=1800)
+    proc = subprocess.run(
+        [sys.executable, "benchmarks/memory.py", "--one", "--n", str(n)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     result: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["n"] == n and result["lazy"]

@@ -24,8 +24,12 @@ ROOT = Path(__file__).resolve().parents[2]
 N, R = 12, 3
 HAS_RAY = importlib.util.find_spec("ray") is not None
 # 20 kill points in all: (mode, executor, seed); delays are drawn per point from its seed.
-POINTS = ([("grouped", "local", s) for s in range(7)] + [("independent", "local", s) for s in range(7)]
-          + [("grouped", "ray", s) for s in range(3)] + [("independent", "ray", s) for s in range(3)])
+POINTS = (
+    [("grouped", "local", s) for s in range(7)]
+    + [("independent", "local", s) for s in range(7)]
+    + [("grouped", "ray", s) for s in range(3)]
+    + [("independent", "ray", s) for s in range(3)]
+)
 
 
 def _lines(path: Path) -> int:
@@ -59,13 +63,27 @@ def test_random_sigkill_then_resume(fake_server, tmp_path, mode, executor, seed)
     # A random point in the run: after a random number of result lines, plus a random few ms so
     # the kill also lands between and during writes.
     kill_after_lines, jitter = rng.randint(1, 2 * N * R // 3), rng.uniform(0.0, 0.01)
-    args = [sys.executable, "-m", "tests.core.resume_worker", fake_server.base_url, str(results),
-            "1" if independent else "0", executor]
-    proc = subprocess.Popen(args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    args = [
+        sys.executable,
+        "-m",
+        "tests.core.resume_worker",
+        fake_server.base_url,
+        str(results),
+        "1" if independent else "0",
+        executor,
+    ]
+    proc = subprocess.Popen(
+        args, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+    )
     try:
-        wait_until(lambda: _lines(results / "results.jsonl") >= kill_after_lines or proc.poll() is not None,
-                   f"{kill_after_lines} rows saved", timeout=90, interval=0.002)
+        wait_until(
+            lambda: (
+                _lines(results / "results.jsonl") >= kill_after_lines or proc.poll() is not None
+            ),
+            f"{kill_after_lines} rows saved",
+            timeout=90,
+            interval=0.002,
+        )
     except AssertionError:
         os.killpg(proc.pid, signal.SIGKILL)  # leave nothing running behind a failed wait
         raise
@@ -75,11 +93,19 @@ def test_random_sigkill_then_resume(fake_server, tmp_path, mode, executor, seed)
     on_disk = read_rows(results / "results.jsonl")
     assert len(on_disk) < N * R, "the kill should land before the run ends"
     if not independent:
-        assert all(c == R for c in Counter(r["example_id"] for r in on_disk).values()), "a partial group on disk"
+        assert all(c == R for c in Counter(r["example_id"] for r in on_disk).values()), (
+            "a partial group on disk"
+        )
     _wait_until_quiet(fake_server)  # Ray workers of the dead driver may still finish a request
     fake_server.reset()
-    out = make_env(N).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=R,
-                                    results_path=str(results), independent_scoring=independent, progress=False)
+    out = make_env(N).evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        rollouts_per_example=R,
+        results_path=str(results),
+        independent_scoring=independent,
+        progress=False,
+    )
     keys = [(r["example_id"], r["rollout_index"]) for r in out.rows]
     assert len(keys) == len(set(keys))
     assert sorted(keys) == [(e, i) for e in range(N) for i in range(R)]
@@ -87,4 +113,6 @@ def test_random_sigkill_then_resume(fake_server, tmp_path, mode, executor, seed)
     if not independent:
         for eid in range(N):
             assert abs(sum(r["advantage"] for r in out.rows if r["example_id"] == eid)) < 1e-9
-    assert sorted((r["example_id"], r["rollout_index"]) for r in read_rows(results / "results.jsonl")) == sorted(keys)
+    assert sorted(
+        (r["example_id"], r["rollout_index"]) for r in read_rows(results / "results.jsonl")
+    ) == sorted(keys)

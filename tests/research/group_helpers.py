@@ -24,12 +24,17 @@ def boxed_off_by(completion, answer) -> float:
 
 
 def sums_env(n: int = 6) -> vf.SingleTurnEnv:
-    return vf.SingleTurnEnv(dataset=sums_rows(n), system_prompt="Add.", rubric=vf.Rubric([boxed_correct]))
+    return vf.SingleTurnEnv(
+        dataset=sums_rows(n), system_prompt="Add.", rubric=vf.Rubric([boxed_correct])
+    )
 
 
 def products_env(n: int = 4) -> vf.SingleTurnEnv:
-    return vf.SingleTurnEnv(dataset=products_rows(n), system_prompt="Multiply.",
-                            rubric=vf.Rubric([boxed_off_by], pass_criterion=0.9))
+    return vf.SingleTurnEnv(
+        dataset=products_rows(n),
+        system_prompt="Multiply.",
+        rubric=vf.Rubric([boxed_off_by], pass_criterion=0.9),
+    )
 
 
 def group(n_sums: int = 6, n_products: int = 4) -> vf.EnvGroup:

@@ -20,20 +20,29 @@ def env_with(reward, n: int = 6, **kwargs) -> vf.SingleTurnEnv:
 def run(env, server, cache, **kwargs):
     kwargs.setdefault("rollouts_per_example", 3)
     kwargs.setdefault("sampling_args", HOT)
-    return env.evaluate_sync(vf.ChatClient(server.base_url), "fake-arith", progress=False, cache=cache, **kwargs)
+    return env.evaluate_sync(
+        vf.ChatClient(server.base_url), "fake-arith", progress=False, cache=cache, **kwargs
+    )
 
 
 def test_rerun_with_a_changed_rubric_is_all_hits_and_scores_like_a_fresh_run(fake_server, tmp_path):
     cache = tmp_path / "c.sqlite"
     first = run(env_with(boxed_correct), fake_server, cache)
-    assert first.metadata["cache"] == {"path": str(cache), "hits": 0, "misses": 18, "hit_ratio": 0.0}
+    assert first.metadata["cache"] == {
+        "path": str(cache),
+        "hits": 0,
+        "misses": 18,
+        "hit_ratio": 0.0,
+    }
     assert fake_server.stats()["requests"] == 18
     second = run(env_with(boxed_off_by), fake_server, cache)
     assert fake_server.stats()["requests"] == 18  # the model was not called again
     assert second.summary["cache"]["hit_ratio"] == 1.0 and second.summary["cache"]["hits"] == 18
     assert [r["completion"] for r in second.rows] == [r["completion"] for r in first.rows]
     # The new rubric's rewards, computed by hand on the first run's completions.
-    assert [r["reward"] for r in second.rows] == [boxed_off_by(r["completion"], r["answer"]) for r in first.rows]
+    assert [r["reward"] for r in second.rows] == [
+        boxed_off_by(r["completion"], r["answer"]) for r in first.rows
+    ]
     assert "cache: 18 hits / 0 misses" in repr(second)
 
 
@@ -46,16 +55,22 @@ def test_each_rollout_index_keeps_its_own_sample(fake_server, tmp_path):
     by_example: dict = {}
     for r in first.rows:
         by_example.setdefault(r["example_id"], set()).add(r["completion"][0]["content"])
-    assert any(len(v) > 1 for v in by_example.values()), "the fake server should vary answers at temperature > 0"
+    assert any(len(v) > 1 for v in by_example.values()), (
+        "the fake server should vary answers at temperature > 0"
+    )
     # ... and a rerun gives every (example, rollout index) back its own answer.
     again = run(env_with(boxed_correct, 8), fake_server, cache, rollouts_per_example=4)
     assert again.metadata["cache"]["hits"] == 32
     key = lambda r: (r["example_id"], r["rollout_index"])  # noqa: E731
-    assert {key(r): r["completion"] for r in again.rows} == {key(r): r["completion"] for r in first.rows}
+    assert {key(r): r["completion"] for r in again.rows} == {
+        key(r): r["completion"] for r in first.rows
+    }
 
 
-@pytest.mark.parametrize("other", [{"temperature": 0.8}, {"temperature": 0.7, "seed": 1},
-                                   {"temperature": 0.7, "max_tokens": 5}])
+@pytest.mark.parametrize(
+    "other",
+    [{"temperature": 0.8}, {"temperature": 0.7, "seed": 1}, {"temperature": 0.7, "max_tokens": 5}],
+)
 def test_entries_are_never_shared_across_sampling_args(fake_server, tmp_path, other):
     cache = tmp_path / "c.sqlite"
     run(env_with(boxed_correct), fake_server, cache)
@@ -70,10 +85,14 @@ def test_entries_are_never_shared_across_sampling_args(fake_server, tmp_path, ot
 def test_multi_turn_rollouts_are_replayed_turn_by_turn(fake_server, tmp_path):
     env = vf.load_environment("guess_number", num_examples=4)
     client = vf.ChatClient(fake_server.base_url)
-    first = env.evaluate_sync(client, "fake-guess", rollouts_per_example=2, progress=False, cache=tmp_path / "c")
+    first = env.evaluate_sync(
+        client, "fake-guess", rollouts_per_example=2, progress=False, cache=tmp_path / "c"
+    )
     calls = fake_server.stats()["requests"]
     assert first.metadata["cache"]["misses"] == calls > 8  # several turns per game
-    again = env.evaluate_sync(client, "fake-guess", rollouts_per_example=2, progress=False, cache=tmp_path / "c")
+    again = env.evaluate_sync(
+        client, "fake-guess", rollouts_per_example=2, progress=False, cache=tmp_path / "c"
+    )
     assert fake_server.stats()["requests"] == calls and again.metadata["cache"]["hits"] == calls
     assert [r["completion"] for r in again.rows] == [r["completion"] for r in first.rows]
 
@@ -82,22 +101,45 @@ def test_failed_calls_are_not_cached(fake_server, tmp_path):
     client = vf.ChatClient(fake_server.base_url, retry=vf.RetryPolicy(max_attempts=1))
     fake_server.configure(faults=[{"status": 500}] * 2)
     env = env_with(boxed_correct, 2)
-    first = env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
-                              cache=tmp_path / "c")
+    first = env.evaluate_sync(
+        client,
+        "fake-arith",
+        rollouts_per_example=2,
+        sampling_args=HOT,
+        progress=False,
+        cache=tmp_path / "c",
+    )
     assert sum(1 for r in first.rows if r["error"]) == 2
     assert first.metadata["cache"]["misses"] == 2  # only answers are counted and stored
-    again = env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
-                              cache=tmp_path / "c")
+    again = env.evaluate_sync(
+        client,
+        "fake-arith",
+        rollouts_per_example=2,
+        sampling_args=HOT,
+        progress=False,
+        cache=tmp_path / "c",
+    )
     assert all(r["error"] is None for r in again.rows)
-    assert again.metadata["cache"] == {"path": str(tmp_path / "c"), "hits": 2, "misses": 2, "hit_ratio": 0.5}
+    assert again.metadata["cache"] == {
+        "path": str(tmp_path / "c"),
+        "hits": 2,
+        "misses": 2,
+        "hit_ratio": 0.5,
+    }
 
 
 def test_chat_client_with_its_own_cache(fake_server, tmp_path):
     client = vf.ChatClient(fake_server.base_url, cache=tmp_path / "own.sqlite")
     env = env_with(boxed_correct, 3)
-    env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False)
-    out = env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False)
-    assert out.metadata["cache"]["hits"] == 6 and out.metadata["cache"]["misses"] == 0  # this run's counts
+    env.evaluate_sync(
+        client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False
+    )
+    out = env.evaluate_sync(
+        client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False
+    )
+    assert (
+        out.metadata["cache"]["hits"] == 6 and out.metadata["cache"]["misses"] == 0
+    )  # this run's counts
     assert fake_server.stats()["requests"] == 6
 
 
@@ -134,12 +176,32 @@ def test_hits_and_misses_reach_the_progress_display_live(fake_server, tmp_path):
 
     env = env_with(boxed_correct, 6)
     client = vf.ChatClient(fake_server.base_url)
-    env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
-                      cache=tmp_path / "c", on_progress=on_progress, max_concurrent=1)
-    assert seen[-1] == (0, 12) and [m for _, m in seen] == sorted(m for _, m in seen) and seen[0][1] < 12
+    env.evaluate_sync(
+        client,
+        "fake-arith",
+        rollouts_per_example=2,
+        sampling_args=HOT,
+        progress=False,
+        cache=tmp_path / "c",
+        on_progress=on_progress,
+        max_concurrent=1,
+    )
+    assert (
+        seen[-1] == (0, 12)
+        and [m for _, m in seen] == sorted(m for _, m in seen)
+        and seen[0][1] < 12
+    )
     seen.clear()
-    env.evaluate_sync(client, "fake-arith", rollouts_per_example=2, sampling_args=HOT, progress=False,
-                      cache=tmp_path / "c", on_progress=on_progress, max_concurrent=1)
+    env.evaluate_sync(
+        client,
+        "fake-arith",
+        rollouts_per_example=2,
+        sampling_args=HOT,
+        progress=False,
+        cache=tmp_path / "c",
+        on_progress=on_progress,
+        max_concurrent=1,
+    )
     assert seen[-1] == (12, 0) and all(m == 0 for _, m in seen) and seen[0][0] < 12
     assert "cache 12 hits / 0 misses" in lines[-1]
 

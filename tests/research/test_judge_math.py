@@ -44,14 +44,21 @@ def judge(judge_server):
 
 
 def judged_env(judge_url: str, n: int = 6, **kwargs) -> vf.SingleTurnEnv:
-    rubric = vf.JudgeRubric(vf.ChatClient(judge_url, retry=kwargs.pop("retry", None)), "fake-arith",
-                            prompt=JUDGE_PROMPT, parse=zero_means_right, parser=BoxedParser(), **kwargs)
+    rubric = vf.JudgeRubric(
+        vf.ChatClient(judge_url, retry=kwargs.pop("retry", None)),
+        "fake-arith",
+        prompt=JUDGE_PROMPT,
+        parse=zero_means_right,
+        parser=BoxedParser(),
+        **kwargs,
+    )
     return vf.SingleTurnEnv(dataset=sums_rows(n), rubric=rubric)
 
 
 def test_judge_scores_match_a_hand_check_and_are_kept_on_the_row(fake_server, judge):
-    out = judged_env(judge.base_url).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith",
-                                                   rollouts_per_example=2, progress=False)
+    out = judged_env(judge.base_url).evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False
+    )
     assert all(r["error"] is None for r in out.rows)
     for r in out.rows:
         right = boxed_number(r["completion"][-1]["content"]) == r["answer"]
@@ -66,19 +73,26 @@ def test_judge_scores_match_a_hand_check_and_are_kept_on_the_row(fake_server, ju
 def test_a_failing_judge_endpoint_gives_rubric_error_rows_and_the_run_goes_on(fake_server, judge):
     # Two 500s with one attempt each: those two rollouts are rubric errors, the rest are scored.
     judge.configure(faults=[{"status": 500}, {"status": 500}])
-    out = judged_env(judge.base_url, retry=vf.RetryPolicy(max_attempts=1), max_concurrent=1).evaluate_sync(
-        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False)
+    out = judged_env(
+        judge.base_url, retry=vf.RetryPolicy(max_attempts=1), max_concurrent=1
+    ).evaluate_sync(
+        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False
+    )
     errored = [r for r in out.rows if r["error"]]
     assert len(errored) == 2
-    assert all(r["error"]["category"] == "rubric_error" and "HTTP 500" in r["error"]["message"] for r in errored)
+    assert all(
+        r["error"]["category"] == "rubric_error" and "HTTP 500" in r["error"]["message"]
+        for r in errored
+    )
     assert all(r["reward"] is None for r in errored)
     assert sum(1 for r in out.rows if r["reward"] is not None) == 10
 
 
 def test_judge_calls_use_the_retry_policy(fake_server, judge):
     judge.configure(faults=[{"status": 500}, {"status": 503}])
-    out = judged_env(judge.base_url, n=2, retry=vf.RetryPolicy(max_attempts=3, base_delay=0.01)).evaluate_sync(
-        vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
+    out = judged_env(
+        judge.base_url, n=2, retry=vf.RetryPolicy(max_attempts=3, base_delay=0.01)
+    ).evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
     assert all(r["error"] is None for r in out.rows)
     assert judge.stats()["requests"] == 4
 
@@ -86,7 +100,8 @@ def test_judge_calls_use_the_retry_policy(fake_server, judge):
 def test_a_judge_that_is_down_fails_every_row_cleanly(fake_server):
     dead = f"http://127.0.0.1:{free_port()}/v1"
     out = judged_env(dead, n=3, retry=vf.RetryPolicy(max_attempts=1)).evaluate_sync(
-        vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
+        vf.ChatClient(fake_server.base_url), "fake-arith", progress=False
+    )
     assert [r["error"]["category"] for r in out.rows] == ["rubric_error"] * 3
     assert all("judge_score" in r["error"]["message"] for r in out.rows)
 
@@ -94,16 +109,20 @@ def test_a_judge_that_is_down_fails_every_row_cleanly(fake_server):
 def test_judge_concurrency_limit(fake_server, judge):
     judge.configure(latency_ms=40)
     judged_env(judge.base_url, n=8, max_concurrent=2).evaluate_sync(
-        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False)
+        vf.ChatClient(fake_server.base_url), "fake-arith", rollouts_per_example=2, progress=False
+    )
     assert judge.stats()["max_in_flight"] == 2
 
 
 def test_judge_answers_are_cached(fake_server, judge, tmp_path):
     env = judged_env(judge.base_url, cache=tmp_path / "judge.sqlite")
     client = vf.ChatClient(fake_server.base_url)
-    first = env.evaluate_sync(client, "fake-arith", progress=False, sampling_args={"temperature": 0})
+    first = env.evaluate_sync(
+        client, "fake-arith", progress=False, sampling_args={"temperature": 0}
+    )
     again = judged_env(judge.base_url, cache=tmp_path / "judge.sqlite").evaluate_sync(
-        client, "fake-arith", progress=False, sampling_args={"temperature": 0})
+        client, "fake-arith", progress=False, sampling_args={"temperature": 0}
+    )
     assert judge.stats()["requests"] == 6
     assert [r["reward"] for r in again.rows] == [r["reward"] for r in first.rows]
 
@@ -115,14 +134,17 @@ def test_judge_bad_arguments_are_refused():
         vf.JudgeRubric(prompt="Is {answer} right?")
 
 
-@pytest.mark.parametrize(("candidate", "gold", "expected"), [
-    ("The answer is \\boxed{\\frac{1}{2}}", "0.5", 1.0),
-    ("$0.5$", "\\frac{1}{2}", 1.0),
-    ("7", "7", 1.0),
-    ("\\boxed{8}", "7", 0.0),
-    ("$\\{1, 2\\}$", "\\{2, 1\\}", 1.0),
-    ("", "7", 0.0),
-])
+@pytest.mark.parametrize(
+    ("candidate", "gold", "expected"),
+    [
+        ("The answer is \\boxed{\\frac{1}{2}}", "0.5", 1.0),
+        ("$0.5$", "\\frac{1}{2}", 1.0),
+        ("7", "7", 1.0),
+        ("\\boxed{8}", "7", 0.0),
+        ("$\\{1, 2\\}$", "\\{2, 1\\}", 1.0),
+        ("", "7", 0.0),
+    ],
+)
 def test_math_verify_equivalences(candidate, gold, expected):
     from verifiers_lite.rubrics.math import verify_answer
 
@@ -132,8 +154,12 @@ def test_math_verify_equivalences(candidate, gold, expected):
 def test_arithmetic_with_the_math_scorer_agrees_with_exact_matching(fake_server):
     client = vf.ChatClient(fake_server.base_url)
     args = {"rollouts_per_example": 2, "sampling_args": {"temperature": 0}, "progress": False}
-    exact = vf.load_environment("arithmetic", num_examples=10).evaluate_sync(client, "fake-arith", **args)
-    math = vf.load_environment("arithmetic", num_examples=10, scorer="math").evaluate_sync(client, "fake-arith", **args)
+    exact = vf.load_environment("arithmetic", num_examples=10).evaluate_sync(
+        client, "fake-arith", **args
+    )
+    math = vf.load_environment("arithmetic", num_examples=10, scorer="math").evaluate_sync(
+        client, "fake-arith", **args
+    )
     assert [r["completion"] for r in math.rows] == [r["completion"] for r in exact.rows]
     assert [r["reward"] for r in math.rows] == [r["reward"] for r in exact.rows]
     assert {r["reward"] for r in math.rows} == {0.0, 1.0}
@@ -144,12 +170,23 @@ def test_arithmetic_with_the_math_scorer_agrees_with_exact_matching(fake_server)
 
 def test_resume_refuses_another_judge_prompt(fake_server, judge, tmp_path):
     client = vf.ChatClient(fake_server.base_url)
-    judged_env(judge.base_url, n=2).evaluate_sync(client, "fake-arith", results_path=str(tmp_path), progress=False)
-    other = vf.SingleTurnEnv(dataset=sums_rows(2), rubric=vf.JudgeRubric(
-        vf.ChatClient(judge.base_url), "fake-arith", prompt="Compute {response} - {answer}", parse=zero_means_right,
-        parser=BoxedParser()))
+    judged_env(judge.base_url, n=2).evaluate_sync(
+        client, "fake-arith", results_path=str(tmp_path), progress=False
+    )
+    other = vf.SingleTurnEnv(
+        dataset=sums_rows(2),
+        rubric=vf.JudgeRubric(
+            vf.ChatClient(judge.base_url),
+            "fake-arith",
+            prompt="Compute {response} - {answer}",
+            parse=zero_means_right,
+            parser=BoxedParser(),
+        ),
+    )
     with pytest.raises(vf.ResumeMismatchError, match="rubric: saved") as refused:
         other.evaluate_sync(client, "fake-arith", results_path=str(tmp_path), progress=False)
     # The changed setting is named on its own line, the other settings are not.
     said = [line.strip() for line in str(refused.value).splitlines() if "setting" in line]
-    assert said == [f"rubric: setting 'prompt': saved {JUDGE_PROMPT!r}, now 'Compute {{response}} - {{answer}}'"]
+    assert said == [
+        f"rubric: setting 'prompt': saved {JUDGE_PROMPT!r}, now 'Compute {{response}} - {{answer}}'"
+    ]

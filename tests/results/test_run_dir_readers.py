@@ -20,9 +20,17 @@ from verifiers_lite.ui.viewer.index import RowIndex
 
 
 def make_row(eid: int, idx: int, note: str = "") -> dict[str, Any]:
-    return {"example_id": eid, "rollout_index": idx, "prompt": [{"role": "user", "content": f"q{eid}{note}"}],
-            "completion": [{"role": "assistant", "content": f"a{eid}.{idx}"}], "reward": float(idx % 2),
-            "metrics": {"m": float(idx)}, "stop_reason": "stop", "error": None, "turns": 1}
+    return {
+        "example_id": eid,
+        "rollout_index": idx,
+        "prompt": [{"role": "user", "content": f"q{eid}{note}"}],
+        "completion": [{"role": "assistant", "content": f"a{eid}.{idx}"}],
+        "reward": float(idx % 2),
+        "metrics": {"m": float(idx)},
+        "stop_reason": "stop",
+        "error": None,
+        "turns": 1,
+    }
 
 
 def encode(rows: list[dict[str, Any]], wid: str | None) -> bytes:
@@ -42,7 +50,9 @@ def readings(path: Path, viewer: RowIndex | None = None) -> dict[str, list[dict[
     return {"store": read_rows(path), "row index": list(lazy), "viewer": viewed}
 
 
-def assert_all_read(path: Path, expected: list[dict[str, Any]], viewer: RowIndex | None = None) -> None:
+def assert_all_read(
+    path: Path, expected: list[dict[str, Any]], viewer: RowIndex | None = None
+) -> None:
     for reader, rows in readings(path, viewer).items():
         assert rows == expected, reader
 
@@ -58,14 +68,25 @@ def test_torn_last_line_is_no_row(tmp_path: Path) -> None:
 
 def test_write_cut_short_among_whole_ones_and_lines_that_are_not_rows(tmp_path: Path) -> None:
     path = tmp_path / "results.jsonl"
-    first, cut, last = [make_row(0, i) for i in range(3)], [make_row(1, i) for i in range(3)], [make_row(2, 0), make_row(2, 1)]
+    first, cut, last = (
+        [make_row(0, i) for i in range(3)],
+        [make_row(1, i) for i in range(3)],
+        [make_row(2, 0), make_row(2, 1)],
+    )
     odd = make_row(3, 0, note="\ufffd")
     # Bytes that are not UTF-8 in a row's text read as replacement characters, by every reader.
     not_utf8 = encode([make_row(3, 0, note="@")], None).replace(b"@", b"\xff")
     assert b"\xff" in not_utf8
     # Several writes in one append (a group commit), one of them cut short (two lines of three).
     cut_lines = encode(cut, "w1").splitlines(keepends=True)
-    data = encode(first, "w0") + b"".join(cut_lines[:2]) + b"[1, 2]\n" + b"not json\n" + encode(last, "w2") + not_utf8
+    data = (
+        encode(first, "w0")
+        + b"".join(cut_lines[:2])
+        + b"[1, 2]\n"
+        + b"not json\n"
+        + encode(last, "w2")
+        + not_utf8
+    )
     path.write_bytes(data)
     assert_all_read(path, first + last + [odd])
 
@@ -82,8 +103,10 @@ def test_every_point_of_an_append_reads_whole_writes_only(tmp_path: Path) -> Non
     cuts = sorted(set(range(0, len(data), 97)) | set(ends) | {e - 1 for e in ends})
     for cut in cuts:
         with open(path, "ab") as f:
-            f.write(data[path.stat().st_size:cut])
-        expected = [row for rows, end in zip(writes, ends, strict=True) if end <= cut for row in rows]
+            f.write(data[path.stat().st_size : cut])
+        expected = [
+            row for rows, end in zip(writes, ends, strict=True) if end <= cut for row in rows
+        ]
         assert_all_read(path, expected, viewer)
 
 

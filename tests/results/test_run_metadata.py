@@ -29,31 +29,45 @@ def test_a_run_saved_before_the_metadata_was_typed_loads_as_it_was_written(tmp_p
 
 
 def test_a_new_run_writes_only_documented_keys(tmp_path: Path) -> None:
-    env = vf.SingleTurnEnv(dataset=[{"question": "2+2", "answer": "4"}],
-                           rubric=vf.Rubric([lambda completion, answer: float(answer in completion[-1]["content"])]))
-    env.evaluate_sync(vf.ScriptedClient(lambda m: "4"), "echo", rollouts_per_example=2,
-                      results_path=tmp_path / "run", cache=tmp_path / "cache.sqlite")
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "2+2", "answer": "4"}],
+        rubric=vf.Rubric([lambda completion, answer: float(answer in completion[-1]["content"])]),
+    )
+    env.evaluate_sync(
+        vf.ScriptedClient(lambda m: "4"),
+        "echo",
+        rollouts_per_example=2,
+        results_path=tmp_path / "run",
+        cache=tmp_path / "cache.sqlite",
+    )
     written = json.loads((tmp_path / "run" / "metadata.json").read_text(encoding="utf-8"))
     assert set(written) <= RUN_METADATA_KEYS, set(written) - RUN_METADATA_KEYS
     assert "cache" in written and "sessions" in written
     assert read_run_metadata(tmp_path / "run") == written
 
 
-@pytest.mark.parametrize(("content", "named"), [
-    ('{"num_examples": "two"}', "'num_examples' must be int"),
-    ('{"resumed": 1}', "'resumed' must be bool"),
-    ('{"score_rollouts": true, "num_rollouts": true}', "'num_rollouts' must be int"),
-    ("[1, 2]", "must be a JSON object"),
-    ('{"model": ', "is not valid JSON"),
-])
-def test_a_wrong_metadata_file_is_refused_naming_what_is_wrong(tmp_path: Path, content: str, named: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "named"),
+    [
+        ('{"num_examples": "two"}', "'num_examples' must be int"),
+        ('{"resumed": 1}', "'resumed' must be bool"),
+        ('{"score_rollouts": true, "num_rollouts": true}', "'num_rollouts' must be int"),
+        ("[1, 2]", "must be a JSON object"),
+        ('{"model": ', "is not valid JSON"),
+    ],
+)
+def test_a_wrong_metadata_file_is_refused_naming_what_is_wrong(
+    tmp_path: Path, content: str, named: str
+) -> None:
     run_dir = tmp_path / "run"
     shutil.copytree(SAVED_RUN, run_dir)
     (run_dir / "metadata.json").write_text(content, encoding="utf-8")
     with pytest.raises(ValueError, match="metadata.json") as err:
         vf.load_results(run_dir)
     assert named in str(err.value)
-    assert Run("r", run_dir, RowIndex(run_dir / "results.jsonl")).metadata() == {}  # the viewer shows no facts
+    assert (
+        Run("r", run_dir, RowIndex(run_dir / "results.jsonl")).metadata() == {}
+    )  # the viewer shows no facts
 
 
 def test_unknown_keys_and_missing_figures_are_kept(tmp_path: Path) -> None:

@@ -118,7 +118,12 @@ def rollout_properties(sampler: Any, template: Template, examples: int = 4) -> N
                 next((p for p in c if ids[: len(p)] == p), []) for c in counting.calls[: t["turns"]]
             ]
             check_trajectory(
-                t, template, sampler_prompts=prompts, tools=tm.schemas, cap=cap, max_turns=max_turns,
+                t,
+                template,
+                sampler_prompts=prompts,
+                tools=tm.schemas,
+                cap=cap,
+                max_turns=max_turns,
                 logprobs_asked=logprobs is not None,
             )
 

@@ -13,9 +13,12 @@ def unrolled(t: dict[str, Any]) -> tuple[list[int], list[int], list[float]]:
     hand: every id in order, the label where the mask says the model sampled it."""
     ids = t["prompt_ids"] + t["completion_ids"]
     labels = [IGNORE_INDEX] * len(t["prompt_ids"]) + [
-        tok if m else IGNORE_INDEX for tok, m in zip(t["completion_ids"], t["completion_mask"], strict=True)
+        tok if m else IGNORE_INDEX
+        for tok, m in zip(t["completion_ids"], t["completion_mask"], strict=True)
     ]
-    sampled = [lp for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True) if m]
+    sampled = [
+        lp for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True) if m
+    ]
     return ids, labels, sampled
 
 
@@ -36,9 +39,15 @@ def check_trajectory(
     assert not {"input_ids", "labels", "logprobs", "attention_mask", "position_ids"} & t.keys()
     view = training_view(t)
     assert view["input_ids"] == ids and view["labels"] == labels
-    assert view["attention_mask"] == [1] * len(ids) and view["position_ids"] == list(range(len(ids)))
-    assert [lp for lp, lab in zip(view["logprobs"], labels, strict=True) if lab != IGNORE_INDEX] == sampled_lps
-    assert all(lp == 0.0 for lp, lab in zip(view["logprobs"], labels, strict=True) if lab == IGNORE_INDEX)
+    assert view["attention_mask"] == [1] * len(ids) and view["position_ids"] == list(
+        range(len(ids))
+    )
+    assert [
+        lp for lp, lab in zip(view["logprobs"], labels, strict=True) if lab != IGNORE_INDEX
+    ] == sampled_lps
+    assert all(
+        lp == 0.0 for lp, lab in zip(view["logprobs"], labels, strict=True) if lab == IGNORE_INDEX
+    )
     assert t["stop_reason"] in STOP_REASONS
     assert t["truncated"] == is_truncated(t["stop_reason"])
     assert len(ids) == len(labels)
@@ -69,10 +78,16 @@ def check_trajectory(
             assert c["id"] in answered or (last and t["stop_reason"] == "length"), c
     # The first prompt is the row's prompt_ids; bridge tokens carry no logprob.
     assert len(t["prompt_ids"]) == (t["prompt_length"] if ids else 0)
-    assert all(lp == 0.0 for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True) if not m)
+    assert all(
+        lp == 0.0
+        for lp, m in zip(t["completion_logprobs"], t["completion_mask"], strict=True)
+        if not m
+    )
     if sampler_prompts is not None:
         assert len(sampler_prompts) == t["turns"]
-        assert not sampler_prompts or t["prompt_ids"] == sampler_prompts[0]  # the first prompt, as sampled
+        assert (
+            not sampler_prompts or t["prompt_ids"] == sampler_prompts[0]
+        )  # the first prompt, as sampled
         for p in sampler_prompts:
             # Each prompt is exactly the ids accumulated so far, ending in a generation prompt.
             assert ids[: len(p)] == p

@@ -101,9 +101,17 @@ def test_stop_reasons_and_failures_are_per_trajectory() -> None:
     # The whole "ok" conversation, written out by hand.
     assert out[0]["messages"] == [
         {"role": "user", "content": "ok"},
-        {"role": "assistant", "content": "", "tool_calls": [
-            {"id": "x0", "type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
-        ]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "x0",
+                    "type": "function",
+                    "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "x0", "name": "add", "content": "3"},
         {"role": "assistant", "content": "= 3"},
     ]
@@ -129,9 +137,17 @@ def test_max_turns_counted_by_hand() -> None:
 
     def always_call(messages):
         k = sum(m["role"] == "assistant" for m in messages)  # this turn's index, from 0
-        return {"role": "assistant", "content": f"turn {k + 1}", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "count", "arguments": f'{{"n": {k}}}'}}
-        ]}, "tool_calls"
+        return {
+            "role": "assistant",
+            "content": f"turn {k + 1}",
+            "tool_calls": [
+                {
+                    "id": f"c{k}",
+                    "type": "function",
+                    "function": {"name": "count", "arguments": f'{{"n": {k}}}'},
+                }
+            ],
+        }, "tool_calls"
 
     api = FakeAPI(always_call)
     (t,) = APIMultiTurnRollout(api, ToolManager([count]), max_turns=3)(
@@ -139,14 +155,24 @@ def test_max_turns_counted_by_hand() -> None:
     )
 
     def turn(k: int) -> dict:
-        return {"role": "assistant", "content": f"turn {k + 1}", "tool_calls": [
-            {"id": f"c{k}", "type": "function", "function": {"name": "count", "arguments": f'{{"n": {k}}}'}}
-        ]}
+        return {
+            "role": "assistant",
+            "content": f"turn {k + 1}",
+            "tool_calls": [
+                {
+                    "id": f"c{k}",
+                    "type": "function",
+                    "function": {"name": "count", "arguments": f'{{"n": {k}}}'},
+                }
+            ],
+        }
 
     assert t["messages"] == [
         {"role": "user", "content": "go"},
-        turn(0), {"role": "tool", "tool_call_id": "c0", "name": "count", "content": "1"},
-        turn(1), {"role": "tool", "tool_call_id": "c1", "name": "count", "content": "2"},
+        turn(0),
+        {"role": "tool", "tool_call_id": "c0", "name": "count", "content": "1"},
+        turn(1),
+        {"role": "tool", "tool_call_id": "c1", "name": "count", "content": "2"},
         turn(2),  # the third turn's call is not run
     ]
     assert (t["turns"], t["stop_reason"], t["truncated"]) == (3, "max_turns", True)
@@ -162,17 +188,29 @@ def test_tool_that_raises_is_answered_and_listed() -> None:
 
     def script(messages):
         if messages[-1]["role"] == "user":
-            return {"role": "assistant", "content": "", "tool_calls": [
-                {"id": "b0", "type": "function", "function": {"name": "broken", "arguments": '{"x": 1}'}}
-            ]}, "tool_calls"
+            return {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {
+                        "id": "b0",
+                        "type": "function",
+                        "function": {"name": "broken", "arguments": '{"x": 1}'},
+                    }
+                ],
+            }, "tool_calls"
         return {"role": "assistant", "content": "gave up"}, "stop"
 
-    (t,) = APIMultiTurnRollout(FakeAPI(script), ToolManager([broken]))([[{"role": "user", "content": "q"}]])
+    (t,) = APIMultiTurnRollout(FakeAPI(script), ToolManager([broken]))(
+        [[{"role": "user", "content": "q"}]]
+    )
     assert (t["stop_reason"], t["turns"], t["error"]) == ("stop", 2, None)
     tool_msg = t["messages"][2]
     assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "b0"
     assert "tool exploded" in tool_msg["content"]
-    assert t["tool_errors"] == [{"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}]
+    assert t["tool_errors"] == [
+        {"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}
+    ]
 
 
 def test_tool_calls_without_a_tool_manager_are_an_env_error() -> None:
@@ -263,8 +301,17 @@ def test_openai_chat_api_on_the_fake_server(fake_server) -> None:
     assert t["error"] is None, t["error"]
     assert t["messages"] == [
         {"role": "user", "content": "What is 3 + 4?"},
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "type": "function", "function": {
-            "name": "calculator", "arguments": '{"expression": "3 + 4"}'}}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {
+                    "id": "call_0",
+                    "type": "function",
+                    "function": {"name": "calculator", "arguments": '{"expression": "3 + 4"}'},
+                }
+            ],
+        },
         {"role": "tool", "tool_call_id": "call_0", "name": "calculator", "content": "7"},
         {"role": "assistant", "content": "The calculator says \\boxed{7}."},
     ]

@@ -26,7 +26,10 @@ class Picky:
     """A sampler that raises on any batch holding a prompt that decodes to text with 'boom'."""
 
     def __init__(
-        self, inner: ScriptedSampler, max_context_tokens: int | None = None, exc: Exception | None = None
+        self,
+        inner: ScriptedSampler,
+        max_context_tokens: int | None = None,
+        exc: Exception | None = None,
     ) -> None:
         self.inner = inner
         self.exc = exc or RuntimeError("kernel exploded")
@@ -55,7 +58,10 @@ def test_sampler_error_fails_only_its_trajectory(caplog) -> None:
     assert [t["stop_reason"] for t in out] == ["stop", "error", "stop"]
     bad = out[1]
     # A sampler's own bug is not the model's failure: categorize() makes it env_error.
-    assert bad["error"] == {"category": "env_error", "message": "sampler failed: RuntimeError: kernel exploded"}
+    assert bad["error"] == {
+        "category": "env_error",
+        "message": "sampler failed: RuntimeError: kernel exploded",
+    }
     assert bad["turns"] == 0 and not bad["truncated"]
     assert bad["messages"] == [{"role": "user", "content": "boom"}]
     # What was built before the failure is kept, nothing of it trainable.
@@ -91,7 +97,9 @@ def test_template_that_cannot_render_fails_only_its_trajectory() -> None:
     toy = toy_template()
     template = Template(strict, toy.encode, toy.decode, stop_token_ids=[2], eos_token="<|im_end|>")
     rollout = MultiTurnRollout(ScriptedSampler(template, answer), template)
-    bad_convo = {"messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "q"}]}
+    bad_convo = {
+        "messages": [{"role": "assistant", "content": "hi"}, {"role": "user", "content": "q"}]
+    }
     good, bad, good2 = rollout([convo("a"), bad_convo, convo("c")])
     assert bad["stop_reason"] == "error" and bad["turns"] == 0
     assert bad["prompt_ids"] == bad["completion_ids"] == [] and bad["prompt_length"] == 0
@@ -168,7 +176,10 @@ def test_tool_dispatch_failure_fails_only_its_trajectory() -> None:
     good, bad = rollout([convo("a"), convo("b")], tool_manager=[ok_tm, bad_tm])
     assert good["stop_reason"] == "stop" and good["turns"] == 2
     assert bad["stop_reason"] == "error"
-    assert bad["error"] == {"category": "env_error", "message": "tool turn 1 failed: OSError: tool host gone"}
+    assert bad["error"] == {
+        "category": "env_error",
+        "message": "tool turn 1 failed: OSError: tool host gone",
+    }
     assert good["error"] is None
     check_trajectory(good, template, tools=ok_tm.schemas)
 

@@ -48,7 +48,14 @@ def test_report_refuses_shifted_batches_and_takes_rows() -> None:
     shifted = {"input_ids": [[1, 2]], "labels": [[2, X]], "logprobs": [[-0.1, 0.0]]}
     with pytest.raises(ValueError, match="unshifted"):
         logprob_report(shifted, lambda ids: [0.0] * len(ids))
-    rows = [{"prompt_ids": [1], "completion_ids": [2, 3], "completion_mask": [1, 1], "completion_logprobs": [-0.2, -0.3]}]
+    rows = [
+        {
+            "prompt_ids": [1],
+            "completion_ids": [2, 3],
+            "completion_mask": [1, 1],
+            "completion_logprobs": [-0.2, -0.3],
+        }
+    ]
     rep = logprob_report(rows, lambda ids: [0.0, -0.2, -0.3])
     assert rep.stats()["max_abs_diff"] == 0.0 and rep.stats()["ratio_outside"] == 0.0
 
@@ -91,7 +98,14 @@ def test_plot_draws_one_point_per_token() -> None:
     import matplotlib
 
     matplotlib.use("Agg")
-    rows = [{"prompt_ids": [1], "completion_ids": [2, 3], "completion_mask": [1, 1], "completion_logprobs": [-0.2, -0.3]}]
+    rows = [
+        {
+            "prompt_ids": [1],
+            "completion_ids": [2, 3],
+            "completion_mask": [1, 1],
+            "completion_logprobs": [-0.2, -0.3],
+        }
+    ]
     rep = logprob_report(rows, lambda ids: [0.0, -0.25, -0.3], name="toy")
     ax = rep.plot()
     (points,) = ax.collections

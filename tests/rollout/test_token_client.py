@@ -121,7 +121,14 @@ async def test_unknown_conversation_is_rendered_fresh_and_errors_propagate() -> 
 def test_sampling_params_from_openai_args() -> None:
     base = SamplingParams(logprobs=0)
     p = base.with_sampling_args(
-        {"max_completion_tokens": 9, "stop": "\n", "logprobs": True, "top_logprobs": 3, "seed": 1, "n": 4},
+        {
+            "max_completion_tokens": 9,
+            "stop": "\n",
+            "logprobs": True,
+            "top_logprobs": 3,
+            "seed": 1,
+            "n": 4,
+        },
     )
     assert (p.max_tokens, p.stop, p.logprobs, p.seed) == (9, ("\n",), 3, 1)
     assert p.temperature == base.temperature and p.extra == {}  # untouched; "n" has no field
@@ -131,10 +138,14 @@ def test_sampling_params_from_openai_args() -> None:
 
 _PARAMS = st.builds(
     SamplingParams,
-    temperature=st.floats(0, 2), top_p=st.floats(0.01, 1), top_k=st.one_of(st.just(-1), st.integers(1, 100)),
-    max_tokens=st.integers(1, 4096), stop=st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple),
+    temperature=st.floats(0, 2),
+    top_p=st.floats(0.01, 1),
+    top_k=st.one_of(st.just(-1), st.integers(1, 100)),
+    max_tokens=st.integers(1, 4096),
+    stop=st.lists(st.text(min_size=1, max_size=3), max_size=2).map(tuple),
     stop_token_ids=st.lists(st.integers(0, 50000), max_size=2).map(tuple),
-    logprobs=st.one_of(st.none(), st.integers(0, 20)), seed=st.one_of(st.none(), st.integers(0, 2**31)),
+    logprobs=st.one_of(st.none(), st.integers(0, 20)),
+    seed=st.one_of(st.none(), st.integers(0, 2**31)),
     repetition_penalty=st.floats(0.5, 2),
 )
 
@@ -144,7 +155,11 @@ def test_sampling_args_and_sampling_params_convert_both_ways(p: SamplingParams) 
     args = p.to_sampling_args()
     assert SamplingParams().with_sampling_args(args) == p
     # what a chat-completions request reads
-    assert (args["temperature"], args["top_p"], args["max_tokens"]) == (p.temperature, p.top_p, p.max_tokens)
+    assert (args["temperature"], args["top_p"], args["max_tokens"]) == (
+        p.temperature,
+        p.top_p,
+        p.max_tokens,
+    )
     assert args.get("logprobs", False) is (p.logprobs is not None)
     assert args.get("top_logprobs") == (p.logprobs or None)
     assert args.get("top_k") == (p.top_k if p.top_k > 0 else None)
@@ -159,8 +174,12 @@ def test_build_training_batch_reads_one_token_layout() -> None:
             "completion_logprobs": [-0.1, 0.0, -0.3],
             "advantage": -1.0,
         },
-        {"prompt_ids": [7], "completion_ids": [8, 9, 10], "completion_mask": [1, 0, 1],
-         "completion_logprobs": [-0.2, 0.0, -0.4]},
+        {
+            "prompt_ids": [7],
+            "completion_ids": [8, 9, 10],
+            "completion_mask": [1, 0, 1],
+            "completion_logprobs": [-0.2, 0.0, -0.4],
+        },
     ]
     b = build_training_batch(rows)
     assert b["input_ids"] == [[1, 2, 3, 4, 5], [7, 8, 9, 10]]
@@ -176,8 +195,13 @@ def test_build_training_batch_reads_one_token_layout() -> None:
     with pytest.raises(ValueError):
         merge_turns([([1], [2], None), ([9, 9], [3], None)])
     # The token engine's own layout alone is refused, naming what is missing and what it has.
-    with pytest.raises(KeyError, match="row 1: a training row needs prompt_ids/completion_ids/completion_mask/"
-                                       "completion_logprobs; this one has input_ids/labels"):
-        build_training_batch([rows[0], {"input_ids": [7, 8], "labels": [-100, 8], "logprobs": [-0.2]}])
+    with pytest.raises(
+        KeyError,
+        match="row 1: a training row needs prompt_ids/completion_ids/completion_mask/"
+        "completion_logprobs; this one has input_ids/labels",
+    ):
+        build_training_batch(
+            [rows[0], {"input_ids": [7, 8], "labels": [-100, 8], "logprobs": [-0.2]}]
+        )
     with pytest.raises(KeyError, match="no token fields"):
         build_training_batch([{"reward": 1.0}])

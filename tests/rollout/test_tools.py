@@ -116,7 +116,7 @@ async def test_call_tool_errors_become_text_or_raise() -> None:
     assert ei.value.kind == "exception" and ei.value.tool == "boom"
 
 
-GOOGLE = '''Add two numbers
+GOOGLE = """Add two numbers
 given as integers.
 
 Args:
@@ -126,8 +126,8 @@ Args:
 
 Returns:
     The sum.
-'''
-NUMPY = '''Add two numbers given as integers.
+"""
+NUMPY = """Add two numbers given as integers.
 
 Parameters
 ----------
@@ -140,14 +140,14 @@ b : int, optional
 Returns
 -------
 int
-'''
-REST = '''Add two numbers given as integers.
+"""
+REST = """Add two numbers given as integers.
 
 :param a: The first
     number.
 :param b: The second.
 :returns: The sum.
-'''
+"""
 
 
 @pytest.mark.parametrize("doc", [GOOGLE, NUMPY, REST], ids=["google", "numpy", "rest"])
@@ -170,9 +170,14 @@ def test_nested_models_are_inlined_and_names_may_shadow_pydantic() -> None:
         return f"{json.x},{json.y},{copy},{_scale}"
 
     p = function_to_schema(move)["function"]["parameters"]
-    assert "$defs" not in json_text(p) and "$ref" not in json_text(p) and "title" not in json_text(p)
-    assert p["properties"]["json"] == {"type": "object", "properties": {"x": {"type": "number"},
-                                       "y": {"type": "number", "default": 0.0}}, "required": ["x"]}
+    assert (
+        "$defs" not in json_text(p) and "$ref" not in json_text(p) and "title" not in json_text(p)
+    )
+    assert p["properties"]["json"] == {
+        "type": "object",
+        "properties": {"x": {"type": "number"}, "y": {"type": "number", "default": 0.0}},
+        "required": ["x"],
+    }
     assert set(p["properties"]) == {"json", "copy", "_scale"} and p["required"] == ["json"]
 
 
@@ -208,7 +213,10 @@ async def test_bad_arguments_name_every_problem_before_the_call() -> None:
     assert "unit: " in msg and "'kelvin'" in msg
     assert "extra: unexpected argument" in msg
     text = await call_tool(f, {})
-    assert text.startswith("Error (bad_arguments) calling tool 'f'") and "n: missing required argument" in text
+    assert (
+        text.startswith("Error (bad_arguments) calling tool 'f'")
+        and "n: missing required argument" in text
+    )
     assert calls == []
 
 
@@ -240,6 +248,9 @@ async def test_bound_methods_are_tools_without_self() -> None:
 
     a, b = Counter(), Counter()
     assert function_to_schema(a.add)["function"]["parameters"] == {
-        "type": "object", "properties": {"n": {"type": "integer", "description": "How much."}}, "required": ["n"]}
+        "type": "object",
+        "properties": {"n": {"type": "integer", "description": "How much."}},
+        "required": ["n"],
+    }
     assert await call_tool(a.add, {"n": "2"}) == "2" and await call_tool(b.add, {"n": 5}) == "5"
     assert (a.total, b.total) == (2, 5)

@@ -41,7 +41,9 @@ def tool_env() -> vf.ToolEnv:
 def tool_rows() -> list[dict[str, Any]]:
     """Multi-turn tool rollouts through the token engine (scripted sampler, toy template)."""
     template = toy_template()
-    client = TokenClient(ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0))
+    client = TokenClient(
+        ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0)
+    )
     out = tool_env().evaluate_sync(client, "toy", rollouts_per_example=2, progress=False)
     assert all(r["turns"] == 2 and r["reward"] == 1.0 for r in out.rows)
     return out.rows
@@ -51,7 +53,9 @@ def tool_rows() -> list[dict[str, Any]]:
 def tool_state() -> dict[str, Any]:
     """One rollout's state, whose trajectory steps keep each turn's tokens."""
     template = toy_template()
-    client = TokenClient(ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0))
+    client = TokenClient(
+        ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0)
+    )
     env = tool_env()
     state = run_sync(env.rollout_state(env.get_dataset()[0], client, "toy"))
     assert len(state["trajectory"]) == 2 and all("tokens" in s for s in state["trajectory"])
@@ -69,7 +73,9 @@ def test_verl_outputs_match_rows_and_pass(tool_rows: list[dict[str, Any]]) -> No
     out = to_verl(tool_rows)
     assert validate_training_rows(out) == len(tool_rows)
     for row, rec in zip(tool_rows, out, strict=True):
-        assert rec["prompt_ids"] == row["prompt_ids"] and rec["response_ids"] == row["completion_ids"]
+        assert (
+            rec["prompt_ids"] == row["prompt_ids"] and rec["response_ids"] == row["completion_ids"]
+        )
         assert [i for i, m in enumerate(rec["response_mask"]) if m] == sampled_positions(row)
         assert rec["reward_score"] == 1.0
         assert rec["num_turns"] == 4  # user, assistant (tool call), tool, assistant
@@ -85,18 +91,24 @@ def test_skyrl_output_matches_rows_and_passes(tool_rows: list[dict[str, Any]]) -
         sampled_positions(r) for r in tool_rows
     ]
     assert out["stop_reasons"] == ["stop"] * len(tool_rows)
-    assert [t["repetition_id"] for t in out["trajectory_ids"]] == [r["rollout_index"] for r in tool_rows]
+    assert [t["repetition_id"] for t in out["trajectory_ids"]] == [
+        r["rollout_index"] for r in tool_rows
+    ]
 
 
 def test_prime_rl_samples_pass(tool_rows: list[dict[str, Any]]) -> None:
     out = to_prime_rl(tool_rows)
     assert validate_training_rows(out) == len(tool_rows)
-    assert all(not any(s["prompt_mask"]) and len(s["prompt_mask"]) == len(s["prompt_ids"]) for s in out)
+    assert all(
+        not any(s["prompt_mask"]) and len(s["prompt_mask"]) == len(s["prompt_ids"]) for s in out
+    )
     assert [s["advantage"] for s in out] == [r["advantage"] for r in tool_rows]
 
 
 @pytest.mark.parametrize("suffix", [".parquet", ".jsonl"])
-def test_token_files_round_trip(tool_rows: list[dict[str, Any]], tmp_path: Any, suffix: str) -> None:
+def test_token_files_round_trip(
+    tool_rows: list[dict[str, Any]], tmp_path: Any, suffix: str
+) -> None:
     back = read_token_rows(write_token_rows(tool_rows, tmp_path / f"rows{suffix}"))
     assert validate_training_rows(back) == len(tool_rows)
     for row, rec in zip(tool_rows, back, strict=True):
@@ -105,10 +117,15 @@ def test_token_files_round_trip(tool_rows: list[dict[str, Any]], tmp_path: Any, 
         assert rec["completion_logprobs"] == pytest.approx(row["completion_logprobs"], abs=1e-6)
 
 
-def test_rows_states_and_trajectories_pass(tool_rows: list[dict[str, Any]], tool_state: dict[str, Any]) -> None:
+def test_rows_states_and_trajectories_pass(
+    tool_rows: list[dict[str, Any]], tool_state: dict[str, Any]
+) -> None:
     template = toy_template()
-    trajs = MultiTurnRollout(ScriptedSampler(template, lambda p: "ok"), template,
-                             sampling_params=SamplingParams(logprobs=0))([[{"role": "user", "content": "q"}]])
+    trajs = MultiTurnRollout(
+        ScriptedSampler(template, lambda p: "ok"),
+        template,
+        sampling_params=SamplingParams(logprobs=0),
+    )([[{"role": "user", "content": "q"}]])
     assert validate_training_rows([*tool_rows, tool_state, *trajs]) == len(tool_rows) + 2
 
 
@@ -119,6 +136,7 @@ def test_exports_reject_rows_without_tokens() -> None:
 
 
 # -- one mutation per fault ---------------------------------------------------------------------
+
 
 def only_issue(rows: Any) -> Any:
     with pytest.raises(TrainingDataError) as err:
@@ -135,7 +153,11 @@ def test_mask_of_wrong_length_is_caught(tool_rows: list[dict[str, Any]]) -> None
     out = to_verl(tool_rows)
     out[2]["response_mask"] = out[2]["response_mask"][:-1]
     issue = only_issue(out)
-    assert (issue.row, issue.kind, issue.position) == (2, "mask_length", len(out[2]["response_ids"]) - 1)
+    assert (issue.row, issue.kind, issue.position) == (
+        2,
+        "mask_length",
+        len(out[2]["response_ids"]) - 1,
+    )
     assert "row 2" in str(issue)
 
 
@@ -144,7 +166,11 @@ def test_shifted_logprobs_are_caught(tool_rows: list[dict[str, Any]]) -> None:
     lps = out[1]["response_logprobs"]
     out[1]["response_logprobs"] = [0.0, *lps[:-1]]  # one position late, as an off-by-one would give
     issue = only_issue(out)
-    assert (issue.row, issue.kind, issue.position) == (1, "logprob_alignment", first_bridge(out[1]["response_mask"]))
+    assert (issue.row, issue.kind, issue.position) == (
+        1,
+        "logprob_alignment",
+        first_bridge(out[1]["response_mask"]),
+    )
 
 
 def test_logprobs_of_wrong_count_are_caught(tool_rows: list[dict[str, Any]]) -> None:
@@ -176,10 +202,15 @@ def test_label_on_a_prompt_token_is_caught(tool_rows: list[dict[str, Any]]) -> N
     issue = only_issue(samples)
     assert (issue.row, issue.kind, issue.position) == (4, "label_on_unsampled", 7)
     template = toy_template()
-    (traj,) = MultiTurnRollout(ScriptedSampler(template, lambda p: "ok"), template,
-                               sampling_params=SamplingParams(logprobs=0))([[{"role": "user", "content": "q"}]])
+    (traj,) = MultiTurnRollout(
+        ScriptedSampler(template, lambda p: "ok"),
+        template,
+        sampling_params=SamplingParams(logprobs=0),
+    )([[{"role": "user", "content": "q"}]])
     view = dict(training_view(traj), prompt_length=len(traj["prompt_ids"]))
-    assert validate_training_rows([traj, view]) == 2  # the trajectory and its training view are clean
+    assert (
+        validate_training_rows([traj, view]) == 2
+    )  # the trajectory and its training view are clean
     stray = copy.deepcopy(view)
     stray["logprobs"][1] = -0.5  # a logprob on a prompt token
     issue = only_issue([stray])
@@ -193,7 +224,9 @@ def test_prefix_break_is_caught(tool_state: dict[str, Any]) -> None:
     state = copy.deepcopy(tool_state)
     second = state["trajectory"][1]["tokens"]
     first_len = len(state["trajectory"][0]["tokens"]["prompt_ids"])
-    pos = first_len + 3  # inside turn 0's completion, as re-tokenising the model's text would change it
+    pos = (
+        first_len + 3
+    )  # inside turn 0's completion, as re-tokenising the model's text would change it
     second["prompt_ids"] = list(second["prompt_ids"])
     second["prompt_ids"][pos] += 1
     issue = only_issue([state])

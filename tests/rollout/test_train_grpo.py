@@ -27,9 +27,19 @@ respond = tool_player(preamble="")
 
 def config(tmp_path: Any, **changes: Any) -> Any:
     base = dict(
-        output_dir=str(tmp_path), per_device_train_batch_size=4, num_generations=4, max_steps=2,
-        learning_rate=5e-5, logging_steps=1, report_to="none", use_cpu=True, bf16=False,
-        save_strategy="no", max_completion_length=16, seed=0, dataloader_num_workers=0,
+        output_dir=str(tmp_path),
+        per_device_train_batch_size=4,
+        num_generations=4,
+        max_steps=2,
+        learning_rate=5e-5,
+        logging_steps=1,
+        report_to="none",
+        use_cpu=True,
+        bf16=False,
+        save_strategy="no",
+        max_completion_length=16,
+        seed=0,
+        dataloader_num_workers=0,
     )
     base.update(changes)
     return trl.GRPOConfig(**base)
@@ -60,7 +70,8 @@ def assert_trl_got_the_rows(seen: list[tuple[dict[str, Any], list[dict[str, Any]
             assert out["completion_ids"][i][:n].tolist() == row["completion_ids"]
             assert out["tool_mask"][i][:n].tolist() == row["completion_mask"]
             assert out["sampling_per_token_logps"][i][:n].tolist() == pytest.approx(
-                row["completion_logprobs"], rel=1e-6, abs=1e-7)
+                row["completion_logprobs"], rel=1e-6, abs=1e-7
+            )
             compared += 1
     return compared
 
@@ -68,7 +79,9 @@ def assert_trl_got_the_rows(seen: list[tuple[dict[str, Any], list[dict[str, Any]
 def test_grpo_steps_on_policy(tmp_path: Any) -> None:
     env = vf.load_environment("arithmetic", num_examples=4)
     path = str(smollm2_hf_checkpoint())
-    trainer = grpo_trainer(env, path, config(tmp_path), sampling_params=SamplingParams(max_tokens=12, logprobs=0))
+    trainer = grpo_trainer(
+        env, path, config(tmp_path), sampling_params=SamplingParams(max_tokens=12, logprobs=0)
+    )
     seen = capture(trainer)
     before = {k: v.detach().clone() for k, v in trainer.model.named_parameters()}
     trainer.train()
@@ -92,8 +105,14 @@ def test_multi_turn_tool_rollouts_reach_trl_verbatim(tmp_path: Any) -> None:
     data = [{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(2)]
     env = vf.ToolEnv(tools=[add], dataset=data, rubric=vf.Rubric([boxed_correct]), max_turns=3)
     sampler = ScriptedSampler(template, respond)  # not the trained weights: off-policy
-    trainer = grpo_trainer(env, path, config(tmp_path, max_steps=1), sampler=sampler, template=template,
-                           sampling_params=SamplingParams(max_tokens=64, logprobs=0))
+    trainer = grpo_trainer(
+        env,
+        path,
+        config(tmp_path, max_steps=1),
+        sampler=sampler,
+        template=template,
+        sampling_params=SamplingParams(max_tokens=64, logprobs=0),
+    )
     seen = capture(trainer)
     trainer.train()
     assert assert_trl_got_the_rows(seen) == 4
@@ -110,8 +129,12 @@ def test_multi_turn_tool_rollouts_reach_trl_verbatim(tmp_path: Any) -> None:
 def test_refuses_biased_sampling(tmp_path: Any) -> None:
     env = vf.load_environment("arithmetic", num_examples=2)
     with pytest.raises(ValueError, match="temperature 1.0"):
-        grpo_trainer(env, str(smollm2_hf_checkpoint()), config(tmp_path),
-                     sampling_params=SamplingParams(temperature=0.7, logprobs=0))
+        grpo_trainer(
+            env,
+            str(smollm2_hf_checkpoint()),
+            config(tmp_path),
+            sampling_params=SamplingParams(temperature=0.7, logprobs=0),
+        )
 
 
 def longer_is_better(completion: Any, answer: str, **kwargs: Any) -> float:
@@ -125,24 +148,44 @@ def test_one_grpo_step_moves_the_policy_towards_the_rewarded_completions(tmp_pat
     independently of TRL: the advantages from the rows' rewards, the log-likelihoods by re-scoring
     the sampled tokens with the model before and after the step. A flipped sign, rewards paired
     with the wrong completions, or a loss on the wrong tokens breaks it."""
-    env = vf.SingleTurnEnv(dataset=[{"question": "Name a colour.", "answer": ""}],
-                           rubric=vf.Rubric([longer_is_better]))
+    env = vf.SingleTurnEnv(
+        dataset=[{"question": "Name a colour.", "answer": ""}], rubric=vf.Rubric([longer_is_better])
+    )
     path = str(smollm2_hf_checkpoint())
-    trainer = grpo_trainer(env, path, config(tmp_path, max_steps=1, num_generations=8,
-                                             per_device_train_batch_size=8, learning_rate=1e-6, beta=0.0),
-                           sampling_params=SamplingParams(max_tokens=8, logprobs=0))
+    trainer = grpo_trainer(
+        env,
+        path,
+        config(
+            tmp_path,
+            max_steps=1,
+            num_generations=8,
+            per_device_train_batch_size=8,
+            learning_rate=1e-6,
+            beta=0.0,
+        ),
+        sampling_params=SamplingParams(max_tokens=8, logprobs=0),
+    )
     seen = capture(trainer)
     trainer.train()
     out, rows = seen[0]
     rewards = torch.tensor([r["reward"] for r in rows])
-    expected = (rewards - rewards.mean()) / (rewards.std() + 1e-4)  # GRPO's group-normalised advantage
+    expected = (rewards - rewards.mean()) / (
+        rewards.std() + 1e-4
+    )  # GRPO's group-normalised advantage
     assert out["advantages"].tolist() == pytest.approx(expected.tolist(), rel=1e-3, abs=1e-3)
     score = vf_hf_scorer(trainer.model)
     change = []
     for row in rows:  # sum over the model's tokens of (logprob after - logprob before the step)
         ids = [*row["prompt_ids"], *row["completion_ids"]]
-        after = score(ids)[len(row["prompt_ids"]):]
-        change.append(sum(m * (a - b) for m, a, b in zip(row["completion_mask"], after, row["completion_logprobs"], strict=True)))
+        after = score(ids)[len(row["prompt_ids"]) :]
+        change.append(
+            sum(
+                m * (a - b)
+                for m, a, b in zip(
+                    row["completion_mask"], after, row["completion_logprobs"], strict=True
+                )
+            )
+        )
     up = [c for c, a in zip(change, expected.tolist(), strict=True) if a > 0]
     down = [c for c, a in zip(change, expected.tolist(), strict=True) if a < 0]
     assert up and down

@@ -18,8 +18,12 @@ ROWS = [
         "completion_logprobs": [-0.1, 0.0, -0.3],
         "advantage": 0.5,
     },
-    {"prompt_ids": [7], "completion_ids": [8, 9, 10], "completion_mask": [1, 0, 1],
-     "completion_logprobs": [-0.2, 0.0, -0.4]},
+    {
+        "prompt_ids": [7],
+        "completion_ids": [8, 9, 10],
+        "completion_mask": [1, 0, 1],
+        "completion_logprobs": [-0.2, 0.0, -0.4],
+    },
 ]
 
 
@@ -77,7 +81,9 @@ def test_rollout_rows_carry_training_fields_and_batch_aligns_logprobs() -> None:
     assert set(view) == {"input_ids", "labels", "logprobs", "attention_mask", "position_ids"}
     assert all(view[k] == b[k][0] for k in view)  # type: ignore[literal-required]
     prompt = template.encode_messages([{"role": "user", "content": "q"}])
-    n = len(prompt) + len(template.encode("ok")) + 2  # prompt, "ok", <|im_end|> sampled, "\n" closed
+    n = (
+        len(prompt) + len(template.encode("ok")) + 2
+    )  # prompt, "ok", <|im_end|> sampled, "\n" closed
     assert view["input_ids"][: len(prompt)] == prompt and len(view["input_ids"]) == n
     assert view["attention_mask"] == [1] * n and view["position_ids"] == list(range(n))
     sampled_at = [i for i, lab in enumerate(b["labels"][0]) if lab != X]

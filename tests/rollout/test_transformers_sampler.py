@@ -31,9 +31,15 @@ def template() -> Any:
 
 def prompts(template: Any) -> list[list[int]]:
     # Different lengths, so the batch is left-padded.
-    questions = ["What is 2 + 2?", "Name a colour.", "Write one short sentence about the sea and the sky."]
-    return [template.encode_messages([{"role": "user", "content": q}], add_generation_prompt=True)
-            for q in questions]
+    questions = [
+        "What is 2 + 2?",
+        "Name a colour.",
+        "Write one short sentence about the sea and the sky.",
+    ]
+    return [
+        template.encode_messages([{"role": "user", "content": q}], add_generation_prompt=True)
+        for q in questions
+    ]
 
 
 def rescore(model: Any, ids: list[int]) -> list[float]:
@@ -44,7 +50,9 @@ def rescore(model: Any, ids: list[int]) -> list[float]:
 
 
 @pytest.mark.parametrize("temperature", [1.0, 0.7])
-def test_logprobs_equal_an_independent_rescore(model: Any, template: Any, temperature: float) -> None:
+def test_logprobs_equal_an_independent_rescore(
+    model: Any, template: Any, temperature: float
+) -> None:
     from verifiers_lite.rollout import SamplingParams, TransformersSampler
 
     sampler = TransformersSampler(model)
@@ -55,10 +63,12 @@ def test_logprobs_equal_an_independent_rescore(model: Any, template: Any, temper
     for prompt, res in zip(ps, results, strict=True):
         assert res.token_ids and len(res.logprobs) == len(res.token_ids)
         ids = prompt + res.token_ids
-        expected = rescore(model, ids)[len(prompt) - 1:]
+        expected = rescore(model, ids)[len(prompt) - 1 :]
         # Raw model logprobs (before temperature), whatever the sampling temperature.
         assert res.logprobs == pytest.approx(expected, abs=2e-4)
-        assert res.finish_reason == ("stop" if res.token_ids[-1] in sampler.eos_token_ids else "length")
+        assert res.finish_reason == (
+            "stop" if res.token_ids[-1] in sampler.eos_token_ids else "length"
+        )
 
 
 def test_seeded_samples_do_not_depend_on_the_batch(model: Any, template: Any) -> None:
@@ -78,9 +88,13 @@ def test_greedy_equals_transformers_generate(model: Any, template: Any) -> None:
     from verifiers_lite.rollout import SamplingParams, TransformersSampler
 
     prompt = prompts(template)[0]
-    res = TransformersSampler(model).sample([prompt], SamplingParams(temperature=0.0, max_tokens=10))[0]
+    res = TransformersSampler(model).sample(
+        [prompt], SamplingParams(temperature=0.0, max_tokens=10)
+    )[0]
     with torch.no_grad():
-        ref = model.generate(torch.tensor([prompt]), max_new_tokens=10, do_sample=False)[0, len(prompt):]
+        ref = model.generate(torch.tensor([prompt]), max_new_tokens=10, do_sample=False)[
+            0, len(prompt) :
+        ]
     assert res.token_ids == ref.tolist()[: len(res.token_ids)]
 
 

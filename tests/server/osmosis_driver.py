@@ -14,8 +14,10 @@ from osmosis_ai.rollout.client import RolloutClient, RolloutProtocolError
 
 
 def _question(a: int) -> dict:
-    return {"initial_messages": [{"role": "user", "content": f"What is {a} + {a + 1}?"}],
-            "label": str(2 * a + 1)}
+    return {
+        "initial_messages": [{"role": "user", "content": f"What is {a} + {a + 1}?"}],
+        "label": str(2 * a + 1),
+    }
 
 
 async def _status_of(call) -> int | str:
@@ -32,24 +34,40 @@ async def main(url: str, fast: str, slow: str, key: str) -> dict:
         stranger = RolloutClient(url=url, api_key="not-the-key")
         seen["wrong_key_health"] = await _status_of(stranger.health())
         seen["wrong_key_rollout"] = await _status_of(
-            stranger.run_rollout(chat_completions_url=fast, rollout_id="intruder", **_question(1)))
+            stranger.run_rollout(chat_completions_url=fast, rollout_id="intruder", **_question(1))
+        )
         await stranger.aclose()
 
         client = RolloutClient(url=url, api_key=key)
         seen["health_ok"] = "lifecycle" in await client.health()
         # Concurrent admissions: every other one carries extra_fields, the rest send null.
-        results = await asyncio.gather(*(
-            client.run_rollout(chat_completions_url=fast, rollout_id=f"r{i}", **_question(i),
-                               extra_fields={"echo": i} if i % 2 else None)
-            for i in range(10)))
-        seen["results"] = {r.rollout_id: {"status": getattr(r.status, "value", r.status), "reward": r.sample.reward,
-                                          "metrics": r.sample.metrics} for r in results}
+        results = await asyncio.gather(
+            *(
+                client.run_rollout(
+                    chat_completions_url=fast,
+                    rollout_id=f"r{i}",
+                    **_question(i),
+                    extra_fields={"echo": i} if i % 2 else None,
+                )
+                for i in range(10)
+            )
+        )
+        seen["results"] = {
+            r.rollout_id: {
+                "status": getattr(r.status, "value", r.status),
+                "reward": r.sample.reward,
+                "metrics": r.sample.metrics,
+            }
+            for r in results
+        }
         seen["duplicate"] = await _status_of(
-            client.run_rollout(chat_completions_url=fast, rollout_id="r3", **_question(3)))
+            client.run_rollout(chat_completions_url=fast, rollout_id="r3", **_question(3))
+        )
 
         # Cancel one that is running against a model that never answers in time.
-        handle = await client.run_rollout_async(chat_completions_url=slow, rollout_id="doomed",
-                                                **_question(2))
+        handle = await client.run_rollout_async(
+            chat_completions_url=slow, rollout_id="doomed", **_question(2)
+        )
         await handle.wait_for_running()
         seen["cancel"] = (await client.cancel_rollout("doomed")).dispositions
         seen["cancelled_status"] = getattr((await handle).status, "value", None)

@@ -36,6 +36,10 @@ class Boxed(Grader):
 
 if __name__ == "__main__":
     port, key = int(sys.argv[1]), sys.argv[2]
-    app = create_rollout_server(backend=LocalBackend(workflow=Arithmetic, grader=Boxed),
-                                api_key=key, result_wait_timeout_sec=2, polling_lease_timeout_sec=30)
+    app = create_rollout_server(
+        backend=LocalBackend(workflow=Arithmetic, grader=Boxed),
+        api_key=key,
+        result_wait_timeout_sec=2,
+        polling_lease_timeout_sec=30,
+    )
     uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning")

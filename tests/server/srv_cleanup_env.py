@@ -23,9 +23,17 @@ class TracingRubric(vf.Rubric):
     async def cleanup(self, state: dict[str, Any]) -> None:
         if self.log:
             with open(self.log, "a") as f:
-                f.write(json.dumps({"pid": os.getpid(), "example_id": state.get("example_id"),
-                                    "rollout_index": state.get("rollout_index"),
-                                    "reward": state.get("reward")}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "pid": os.getpid(),
+                            "example_id": state.get("example_id"),
+                            "rollout_index": state.get("rollout_index"),
+                            "reward": state.get("reward"),
+                        }
+                    )
+                    + "\n"
+                )
 
 
 def correct(completion: Any, answer: str) -> float:
@@ -37,7 +45,9 @@ def position(state: dict[str, Any], info: dict[str, Any]) -> float:
 
 
 def load_environment(log: str = "", num_examples: int = 6) -> vf.SingleTurnEnv:
-    rows = [{"question": f"What is {i} + {i + 3}?", "answer": str(2 * i + 3), "bonus": i % 2}
-            for i in range(num_examples)]
+    rows = [
+        {"question": f"What is {i} + {i + 3}?", "answer": str(2 * i + 3), "bonus": i % 2}
+        for i in range(num_examples)
+    ]
     rubric = TracingRubric(log, funcs=[correct, position], weights=[1.0, 1.0])
     return vf.SingleTurnEnv(dataset=rows, rubric=rubric, sampling_args={"temperature": 0})

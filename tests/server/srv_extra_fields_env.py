@@ -19,4 +19,6 @@ def load_environment() -> vf.SingleTurnEnv:
         return float((info.get("extra_fields") or {}).get("echo", -1))
 
     rows = [{"question": f"What is {a} + {a + 1}?", "answer": str(2 * a + 1)} for a in range(5)]
-    return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([boxed_answer, extra_echo], weights=[1.0, 0.0]))
+    return vf.SingleTurnEnv(
+        dataset=rows, rubric=vf.Rubric([boxed_answer, extra_echo], weights=[1.0, 0.0])
+    )

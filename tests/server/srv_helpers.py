@@ -60,7 +60,14 @@ def start_server(
     port = free_port()
     tmp.mkdir(parents=True, exist_ok=True)
     events = tmp / f"events-{port}.jsonl"
-    args = [sys.executable, str(HERE / "srv_scripted.py"), "--port", str(port), "--events", str(events)]
+    args = [
+        sys.executable,
+        str(HERE / "srv_scripted.py"),
+        "--port",
+        str(port),
+        "--events",
+        str(events),
+    ]
     if api_key:
         args += ["--api-key", api_key]
     for key, value in opts.items():
@@ -82,7 +89,11 @@ def start_serve(
 
 
 def _launch(
-    tmp: Path, args: list[str], port: int, events: Path, api_key: str | None,
+    tmp: Path,
+    args: list[str],
+    port: int,
+    events: Path,
+    api_key: str | None,
     extra_env: dict[str, str] | None,
 ) -> ServerProc:
     log = tmp / f"server-{port}.log"
@@ -172,7 +183,9 @@ async def serve_in_process(backend: Any, **server_kw: Any) -> AsyncIterator[tupl
         await wait_until_async(lambda: server.started, "the server started", 60)
         yield app.state.rollout_service, f"http://127.0.0.1:{port}"
     finally:
-        if isinstance(backend, HeldBackend):  # what is still held ends, so shutdown need not drain it
+        if isinstance(
+            backend, HeldBackend
+        ):  # what is still held ends, so shutdown need not drain it
             backend.release_all()
         server.should_exit = True
         await asyncio.wait_for(serving, 60)

@@ -69,7 +69,9 @@ class FaultProxy:
 
     async def _forward(self, head: bytes, body: bytes, writer: asyncio.StreamWriter) -> None:
         # One request per upstream connection; "connection: close" makes upstream end the reply.
-        lines = [ln for ln in head.split(b"\r\n") if ln and not ln.lower().startswith(b"connection:")]
+        lines = [
+            ln for ln in head.split(b"\r\n") if ln and not ln.lower().startswith(b"connection:")
+        ]
         request = b"\r\n".join(lines) + b"\r\nconnection: close\r\n\r\n" + body
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
         up_writer.write(request)
@@ -77,5 +79,7 @@ class FaultProxy:
         raw = await up_reader.read()
         up_writer.close()
         head_end = raw.find(b"\r\n\r\n")
-        resp_head = [ln for ln in raw[:head_end].split(b"\r\n") if not ln.lower().startswith(b"connection:")]
+        resp_head = [
+            ln for ln in raw[:head_end].split(b"\r\n") if not ln.lower().startswith(b"connection:")
+        ]
         writer.write(b"\r\n".join(resp_head) + b"\r\nconnection: close" + raw[head_end:])

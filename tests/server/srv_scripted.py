@@ -14,7 +14,8 @@ from verifiers_lite.server.protocol import RolloutRequest
 
 class ScriptedBackend:
     """Script keys (``metadata.script``, or ``metadata.input.info.script``): run_sec, grade_sec,
-    cleanup_sec, ignore_cancel, fail ("agent_error"|"crash"), reward. Events (execute/cancel/shutdown) go to ``events_path`` as JSON lines."""
+    cleanup_sec, ignore_cancel, fail ("agent_error"|"crash"), reward. Events
+    (execute/cancel/shutdown) go to ``events_path`` as JSON lines."""
 
     def __init__(
         self,
@@ -41,7 +42,9 @@ class ScriptedBackend:
     async def execute(self, request: RolloutRequest, ctx: RolloutContext) -> dict[str, Any]:
         meta = request.metadata or {}
         # A forwarded rollout (RolloutClient.run_state) carries its script in its row's info.
-        script = meta.get("script") or ((meta.get("input") or {}).get("info") or {}).get("script", {})
+        script = meta.get("script") or ((meta.get("input") or {}).get("info") or {}).get(
+            "script", {}
+        )
         async with self._sem:
             ctx.set_status("running")
             self.running += 1

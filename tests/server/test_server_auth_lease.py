@@ -24,17 +24,34 @@ async def test_bearer_auth_on_every_route(spawn: Any) -> None:
     routes = [
         ("GET", "/health", None),
         ("POST", "/rollout", {"bad": "body"}),
-        ("POST", "/rollout", {"initial_messages": MSGS, "rollout_id": "a", "chat_completions_url": URL}),
+        (
+            "POST",
+            "/rollout",
+            {"initial_messages": MSGS, "rollout_id": "a", "chat_completions_url": URL},
+        ),
         ("GET", "/rollout/a/result", None),
         ("POST", "/rollout/cancel", {"all": True}),
-        ("POST", "/rollouts", {"rollouts": [{"initial_messages": MSGS, "rollout_id": "b", "chat_completions_url": URL}]}),
+        (
+            "POST",
+            "/rollouts",
+            {
+                "rollouts": [
+                    {"initial_messages": MSGS, "rollout_id": "b", "chat_completions_url": URL}
+                ]
+            },
+        ),
         ("POST", "/rollouts/results", {"leases": {"a": "token"}}),
         ("GET", "/no/such/path", None),
         ("DELETE", "/health", None),
     ]
     async with httpx.AsyncClient(base_url=srv.url) as http:
-        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"},
-                        {"Authorization": "Bearer s3cret2"}, {"Authorization": "bearer  s3cret"}):
+        for headers in (
+            {},
+            {"Authorization": "Bearer wrong"},
+            {"Authorization": "s3cret"},
+            {"Authorization": "Bearer s3cret2"},
+            {"Authorization": "bearer  s3cret"},
+        ):
             for method, path, body in routes:
                 resp = await http.request(method, path, json=body, headers=headers)
                 assert resp.status_code == 401, (method, path, headers)
@@ -76,8 +93,11 @@ def test_server_defaults_and_bad_settings() -> None:
     assert params["polling_lease_timeout_sec"].default == 120
     assert params["result_retention_sec"].default == 900
     assert ShutdownTimeouts() == ShutdownTimeouts(10, 120, 10)
-    for bad in ({"result_wait_timeout_sec": float("inf")}, {"polling_lease_timeout_sec": 0},
-                {"result_retention_sec": float("nan")}):
+    for bad in (
+        {"result_wait_timeout_sec": float("inf")},
+        {"polling_lease_timeout_sec": 0},
+        {"result_retention_sec": float("nan")},
+    ):
         with pytest.raises(ValueError):
             create_rollout_server(ScriptedBackend(), **bad)
     with pytest.raises(ValueError):
@@ -87,10 +107,15 @@ def test_server_defaults_and_bad_settings() -> None:
 async def test_lease_expiry_fails_and_requests_cancellation(spawn: Any) -> None:
     srv = spawn(wait=0.3, lease=1.0)
     async with httpx.AsyncClient(base_url=srv.url) as http:
-        resp = await http.post("/rollout", json={
-            "initial_messages": MSGS, "rollout_id": "idle", "chat_completions_url": URL,
-            "metadata": script(run_sec=30, cleanup_sec=5.0),
-        })
+        resp = await http.post(
+            "/rollout",
+            json={
+                "initial_messages": MSGS,
+                "rollout_id": "idle",
+                "chat_completions_url": URL,
+                "metadata": script(run_sec=30, cleanup_sec=5.0),
+            },
+        )
         token = resp.json()["polling_lease_token"]
         await asyncio.sleep(1.6)  # no poll: the lease runs out (time passing is the scenario)
         data = (await http.get("/rollout/idle/result", headers={LEASE_HEADER: token})).json()
@@ -110,8 +135,11 @@ async def test_polling_keeps_the_lease_alive(spawn: Any) -> None:
     srv = spawn(wait=0.3, lease=1.0)
     async with RolloutClient(srv.url) as client:
         result = await client.run_rollout(
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id="kept",
-            metadata=script(run_sec=2.5), grade=False,
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id="kept",
+            metadata=script(run_sec=2.5),
+            grade=False,
         )
     assert result.status == "success"
 
@@ -137,6 +165,7 @@ async def test_results_are_purged_after_retention(spawn: Any) -> None:
 
 async def test_failures_carry_categories(server: Any) -> None:
     async with RolloutClient(server.url) as client:
+
         async def go(**kw: Any) -> Any:
             return await client.run_rollout(
                 initial_messages=MSGS, chat_completions_url=URL, rollout_id=uuid.uuid4().hex, **kw
@@ -157,18 +186,26 @@ async def test_wait_idle_and_process_id(spawn: Any) -> None:
         ha, hb = await ca.health(), await cb.health()
         assert ha["process_id"] != hb["process_id"]
         h = await ca.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id="w",
-            metadata=script(run_sec=0.6), grade=False,
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id="w",
+            metadata=script(run_sec=0.6),
+            grade=False,
         )
         assert (await ca.health())["lifecycle"]["active_rollouts"] == 1
-        idle = await ca.wait_idle(timeout_sec=10, poll_interval_sec=0.1, process_id=ha["process_id"])
+        idle = await ca.wait_idle(
+            timeout_sec=10, poll_interval_sec=0.1, process_id=ha["process_id"]
+        )
         assert idle["lifecycle"]["active_rollouts"] == 0
         await h
         with pytest.raises(RolloutProtocolError):
             await ca.wait_idle(timeout_sec=5, process_id=hb["process_id"])
         await ca.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id="w2",
-            metadata=script(run_sec=5), grade=False,
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id="w2",
+            metadata=script(run_sec=5),
+            grade=False,
         )
         with pytest.raises(TimeoutError):
             await ca.wait_idle(timeout_sec=0.4, poll_interval_sec=0.1)
@@ -190,9 +227,14 @@ def test_lease_tokens_are_distinct_url_safe_and_192_random_bits() -> None:
     tokens = [registry.add(f"r{i}").lease_token for i in range(2500)]
     assert len(set(tokens)) == len(tokens)
     raw = [base64.urlsafe_b64decode(t) for t in tokens]
-    assert all(len(t) == 32 and t.isascii() and "=" not in t and "/" not in t and "+" not in t for t in tokens)
+    assert all(
+        len(t) == 32 and t.isascii() and "=" not in t and "/" not in t and "+" not in t
+        for t in tokens
+    )
     assert {len(b) for b in raw} == {24}
-    assert len({b[:8] for b in raw}) == len(raw)  # no two share even a prefix: no overlapping slices
+    assert len({b[:8] for b in raw}) == len(
+        raw
+    )  # no two share even a prefix: no overlapping slices
     # Uniform bytes: each bit set about half the time over 60,000 bytes (tolerance ~10 sigma).
     ones = sum(bin(byte).count("1") for b in raw for byte in b)
     bits = 8 * 24 * len(raw)

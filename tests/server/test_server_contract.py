@@ -115,7 +115,9 @@ async def test_every_optional_field_may_be_null_as_osmosis_ai_sends_it(
     http: httpx.AsyncClient, extra_fields: dict[str, Any] | None
 ) -> None:
     """osmosis-ai's client posts every field of its request model, unset ones as null."""
-    nulls = {k: None for k in ("llm_api_key", "metadata", "agent_timeout_sec", "grader_timeout_sec")}
+    nulls = {
+        k: None for k in ("llm_api_key", "metadata", "agent_timeout_sec", "grader_timeout_sec")
+    }
     acc = await submit(http, **nulls, extra_fields=extra_fields, grade=True)
     assert (await final(http, acc))["status"] == "success"
 
@@ -167,7 +169,9 @@ async def test_long_poll_times_out_with_current_status(http: httpx.AsyncClient) 
 
 async def test_cancel_dispositions_and_idempotence(http: httpx.AsyncClient) -> None:
     tag = uuid.uuid4().hex[:8]
-    running = [await submit(http, rollout_id=f"{tag}-r{i}", metadata=script(run_sec=30)) for i in range(4)]
+    running = [
+        await submit(http, rollout_id=f"{tag}-r{i}", metadata=script(run_sec=30)) for i in range(4)
+    ]
     queued = await submit(http, rollout_id=f"{tag}-q", metadata=script(run_sec=30))
     for acc in running:  # the four slots taken before the fifth is cancelled while queued
         assert (await poll(http, acc, seen="queued")).json()["status"] == "running"
@@ -184,11 +188,19 @@ async def test_cancel_dispositions_and_idempotence(http: httpx.AsyncClient) -> N
         assert (await final(http, acc))["status"] == "cancelled"
     everything = await http.post("/rollout/cancel", json={"all": True})
     assert everything.status_code == 200
-    for bad in [{}, {"ids": ["a"], "prefix": "a"}, {"all": False}, {"prefix": ""}, {"all": True, "ids": []},
-                {"ids": ["a"], "everything": True}]:
+    for bad in [
+        {},
+        {"ids": ["a"], "prefix": "a"},
+        {"all": False},
+        {"prefix": ""},
+        {"all": True, "ids": []},
+        {"ids": ["a"], "everything": True},
+    ]:
         assert (await http.post("/rollout/cancel", json=bad)).status_code == 422, bad
     # osmosis-ai's client sends every field: all=false and prefix=null beside the ids.
-    spelled_out = await http.post("/rollout/cancel", json={"ids": ["missing"], "prefix": None, "all": False})
+    spelled_out = await http.post(
+        "/rollout/cancel", json={"ids": ["missing"], "prefix": None, "all": False}
+    )
     assert spelled_out.json()["dispositions"] == {"missing": "not_found"}
 
 

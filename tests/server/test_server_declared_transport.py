@@ -41,14 +41,25 @@ async def _states(server: ServerProc, transport: _Counting) -> list[Any]:
     async with RolloutClient(server.url, transport=transport) as client:
         return [
             await client.run_state(
-                {"prompt": MSGS, "answer": "42", "example_id": i, "task": "t", "info": {"script": script(reward=0.5)["script"]}},
-                chat_completions_url=URL, llm_api_key=None, model="m", sampling_args=None,
+                {
+                    "prompt": MSGS,
+                    "answer": "42",
+                    "example_id": i,
+                    "task": "t",
+                    "info": {"script": script(reward=0.5)["script"]},
+                },
+                chat_completions_url=URL,
+                llm_api_key=None,
+                model="m",
+                sampling_args=None,
             )
             for i in range(2)
         ]
 
 
-async def test_a_transport_declaring_streams_lines_gets_results_on_admission(server: ServerProc) -> None:
+async def test_a_transport_declaring_streams_lines_gets_results_on_admission(
+    server: ServerProc,
+) -> None:
     transport = _Counting(streams_lines=True)
     states = await _states(server, transport)
     assert transport.streamed and not any("result" in r for r in transport.requests)

@@ -31,7 +31,14 @@ MODEL = "fake-arith"
 SERVER_MODEL_ATTEMPTS = 4  # the server's ChatClient: RetryPolicy() tries a 503 four times
 
 # The wire names are the external rollout protocol's (osmosis-ai): they must not change.
-WIRE_NAMES = {"timeout", "lease_expired", "validation_error", "http_error", "agent_error", "internal_error"}
+WIRE_NAMES = {
+    "timeout",
+    "lease_expired",
+    "validation_error",
+    "http_error",
+    "agent_error",
+    "internal_error",
+}
 CORE_TO_WIRE = {
     "model_http_error": "http_error",
     "model_rate_limited": "http_error",
@@ -89,7 +96,9 @@ async def test_a_model_failure_on_the_server_crosses_the_wire_as_the_table_says(
     async with RolloutClient(served.url, api_key=KEY) as rc:
         result = await rc.run_rollout(
             initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
-            chat_completions_url=fake_server.base_url, rollout_id=uuid.uuid4().hex, grade=False,
+            chat_completions_url=fake_server.base_url,
+            rollout_id=uuid.uuid4().hex,
+            grade=False,
             metadata={"model": MODEL},
         )
     assert fake_server.stats()["by_status"] == {"503": SERVER_MODEL_ATTEMPTS}
@@ -102,8 +111,12 @@ def test_the_remote_executor_records_the_core_category(
 ) -> None:
     fake_server.configure(faults=[{"status": 503}] * SERVER_MODEL_ATTEMPTS)
     env = srv_cleanup_env.load_environment(num_examples=1)
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
-                            executor=vf.executors.RemoteExecutor(served.url, api_key=KEY))
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        MODEL,
+        progress=False,
+        executor=vf.executors.RemoteExecutor(served.url, api_key=KEY),
+    )
     (row,) = out.rows
     assert row["error"]["category"] == "model_http_error" and row["reward"] is None
 
@@ -121,7 +134,9 @@ def test_a_model_timeout_on_the_server_arrives_as_model_timeout(
         async with RolloutClient(served.url, api_key=KEY) as rc:
             return await rc.run_rollout(
                 initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
-                chat_completions_url=fake_server.base_url, rollout_id=uuid.uuid4().hex, grade=False,
+                chat_completions_url=fake_server.base_url,
+                rollout_id=uuid.uuid4().hex,
+                grade=False,
                 metadata={"model": MODEL, "sampling_args": args},
             )
 
@@ -130,8 +145,13 @@ def test_a_model_timeout_on_the_server_arrives_as_model_timeout(
     assert (result.err_message or "").startswith("model_timeout: ")
     fake_server.configure(faults=stalls)
     env = srv_cleanup_env.load_environment(num_examples=1)
-    out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False, sampling_args=args,
-                            executor=vf.executors.RemoteExecutor(served.url, api_key=KEY))
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        MODEL,
+        progress=False,
+        sampling_args=args,
+        executor=vf.executors.RemoteExecutor(served.url, api_key=KEY),
+    )
     (row,) = out.rows
     assert row["error"]["category"] == "model_timeout" and row["reward"] is None
     # The stalled requests end before the next test reads the fake server's counters.
@@ -146,7 +166,10 @@ async def test_a_server_failure_without_a_sample_is_recorded_by_the_table(
     async with RolloutClient(served.url, api_key=KEY) as rc:
         state = await rc.run_state(
             {"prompt": [{"role": "user", "content": "What is 1 + 1?"}], "example_id": 0},
-            chat_completions_url=fake_server.base_url, llm_api_key=None, model="", sampling_args=None,
+            chat_completions_url=fake_server.base_url,
+            llm_api_key=None,
+            model="",
+            sampling_args=None,
         )
     assert state["error"]["category"] == WIRE_TO_CORE["validation_error"]
     assert state["error"]["message"].startswith("validation_error: no model")

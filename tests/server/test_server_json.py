@@ -13,8 +13,18 @@ from hypothesis import strategies as st
 from verifiers_lite.remote.transport import dumps, loads
 from verifiers_lite.server.bodies import _loads
 
-scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.text() | st.floats(allow_nan=False, allow_infinity=False)
-values = st.recursive(scalars, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4), max_leaves=30)
+scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.text()
+    | st.floats(allow_nan=False, allow_infinity=False)
+)
+values = st.recursive(
+    scalars,
+    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(), kids, max_size=4),
+    max_leaves=30,
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -48,8 +48,14 @@ def serve(tmp_path: Path) -> Iterator[Any]:
 
 
 def rollout(rid: str, url: str, **kw: Any) -> dict[str, Any]:
-    return {"initial_messages": MSGS, "rollout_id": rid, "chat_completions_url": url,
-            "label": "5", "metadata": {"model": "fake-arith"}, **kw}
+    return {
+        "initial_messages": MSGS,
+        "rollout_id": rid,
+        "chat_completions_url": url,
+        "label": "5",
+        "metadata": {"model": "fake-arith"},
+        **kw,
+    }
 
 
 async def test_expired_leases_cancel_queued_work_and_sigterm_exits_within_the_drain_budget(
@@ -58,9 +64,21 @@ async def test_expired_leases_cancel_queued_work_and_sigterm_exits_within_the_dr
     # One model call of 6 s; leases of 2 s, so the client polling r0 every 0.5 s keeps its lease on
     # a loaded machine, and the others lapse (and are swept) long before r0 frees the slot.
     fake.configure(latency_ms=6000)
-    srv = serve("arithmetic", "--max-concurrent", "1", "--max-queued", "10",
-                "--polling-lease-timeout", "2", "--result-wait-timeout", "0.5")
-    async with RolloutClient(srv.url) as client, httpx.AsyncClient(base_url=srv.url, timeout=10) as http:
+    srv = serve(
+        "arithmetic",
+        "--max-concurrent",
+        "1",
+        "--max-queued",
+        "10",
+        "--polling-lease-timeout",
+        "2",
+        "--result-wait-timeout",
+        "0.5",
+    )
+    async with (
+        RolloutClient(srv.url) as client,
+        httpx.AsyncClient(base_url=srv.url, timeout=10) as http,
+    ):
         # r0 takes the only slot and is polled (its lease lives); seven more queue behind it
         # and nobody polls them: their leases lapse while r0 still holds the slot.
         running = await client.run_rollout_async(**rollout("r0", fake.base_url))
@@ -91,12 +109,21 @@ async def test_expiry_is_decided_at_the_request(spawn: Any) -> None:
     async with httpx.AsyncClient(base_url=srv.url, timeout=10) as http:
 
         async def one(i: int, offset: float) -> dict[str, Any]:
-            resp = await http.post("/rollout", json={
-                "initial_messages": MSGS, "rollout_id": f"late{i}", "chat_completions_url": "http://127.0.0.1:9/v1",
-                "metadata": script(run_sec=30, cleanup_sec=0.1), "grade": False})
+            resp = await http.post(
+                "/rollout",
+                json={
+                    "initial_messages": MSGS,
+                    "rollout_id": f"late{i}",
+                    "chat_completions_url": "http://127.0.0.1:9/v1",
+                    "metadata": script(run_sec=30, cleanup_sec=0.1),
+                    "grade": False,
+                },
+            )
             received = time.monotonic()  # the server's deadline is at most lease after this
             token = resp.json()["polling_lease_token"]
-            await asyncio.sleep(resp.json()["polling_lease_timeout_sec"] + offset - (time.monotonic() - received))
+            await asyncio.sleep(
+                resp.json()["polling_lease_timeout_sec"] + offset - (time.monotonic() - received)
+            )
             poll = await http.get(f"/rollout/late{i}/result", headers={LEASE_HEADER: token})
             return dict(poll.json())
 
@@ -104,23 +131,51 @@ async def test_expiry_is_decided_at_the_request(spawn: Any) -> None:
     assert [(a["status"], a["err_category"]) for a in answers] == [("failure", "lease_expired")] * 6
 
 
-async def test_queued_time_does_not_count_toward_the_agent_timeout(fake: FakeServerProcess, serve: Any) -> None:
+async def test_queued_time_does_not_count_toward_the_agent_timeout(
+    fake: FakeServerProcess, serve: Any
+) -> None:
     fake.configure(latency_ms=600)
-    srv = serve("arithmetic", "--max-concurrent", "1", "--max-queued", "10", "--result-wait-timeout", "1",
-                "--polling-lease-timeout", "30")
+    srv = serve(
+        "arithmetic",
+        "--max-concurrent",
+        "1",
+        "--max-queued",
+        "10",
+        "--result-wait-timeout",
+        "1",
+        "--polling-lease-timeout",
+        "30",
+    )
     async with RolloutClient(srv.url) as client:
-        first = [await client.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=fake.base_url, rollout_id=f"a{i}",
-            metadata={"model": "fake-arith"}, grade=False) for i in range(3)]
+        first = [
+            await client.run_rollout_async(
+                initial_messages=MSGS,
+                chat_completions_url=fake.base_url,
+                rollout_id=f"a{i}",
+                metadata={"model": "fake-arith"},
+                grade=False,
+            )
+            for i in range(3)
+        ]
         t0 = time.monotonic()
         # Queued behind three 0.6 s calls (1.8 s) with a 1 s agent timeout: runs 0.6 s, succeeds.
         patient = await client.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=fake.base_url, rollout_id="patient",
-            metadata={"model": "fake-arith"}, grade=False, agent_timeout_sec=1.0)
+            initial_messages=MSGS,
+            chat_completions_url=fake.base_url,
+            rollout_id="patient",
+            metadata={"model": "fake-arith"},
+            grade=False,
+            agent_timeout_sec=1.0,
+        )
         # Its own 0.6 s call against a 0.3 s timeout: the timeout still bounds the running stage.
         hasty = await client.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=fake.base_url, rollout_id="hasty",
-            metadata={"model": "fake-arith"}, grade=False, agent_timeout_sec=0.3)
+            initial_messages=MSGS,
+            chat_completions_url=fake.base_url,
+            rollout_id="hasty",
+            metadata={"model": "fake-arith"},
+            grade=False,
+            agent_timeout_sec=0.3,
+        )
         ok = await patient
         waited = time.monotonic() - t0
         late = await hasty

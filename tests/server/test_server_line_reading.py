@@ -85,14 +85,32 @@ async def big_server() -> AsyncIterator[str]:
         yield url
 
 
-async def test_a_state_larger_than_aiohttps_line_limit_comes_off_the_admission_stream(big_server: str) -> None:
-    proxy = await FaultProxy(int(big_server.rsplit(":", 1)[1]), match="never").start()  # counts requests
+async def test_a_state_larger_than_aiohttps_line_limit_comes_off_the_admission_stream(
+    big_server: str,
+) -> None:
+    proxy = await FaultProxy(
+        int(big_server.rsplit(":", 1)[1]), match="never"
+    ).start()  # counts requests
     try:
         async with RolloutClient(proxy.url) as client:
-            states = await asyncio.gather(*(client.run_state(
-                {"prompt": [{"role": "user", "content": "q"}], "answer": "", "example_id": i, "task": "t", "info": {}},
-                chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model="m", sampling_args=None,
-            ) for i in range(2)))
+            states = await asyncio.gather(
+                *(
+                    client.run_state(
+                        {
+                            "prompt": [{"role": "user", "content": "q"}],
+                            "answer": "",
+                            "example_id": i,
+                            "task": "t",
+                            "info": {},
+                        },
+                        chat_completions_url="http://127.0.0.1:9/v1",
+                        llm_api_key=None,
+                        model="m",
+                        sampling_args=None,
+                    )
+                    for i in range(2)
+                )
+            )
     finally:
         await proxy.close()
     contents = [s["completion"][0]["content"] for s in states]

@@ -17,6 +17,7 @@ N = 1000
 async def test_thousand_rollouts_with_backpressure(spawn: Any) -> None:
     srv = spawn(max_concurrent=32, max_admitted=64, retry_after=0.05, wait=5)
     async with RolloutClient(srv.url, admission_timeout_sec=120) as client:
+
         async def one(i: int) -> Any:
             return await client.run_rollout(
                 initial_messages=[{"role": "user", "content": f"q{i}"}],

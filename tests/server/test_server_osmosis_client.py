@@ -41,17 +41,37 @@ def _boxed_reward(row: dict) -> float:
     return 1.0 if found and found[-1] == row["answer"] else 0.0
 
 
-def test_osmosis_client_end_to_end(models: tuple[FakeServerProcess, FakeServerProcess], tmp_path: Path) -> None:
+def test_osmosis_client_end_to_end(
+    models: tuple[FakeServerProcess, FakeServerProcess], tmp_path: Path
+) -> None:
     fast, slow = models
     artifacts = tmp_path / "rows"
     # A long poll answers a change from the moment it arrives (osmosis-ai's server does the
     # same), so one that misses the queued -> running step waits for the next: keep it short.
-    srv = start_serve(tmp_path, "srv_extra_fields_env", "--model", "fake-arith",
-                      "--artifacts-dir", str(artifacts), "--result-wait-timeout", "2", api_key=KEY)
+    srv = start_serve(
+        tmp_path,
+        "srv_extra_fields_env",
+        "--model",
+        "fake-arith",
+        "--artifacts-dir",
+        str(artifacts),
+        "--result-wait-timeout",
+        "2",
+        api_key=KEY,
+    )
     try:
         done = subprocess.run(
-            [str(OSMOSIS_PYTHON), str(HERE / "osmosis_driver.py"), srv.url, fast.base_url, slow.base_url, KEY],
-            capture_output=True, text=True, timeout=300,
+            [
+                str(OSMOSIS_PYTHON),
+                str(HERE / "osmosis_driver.py"),
+                srv.url,
+                fast.base_url,
+                slow.base_url,
+                KEY,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
     finally:
         srv.stop()
@@ -70,9 +90,14 @@ def test_osmosis_client_end_to_end(models: tuple[FakeServerProcess, FakeServerPr
         # extra_fields reached the rollout as info["extra_fields"]; null sends none.
         assert got["metrics"]["extra_echo"] == (float(i) if i % 2 else -1.0)
         assert row["info"].get("extra_fields") == ({"echo": i} if i % 2 else None)
-    assert 0 < sum(r["reward"] for r in results.values()) < 10  # fake-arith is right about half the time
+    assert (
+        0 < sum(r["reward"] for r in results.values()) < 10
+    )  # fake-arith is right about half the time
     assert seen["duplicate"] == 409
-    assert seen["cancel"] == {"doomed": "cancelled_running"} and seen["cancelled_status"] == "cancelled"
+    assert (
+        seen["cancel"] == {"doomed": "cancelled_running"}
+        and seen["cancelled_status"] == "cancelled"
+    )
     assert seen["cancel_unknown"] == {"never-sent": "not_found"}
     assert seen["idle_active"] == 0
     assert fast.stats()["requests"] == 10  # the refused and duplicate admissions ran nothing

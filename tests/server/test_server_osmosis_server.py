@@ -34,8 +34,12 @@ def osmosis_server(tmp_path: Path) -> Iterator[str]:
     port = free_port()
     log = tmp_path / "osmosis-server.log"
     with open(log, "wb") as out:  # the child keeps its own copy of the descriptor
-        proc = subprocess.Popen([str(OSMOSIS_PYTHON), str(HERE / "osmosis_server.py"), str(port), KEY],
-                                stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path)
+        proc = subprocess.Popen(
+            [str(OSMOSIS_PYTHON), str(HERE / "osmosis_server.py"), str(port), KEY],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=tmp_path,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_healthy(proc, url, log)
@@ -50,7 +54,12 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
         if proc.poll() is not None:
             raise RuntimeError(f"osmosis server exited: {log.read_text()}")
         try:
-            return httpx.get(url + "/health", headers={"Authorization": f"Bearer {KEY}"}, timeout=1).status_code == 200
+            return (
+                httpx.get(
+                    url + "/health", headers={"Authorization": f"Bearer {KEY}"}, timeout=1
+                ).status_code
+                == 200
+            )
         except httpx.TransportError:
             return False
 
@@ -58,7 +67,10 @@ def _wait_healthy(proc: subprocess.Popen[bytes], url: str, log: Path) -> None:
 
 
 def _question(a: int) -> dict:
-    return {"initial_messages": [{"role": "user", "content": f"What is {a} + {a + 1}?"}], "label": str(2 * a + 1)}
+    return {
+        "initial_messages": [{"role": "user", "content": f"What is {a} + {a + 1}?"}],
+        "label": str(2 * a + 1),
+    }
 
 
 async def test_our_client_against_osmosis_server(osmosis_server: str) -> None:
@@ -68,14 +80,24 @@ async def test_our_client_against_osmosis_server(osmosis_server: str) -> None:
     assert refused.value.status_code == 401
 
     async with RolloutClient(osmosis_server, api_key=KEY) as client:
-        results = await asyncio.gather(*(
-            client.run_rollout(chat_completions_url=MODEL_URL, rollout_id=f"o{a}", **_question(a))
-            for a in range(6)))
+        results = await asyncio.gather(
+            *(
+                client.run_rollout(
+                    chat_completions_url=MODEL_URL, rollout_id=f"o{a}", **_question(a)
+                )
+                for a in range(6)
+            )
+        )
         with pytest.raises(RolloutProtocolError) as duplicate:
-            await client.run_rollout(chat_completions_url=MODEL_URL, rollout_id="o2", **_question(2))
+            await client.run_rollout(
+                chat_completions_url=MODEL_URL, rollout_id="o2", **_question(2)
+            )
         handle = await client.run_rollout_async(
-            chat_completions_url=MODEL_URL, rollout_id="hung",
-            initial_messages=[{"role": "user", "content": "hang"}], label="0")
+            chat_completions_url=MODEL_URL,
+            rollout_id="hung",
+            initial_messages=[{"role": "user", "content": "hang"}],
+            label="0",
+        )
         await handle.wait_for_running()
         disposition = await client.cancel_rollout("hung")
         cancelled = await handle

@@ -23,16 +23,25 @@ BOUND_SEC = 30.0  # generous for a loaded machine; a twentieth of the wait
 @pytest.fixture
 async def held() -> AsyncIterator[tuple[HeldBackend, Any, httpx.AsyncClient]]:
     backend = HeldBackend()
-    limits = httpx.Limits(max_connections=None, max_keepalive_connections=None)  # a poll is a connection
-    async with serve_in_process(
-        backend, result_wait_timeout_sec=WAIT_SEC, polling_lease_timeout_sec=2 * WAIT_SEC
-    ) as (service, url), httpx.AsyncClient(base_url=url, timeout=WAIT_SEC + 60, limits=limits) as http:
+    limits = httpx.Limits(
+        max_connections=None, max_keepalive_connections=None
+    )  # a poll is a connection
+    async with (
+        serve_in_process(
+            backend, result_wait_timeout_sec=WAIT_SEC, polling_lease_timeout_sec=2 * WAIT_SEC
+        ) as (service, url),
+        httpx.AsyncClient(base_url=url, timeout=WAIT_SEC + 60, limits=limits) as http,
+    ):
         yield backend, service, http
 
 
 def _body(rid: str) -> dict[str, Any]:
-    return {"rollout_id": rid, "initial_messages": [{"role": "user", "content": "q"}],
-            "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False}
+    return {
+        "rollout_id": rid,
+        "initial_messages": [{"role": "user", "content": "q"}],
+        "chat_completions_url": "http://127.0.0.1:9/v1",
+        "grade": False,
+    }
 
 
 async def _held(service: Any, n: int) -> None:
@@ -46,8 +55,11 @@ async def test_each_held_poll_answers_soon_after_its_own_rollout_finishes(held: 
     answered_at: dict[str, float] = {}
 
     async def poll(a: dict[str, Any]) -> dict[str, Any]:
-        r = await http.get(f"/rollout/{a['rollout_id']}/result", params={"wait": "terminal"},
-                           headers={LEASE_HEADER: a["polling_lease_token"]})
+        r = await http.get(
+            f"/rollout/{a['rollout_id']}/result",
+            params={"wait": "terminal"},
+            headers={LEASE_HEADER: a["polling_lease_token"]},
+        )
         answered_at[a["rollout_id"]] = time.monotonic()
         assert r.status_code == 200, r.text
         return dict(r.json())
@@ -59,7 +71,9 @@ async def test_each_held_poll_answers_soon_after_its_own_rollout_finishes(held: 
         released_at[rid] = time.monotonic()
         backend.release(rid)
     results = await asyncio.wait_for(asyncio.gather(*polls[::2]), BOUND_SEC)
-    assert [r["sample"]["completion"][0]["content"] for r in results] == ids[::2]  # each its own result
+    assert [r["sample"]["completion"][0]["content"] for r in results] == ids[
+        ::2
+    ]  # each its own result
     assert all(r["status"] == "success" for r in results)
     assert max(answered_at[rid] - released_at[rid] for rid in ids[::2]) < BOUND_SEC
     assert not any(p.done() for p in polls[1::2])  # an unfinished rollout's poll is still held
@@ -73,7 +87,9 @@ async def test_each_held_poll_answers_soon_after_its_own_rollout_finishes(held: 
 async def test_one_batched_poll_answers_soon_after_the_first_result(held: Any) -> None:
     backend, service, http = held
     ids = [f"b{i}" for i in range(N)]
-    answers = (await http.post("/rollouts", json={"rollouts": [_body(rid) for rid in ids]})).json()["results"]
+    answers = (await http.post("/rollouts", json={"rollouts": [_body(rid) for rid in ids]})).json()[
+        "results"
+    ]
     leases = {a["rollout_id"]: a["polling_lease_token"] for a in answers}
     poll = asyncio.ensure_future(http.post("/rollouts/results", json={"leases": leases}))
     await _held(service, 1)

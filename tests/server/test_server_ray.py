@@ -16,7 +16,9 @@ from verifiers_lite.remote import RolloutClientPool
 from verifiers_lite.server import deploy_rollout_servers
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
-ray = pytest.importorskip("ray", reason="Ray is an optional extra: pip install 'verifiers_lite[ray]'")
+ray = pytest.importorskip(
+    "ray", reason="Ray is an optional extra: pip install 'verifiers_lite[ray]'"
+)
 
 MODEL = "fake-arith"
 ARGS = {"num_examples": 20}
@@ -33,17 +35,27 @@ def servers() -> Iterator[Any]:
     ray.shutdown()
 
 
-async def test_pool_over_ray_servers_equals_in_process(servers: Any, fake_server: FakeServerProcess) -> None:
+async def test_pool_over_ray_servers_equals_in_process(
+    servers: Any, fake_server: FakeServerProcess
+) -> None:
     assert len(servers) == 2 and all(u.startswith("http://127.0.0.1:") for u in servers)
     client = ChatClient(fake_server.base_url)
     local_env = load_environment("arithmetic", **ARGS)
     inputs = local_env.get_eval_inputs(12, 1, False, 0)
-    local = await local_env.generate(inputs, client, MODEL, progress=False, independent_scoring=True,
-                                   sampling_args=SAMPLING)
+    local = await local_env.generate(
+        inputs, client, MODEL, progress=False, independent_scoring=True, sampling_args=SAMPLING
+    )
     remote_env = load_environment("arithmetic", **ARGS)
     async with RolloutClientPool(servers) as pool:
-        remote = await remote_env.generate(inputs, client, MODEL, progress=False, independent_scoring=True,
-                                           sampling_args=SAMPLING, executor=RemoteExecutor(pool))
+        remote = await remote_env.generate(
+            inputs,
+            client,
+            MODEL,
+            progress=False,
+            independent_scoring=True,
+            sampling_args=SAMPLING,
+            executor=RemoteExecutor(pool),
+        )
         health = await pool.health()
     await client.aclose()
     keys = ["example_id", "prompt", "completion", "answer", "reward", "metrics", "error"]

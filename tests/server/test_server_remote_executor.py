@@ -28,16 +28,36 @@ from verifiers_lite.testing.fake_server import FakeServerProcess
 MODEL = "fake-arith"
 KEY = "k3y"
 N, R = 6, 3
-COMPARED = ("example_id", "rollout_index", "prompt", "completion", "answer", "info", "task", "reward",
-            "metrics", "advantage", "error", "stop_reason", "turns")
+COMPARED = (
+    "example_id",
+    "rollout_index",
+    "prompt",
+    "completion",
+    "answer",
+    "info",
+    "task",
+    "reward",
+    "metrics",
+    "advantage",
+    "error",
+    "stop_reason",
+    "turns",
+)
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[ServerProc, Path]]:
     tmp = tmp_path_factory.mktemp("remote")
     log = tmp / "server-cleanup.jsonl"
-    srv = start_serve(tmp, "srv_cleanup_env", "--env-args", json.dumps({"log": str(log)}),
-                      "--max-concurrent", "16", api_key=KEY)
+    srv = start_serve(
+        tmp,
+        "srv_cleanup_env",
+        "--env-args",
+        json.dumps({"log": str(log)}),
+        "--max-concurrent",
+        "16",
+        api_key=KEY,
+    )
     yield srv, log
     srv.stop()
 
@@ -53,14 +73,20 @@ def _two_endpoints(fake: FakeServerProcess) -> list[vf.ChatClient]:
 
 @pytest.mark.parametrize("independent", [False, True])
 def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
-    fake_server: FakeServerProcess, served: tuple[ServerProc, Path], tmp_path: Path, independent: bool
+    fake_server: FakeServerProcess,
+    served: tuple[ServerProc, Path],
+    tmp_path: Path,
+    independent: bool,
 ) -> None:
     srv, server_log = served
     server_log.unlink(missing_ok=True)
     clients = _two_endpoints(fake_server)
-    kw: dict[str, Any] = dict(rollouts_per_example=R, progress=False, independent_scoring=independent)
-    local = srv_cleanup_env.load_environment(log=str(tmp_path / "local.jsonl"), num_examples=N).evaluate_sync(
-        clients, MODEL, **kw)
+    kw: dict[str, Any] = dict(
+        rollouts_per_example=R, progress=False, independent_scoring=independent
+    )
+    local = srv_cleanup_env.load_environment(
+        log=str(tmp_path / "local.jsonl"), num_examples=N
+    ).evaluate_sync(clients, MODEL, **kw)
     driver_log = tmp_path / "driver.jsonl"
     in_flight: list[int] = []
 
@@ -69,8 +95,13 @@ def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
             in_flight.append(stats.in_flight)
 
     remote = srv_cleanup_env.load_environment(log=str(driver_log), num_examples=N).evaluate_sync(
-        clients, MODEL, executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY), callbacks=[Live()], max_concurrent=4,
-        **kw)
+        clients,
+        MODEL,
+        executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY),
+        callbacks=[Live()],
+        max_concurrent=4,
+        **kw,
+    )
     assert max(in_flight) > 0 and in_flight[-1] == 0  # rollouts counted as they start and end
 
     def key(rows: list[dict[str, Any]]) -> list[tuple[Any, ...]]:
@@ -87,7 +118,9 @@ def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
     for rows in by_example.values():
         for r in rows:
             peers = [r] if independent else rows
-            assert r["advantage"] == pytest.approx(r["reward"] - sum(p["reward"] for p in peers) / len(peers))
+            assert r["advantage"] == pytest.approx(
+                r["reward"] - sum(p["reward"] for p in peers) / len(peers)
+            )
     if not independent:  # group-sticky: one model endpoint per group, groups spread evenly
         assert len({r["advantage"] for r in remote.rows}) > 1
         assert all(len({r["endpoint"] for r in rows}) == 1 for rows in by_example.values())
@@ -95,7 +128,8 @@ def test_remote_run_equals_in_process_and_cleans_up_once_after_scoring(
     # Cleanup ran once per rollout, on the driver, after scoring; never on the server.
     cleaned = _lines(driver_log)
     assert sorted((c["example_id"], c["rollout_index"]) for c in cleaned) == sorted(
-        (r["example_id"], r["rollout_index"]) for r in remote.rows)
+        (r["example_id"], r["rollout_index"]) for r in remote.rows
+    )
     rewards = {(r["example_id"], r["rollout_index"]): r["reward"] for r in remote.rows}
     assert all(c["reward"] == rewards[(c["example_id"], c["rollout_index"])] for c in cleaned)
     assert _lines(server_log) == []
@@ -108,19 +142,28 @@ async def test_server_grades_then_cleans_up_once(
 ) -> None:
     srv, server_log = served
     server_log.unlink(missing_ok=True)
-    ask = dict(initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
-               chat_completions_url=fake_server.base_url, label="7",
-               metadata={"model": MODEL, "info": {"bonus": 1}})
+    ask = dict(
+        initial_messages=[{"role": "user", "content": "What is 2 + 5?"}],
+        chat_completions_url=fake_server.base_url,
+        label="7",
+        metadata={"model": MODEL, "info": {"bonus": 1}},
+    )
     async with RolloutClient(srv.url, api_key=KEY) as rc:
         graded = await rc.run_rollout(rollout_id=uuid.uuid4().hex, **ask)
         ungraded = await rc.run_rollout(rollout_id=uuid.uuid4().hex, grade=False, **ask)
         contradictory = await rc.run_rollout(
-            rollout_id=uuid.uuid4().hex, **{**ask, "metadata": {**ask["metadata"], "return_state": True}})
+            rollout_id=uuid.uuid4().hex,
+            **{**ask, "metadata": {**ask["metadata"], "return_state": True}},
+        )
     assert graded.status == "success" and graded.sample is not None
     # correct + 0.1 * index 0 + bonus 1: the rubric ran on the server...
     expected = float("\\boxed{7}" in graded.sample.completion[-1]["content"]) + 1.0
     assert graded.sample.reward == pytest.approx(expected)
-    assert ungraded.status == "success" and ungraded.sample is not None and ungraded.sample.reward is None
+    assert (
+        ungraded.status == "success"
+        and ungraded.sample is not None
+        and ungraded.sample.reward is None
+    )
     # ...and cleanup ran once per rollout, after grading (it saw the reward).
     assert [c["reward"] for c in _lines(server_log)] == [pytest.approx(expected), None]
     assert contradictory.status == "failure" and contradictory.err_category == "validation_error"
@@ -134,11 +177,24 @@ def test_resume_through_the_remote_executor(
     client = vf.ChatClient(fake_server.base_url)
     env = srv_cleanup_env.load_environment(num_examples=N)
     half = env.get_eval_inputs(num_examples=N // 2, rollouts_per_example=R)
-    env.generate_sync(half, client, MODEL, rollouts_per_example=R, results_path=str(tmp_path), progress=False,
-                      executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY))
+    env.generate_sync(
+        half,
+        client,
+        MODEL,
+        rollouts_per_example=R,
+        results_path=str(tmp_path),
+        progress=False,
+        executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY),
+    )
     fake_server.reset()
-    out = env.evaluate_sync(client, MODEL, rollouts_per_example=R, results_path=str(tmp_path), progress=False,
-                            executor=vf.executors.RemoteExecutor([srv.url], api_key=KEY))
+    out = env.evaluate_sync(
+        client,
+        MODEL,
+        rollouts_per_example=R,
+        results_path=str(tmp_path),
+        progress=False,
+        executor=vf.executors.RemoteExecutor([srv.url], api_key=KEY),
+    )
     expected = [(e, i) for e in range(N) for i in range(R)]
     assert sorted((r["example_id"], r["rollout_index"]) for r in out.rows) == expected
     assert fake_server.stats()["requests"] == (N - N // 2) * R  # only what was missing
@@ -152,14 +208,22 @@ def test_failures_are_rows_with_their_cause(
 ) -> None:
     srv, _ = served
     env = srv_cleanup_env.load_environment(num_examples=2)
-    dead_model = env.evaluate_sync(vf.ChatClient(f"http://127.0.0.1:{free_port()}/v1"), MODEL, progress=False,
-                                   executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY))
+    dead_model = env.evaluate_sync(
+        vf.ChatClient(f"http://127.0.0.1:{free_port()}/v1"),
+        MODEL,
+        progress=False,
+        executor=vf.executors.RemoteExecutor(srv.url, api_key=KEY),
+    )
     # The environment's own category crosses the wire (the model was unreachable from the server).
     assert [r["error"]["category"] for r in dead_model.rows] == ["model_connection"] * 2
     assert all(r["reward"] is None for r in dead_model.rows)
     assert dead_model.metadata["status"] == "completed_with_errors"
-    no_server = env.evaluate_sync(vf.ChatClient(fake_server.base_url), MODEL, progress=False,
-                                  executor=vf.executors.RemoteExecutor(f"http://127.0.0.1:{free_port()}"))
+    no_server = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        MODEL,
+        progress=False,
+        executor=vf.executors.RemoteExecutor(f"http://127.0.0.1:{free_port()}"),
+    )
     assert [r["error"]["category"] for r in no_server.rows] == ["remote_error"] * 2
     assert all(r["error"]["message"].startswith("rollout server: ") for r in no_server.rows)
     assert fake_server.stats()["requests"] == 0
@@ -177,9 +241,16 @@ def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerPro
 
     env = srv_cleanup_env.load_environment(num_examples=2)
     with pytest.raises(TypeError, match="RemoteExecutor needs clients with a base_url"):
-        env.evaluate_sync(NoURL(), MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
+        env.evaluate_sync(
+            NoURL(),
+            MODEL,
+            progress=False,
+            executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"),
+        )
     with pytest.raises(ValueError, match="at least one (model client|endpoint)"):
-        env.evaluate_sync([], MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9"))
+        env.evaluate_sync(
+            [], MODEL, progress=False, executor=vf.executors.RemoteExecutor("http://127.0.0.1:9")
+        )
     assert fake_server.stats()["requests"] == 0
     assert not hasattr(vf.Environment, "env_client")
     with pytest.raises(TypeError, match="env_client"):
@@ -187,19 +258,29 @@ def test_bad_arguments_are_refused_before_any_request(fake_server: FakeServerPro
 
 
 @pytest.mark.parametrize("return_state", [True, False])
-async def test_a_rollout_cancelled_as_it_ends_is_still_cleaned_up_once(tmp_path: Path, return_state: bool) -> None:
+async def test_a_rollout_cancelled_as_it_ends_is_still_cleaned_up_once(
+    tmp_path: Path, return_state: bool
+) -> None:
     log = tmp_path / "cleanup.jsonl"
     ctx = RolloutContext("r1", lambda status: None)
 
     class EndsCancelled(vf.Environment):
-        async def rollout(self, input: Any, client: Any, model: str, sampling_args: Any = None) -> Any:
+        async def rollout(
+            self, input: Any, client: Any, model: str, sampling_args: Any = None
+        ) -> Any:
             ctx.cancel_requested.set()  # the cancel arrives while the rollout finishes
             return self.init_state(input, model, sampling_args)
 
-    backend = LocalBackend(EndsCancelled(rubric=srv_cleanup_env.TracingRubric(str(log))), model=MODEL)
-    request = RolloutRequest(rollout_id="r1", initial_messages=[{"role": "user", "content": "hi"}],
-                             chat_completions_url="http://127.0.0.1:9/v1", grade=False,
-                             metadata={"return_state": return_state})
+    backend = LocalBackend(
+        EndsCancelled(rubric=srv_cleanup_env.TracingRubric(str(log))), model=MODEL
+    )
+    request = RolloutRequest(
+        rollout_id="r1",
+        initial_messages=[{"role": "user", "content": "hi"}],
+        chat_completions_url="http://127.0.0.1:9/v1",
+        grade=False,
+        metadata={"return_state": return_state},
+    )
     with pytest.raises(asyncio.CancelledError):
         await backend.execute(request, ctx)
     assert len(_lines(log)) == 1

@@ -30,12 +30,18 @@ async def test_sigterm_drains_then_cancels_with_default_timeouts(spawn: Any) -> 
     srv = spawn()  # default phases: 10 s drain, 120 s cleanup, 10 s final
     async with RolloutClient(srv.url) as client, httpx.AsyncClient(base_url=srv.url) as http:
         quick = await client.run_rollout_async(  # ends during the drain, whatever the load
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id="quick",
-            metadata=script(run_sec=4), grade=False,
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id="quick",
+            metadata=script(run_sec=4),
+            grade=False,
         )
         slow = await client.run_rollout_async(
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id="slow",
-            metadata=script(run_sec=120, cleanup_sec=0.5), grade=False,
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id="slow",
+            metadata=script(run_sec=120, cleanup_sec=0.5),
+            grade=False,
         )
         await slow.wait_for_running()
         sent = time.time()  # the server's events carry wall-clock times
@@ -45,8 +51,10 @@ async def test_sigterm_drains_then_cancels_with_default_timeouts(spawn: Any) -> 
             return (await http.get("/health")).json()["lifecycle"]["accepting_rollouts"] is False
 
         await wait_until_async(admission_closed, "the server stops admitting after SIGTERM")
-        refused = await http.post("/rollout", json={
-            "initial_messages": MSGS, "rollout_id": "late", "chat_completions_url": URL})
+        refused = await http.post(
+            "/rollout",
+            json={"initial_messages": MSGS, "rollout_id": "late", "chat_completions_url": URL},
+        )
         assert refused.status_code == 503
         health = (await http.get("/health")).json()
         assert health["lifecycle"] == {"accepting_rollouts": False, "active_rollouts": 2}
@@ -57,8 +65,13 @@ async def test_sigterm_drains_then_cancels_with_default_timeouts(spawn: Any) -> 
     rc = await asyncio.to_thread(srv.proc.wait, 10)
     assert rc == 0
     assert phases(srv.log()) == [
-        "stop_admission", "drain", "request_cancel", "cleanup", "close_registry",
-        "backend_shutdown", "done",
+        "stop_admission",
+        "drain",
+        "request_cancel",
+        "cleanup",
+        "close_registry",
+        "backend_shutdown",
+        "done",
     ]
     events = srv.events()
     assert [e for e in events if e["event"] == "shutdown"] == [
@@ -74,13 +87,23 @@ async def test_sigterm_drains_then_cancels_with_default_timeouts(spawn: Any) -> 
 async def test_sigterm_under_plain_uvicorn_releases_idle_long_polls(spawn: Any) -> None:
     srv = spawn(plain=1, drain=6)  # long polls would otherwise hold the exit for 30 s
     async with httpx.AsyncClient(base_url=srv.url, timeout=40) as http:
-        acc = (await http.post("/rollout", json={
-            "initial_messages": MSGS, "rollout_id": "held", "chat_completions_url": URL,
-            "metadata": script(run_sec=120, cleanup_sec=0.2)})).json()
+        acc = (
+            await http.post(
+                "/rollout",
+                json={
+                    "initial_messages": MSGS,
+                    "rollout_id": "held",
+                    "chat_completions_url": URL,
+                    "metadata": script(run_sec=120, cleanup_sec=0.2),
+                },
+            )
+        ).json()
         lease = {LEASE_HEADER: acc["polling_lease_token"]}
         started = await http.get("/rollout/held/result", params={"seen": "queued"}, headers=lease)
         assert started.json()["status"] == "running"
-        poll = asyncio.create_task(http.get("/rollout/held/result", params={"seen": "running"}, headers=lease))
+        poll = asyncio.create_task(
+            http.get("/rollout/held/result", params={"seen": "running"}, headers=lease)
+        )
 
         async def parked() -> bool:
             return (await http.get("/health")).json()["held_polls"] == 1
@@ -108,14 +131,29 @@ async def test_phases_wait_on_the_clock_and_hard_cancel_what_ignores_cooperative
 
     clock = ManualClock()
     backend = ScriptedBackend(max_concurrent=2)
-    service = RolloutService(backend, polling_lease_timeout_sec=3600, result_retention_sec=3600, clock=clock)
+    service = RolloutService(
+        backend, polling_lease_timeout_sec=3600, result_retention_sec=3600, clock=clock
+    )
     lifecycle = Lifecycle(service, ShutdownTimeouts())  # 10 s drain, 120 s cleanup, 10 s final
-    stubborn = service.admit(RolloutRequest(
-        initial_messages=MSGS, rollout_id="stubborn", chat_completions_url=URL,
-        metadata=script(run_sec=600, ignore_cancel=True)))
-    polite = [service.admit(RolloutRequest(
-        initial_messages=MSGS, rollout_id=f"q{i}", chat_completions_url=URL,
-        metadata=script(run_sec=600))) for i in range(3)]
+    stubborn = service.admit(
+        RolloutRequest(
+            initial_messages=MSGS,
+            rollout_id="stubborn",
+            chat_completions_url=URL,
+            metadata=script(run_sec=600, ignore_cancel=True),
+        )
+    )
+    polite = [
+        service.admit(
+            RolloutRequest(
+                initial_messages=MSGS,
+                rollout_id=f"q{i}",
+                chat_completions_url=URL,
+                metadata=script(run_sec=600),
+            )
+        )
+        for i in range(3)
+    ]
     await wait_until_async(lambda: backend.running == 2, "both slots taken, two rollouts queued")
     sweeper = clock.waiting
     shutdown = asyncio.gather(lifecycle.shutdown(), lifecycle.shutdown())
@@ -125,7 +163,9 @@ async def test_phases_wait_on_the_clock_and_hard_cancel_what_ignores_cooperative
     await _let_the_loop_run()
     assert lifecycle.phases[-1] == "drain"
     clock.advance(0.1)  # the drain runs out: cooperative cancellation of all four
-    await wait_until_async(lambda: service.registry.active_count == 1, "only the stubborn rollout left")
+    await wait_until_async(
+        lambda: service.registry.active_count == 1, "only the stubborn rollout left"
+    )
     await wait_until_async(lambda: clock.waiting == sweeper + 1, "the cleanup waits on the clock")
     assert lifecycle.phases[-2:] == ["request_cancel", "cleanup"]
     assert [r.result.status if r.result else None for r in polite] == ["cancelled"] * 3
@@ -135,8 +175,15 @@ async def test_phases_wait_on_the_clock_and_hard_cancel_what_ignores_cooperative
     clock.advance(0.1)  # the cleanup runs out: hard cancellation
     await asyncio.wait_for(shutdown, 30)
     assert lifecycle.phases == [
-        "stop_admission", "drain", "request_cancel", "cleanup", "hard_cancel", "final_wait",
-        "close_registry", "backend_shutdown", "done",
+        "stop_admission",
+        "drain",
+        "request_cancel",
+        "cleanup",
+        "hard_cancel",
+        "final_wait",
+        "close_registry",
+        "backend_shutdown",
+        "done",
     ]
     assert backend.shutdown_calls == 1
     assert stubborn.result is not None and stubborn.result.status == "cancelled"

@@ -25,8 +25,12 @@ NDJSON = {"Accept": "application/x-ndjson"}
 
 
 def _body(rid: str) -> dict[str, Any]:
-    return {"rollout_id": rid, "initial_messages": [{"role": "user", "content": "q"}],
-            "chat_completions_url": "http://127.0.0.1:9/v1", "grade": False}
+    return {
+        "rollout_id": rid,
+        "initial_messages": [{"role": "user", "content": "q"}],
+        "chat_completions_url": "http://127.0.0.1:9/v1",
+        "grade": False,
+    }
 
 
 @pytest.fixture
@@ -44,8 +48,11 @@ async def _line(resp: aiohttp.ClientResponse) -> Any:
 
 
 async def _polled(http: aiohttp.ClientSession, url: str, accepted: dict[str, Any]) -> Any:
-    async with http.get(f"{url}/rollout/{accepted['rollout_id']}/result", params={"wait": "terminal"},
-                        headers={LEASE_HEADER: accepted["polling_lease_token"]}) as r:
+    async with http.get(
+        f"{url}/rollout/{accepted['rollout_id']}/result",
+        params={"wait": "terminal"},
+        headers={LEASE_HEADER: accepted["polling_lease_token"]},
+    ) as r:
         assert r.status == 200
         return await r.json()
 
@@ -59,7 +66,9 @@ async def test_each_admitted_rollout_gets_its_line_as_it_ends(held: Any) -> None
             first = await _line(resp)
             assert [r["status_code"] for r in first["results"]] == [202, 202, 202, 409]
             assert [r["rollout_id"] for r in first["results"][:3]] == ["a", "b", "c"]
-            await wait_until_async(lambda: service.registry.held_polls == 1, "the stream is held", 60)
+            await wait_until_async(
+                lambda: service.registry.held_polls == 1, "the stream is held", 60
+            )
             backend.release("c")
             third_done = await _line(resp)
             backend.release("a")
@@ -77,8 +86,13 @@ async def test_each_admitted_rollout_gets_its_line_as_it_ends(held: Any) -> None
 
 async def test_the_stream_ends_with_the_status_so_far_when_the_wait_runs_out() -> None:
     backend = HeldBackend()
-    async with serve_in_process(backend, result_wait_timeout_sec=1.0) as (_, url), aiohttp.ClientSession() as http:
-        async with http.post(f"{url}/rollouts", json={"rollouts": [_body("x"), _body("y")]}, headers=NDJSON) as resp:
+    async with (
+        serve_in_process(backend, result_wait_timeout_sec=1.0) as (_, url),
+        aiohttp.ClientSession() as http,
+    ):
+        async with http.post(
+            f"{url}/rollouts", json={"rollouts": [_body("x"), _body("y")]}, headers=NDJSON
+        ) as resp:
             first = await _line(resp)
             backend.release("x")
             done, left = await _line(resp), await _line(resp)
@@ -92,9 +106,10 @@ async def test_the_stream_ends_with_the_status_so_far_when_the_wait_runs_out() -
 
 async def test_a_client_that_leaves_holds_nothing(held: Any) -> None:
     _, service, url = held
-    async with aiohttp.ClientSession() as http, http.post(
-        f"{url}/rollouts", json={"rollouts": [_body("gone")]}, headers=NDJSON
-    ) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{url}/rollouts", json={"rollouts": [_body("gone")]}, headers=NDJSON) as resp,
+    ):
         await _line(resp)
         await wait_until_async(lambda: service.registry.held_polls == 1, "the stream is held", 60)
         resp.close()  # drops the connection mid-stream
@@ -104,15 +119,23 @@ async def test_a_client_that_leaves_holds_nothing(held: Any) -> None:
 
 async def test_plain_json_clients_get_the_batch_answer_alone(held: Any) -> None:
     _, service, url = held
-    async with aiohttp.ClientSession() as http, http.post(f"{url}/rollouts", json={"rollouts": [_body("p")]}) as resp:
+    async with (
+        aiohttp.ClientSession() as http,
+        http.post(f"{url}/rollouts", json={"rollouts": [_body("p")]}) as resp,
+    ):
         assert resp.headers["content-type"] == "application/json"
         assert [r["status_code"] for r in (await resp.json())["results"]] == [202]
     assert service.registry.held_polls == 0
 
 
 def _state_input(i: int) -> dict[str, Any]:
-    return {"prompt": [{"role": "user", "content": f"{i}+1?"}], "answer": str(i + 1), "example_id": i,
-            "task": "t", "info": {}}
+    return {
+        "prompt": [{"role": "user", "content": f"{i}+1?"}],
+        "answer": str(i + 1),
+        "example_id": i,
+        "task": "t",
+        "info": {},
+    }
 
 
 async def test_run_state_reads_results_off_the_admission_and_polls_what_a_cut_stream_lost(
@@ -122,9 +145,18 @@ async def test_run_state_reads_results_off_the_admission_and_polls_what_a_cut_st
     proxy = await CutAfterFirstLine(int(url.rsplit(":", 1)[1]), refuse_batched=False).start()
     try:
         async with RolloutClient(f"http://127.0.0.1:{proxy.port}") as client:
-            runs = [asyncio.ensure_future(client.run_state(
-                _state_input(i), chat_completions_url="http://127.0.0.1:9/v1", llm_api_key=None, model="m",
-                sampling_args=None)) for i in range(3)]
+            runs = [
+                asyncio.ensure_future(
+                    client.run_state(
+                        _state_input(i),
+                        chat_completions_url="http://127.0.0.1:9/v1",
+                        llm_api_key=None,
+                        model="m",
+                        sampling_args=None,
+                    )
+                )
+                for i in range(3)
+            ]
             await wait_until_async(lambda: len(backend.tasks) == 3, "three rollouts running", 60)
             backend.release_all()
             states = await asyncio.wait_for(asyncio.gather(*runs), 60)
@@ -132,5 +164,7 @@ async def test_run_state_reads_results_off_the_admission_and_polls_what_a_cut_st
         proxy.close()
     assert proxy.cut == 1  # one admission for the three, cut after its first line
     assert proxy.polls >= 1  # so their results came by polls
-    assert sorted(s["completion"][0]["content"] for s in states) == sorted(backend.tasks)  # each its own
+    assert sorted(s["completion"][0]["content"] for s in states) == sorted(
+        backend.tasks
+    )  # each its own
     assert all(not s.get("error") for s in states)

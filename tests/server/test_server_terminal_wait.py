@@ -20,8 +20,13 @@ URL = "http://127.0.0.1:9/v1"
 
 
 def body(**kw: Any) -> dict[str, Any]:
-    return {"initial_messages": MSGS, "rollout_id": uuid.uuid4().hex, "chat_completions_url": URL,
-            "label": "42", **kw}
+    return {
+        "initial_messages": MSGS,
+        "rollout_id": uuid.uuid4().hex,
+        "chat_completions_url": URL,
+        "label": "42",
+        **kw,
+    }
 
 
 @pytest.fixture
@@ -31,12 +36,17 @@ async def http(server: ServerProc) -> AsyncIterator[httpx.AsyncClient]:
 
 
 async def get(http: httpx.AsyncClient, acc: dict[str, Any], **params: Any) -> httpx.Response:
-    return await http.get(f"/rollout/{acc['rollout_id']}/result",
-                          headers={LEASE_HEADER: acc["polling_lease_token"]}, params=params)
+    return await http.get(
+        f"/rollout/{acc['rollout_id']}/result",
+        headers={LEASE_HEADER: acc["polling_lease_token"]},
+        params=params,
+    )
 
 
 async def test_terminal_wait_skips_intermediate_stages(http: httpx.AsyncClient) -> None:
-    acc = (await http.post("/rollout", json=body(metadata=script(run_sec=0.3, grade_sec=0.3)))).json()
+    acc = (
+        await http.post("/rollout", json=body(metadata=script(run_sec=0.3, grade_sec=0.3)))
+    ).json()
     resp = await get(http, acc, wait="terminal")
     assert resp.status_code == 200
     data = resp.json()
@@ -68,8 +78,11 @@ async def test_terminal_polls_renew_the_lease(spawn: Any) -> None:
     srv = spawn(wait=1, lease=2)
     async with RolloutClient(srv.url) as client:
         result = await client.run_rollout(
-            initial_messages=MSGS, chat_completions_url=URL, rollout_id=uuid.uuid4().hex,
-            label="42", metadata=script(run_sec=4),
+            initial_messages=MSGS,
+            chat_completions_url=URL,
+            rollout_id=uuid.uuid4().hex,
+            label="42",
+            metadata=script(run_sec=4),
         )
     assert result.status == "success", result
 
@@ -78,12 +91,18 @@ async def test_run_rollout_polls_once_per_rollout(server: ServerProc) -> None:
     proxy = await FaultProxy(int(server.url.rsplit(":", 1)[1])).start()
     try:
         async with RolloutClient(proxy.url) as client:
-            results = await asyncio.gather(*(
-                client.run_rollout(initial_messages=MSGS, chat_completions_url=URL,
-                                   rollout_id=uuid.uuid4().hex, label="42",
-                                   metadata=script(run_sec=0.2, grade_sec=0.2))
-                for _ in range(4)
-            ))
+            results = await asyncio.gather(
+                *(
+                    client.run_rollout(
+                        initial_messages=MSGS,
+                        chat_completions_url=URL,
+                        rollout_id=uuid.uuid4().hex,
+                        label="42",
+                        metadata=script(run_sec=0.2, grade_sec=0.2),
+                    )
+                    for _ in range(4)
+                )
+            )
         assert [r.status for r in results] == ["success"] * 4
         polls = [s for s in proxy.seen if "/result" in s]
         assert len(polls) == 4 and all("wait=terminal" in s for s in polls)

@@ -38,7 +38,9 @@ def unclustered_covers(values: list[float], truth: float) -> bool:
     return abs(mean - truth) <= Z95 * se
 
 
-def scripted_population_env(num_examples: int, seed: int) -> tuple[vf.SingleTurnEnv, vf.ScriptedClient, np.ndarray]:
+def scripted_population_env(
+    num_examples: int, seed: int
+) -> tuple[vf.SingleTurnEnv, vf.ScriptedClient, np.ndarray]:
     """An environment whose example i the scripted model answers right with probability p[i],
     drawn from :func:`mixture`; each (example, attempt) has its own seeded draw, so the run is
     the same whatever order the rollouts are scheduled in."""
@@ -55,7 +57,11 @@ def scripted_population_env(num_examples: int, seed: int) -> tuple[vf.SingleTurn
         return float(completion[-1]["content"] == answer)
 
     dataset = [{"question": f"q{i}", "answer": "yes"} for i in range(num_examples)]
-    return vf.SingleTurnEnv(dataset=dataset, rubric=vf.Rubric([correct])), vf.ScriptedClient(reply), p
+    return (
+        vf.SingleTurnEnv(dataset=dataset, rubric=vf.Rubric([correct])),
+        vf.ScriptedClient(reply),
+        p,
+    )
 
 
 def test_summary_interval_covers_true_mean_through_the_pipeline():
@@ -63,8 +69,14 @@ def test_summary_interval_covers_true_mean_through_the_pipeline():
     summarised by the product (GenerateOutputs.summary, what vf-lite eval prints)."""
     runs, per_run = 500, 10
     env, client, _ = scripted_population_env(runs * per_run, seed=7)
-    out = env.evaluate_sync(client, "scripted", num_examples=-1, rollouts_per_example=K,
-                            progress=False, max_concurrent=256)
+    out = env.evaluate_sync(
+        client,
+        "scripted",
+        num_examples=-1,
+        rollouts_per_example=K,
+        progress=False,
+        max_concurrent=256,
+    )
     assert len(out) == runs * per_run * K and client.requests == runs * per_run * K
     parts: dict[int, list[dict]] = defaultdict(list)
     for r in out.rows:
@@ -76,22 +88,34 @@ def test_summary_interval_covers_true_mean_through_the_pipeline():
         covered += low <= 0.5 <= high
         old_covered += unclustered_covers([r["reward"] for r in rows], 0.5)
     coverage, old = covered / runs, old_covered / runs
-    print(f"\npipeline, {runs} runs of {per_run} examples x {K}: clustered 95% CI coverage {coverage:.3f}, "
-          f"unclustered {old:.3f}")
+    print(
+        f"\npipeline, {runs} runs of {per_run} examples x {K}: clustered 95% CI coverage {coverage:.3f}, "
+        f"unclustered {old:.3f}"
+    )
     assert 0.93 <= coverage <= 0.97
     assert old < 0.85  # the flaw the clustered error bar fixes, shown on the same runs
 
 
-@pytest.mark.parametrize(("examples", "population", "kept"), [
-    (10, "mixture", "all"), (40, "beta", "all"), (20, "mixture", "90%"), (40, "beta", "1-4"),
-])
+@pytest.mark.parametrize(
+    ("examples", "population", "kept"),
+    [
+        (10, "mixture", "all"),
+        (40, "beta", "all"),
+        (20, "mixture", "90%"),
+        (40, "beta", "1-4"),
+    ],
+)
 def test_interval_coverage_of_clustered_estimates(examples, population, kept):
     """4000 runs each. ``kept``: every rollout scored, or each rollout errored (unscored) with
     probability 10%, or each example keeping 1-4 of its rollouts, so the unequal-cluster form
     of the estimator and its degrees of freedom are checked too."""
     rng = np.random.default_rng(examples * 31 + len(population) + len(kept))
     runs = 4000
-    p = mixture(rng, (runs, examples)) if population == "mixture" else rng.beta(0.5, 0.5, (runs, examples))
+    p = (
+        mixture(rng, (runs, examples))
+        if population == "mixture"
+        else rng.beta(0.5, 0.5, (runs, examples))
+    )
     x = (rng.random((runs, examples, K)) < p[..., None]).astype(float)
     if kept == "1-4":
         mask = np.arange(K) < rng.integers(1, K + 1, (runs, examples, 1))
@@ -104,8 +128,10 @@ def test_interval_coverage_of_clustered_estimates(examples, population, kept):
         covered += e.ci[0] <= 0.5 <= e.ci[1]
         old_covered += unclustered_covers(x[i][mask[i]].tolist(), 0.5)
     coverage, old = covered / runs, old_covered / runs
-    print(f"\n{population}, {examples} examples x {K}, {kept} scored: clustered 95% CI coverage "
-          f"{coverage:.3f}, unclustered {old:.3f}")
+    print(
+        f"\n{population}, {examples} examples x {K}, {kept} scored: clustered 95% CI coverage "
+        f"{coverage:.3f}, unclustered {old:.3f}"
+    )
     assert 0.93 <= coverage <= 0.97
 
 
@@ -127,7 +153,9 @@ def test_clustered_stderr_by_hand():
     assert math.isnan(clustered_mean([1.0, 0.0], ["a", "a"]).stderr)  # one example: no error bar
 
 
-def paired_runs(rng: np.random.Generator, runs: int, examples: int, shift: float) -> tuple[np.ndarray, np.ndarray]:
+def paired_runs(
+    rng: np.random.Generator, runs: int, examples: int, shift: float
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-example mean rewards of run a and run b on the same examples; b's success
     probability is a's plus ``shift`` on every example (examples at p 0.2 or 0.8)."""
     p = np.where(rng.random((runs, examples)) < 0.5, 0.8, 0.2)

@@ -25,16 +25,26 @@ def never_right(completion) -> float:
 
 
 def _run(tmp_path: Path, name: str, rows: list[dict], system: str | None = None) -> Path:
-    env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([never_right]), system_prompt=system, env_id="zeros")
-    env.evaluate_sync(vf.ScriptedClient("no idea"), "scripted", rollouts_per_example=3,
-                      results_path=str(tmp_path / name), progress=False)
+    env = vf.SingleTurnEnv(
+        dataset=rows, rubric=vf.Rubric([never_right]), system_prompt=system, env_id="zeros"
+    )
+    env.evaluate_sync(
+        vf.ScriptedClient("no idea"),
+        "scripted",
+        rollouts_per_example=3,
+        results_path=str(tmp_path / name),
+        progress=False,
+    )
     return tmp_path / name
 
 
 @pytest.fixture
 def zero_runs(tmp_path):
-    return (_run(tmp_path, "a", QUESTIONS), _run(tmp_path, "b", QUESTIONS, system="Answer with a number."),
-            _run(tmp_path, "one", QUESTIONS[:1]))
+    return (
+        _run(tmp_path, "a", QUESTIONS),
+        _run(tmp_path, "b", QUESTIONS, system="Answer with a number."),
+        _run(tmp_path, "one", QUESTIONS[:1]),
+    )
 
 
 def test_two_all_zero_runs_compare_as_undefined(zero_runs):
@@ -54,24 +64,41 @@ def test_two_all_zero_runs_compare_as_undefined(zero_runs):
     with pytest.raises(ValueError, match="undefined: no variance in the run"):
         vf.examples_needed(a, 0.05)
     d = c.to_dict()
-    assert d["undefined"].startswith("no variance in either run") and d["mde"] is None and d["p_value"] is None
+    assert (
+        d["undefined"].startswith("no variance in either run")
+        and d["mde"] is None
+        and d["p_value"] is None
+    )
     assert d["runs"][0]["reward_ci_undefined"] == "no variance, every example's mean is 0.000"
 
 
 def test_vf_lite_compare_prints_undefined_with_the_reason(zero_runs):
     a, b, _ = zero_runs
-    proc = subprocess.run([sys.executable, "-m", "verifiers_lite.cli", "compare", str(a), str(b)],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "verifiers_lite.cli", "compare", str(a), str(b)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "detectable            undefined: no variance in either run" in out, out
     assert "examples needed       undefined: no variance in either run" in out, out
     assert "detectable 0.000" not in out.replace("  ", " ") and "0.05: 2" not in out
-    assert "  reward              0.000  (95% CI undefined: no variance, every example's mean is 0.000), 4 examples" in out
-    js = subprocess.run([sys.executable, "-m", "verifiers_lite.cli", "compare", str(a), str(b), "--json"],
-                        capture_output=True, text=True, timeout=120)
+    assert (
+        "  reward              0.000  (95% CI undefined: no variance, every example's mean is 0.000), 4 examples"
+        in out
+    )
+    js = subprocess.run(
+        [sys.executable, "-m", "verifiers_lite.cli", "compare", str(a), str(b), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     data = json.loads(js.stdout)
-    assert data["undefined"].startswith("no variance in either run") and data["examples_needed"] == {"0.05": None, "0.1": None}
+    assert data["undefined"].startswith("no variance in either run") and data[
+        "examples_needed"
+    ] == {"0.05": None, "0.1": None}
 
 
 def test_a_one_example_run_has_no_interval_anywhere(zero_runs):
@@ -86,7 +113,10 @@ def test_a_one_example_run_has_no_interval_anywhere(zero_runs):
     table = format_table(run_summary(list(out.rows), 3, 1.0), "t", {})
     assert "reward                0.000  (95% CI undefined: one example)" in table, table
     c = vf.compare_runs(one, one)
-    assert c.undefined == "one shared example" and "p-value               undefined: one shared example" in str(c)
+    assert (
+        c.undefined == "one shared example"
+        and "p-value               undefined: one shared example" in str(c)
+    )
     with pytest.raises(ValueError, match="undefined: one example"):
         vf.examples_needed(one, 0.1)
 
@@ -100,12 +130,17 @@ def test_all_zero_summary_and_the_live_widget_name_the_reason(zero_runs):
     s = out.summary
     assert s["reward_stderr"] == 0.0 and all(math.isnan(x) for x in s["reward_ci"])
     assert s["reward_ci_undefined"] == "no variance, every example's mean is 0.000"
-    assert s["metrics_ci_undefined"] == {"never_right": "no variance, every example's mean is 0.000"}
+    assert s["metrics_ci_undefined"] == {
+        "never_right": "no variance, every example's mean is 0.000"
+    }
     assert "95% CI [0.000, 0.000]" not in repr(out) and "no variance" in repr(out)
     frame = vf.compare([a])
     assert frame.loc[0, "reward_ci_undefined"] == "no variance, every example's mean is 0.000"
     stats = RunStats(total=len(out))
     stats.add(list(out.rows))  # what the widget saw as the groups were scored
-    assert stats.reward_text() == "0.000  (95% CI undefined: no variance, every example's mean is 0.000)"
+    assert (
+        stats.reward_text()
+        == "0.000  (95% CI undefined: no variance, every example's mean is 0.000)"
+    )
     frame = html.unescape(final_frame_html("rollouts", stats, ""))
     assert "95% CI undefined: no variance, every example's mean is 0.000" in frame, frame

@@ -37,19 +37,35 @@ def runs(tmp_path_factory, fake_server_process) -> dict[str, Any]:
     def run(name: str, env: Any, model: str, **kw: Any) -> None:
         fs.reset()
         fs.configure(latency_ms=0, correct_rate=0.5, faults=kw.pop("faults", []))
-        out[name] = env.evaluate_sync(client, model, results_path=str(root / "evals" / name), progress=False, **kw)
+        out[name] = env.evaluate_sync(
+            client, model, results_path=str(root / "evals" / name), progress=False, **kw
+        )
 
     run("arith-a", arith, "fake-arith", num_examples=12, rollouts_per_example=3)
     run("arith-b", arith, "fake-echo", num_examples=12, rollouts_per_example=3)
-    run("calc", vf.load_environment("calculator"), "fake-tool", num_examples=3, rollouts_per_example=2)
-    run("errored", _env([{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(4)]), "fake-arith",
-        rollouts_per_example=2, max_concurrent=1,
-        faults=[{"status": 400, "message": "bad <b>args</b>"}] * 3)
+    run(
+        "calc",
+        vf.load_environment("calculator"),
+        "fake-tool",
+        num_examples=3,
+        rollouts_per_example=2,
+    )
+    run(
+        "errored",
+        _env([{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(4)]),
+        "fake-arith",
+        rollouts_per_example=2,
+        max_concurrent=1,
+        faults=[{"status": 400, "message": "bad <b>args</b>"}] * 3,
+    )
     run("xss", _env([{"question": XSS, "answer": "4"}]), "fake-echo", rollouts_per_example=2)
     fs.reset()
     fs.configure(latency_ms=0, correct_rate=0.5, faults=[])
-    return {"root": root, "outputs": out,
-            "disk": {k: read_rows(root / "evals" / k / "results.jsonl") for k in out}}
+    return {
+        "root": root,
+        "outputs": out,
+        "disk": {k: read_rows(root / "evals" / k / "results.jsonl") for k in out},
+    }
 
 
 @pytest.fixture(scope="session")
@@ -70,7 +86,11 @@ def stats_by_hand(rows: list[dict[str, Any]]) -> dict[str, Any]:
     for r in rows:
         if r.get("error"):
             errors[r["error"]["category"]] = errors.get(r["error"]["category"], 0) + 1
-    return {"mean": sum(rewards) / len(rewards) if rewards else None, "scored": len(rewards), "errors": errors}
+    return {
+        "mean": sum(rewards) / len(rewards) if rewards else None,
+        "scored": len(rewards),
+        "errors": errors,
+    }
 
 
 @pytest.fixture

@@ -110,14 +110,21 @@ def test_walkthrough(viewer, runs, page, artifacts_dir):
     for m, name in zip(means, ("arith-a", "arith-b"), strict=True):
         for r in runs["outputs"][name].rows:
             m.setdefault(r["example_id"], []).append(r["reward"])
-    diffs = [sum(means[1][k]) / len(means[1][k]) - sum(means[0][k]) / len(means[0][k]) for k in means[0]]
+    diffs = [
+        sum(means[1][k]) / len(means[1][k]) - sum(means[0][k]) / len(means[0][k]) for k in means[0]
+    ]
     paired = pg.inner_text("table#compare-paired")
-    assert "fake-echo − fake-arith" in paired and "shared examples\t12" in paired.replace("  ", "\t"), paired
+    assert "fake-echo − fake-arith" in paired and "shared examples\t12" in paired.replace(
+        "  ", "\t"
+    ), paired
     mean = sum(diffs) / len(diffs)
     assert ("+" if mean > 0 else "") + f"{mean:.3f}" in paired, paired
     wins, losses = sum(d > 0 for d in diffs), sum(d < 0 for d in diffs)
     assert f"{wins} / {len(diffs) - wins - losses} / {losses}" in paired
-    assert [pg.inner_text(f"table#compare-runs tr >> nth={i} >> td >> nth=1") for i in (1, 2)] == ["fake-arith", "fake-echo"]
+    assert [pg.inner_text(f"table#compare-runs tr >> nth={i} >> td >> nth=1") for i in (1, 2)] == [
+        "fake-arith",
+        "fake-echo",
+    ]
     shot(pg, artifacts_dir, "compare-paired")
     pg.click("table#compare-examples tr.clickable >> nth=0")
     pg.wait_for_selector("#compare-example")
@@ -125,14 +132,18 @@ def test_walkthrough(viewer, runs, page, artifacts_dir):
     assert pg.locator(".compare-col").nth(0).locator(".compare-rollout").count() == 3
     shot(pg, artifacts_dir, "compare")
     assert pg.errors == []  # type: ignore[attr-defined]
-    assert all(u.startswith(viewer.base) for u in pg.requests), "the page reached outside the viewer"  # type: ignore[attr-defined]
+    assert all(u.startswith(viewer.base) for u in pg.requests), (
+        "the page reached outside the viewer"
+    )  # type: ignore[attr-defined]
 
 
 def test_markup_in_a_completion_is_text(viewer, runs, page, artifacts_dir):
     pg = page
     pg.goto(viewer.url + f"#/runs/{urllib.parse.quote(run_id('xss'))}/rows/0/0")
     pg.wait_for_selector("#transcript .msg.assistant")
-    assert XSS in pg.inner_text("#transcript .msg.assistant .content")  # the echoed prompt, verbatim
+    assert XSS in pg.inner_text(
+        "#transcript .msg.assistant .content"
+    )  # the echoed prompt, verbatim
     assert pg.locator("#transcript script, #transcript img").count() == 0
     assert pg.evaluate("window.__pwned") is None
     pg.goto(viewer.url + f"#/runs/{urllib.parse.quote(run_id('xss'))}/rollouts")
@@ -156,9 +167,13 @@ def test_run_followed_live_without_reload(tmp_path, page, artifacts_dir):
         store.append_group([make_row(1, 0, 1.0), make_row(1, 1, 1.0)])
         pg.wait_for_function("document.querySelectorAll('table#rows tbody tr').length === 4")
         store.append_group([make_row(2, 0, 0.5), make_row(2, 1, 0.5)])
-        store.write_metadata({"env_id": "live-env", "model": "m", "num_rollouts": 6, "status": "completed"})
+        store.write_metadata(
+            {"env_id": "live-env", "model": "m", "num_rollouts": 6, "status": "completed"}
+        )
         pg.wait_for_function("document.querySelectorAll('table#rows tbody tr').length === 6")
-        pg.wait_for_function("document.getElementById('live').textContent === ''")  # stops when done
+        pg.wait_for_function(
+            "document.getElementById('live').textContent === ''"
+        )  # stops when done
         assert pg.evaluate("window.__same_page") is True  # no reload happened
         shot(pg, artifacts_dir, "live")
     store.close()

@@ -53,18 +53,32 @@ def image_server():
 
 def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path, image_server):
     client = vf.ChatClient(fake_server.base_url)
-    think = vf.ToolEnv(tools=[calculator], dataset=[{"question": "What is 3 + 4?", "answer": "7"}], env_id="think")
-    think.evaluate_sync(client, "fake-think", results_path=str(tmp_path / "evals" / "think"), progress=False)
+    think = vf.ToolEnv(
+        tools=[calculator], dataset=[{"question": "What is 3 + 4?", "answer": "7"}], env_id="think"
+    )
+    think.evaluate_sync(
+        client, "fake-think", results_path=str(tmp_path / "evals" / "think"), progress=False
+    )
     red = image_part(png((220, 30, 30), (40, 30)))
-    prompt = [{"role": "user", "content": [{"type": "text", "text": "What colours?"}, red, image_part(image_server)]}]
+    prompt = [
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "What colours?"}, red, image_part(image_server)],
+        }
+    ]
     vision = vf.SingleTurnEnv(dataset=[{"prompt": prompt, "answer": "red"}], env_id="vision")
-    (seen,) = vision.evaluate_sync(client, "fake-vision", results_path=str(tmp_path / "evals" / "vision"),
-                                   progress=False).rows
-    assert seen["completion"][-1]["content"] == "The images are red, unreadable."  # a URL is not fetched
+    (seen,) = vision.evaluate_sync(
+        client, "fake-vision", results_path=str(tmp_path / "evals" / "vision"), progress=False
+    ).rows
+    assert (
+        seen["completion"][-1]["content"] == "The images are red, unreadable."
+    )  # a URL is not fetched
     payload = red["image_url"]["url"].split(",", 1)[1]
     assert base64.b64decode(payload).startswith(b"\x89PNG")
     with ViewerProcess(str(tmp_path)) as viewer, sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"]
+        )
         pg = browser.new_page()  # the page's own CSP applies: images must be allowed by it
         errors: list[str] = []
         pg.on("pageerror", lambda e: errors.append(str(e)))
@@ -79,14 +93,23 @@ def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path,
         details.first.locator("summary").click()
         assert pg.get_by_text(first, exact=True).is_visible()
         assert "The answer is \\boxed{7}." in pg.inner_text("#transcript")
-        assert "tokens" in pg.inner_text("#transcript") and " reasoning)" in pg.inner_text("#transcript")
+        assert "tokens" in pg.inner_text("#transcript") and " reasoning)" in pg.inner_text(
+            "#transcript"
+        )
 
         pg.goto(viewer.url + "#/runs/" + urllib.parse.quote("evals~vision") + "/rows/0/0")
         pg.wait_for_selector("#transcript img.thumb")
-        def sizes() -> list[list[int]]:  # polled from here: the page's CSP forbids a page-side predicate
-            return pg.eval_on_selector_all("#transcript img.thumb", "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])")
 
-        wait_until(lambda: all(w > 0 for w, _ in sizes()), timeout=30, what="the thumbnails to load")
+        def sizes() -> list[
+            list[int]
+        ]:  # polled from here: the page's CSP forbids a page-side predicate
+            return pg.eval_on_selector_all(
+                "#transcript img.thumb", "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])"
+            )
+
+        wait_until(
+            lambda: all(w > 0 for w, _ in sizes()), timeout=30, what="the thumbnails to load"
+        )
         assert sizes() == [[40, 30], [16, 12]]  # both loaded: the data URI and the URL
         text = pg.inner_text("body")
         assert payload[:40] not in text and "base64" not in text and "What colours?" in text

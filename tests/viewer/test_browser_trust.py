@@ -48,19 +48,40 @@ def never_right(completion) -> float:
 @pytest.fixture(scope="module")
 def root(tmp_path_factory):
     root = tmp_path_factory.mktemp("trust-runs")
-    tries = Tries(dataset=[{"question": f"question {i}", "answer": "42"} for i in range(4)],
-                  rubric=vf.Rubric([by_example]), max_turns=2, env_id="tries")
-    tries.evaluate_sync(vf.ScriptedClient(late_for_low_examples), "scripted", rollouts_per_example=2,
-                        results_path=str(root / "tries"), progress=False)
+    tries = Tries(
+        dataset=[{"question": f"question {i}", "answer": "42"} for i in range(4)],
+        rubric=vf.Rubric([by_example]),
+        max_turns=2,
+        env_id="tries",
+    )
+    tries.evaluate_sync(
+        vf.ScriptedClient(late_for_low_examples),
+        "scripted",
+        rollouts_per_example=2,
+        results_path=str(root / "tries"),
+        progress=False,
+    )
     vf.rescore(root / "tries", vf.Rubric([never_right]))  # -> root/tries-rescored
     questions = [{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(3)]
     for name, system in (("zero-plain", None), ("zero-system", "Answer with the number only.")):
-        env = vf.SingleTurnEnv(dataset=questions, rubric=vf.Rubric([never_right]), system_prompt=system, env_id="zeros")
-        env.evaluate_sync(vf.ScriptedClient("no"), "scripted", rollouts_per_example=2,
-                          results_path=str(root / name), progress=False)
+        env = vf.SingleTurnEnv(
+            dataset=questions, rubric=vf.Rubric([never_right]), system_prompt=system, env_id="zeros"
+        )
+        env.evaluate_sync(
+            vf.ScriptedClient("no"),
+            "scripted",
+            rollouts_per_example=2,
+            results_path=str(root / name),
+            progress=False,
+        )
     one = vf.SingleTurnEnv(dataset=questions[:1], rubric=vf.Rubric([never_right]), env_id="zeros")
-    one.evaluate_sync(vf.ScriptedClient("no"), "scripted", rollouts_per_example=3, results_path=str(root / "one"),
-                      progress=False)
+    one.evaluate_sync(
+        vf.ScriptedClient("no"),
+        "scripted",
+        rollouts_per_example=3,
+        results_path=str(root / "one"),
+        progress=False,
+    )
     return root
 
 
@@ -79,15 +100,22 @@ def test_a_rescored_run_is_marked_and_links_to_its_source(viewer, page):  # noqa
     pg = page
     pg.goto(viewer.url)
     pg.wait_for_selector("table#runs tbody tr")
-    marked = [pg.locator(f"tr[data-run='{r}'] .badge.rescored").count() for r in ("tries", "tries-rescored")]
+    marked = [
+        pg.locator(f"tr[data-run='{r}'] .badge.rescored").count()
+        for r in ("tries", "tries-rescored")
+    ]
     assert marked == [0, 1]
     _run_page(pg, viewer, "tries-rescored")
     assert pg.locator("h2 .badge.rescored").count() == 1
     pg.click("#rescored-from")
     # the source's own page: no re-scored badge, no "re-scored from" (waited for: the page re-renders)
-    pg.wait_for_function("location.hash === '#/runs/tries' && !!document.querySelector('#reward-mean') && "
-                         "!document.querySelector('h2 .badge.rescored')")
-    assert "re-scored from" not in pg.inner_text("main") and "tries · scripted" in pg.inner_text("h2")
+    pg.wait_for_function(
+        "location.hash === '#/runs/tries' && !!document.querySelector('#reward-mean') && "
+        "!document.querySelector('h2 .badge.rescored')"
+    )
+    assert "re-scored from" not in pg.inner_text("main") and "tries · scripted" in pg.inner_text(
+        "h2"
+    )
     assert pg.errors == []  # type: ignore[attr-defined]
 
 
@@ -98,9 +126,13 @@ def test_compare_names_the_system_prompt_and_says_undefined(viewer, page):  # no
     labels = pg.locator("#compare-runs tr td:nth-child(2)").all_inner_texts()
     assert labels == ["no system prompt", 'system "Answer with the number…"']
     paired = pg.inner_text("#compare-paired")
-    assert paired.count("undefined: no variance in either run") == 3, paired  # difference, p-value, detectable
+    assert paired.count("undefined: no variance in either run") == 3, (
+        paired
+    )  # difference, p-value, detectable
     assert "0.000 (" not in paired.replace("+", "")
-    assert "95% CI undefined: no variance, every example's mean is 0.000" in pg.inner_text("#compare-runs")
+    assert "95% CI undefined: no variance, every example's mean is 0.000" in pg.inner_text(
+        "#compare-runs"
+    )
     _run_page(pg, viewer, "one")
     assert "95% CI undefined: one example" in pg.inner_text("#reward-mean")
     pg.goto(viewer.url)
@@ -113,14 +145,21 @@ def test_time_is_split_by_name_and_the_environment_state_is_shown(viewer, page):
     pg = page
     _run_page(pg, viewer, "tries")
     timing = pg.inner_text("#mean-timing")
-    for name in ("waiting for a request slot", "in the model request", "in the environment",
-                 "waiting for its group", "scoring"):
+    for name in (
+        "waiting for a request slot",
+        "in the model request",
+        "in the environment",
+        "waiting for its group",
+        "scoring",
+    ):
         assert name in timing, timing
     pg.goto(f"{viewer.url}#/runs/tries/rows/2/1")
     pg.wait_for_selector("#transcript")
     assert "in the model request" in pg.inner_text("#row-timing")
     env_state = pg.inner_text("#env-state")
-    assert re.search(r"tries\s+1", env_state), env_state  # one environment turn between two model turns
+    assert re.search(r"tries\s+1", env_state), (
+        env_state
+    )  # one environment turn between two model turns
 
 
 def test_rollouts_in_example_order_and_the_histogram_on_a_numeric_axis(viewer, page):  # noqa: F811
@@ -138,7 +177,9 @@ def test_rollouts_in_example_order_and_the_histogram_on_a_numeric_axis(viewer, p
     assert values == pytest.approx(sorted(REWARDS.values()))
     span = centers[values[-1]] - centers[values[0]]
     for v in values:  # each bar stands where its value lies on the axis, not at an even step
-        assert (centers[v] - centers[values[0]]) / span == pytest.approx((v - values[0]) / (values[-1] - values[0]), abs=0.02)
+        assert (centers[v] - centers[values[0]]) / span == pytest.approx(
+            (v - values[0]) / (values[-1] - values[0]), abs=0.02
+        )
     ticks = pg.locator("#reward-hist .tick").all_inner_texts()
     assert ticks == ["0.00", "1.17", "1.25", "1.50"]
 
@@ -148,9 +189,12 @@ def test_the_page_urls_the_docs_document_exist(viewer, page):  # noqa: F811
     for url in ("#/runs/ID", "#/runs/ID/rollouts", "#/runs/ID/rows/E/R", "#/compare?runs=A&runs=B"):
         assert f"`{url}`" in text, url
     pg = page
-    for url, selector in (("#/runs/tries", "#reward-mean"), ("#/runs/tries/rollouts", "table#rows tbody tr"),
-                          ("#/runs/tries/rows/0/1", "#transcript"),
-                          ("#/compare?runs=zero-plain&runs=zero-system", "#compare-paired")):
+    for url, selector in (
+        ("#/runs/tries", "#reward-mean"),
+        ("#/runs/tries/rollouts", "table#rows tbody tr"),
+        ("#/runs/tries/rows/0/1", "#transcript"),
+        ("#/compare?runs=zero-plain&runs=zero-system", "#compare-paired"),
+    ):
         pg.goto(viewer.url + url)
         pg.wait_for_selector(selector)
         assert "No such page" not in pg.inner_text("main")

@@ -15,10 +15,20 @@ from verifiers_lite.ui.viewer.query import RowFilter, run_stats, select
 
 
 def make_row(eid, idx, reward, **extra):
-    return {"example_id": eid, "rollout_index": idx, "prompt": [{"role": "user", "content": f"q{eid}"}],
-            "completion": [{"role": "assistant", "content": f"a{eid}.{idx}"}], "reward": reward,
-            "metrics": {"m": reward}, "stop_reason": "stop", "error": None, "turns": 1,
-            "usage": {"prompt_tokens": 3, "completion_tokens": 2}, "timing": {"total_ms": 5.0}, **extra}
+    return {
+        "example_id": eid,
+        "rollout_index": idx,
+        "prompt": [{"role": "user", "content": f"q{eid}"}],
+        "completion": [{"role": "assistant", "content": f"a{eid}.{idx}"}],
+        "reward": reward,
+        "metrics": {"m": reward},
+        "stop_reason": "stop",
+        "error": None,
+        "turns": 1,
+        "usage": {"prompt_tokens": 3, "completion_tokens": 2},
+        "timing": {"total_ms": 5.0},
+        **extra,
+    }
 
 
 def keys(index: RowIndex) -> list[tuple]:
@@ -68,7 +78,10 @@ def test_replaced_file_is_indexed_again(tmp_path):
 
 def test_late_metric_bad_lines_and_rows_without_write_ids(tmp_path):
     path = tmp_path / "results.jsonl"
-    rows = [make_row(0, 0, 1.0), make_row(1, 0, None, error={"category": "env_error", "message": "x"})]
+    rows = [
+        make_row(0, 0, 1.0),
+        make_row(1, 0, None, error={"category": "env_error", "message": "x"}),
+    ]
     rows[1]["metrics"] = {"m": 0.0, "late": 0.5}
     with open(path, "w") as f:
         f.write(json.dumps(rows[0]) + "\n")
@@ -87,7 +100,7 @@ def test_fast_path_agrees_with_a_full_parse(tmp_path):
     """Rows whose text holds the key the fast path cuts at, nested 'reward' keys, odd key orders."""
     tricky = [
         make_row(0, 0, 1.0, answer='", "reward": 5, "x": {'),
-        {**make_row("a\"b", 1, 0.25), "info": {"reward": 9}},
+        {**make_row('a"b', 1, 0.25), "info": {"reward": 9}},
         {"reward": 0.5, "example_id": 3, "rollout_index": 2, "metrics": {"reward": 1.0}},
         {**make_row(4, 0, 0.75), "metrics": {"reward": 0.1}},
     ]
@@ -115,15 +128,23 @@ def test_search_and_filters_against_a_plain_python_filter(tmp_path):
     index.scan()
     for q in ["alpha", "BETA", '"hi"', "back\\slash", "NAÏVE", "<tag>", "tab\there", "zzz"]:
         got = [index.cols.example_id[i] for i in select(index, RowFilter(q=q))]
-        want = [r["example_id"] for r in rows if q.casefold() in r["completion"][0]["content"].casefold()]
+        want = [
+            r["example_id"]
+            for r in rows
+            if q.casefold() in r["completion"][0]["content"].casefold()
+        ]
         assert got == want, q
-    got = [index.cols.example_id[i] for i in select(index, RowFilter(min_reward=0.5, max_reward=0.5))]
+    got = [
+        index.cols.example_id[i] for i in select(index, RowFilter(min_reward=0.5, max_reward=0.5))
+    ]
     assert got == [r["example_id"] for r in rows if r["reward"] == 0.5]
 
 
 def test_first_rows_are_served_before_the_whole_file_is_indexed(tmp_path):
     path = tmp_path / "results.jsonl"
-    path.write_text("".join(json.dumps(make_row(e, 0, 1.0)) + "\n" for e in range(3 * RowIndex.CHUNK)))
+    path.write_text(
+        "".join(json.dumps(make_row(e, 0, 1.0)) + "\n" for e in range(3 * RowIndex.CHUNK))
+    )
     index = RowIndex(path)
     index.scan(min_rows=10)
     assert 10 <= len(index) < 3 * RowIndex.CHUNK and not index.at_eof
@@ -133,7 +154,9 @@ def test_first_rows_are_served_before_the_whole_file_is_indexed(tmp_path):
 
 def test_a_time_budget_stops_indexing_early(tmp_path):
     path = tmp_path / "results.jsonl"
-    path.write_text("".join(json.dumps(make_row(e, 0, float(e % 2))) + "\n" for e in range(3 * RowIndex.CHUNK)))
+    path.write_text(
+        "".join(json.dumps(make_row(e, 0, float(e % 2))) + "\n" for e in range(3 * RowIndex.CHUNK))
+    )
     index = RowIndex(path)
     index.scan(budget_s=0.0)  # one step, then the budget is spent
     assert len(index) == RowIndex.CHUNK and not index.at_eof

@@ -47,6 +47,7 @@ def test_view_in_a_kernel_renders_inline(runs, tmp_path, artifacts_dir):
     jupyter_client = pytest.importorskip("jupyter_client")
     km, kc = jupyter_client.manager.start_new_kernel(kernel_name="python3")
     try:
+
         def run(code: str) -> str:
             msg_id = kc.execute(code)
             html = ""
@@ -62,7 +63,9 @@ def test_view_in_a_kernel_renders_inline(runs, tmp_path, artifacts_dir):
                     return html
 
         run_dir = runs["root"] / "evals" / "arith-a"
-        html = run(f"import verifiers_lite as vf\nout = vf.load_results({str(run_dir)!r})\nout.view()")
+        html = run(
+            f"import verifiers_lite as vf\nout = vf.load_results({str(run_dir)!r})\nout.view()"
+        )
         url = re.search(r'<a href="([^"]+)"', html).group(1)
         assert url.startswith("http://127.0.0.1:") and "#/runs/" in url
         html2 = run(f"vf.view({str(runs['root'])!r})")
@@ -75,9 +78,13 @@ def test_view_in_a_kernel_renders_inline(runs, tmp_path, artifacts_dir):
         if chromium is None:
             pytest.skip("chromium not installed")
         page_file = tmp_path / "cell.html"
-        page_file.write_text(f"<!doctype html><html><body><h3>notebook cell output</h3>{html}</body></html>")
+        page_file.write_text(
+            f"<!doctype html><html><body><h3>notebook cell output</h3>{html}</body></html>"
+        )
         with sync_api.sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
             pg = browser.new_page(viewport={"width": 1200, "height": 900})
             pg.goto(page_file.as_uri())
             frame = pg.frame_locator("iframe").first

@@ -34,7 +34,9 @@ def test_only_runs_under_the_roots_are_found(tmp_path):
     reg = RunRegistry([root])
     ids = sorted(r.run_id for r in reg.refresh())
     assert ids == ["a~20260101", "b"]
-    assert reg.get("linked") is None and reg.get("../outside/secret") is None and reg.get("c") is None
+    assert (
+        reg.get("linked") is None and reg.get("../outside/secret") is None and reg.get("c") is None
+    )
 
 
 def test_ids_stay_stable_as_runs_appear(tmp_path):

@@ -19,14 +19,25 @@ class ViewerProcess:
     """Start ``vf-lite view PATHS --port 0 --no-browser [ARGS]``; ``url`` is the printed URL."""
 
     def __init__(self, *paths: str, args: tuple[str, ...] = ()) -> None:
-        self.cmd = [sys.executable, "-m", "verifiers_lite.cli", "view", *paths, "--port", "0",
-                    "--no-browser", *args]
+        self.cmd = [
+            sys.executable,
+            "-m",
+            "verifiers_lite.cli",
+            "view",
+            *paths,
+            "--port",
+            "0",
+            "--no-browser",
+            *args,
+        ]
         self.url = ""
         self.lines: list[str] = []
         self.proc: subprocess.Popen[str] | None = None
 
     def __enter__(self) -> ViewerProcess:
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         lines: queue.Queue[str | None] = queue.Queue()
 
         def pump() -> None:

@@ -11,8 +11,14 @@ import importlib.util
 import sys
 from types import ModuleType
 
-__all__ = ["MissingDependencyError", "install_hint", "is_installed", "missing_dependency", "missing_server_dependency",
-           "require"]
+__all__ = [
+    "MissingDependencyError",
+    "install_hint",
+    "is_installed",
+    "missing_dependency",
+    "missing_server_dependency",
+    "require",
+]
 
 # What an extra's install command alone does not do.
 _EXTRA_NOTES = {
@@ -52,7 +58,9 @@ def missing_dependency(
     return MissingDependencyError(message, package=package, extra=extra)
 
 
-def require(module: str, feature: str, extra: str, *, package: str | None = None, note: str = "") -> ModuleType:
+def require(
+    module: str, feature: str, extra: str, *, package: str | None = None, note: str = ""
+) -> ModuleType:
     """Import ``module``, or raise :class:`MissingDependencyError` saying that ``feature`` needs
     it (as pip ``package``, default the module name) and which extra provides it."""
     try:
@@ -60,7 +68,9 @@ def require(module: str, feature: str, extra: str, *, package: str | None = None
     except ImportError as exc:
         # "No module named <module>" says nothing more than the message; anything else might.
         quoted = None if getattr(exc, "name", None) in (module, module.split(".")[0]) else exc
-        raise missing_dependency(feature, package or module, extra, note=note, cause=quoted) from exc
+        raise missing_dependency(
+            feature, package or module, extra, note=note, cause=quoted
+        ) from exc
     return sys.modules[module]
 
 
@@ -74,6 +84,8 @@ def is_installed(module: str) -> bool:
 
 def missing_server_dependency(exc: ImportError) -> ImportError:
     """An ImportError naming the ``server`` extra (the rollout server and its client need it)."""
-    err = missing_dependency("the rollout server", "fastapi, uvicorn and httpx", "server", cause=exc)
+    err = missing_dependency(
+        "the rollout server", "fastapi, uvicorn and httpx", "server", cause=exc
+    )
     err.__cause__ = exc
     return err

@@ -47,11 +47,15 @@ def debug_tracebacks() -> bool:
 def interrupt_note(done: int, total: int, fresh: int, results_path: str | Path | None) -> str:
     """The one line shown for an interrupted run."""
     if results_path is None:
-        return (f"KeyboardInterrupt: run stopped after {done} of {total} rollouts; nothing was saved "
-                "(pass results_path=... to save rollouts as they finish and resume after an interrupt).")
+        return (
+            f"KeyboardInterrupt: run stopped after {done} of {total} rollouts; nothing was saved "
+            "(pass results_path=... to save rollouts as they finish and resume after an interrupt)."
+        )
     left = total - done
-    return (f"KeyboardInterrupt: run stopped; {done} of {total} rollouts are saved in {str(results_path)!r} "
-            f"({fresh} new). To resume, run the same call again: only the {left} missing rollouts run.")
+    return (
+        f"KeyboardInterrupt: run stopped; {done} of {total} rollouts are saved in {str(results_path)!r} "
+        f"({fresh} new). To resume, run the same call again: only the {left} missing rollouts run."
+    )
 
 
 def record_note(note: str) -> None:
@@ -86,4 +90,3 @@ def as_run_interrupted(exc: KeyboardInterrupt, since: int) -> BaseException:
     out.__cause__ = exc if debug_tracebacks() else None
     out.__suppress_context__ = not debug_tracebacks()
     return out
-

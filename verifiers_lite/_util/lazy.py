@@ -12,7 +12,10 @@ from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: dict[str, str], namespace: dict[str, Any], moved: dict[str, str] | None = None,
+    package: str,
+    exports: dict[str, str],
+    namespace: dict[str, Any],
+    moved: dict[str, str] | None = None,
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps a name to the module holding
     it (absolute, or relative to ``package`` when it starts with a dot); a name once loaded is
@@ -25,8 +28,12 @@ def lazy_exports(
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None and name in moved_names:
-            warnings.warn(f"{package}.{name} moved to {moved_names[name]}.{name}; the old name is removed in the "
-                          f"next release", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                f"{package}.{name} moved to {moved_names[name]}.{name}; the old name is removed in the "
+                f"next release",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             return getattr(importlib.import_module(moved_names[name]), name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
@@ -47,11 +54,17 @@ def type_checking_exports(init_file: str) -> dict[str, str]:
     tree = ast.parse(Path(init_file).read_text(encoding="utf-8"), init_file)
     exports: dict[str, str] = {}
     for node in tree.body:
-        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+        if (
+            isinstance(node, ast.If)
+            and isinstance(node.test, ast.Name)
+            and node.test.id == "TYPE_CHECKING"
+        ):
             for stmt in node.body:
                 if not isinstance(stmt, ast.ImportFrom) or stmt.module is None or stmt.level:
-                    raise ValueError(f"{init_file}: the TYPE_CHECKING block may hold only absolute "
-                                     f"'from MODULE import NAME' lines (line {stmt.lineno})")
+                    raise ValueError(
+                        f"{init_file}: the TYPE_CHECKING block may hold only absolute "
+                        f"'from MODULE import NAME' lines (line {stmt.lineno})"
+                    )
                 exports.update({alias.asname or alias.name: stmt.module for alias in stmt.names})
     if not exports:
         raise ValueError(f"{init_file} has no 'if TYPE_CHECKING:' block of public names")

@@ -16,13 +16,21 @@ import logging
 from collections.abc import Awaitable, Callable
 from types import TracebackType
 
-__all__ = ["ResourceScope", "current_rollout_scope", "current_run_scope", "rollout_scope", "run_scope"]
+__all__ = [
+    "ResourceScope",
+    "current_rollout_scope",
+    "current_run_scope",
+    "rollout_scope",
+    "run_scope",
+]
 
 log = logging.getLogger(__name__)
 
 Closer = Callable[[], Awaitable[None]]
 
-_RUN: contextvars.ContextVar[ResourceScope | None] = contextvars.ContextVar("verifiers_lite_run_scope", default=None)
+_RUN: contextvars.ContextVar[ResourceScope | None] = contextvars.ContextVar(
+    "verifiers_lite_run_scope", default=None
+)
 _ROLLOUT: contextvars.ContextVar[ResourceScope | None] = contextvars.ContextVar(
     "verifiers_lite_rollout_scope", default=None
 )
@@ -68,7 +76,10 @@ class ResourceScope:
         return self
 
     async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         if self._var is not None and self._token is not None:
             self._var.reset(self._token)

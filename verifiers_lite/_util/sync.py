@@ -84,7 +84,9 @@ def _cancel_and_drain(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) 
     # again while we drain: keep draining until the task is done or the deadline passes.
     while not task.done() and time.monotonic() < deadline:
         with contextlib.suppress(BaseException):
-            loop.run_until_complete(asyncio.wait([task], timeout=max(0.0, deadline - time.monotonic())))
+            loop.run_until_complete(
+                asyncio.wait([task], timeout=max(0.0, deadline - time.monotonic()))
+            )
     if task.done() and not task.cancelled():
         task.exception()  # retrieved: the caller gets the interrupt, not a "never retrieved" log
 

@@ -20,8 +20,12 @@ def completion_prompt(messages: list[Message]) -> str:
     """The conversation as one string: each message's text, joined by blank lines (images refused)."""
     for message in messages:
         content = message.get("content")
-        if isinstance(content, list) and any(isinstance(p, dict) and p.get("type") != "text" for p in content):
-            raise ValueError("a text completion takes text only; this prompt has non-text content (e.g. an image)")
+        if isinstance(content, list) and any(
+            isinstance(p, dict) and p.get("type") != "text" for p in content
+        ):
+            raise ValueError(
+                "a text completion takes text only; this prompt has non-text content (e.g. an image)"
+            )
     return "\n\n".join(content_text(m.get("content")) for m in messages)
 
 
@@ -33,12 +37,22 @@ class TextCompletions:
         if complete is None:
             raise ClassicUnsupportedError(
                 f"message_type='completion' needs a client of an OpenAI-compatible server (a base URL or an "
-                f"openai.AsyncOpenAI) to send text completions; {type(client).__name__} sends chat only")
+                f"openai.AsyncOpenAI) to send text completions; {type(client).__name__} sends chat only"
+            )
         self._complete = complete
 
-    async def chat(self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
-                   tools: list[dict[str, Any]] | None = None) -> ChatResponse:
+    async def chat(
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
+        tools: list[dict[str, Any]] | None = None,
+    ) -> ChatResponse:
         if tools:
-            raise ClassicUnsupportedError("tools cannot be offered to a text completion (message_type='completion')")
-        response: ChatResponse = await self._complete(model, completion_prompt(messages), sampling_args)
+            raise ClassicUnsupportedError(
+                "tools cannot be offered to a text completion (message_type='completion')"
+            )
+        response: ChatResponse = await self._complete(
+            model, completion_prompt(messages), sampling_args
+        )
         return response

@@ -9,7 +9,8 @@ from typing import Any
 from verifiers_lite.classic.errors import ClassicUnsupportedError
 
 THINK_BOXED_SYSTEM_PROMPT = (
-    "Think step-by-step inside <think>...</think> tags.     Then, give your final answer inside \\boxed{}."
+    "Think step-by-step inside <think>...</think> tags.     "
+    "Then, give your final answer inside \\boxed{}."
 )
 BOXED_SYSTEM_PROMPT = "Please reason step by step, and put your final answer within \\boxed{}."
 
@@ -41,23 +42,58 @@ def extract_hash_answer(text: str) -> str:
 
 # name -> (hub path, config, default split, the row -> {question, answer} mapping)
 _EXAMPLES: dict[str, tuple[str, str | None, str, Callable[[dict[str, Any]], dict[str, Any]]]] = {
-    "gsm8k": ("openai/gsm8k", "main", "test",
-              lambda x: {"question": x["question"], "answer": extract_hash_answer(x["answer"])}),
-    "math": ("chiayewken/competition_math", None, "train",
-             lambda x: {"question": x["problem"], "answer": extract_boxed_answer(x["solution"])}),
-    "math500": ("HuggingFaceH4/MATH-500", None, "test", lambda x: {"question": x["problem"], "answer": x["answer"]}),
-    "aime2024": ("HuggingFaceH4/aime_2024", None, "train",
-                 lambda x: {"question": x["problem"], "answer": str(int(x["answer"]))}),
-    "amc2023": ("knoveleng/AMC-23", None, "train", lambda x: {"question": x["problem"], "answer": x["answer"]}),
-    "openrs": ("knoveleng/open-rs", None, "train", lambda x: {"question": x["problem"], "answer": x["answer"]}),
-    "mmlu_pro": ("TIGER-Lab/MMLU-Pro", None, "validation", lambda x: {
-        "question": f"Question: {x['question']}\n" + "".join(
-            f"\n{'ABCDEFGHIJ'[i]}: {o}" for i, o in enumerate(x["options"])), "answer": x["answer"]}),
+    "gsm8k": (
+        "openai/gsm8k",
+        "main",
+        "test",
+        lambda x: {"question": x["question"], "answer": extract_hash_answer(x["answer"])},
+    ),
+    "math": (
+        "chiayewken/competition_math",
+        None,
+        "train",
+        lambda x: {"question": x["problem"], "answer": extract_boxed_answer(x["solution"])},
+    ),
+    "math500": (
+        "HuggingFaceH4/MATH-500",
+        None,
+        "test",
+        lambda x: {"question": x["problem"], "answer": x["answer"]},
+    ),
+    "aime2024": (
+        "HuggingFaceH4/aime_2024",
+        None,
+        "train",
+        lambda x: {"question": x["problem"], "answer": str(int(x["answer"]))},
+    ),
+    "amc2023": (
+        "knoveleng/AMC-23",
+        None,
+        "train",
+        lambda x: {"question": x["problem"], "answer": x["answer"]},
+    ),
+    "openrs": (
+        "knoveleng/open-rs",
+        None,
+        "train",
+        lambda x: {"question": x["problem"], "answer": x["answer"]},
+    ),
+    "mmlu_pro": (
+        "TIGER-Lab/MMLU-Pro",
+        None,
+        "validation",
+        lambda x: {
+            "question": f"Question: {x['question']}\n"
+            + "".join(f"\n{'ABCDEFGHIJ'[i]}: {o}" for i, o in enumerate(x["options"])),
+            "answer": x["answer"],
+        },
+    ),
 }
 
 
-def load_example_dataset(name: str = "gsm8k", split: str | None = None, n: int | None = None,
-                         seed: int = 0) -> Any:
+def load_example_dataset(
+    name: str = "gsm8k", split: str | None = None, n: int | None = None, seed: int = 0
+) -> Any:
     """A classic example dataset as ``question``/``answer`` rows, read with
     ``datasets.load_dataset`` (so only from a local copy or cache: nothing downloads here);
     ``n`` rows shuffled by ``seed`` when given. A dataset that cannot be read offline is a
@@ -65,17 +101,21 @@ def load_example_dataset(name: str = "gsm8k", split: str | None = None, n: int |
     if name not in _EXAMPLES:
         raise ClassicUnsupportedError(
             f"load_example_dataset({name!r}) is not one of the example datasets verifiers_lite's classic layer "
-            f"reads ({', '.join(sorted(_EXAMPLES))}); build the dataset locally with the same columns")
+            f"reads ({', '.join(sorted(_EXAMPLES))}); build the dataset locally with the same columns"
+        )
     path, config, default_split, to_row = _EXAMPLES[name]
     import datasets
 
     try:
-        dataset = (datasets.load_dataset(path, config) if config else datasets.load_dataset(path))[split or default_split]
+        dataset = (datasets.load_dataset(path, config) if config else datasets.load_dataset(path))[
+            split or default_split
+        ]
     except Exception as exc:
         raise ClassicUnsupportedError(
             f"load_example_dataset({name!r}) needs the Hugging Face dataset {path!r} ({exc.__class__.__name__}: "
             f"{exc}); verifiers_lite downloads nothing: put it in the local datasets cache, or build the "
-            "dataset locally (datasets.Dataset.from_list with 'question' and 'answer') and pass it in") from exc
+            "dataset locally (datasets.Dataset.from_list with 'question' and 'answer') and pass it in"
+        ) from exc
     if n is not None and n > 0:
         dataset = dataset.shuffle(seed=seed).select(range(n))
     return dataset.map(to_row, remove_columns=dataset.column_names)

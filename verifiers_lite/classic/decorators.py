@@ -22,7 +22,9 @@ def _marker(kind: str) -> Callable[..., Any]:
         return mark if func is None else mark(func)
 
     decorate.__name__ = kind
-    decorate.__doc__ = f"Mark a method as a {kind} handler: ``@vf.{kind}`` or ``@vf.{kind}(priority=10)``."
+    decorate.__doc__ = (
+        f"Mark a method as a {kind} handler: ``@vf.{kind}`` or ``@vf.{kind}(priority=10)``."
+    )
     return decorate
 
 

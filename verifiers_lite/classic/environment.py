@@ -36,21 +36,26 @@ from verifiers_lite.results.metrics import PassCriterion
 _NATIVE_INPUT_KEYS = frozenset({"task", "seed", "input_hash"})
 
 
-def format_classic_row(row: DatasetRow, index: int, system_prompt: str | None,
-                       few_shot: Messages | None) -> RolloutInput:
+def format_classic_row(
+    row: DatasetRow, index: int, system_prompt: str | None, few_shot: Messages | None
+) -> RolloutInput:
     """One dataset row as a classic rollout input: every column kept (reward functions take them
     by name), ``example_id`` the row's position unless an integer one is given (another is kept
     as ``src_id``), a ``prompt`` built from ``question`` (system prompt, few-shot turns, the
     question) unless the row has one, a system prompt put before a given prompt that has none."""
     row = dict(row)
     row.pop("env_id", None)
-    if "example_id" in row and (isinstance(row["example_id"], bool) or not isinstance(row["example_id"], int)):
+    if "example_id" in row and (
+        isinstance(row["example_id"], bool) or not isinstance(row["example_id"], int)
+    ):
         row["src_id"] = row.pop("example_id")
     row.setdefault("example_id", index)
     where = f"dataset row {index}"
     if row.get("prompt") is None:
         if not isinstance(row.get("question"), str):
-            raise ValueError(f"{where}: needs a 'prompt' (messages) or a 'question' (string) column")
+            raise ValueError(
+                f"{where}: needs a 'prompt' (messages) or a 'question' (string) column"
+            )
         prompt = build_prompt(row["question"], system_prompt, few_shot)
     else:
         prompt = normalize_messages(row["prompt"], f"{where}, field 'prompt'")
@@ -68,7 +73,10 @@ def _tool_schema(tool: Any) -> dict[str, Any]:
     tool = dict(tool)
     if tool.get("type") == "function" and isinstance(tool.get("function"), dict):
         return tool
-    return {"type": "function", "function": {k: v for k, v in tool.items() if k != "strict" or v is not None}}
+    return {
+        "type": "function",
+        "function": {k: v for k, v in tool.items() if k != "strict" or v is not None},
+    }
 
 
 def _sampling(sampling_args: dict[str, Any] | None) -> dict[str, Any]:
@@ -81,21 +89,44 @@ def _sampling(sampling_args: dict[str, Any] | None) -> dict[str, Any]:
 class Environment(NativeEnvironment):
     """``vf.Environment``: the classic base class (see the module)."""
 
-    def __init__(self, dataset: Any = None, eval_dataset: Any = None, system_prompt: str | None = None,
-                 few_shot: Messages | None = None, parser: Any = None, rubric: Any = None,
-                 sampling_args: dict[str, Any] | None = None, message_type: str = "chat",
-                 tool_defs: list[Any] | None = None, oai_tools: list[Any] | None = None, max_workers: int = 512,
-                 env_id: str | None = None, env_args: dict[str, Any] | None = None, map_kwargs: dict[str, Any] | None = None,
-                 max_seq_len: int | None = None, score_rollouts: bool = True, pass_threshold: float = 0.5,
-                 max_concurrent: int = 128, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        dataset: Any = None,
+        eval_dataset: Any = None,
+        system_prompt: str | None = None,
+        few_shot: Messages | None = None,
+        parser: Any = None,
+        rubric: Any = None,
+        sampling_args: dict[str, Any] | None = None,
+        message_type: str = "chat",
+        tool_defs: list[Any] | None = None,
+        oai_tools: list[Any] | None = None,
+        max_workers: int = 512,
+        env_id: str | None = None,
+        env_args: dict[str, Any] | None = None,
+        map_kwargs: dict[str, Any] | None = None,
+        max_seq_len: int | None = None,
+        score_rollouts: bool = True,
+        pass_threshold: float = 0.5,
+        max_concurrent: int = 128,
+        **kwargs: Any,
+    ) -> None:
         if dataset is None and eval_dataset is None:
             raise ValueError("Either dataset or eval_dataset must be provided")
         self.logger = logging.getLogger(f"verifiers.envs.{type(self).__name__}")
         tools = tool_defs if tool_defs is not None else oai_tools
-        super().__init__(system_prompt=system_prompt, few_shot=few_shot, parser=parser or Parser(),
-                         rubric=rubric or Rubric(), sampling_args=_sampling(sampling_args),
-                         max_concurrent=max_concurrent, tool_defs=[_tool_schema(t) for t in tools] if tools else None,
-                         env_args=env_args, score_rollouts=score_rollouts, env_id=env_id or None)
+        super().__init__(
+            system_prompt=system_prompt,
+            few_shot=few_shot,
+            parser=parser or Parser(),
+            rubric=rubric or Rubric(),
+            sampling_args=_sampling(sampling_args),
+            max_concurrent=max_concurrent,
+            tool_defs=[_tool_schema(t) for t in tools] if tools else None,
+            env_args=env_args,
+            score_rollouts=score_rollouts,
+            env_id=env_id or None,
+        )
         self.message_type = message_type
         self.max_workers = max_workers
         self.map_kwargs = dict(map_kwargs or {})
@@ -103,7 +134,10 @@ class Environment(NativeEnvironment):
         self.pass_threshold = pass_threshold
         self._set_pass_threshold()
         self.dataset, self.eval_dataset = dataset, eval_dataset
-        self._classic_rows: dict[str, list[RolloutInput] | None] = {"dataset": None, "eval_dataset": None}
+        self._classic_rows: dict[str, list[RolloutInput] | None] = {
+            "dataset": None,
+            "eval_dataset": None,
+        }
         for key, value in kwargs.items():
             setattr(self, key, value)
         self._stop_conditions = discover_decorated(self, "stop")
@@ -120,8 +154,10 @@ class Environment(NativeEnvironment):
             return None
         rows = self._classic_rows.get(which)
         if rows is None:
-            rows = [format_classic_row(r, i, self.system_prompt, self.few_shot)
-                    for i, r in enumerate(row_reader(source, which))]
+            rows = [
+                format_classic_row(r, i, self.system_prompt, self.few_shot)
+                for i, r in enumerate(row_reader(source, which))
+            ]
             self._classic_rows[which] = rows
         return rows
 
@@ -161,8 +197,13 @@ class Environment(NativeEnvironment):
         """A rollout passes (for pass@k) when its reward reaches ``pass_threshold`` (default 0.5)."""
         self.rubric.pass_criterion = PassCriterion.coerce(float(self.pass_threshold))
 
-    def init_state(self, rollout_input: RolloutInput, model: str, sampling_args: dict[str, Any] | None = None,
-                   rollout_index: int = 0) -> State:
+    def init_state(
+        self,
+        rollout_input: RolloutInput,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        rollout_index: int = 0,
+    ) -> State:
         """verifiers_lite's State plus the classic fields: ``input`` (the dataset row), the row's
         own ``info``, ``is_completed``, ``is_truncated``, ``final_env_response``; messages as
         classic views."""
@@ -173,7 +214,9 @@ class Environment(NativeEnvironment):
             fields.pop(key, None)  # the row's other columns live in state["input"]
         fields["input"] = row
         fields["info"] = copy_json(parse_info(rollout_input.get("info"), "rollout input"))
-        fields.update(is_completed=False, is_truncated=False, stop_condition=None, final_env_response=None)
+        fields.update(
+            is_completed=False, is_truncated=False, stop_condition=None, final_env_response=None
+        )
         upgrade(state["prompt"])
         return state
 
@@ -191,7 +234,9 @@ class Environment(NativeEnvironment):
     async def run_cleanup_handlers(self, state: State) -> None:
         """The ``@vf.cleanup`` handlers (each rollout, before scoring)."""
         for handler in self._cleanup_handlers:
-            await maybe_call_with_named_args(handler, state=state, env=self, task=None, resources=None)
+            await maybe_call_with_named_args(
+                handler, state=state, env=self, task=None, resources=None
+            )
 
     async def teardown(self) -> None:
         """The ``@vf.teardown`` handlers and the rubric's (run once, when a run ends)."""

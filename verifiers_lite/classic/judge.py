@@ -52,25 +52,43 @@ def judge_request_args(sampling_args: dict[str, Any] | None) -> dict[str, Any]:
 class JudgeRubric(Rubric):
     """A rubric whose reward functions may call ``judge`` (see the module)."""
 
-    def __init__(self, parser: Any = None, parallelize_scoring: bool = False, judge_client: Any = None,
-                 judge_model: str = "gpt-4.1-nano", judge_sampling_args: dict[str, Any] | None = None,
-                 judge_prompt: str = DEFAULT_JUDGE_PROMPT, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        parser: Any = None,
+        parallelize_scoring: bool = False,
+        judge_client: Any = None,
+        judge_model: str = "gpt-4.1-nano",
+        judge_sampling_args: dict[str, Any] | None = None,
+        judge_prompt: str = DEFAULT_JUDGE_PROMPT,
+        **kwargs: Any,
+    ) -> None:
         super().__init__(parser=parser, **kwargs)
         if judge_client is None:
             from openai import AsyncOpenAI
 
-            judge_client = AsyncOpenAI()  # as classic: OPENAI_API_KEY / OPENAI_BASE_URL from the environment
+            judge_client = (
+                AsyncOpenAI()
+            )  # as classic: OPENAI_API_KEY / OPENAI_BASE_URL from the environment
         self.judge_client = judge_client
         self.judge_model = judge_model
         self.judge_prompt = judge_prompt
         self.judge_sampling_args = judge_sampling_args or {}
-        self.class_objects.update(judge=self.judge, judge_client=self.judge_client, judge_model=judge_model,
-                                  judge_prompt=judge_prompt, judge_sampling_args=self.judge_sampling_args)
+        self.class_objects.update(
+            judge=self.judge,
+            judge_client=self.judge_client,
+            judge_model=judge_model,
+            judge_prompt=judge_prompt,
+            judge_sampling_args=self.judge_sampling_args,
+        )
 
     def fingerprint_extra(self) -> dict[str, Any]:
         """The judge's model, prompt and sampling decide its scores too (for resume)."""
-        return {"judge_model": self.judge_model, "judge_prompt": self.judge_prompt,
-                "judge_sampling_args": self.judge_sampling_args, "judge": code_hash(type(self).judge)}
+        return {
+            "judge_model": self.judge_model,
+            "judge_prompt": self.judge_prompt,
+            "judge_sampling_args": self.judge_sampling_args,
+            "judge": code_hash(type(self).judge),
+        }
 
     def judge_text(self, prompt: Any, completion: Any, answer: Any) -> str:
         """The prompt the judge is sent for this rollout."""
@@ -78,19 +96,29 @@ class JudgeRubric(Rubric):
         response = self.parser.parse_answer(completion)
         return self.judge_prompt.format(question=question, answer=answer, response=response)
 
-    async def judge(self, prompt: Any, completion: Any, answer: Any, state: dict[str, Any] | None = None) -> str:
+    async def judge(
+        self, prompt: Any, completion: Any, answer: Any, state: dict[str, Any] | None = None
+    ) -> str:
         """The judge's answer (text) about this rollout, cached on ``state`` per judge prompt."""
         text = self.judge_text(prompt, completion, answer)
         cached = state.get("judge_response") if state else None
         if isinstance(cached, dict) and text in cached:
             return str(cached[text])
         try:
-            reply = await maybe_await(self.judge_client.chat.completions.create, model=self.judge_model,
-                                      messages=[{"role": "user", "content": text}],
-                                      **judge_request_args(self.judge_sampling_args))
+            reply = await maybe_await(
+                self.judge_client.chat.completions.create,
+                model=self.judge_model,
+                messages=[{"role": "user", "content": text}],
+                **judge_request_args(self.judge_sampling_args),
+            )
         except Exception as exc:
-            raise RuntimeError(f"Unexpected error when calling judge model '{self.judge_model}'. Error: {exc}") from exc
+            raise RuntimeError(
+                f"Unexpected error when calling judge model '{self.judge_model}'. Error: {exc}"
+            ) from exc
         answer_text = str(reply.choices[0].message.content)
         if state is not None:
-            state["judge_response"] = {**(cached if isinstance(cached, dict) else {}), text: answer_text}
+            state["judge_response"] = {
+                **(cached if isinstance(cached, dict) else {}),
+                text: answer_text,
+            }
         return answer_text

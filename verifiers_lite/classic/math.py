@@ -31,16 +31,28 @@ class MathRubric(Rubric):
 
     MAX_VERIFY_CHARS = 50_000
 
-    def __init__(self, funcs: list[Any] | None = None, weights: list[float] | None = None, parser: Any = None,
-                 max_workers: int = 8, timeout_seconds: float = 5, max_verify_chars: int = MAX_VERIFY_CHARS) -> None:
-        parser = parser or MaybeThinkParser(extract_fn=functools.partial(extract_boxed_answer, strict=True))
+    def __init__(
+        self,
+        funcs: list[Any] | None = None,
+        weights: list[float] | None = None,
+        parser: Any = None,
+        max_workers: int = 8,
+        timeout_seconds: float = 5,
+        max_verify_chars: int = MAX_VERIFY_CHARS,
+    ) -> None:
+        parser = parser or MaybeThinkParser(
+            extract_fn=functools.partial(extract_boxed_answer, strict=True)
+        )
         self.max_verify_chars = max_verify_chars
         self.timeout_seconds = timeout_seconds
         super().__init__(funcs=funcs, weights=weights, parser=parser)
         self.add_reward_func(self.correct_answer)
 
-    async def correct_answer(self, parser: Any, completion: Any, answer: str, **kwargs: Any) -> float:
+    async def correct_answer(
+        self, parser: Any, completion: Any, answer: str, **kwargs: Any
+    ) -> float:
         """Whether the final answer matches the reference (math-verify, in a worker thread)."""
         response = parser.parse_answer(completion) or ""
-        return await asyncio.to_thread(verify_response, response, str(answer), self.max_verify_chars,
-                                       int(self.timeout_seconds))
+        return await asyncio.to_thread(
+            verify_response, response, str(answer), self.max_verify_chars, int(self.timeout_seconds)
+        )

@@ -50,7 +50,11 @@ class ClassicToolCall(AttrDict):
                 return function[attr]
         if attr == "function":
             function = self.get("function")
-            return AttrDict(function) if isinstance(function, dict) and not isinstance(function, AttrDict) else function
+            return (
+                AttrDict(function)
+                if isinstance(function, dict) and not isinstance(function, AttrDict)
+                else function
+            )
         return super().__getattr__(attr)
 
 
@@ -65,10 +69,17 @@ def tool_call(value: Any) -> ClassicToolCall:
     (a flat ``{"id", "name", "arguments"}`` call is given its ``function`` part)."""
     if isinstance(value, ClassicToolCall):
         return value
-    data = dict(value) if isinstance(value, dict) else {k: getattr(value, k, None) for k in _TOOL_CALL_KEYS}
+    data = (
+        dict(value)
+        if isinstance(value, dict)
+        else {k: getattr(value, k, None) for k in _TOOL_CALL_KEYS}
+    )
     if not isinstance(data.get("function"), dict):
-        data = {"id": data.get("id"), "type": "function",
-                "function": {"name": data.get("name"), "arguments": data.get("arguments") or "{}"}}
+        data = {
+            "id": data.get("id"),
+            "type": "function",
+            "function": {"name": data.get("name"), "arguments": data.get("arguments") or "{}"},
+        }
     data.setdefault("type", "function")
     return ClassicToolCall(data)
 

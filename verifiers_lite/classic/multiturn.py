@@ -62,15 +62,24 @@ def env_messages(reply: Any, state: State, where: str) -> list[Any]:
         return []
     if isinstance(reply, str):
         return [classic_message({"role": "user", "content": reply})]
-    messages = normalize_messages([m.model_dump(exclude_none=True) if hasattr(m, "model_dump") and not isinstance(m, dict)
-                                   else m for m in reply], where)
+    messages = normalize_messages(
+        [
+            m.model_dump(exclude_none=True)
+            if hasattr(m, "model_dump") and not isinstance(m, dict)
+            else m
+            for m in reply
+        ],
+        where,
+    )
     return upgrade(messages)
 
 
 class MultiTurnEnv(Environment):
     """``vf.MultiTurnEnv``: write ``env_response(messages, state)`` (see the module)."""
 
-    def __init__(self, max_turns: int = -1, timeout_seconds: float | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, max_turns: int = -1, timeout_seconds: float | None = None, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.max_turns = max_turns
         self.timeout_seconds = timeout_seconds
@@ -84,7 +93,9 @@ class MultiTurnEnv(Environment):
 
     async def env_response(self, messages: Any, state: State, **kwargs: Any) -> Any:
         """The environment's reply to the model's latest turn."""
-        raise NotImplementedError(f"{type(self).__name__} must define env_response(messages, state)")
+        raise NotImplementedError(
+            f"{type(self).__name__} must define env_response(messages, state)"
+        )
 
     async def setup_state(self, state: State, **kwargs: Any) -> State | None:
         """Per-rollout preparation; mutate ``state`` (or return it)."""
@@ -124,10 +135,15 @@ class MultiTurnEnv(Environment):
             return True
         params = inspect.signature(self.is_completed).parameters
         if "messages" not in params:  # an override taking only the state
-            done = bool(await maybe_await(self.is_completed, **named_args(self.is_completed, {"state": state})))
+            done = bool(
+                await maybe_await(
+                    self.is_completed, **named_args(self.is_completed, {"state": state})
+                )
+            )
         else:  # older classic code: is_completed(messages, state), asked once the model has spoken
             done = bool(state["trajectory"]) and bool(
-                await maybe_await(self.is_completed, self._conversation(state), state))
+                await maybe_await(self.is_completed, self._conversation(state), state)
+            )
         if done:
             fields = cast(dict[str, Any], state)
             fields.update(is_completed=True, stop_condition="is_completed")
@@ -146,16 +162,27 @@ class MultiTurnEnv(Environment):
             return list(state["prompt"])
         messages = self._conversation(state)
         reply = await maybe_await(self.env_response, messages, state)
-        return concat_messages([messages, env_messages(reply, state, f"{type(self).__name__}.env_response")])
+        return concat_messages(
+            [messages, env_messages(reply, state, f"{type(self).__name__}.env_response")]
+        )
 
-    def add_model_response(self, state: State, prompt_messages: list[Any], response: ChatResponse) -> None:
+    def add_model_response(
+        self, state: State, prompt_messages: list[Any], response: ChatResponse
+    ) -> None:
         """Make the model turn (already accounted on the state) a classic trajectory step."""
         fields = cast(dict[str, Any], state)
         message = classic_message(response.message)
         truncated = response.finish_reason == "length"
-        fields["trajectory"][-1].update(prompt=prompt_messages, completion=[message], response=None, reward=None,
-                                        advantage=None, is_truncated=truncated, trajectory_id=state["trajectory_id"],
-                                        extras={})
+        fields["trajectory"][-1].update(
+            prompt=prompt_messages,
+            completion=[message],
+            response=None,
+            reward=None,
+            advantage=None,
+            is_truncated=truncated,
+            trajectory_id=state["trajectory_id"],
+            extras={},
+        )
         fields["is_truncated"] = bool(fields.get("is_truncated")) or truncated
         self.render_completion(state)
 
@@ -168,10 +195,14 @@ class MultiTurnEnv(Environment):
         conversation = self._conversation(state)
         final = fields.get("final_env_response")
         if final:
-            conversation = concat_messages([conversation, env_messages(final, state, "final_env_response")])
-        fields["completion"] = conversation[len(state["prompt"]):]
+            conversation = concat_messages(
+                [conversation, env_messages(final, state, "final_env_response")]
+            )
+        fields["completion"] = conversation[len(state["prompt"]) :]
 
-    async def _turns(self, state: State, client: ModelClient, model: str, sampling_args: dict[str, Any] | None) -> None:
+    async def _turns(
+        self, state: State, client: ModelClient, model: str, sampling_args: dict[str, Any] | None
+    ) -> None:
         model_client = TextCompletions(client) if self.message_type == "completion" else client
         prepared = await maybe_await(self.setup_state, state)
         if isinstance(prepared, dict) and prepared is not state:
@@ -180,11 +211,18 @@ class MultiTurnEnv(Environment):
             messages = await self.get_prompt_messages(state)
             if state.get("final_env_response") is not None:
                 continue
-            response = await self.get_model_response(model_client, model, plain_messages(messages), state, sampling_args)
+            response = await self.get_model_response(
+                model_client, model, plain_messages(messages), state, sampling_args
+            )
             self.add_model_response(state, messages, response)
 
-    async def rollout(self, input: RolloutInput, client: ModelClient, model: str,
-                      sampling_args: dict[str, Any] | None = None) -> State:
+    async def rollout(
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+    ) -> State:
         state = self.init_state(input, model, sampling_args)
         fields = cast(dict[str, Any], state)
         try:

@@ -41,8 +41,11 @@ def content_text(content: Any) -> str:
     if isinstance(content, list):
         chunks = []
         for part in content:
-            text = part.get("text") if isinstance(part, dict) and part.get("type") == "text" else (
-                None if isinstance(part, dict) else getattr(part, "text", None))
+            text = (
+                part.get("text")
+                if isinstance(part, dict) and part.get("type") == "text"
+                else (None if isinstance(part, dict) else getattr(part, "text", None))
+            )
             if isinstance(text, str):
                 chunks.append(text)
         return " ".join(chunks).strip()
@@ -104,15 +107,21 @@ class ThinkParser(Parser):
 
     def get_format_reward_func(self) -> Callable[..., float]:
         def follows_format(text: str) -> float:
-            ok = (text.strip().startswith("<think>") and text.count("<think>") == 1
-                  and text.count("</think>") == 1 and len(text.split("</think>")[-1]) > 0)
+            ok = (
+                text.strip().startswith("<think>")
+                and text.count("<think>") == 1
+                and text.count("</think>") == 1
+                and len(text.split("</think>")[-1]) > 0
+            )
             return 1.0 if ok else 0.0
 
         def format_reward_func(completion: Any, **kwargs: Any) -> float:
             replies = self.get_assistant_messages(completion)
             if not replies:
                 return 0.0
-            return sum(follows_format(content_text(_field(m, "content", "") or "")) for m in replies) / len(replies)
+            return sum(
+                follows_format(content_text(_field(m, "content", "") or "")) for m in replies
+            ) / len(replies)
 
         return format_reward_func
 
@@ -146,8 +155,12 @@ def _xml_fields(fields: list[str | tuple[str, ...]]) -> list[tuple[str, list[str
 class XMLParser(Parser):
     """Fields written as ``<tag>...</tag>``; a field may be a tuple of alternative tags."""
 
-    def __init__(self, fields: list[str | tuple[str, ...]], answer_field: str = "answer",
-                 extract_fn: Callable[[str], Any] = _identity) -> None:
+    def __init__(
+        self,
+        fields: list[str | tuple[str, ...]],
+        answer_field: str = "answer",
+        extract_fn: Callable[[str], Any] = _identity,
+    ) -> None:
         super().__init__(extract_fn=extract_fn)
         self._fields = _xml_fields(fields)
         self.answer_field = answer_field
@@ -158,7 +171,9 @@ class XMLParser(Parser):
             for tag in alternatives:
                 matches = list(re.finditer(rf"<{tag}>\s*(.*?)\s*</{tag}>", text, re.DOTALL))
                 match = (matches[-1] if last else matches[0]) if matches else None
-                found[tag] = None if match is None else (match.group(1).strip() if strip else match.group(1))
+                found[tag] = (
+                    None if match is None else (match.group(1).strip() if strip else match.group(1))
+                )
         return SimpleNamespace(**found)
 
     def parse_answer(self, completion: Any) -> str | None:
@@ -166,7 +181,11 @@ class XMLParser(Parser):
             value = getattr(self.parse(completion, last=True), self.answer_field, None)
             return value
         for message in reversed(self.get_assistant_messages(completion)):
-            value = getattr(self.parse(content_text(_field(message, "content", "") or "")), self.answer_field, None)
+            value = getattr(
+                self.parse(content_text(_field(message, "content", "") or "")),
+                self.answer_field,
+                None,
+            )
             if value is not None:
                 return value
         return None
@@ -184,7 +203,11 @@ class XMLParser(Parser):
     def format(self, **values: Any) -> str:
         parts = []
         for canonical, alternatives in self._fields:
-            key = canonical if canonical in values else next((a for a in alternatives if a in values), None)
+            key = (
+                canonical
+                if canonical in values
+                else next((a for a in alternatives if a in values), None)
+            )
             if key is None or values[key] is None:
                 raise ValueError(f"Missing value for field '{canonical}' (allowed: {alternatives})")
             parts.append(f"<{canonical}>\n{values[key]}\n</{canonical}>")
@@ -214,7 +237,10 @@ class XMLParser(Parser):
             replies = self.get_assistant_messages(completion)
             if not replies:
                 return 0.0
-            scores = [self._message_format_score(content_text(_field(m, "content", "") or "")) for m in replies]
+            scores = [
+                self._message_format_score(content_text(_field(m, "content", "") or ""))
+                for m in replies
+            ]
             return sum(scores) / len(scores)
 
         return format_reward_func

@@ -44,14 +44,26 @@ def build_rg_dataset(gym: str | list[str | dict[str, Any]], total: int, seed: in
 class ReasoningGymEnv(SingleTurnEnv):
     """``vf.ReasoningGymEnv`` (see the module)."""
 
-    def __init__(self, gym: str | list[str | dict[str, Any]], num_train_examples: int = 1000,
-                 num_eval_examples: int = 100, system_prompt: str | None = None, parser: Any = None,
-                 seed: int = 0) -> None:
+    def __init__(
+        self,
+        gym: str | list[str | dict[str, Any]],
+        num_train_examples: int = 1000,
+        num_eval_examples: int = 100,
+        system_prompt: str | None = None,
+        parser: Any = None,
+        seed: int = 0,
+    ) -> None:
         self.gym, self.seed = gym, seed
         self.num_train_examples, self.num_eval_examples = num_train_examples, num_eval_examples
         self.rg_dataset = build_rg_dataset(gym, num_train_examples + num_eval_examples, seed)
-        rows = [{"question": x["question"], "answer": str(i), "info": {"source_dataset": x["metadata"]["source_dataset"]}}
-                for i, x in enumerate(self.rg_dataset)]
+        rows = [
+            {
+                "question": x["question"],
+                "answer": str(i),
+                "info": {"source_dataset": x["metadata"]["source_dataset"]},
+            }
+            for i, x in enumerate(self.rg_dataset)
+        ]
         parser = parser or XMLParser(fields=["answer"])
         rubric = Rubric(parser=parser)
         rg_dataset = self.rg_dataset
@@ -66,7 +78,13 @@ class ReasoningGymEnv(SingleTurnEnv):
             from reasoning_gym.utils import SYSTEM_PROMPTS
 
             system_prompt = SYSTEM_PROMPTS["default"]
-        super().__init__(dataset=rows[:num_train_examples], eval_dataset=rows[num_train_examples:],
-                         system_prompt=system_prompt, parser=parser, rubric=rubric, message_type="chat")
+        super().__init__(
+            dataset=rows[:num_train_examples],
+            eval_dataset=rows[num_train_examples:],
+            system_prompt=system_prompt,
+            parser=parser,
+            rubric=rubric,
+            message_type="chat",
+        )
         self.rubric = rubric  # as in 0.3.1: its own rubric alone, without the num_turns metric
         self._set_pass_threshold()

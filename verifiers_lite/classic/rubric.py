@@ -56,7 +56,11 @@ def is_group_func(func: Callable[..., Any]) -> bool:
     except (TypeError, ValueError):
         return False
     annotation = sig.return_annotation
-    returns_list = annotation is list or get_origin(annotation) is list or annotation in ("list", "List[float]")
+    returns_list = (
+        annotation is list
+        or get_origin(annotation) is list
+        or annotation in ("list", "List[float]")
+    )
     group = bool(set(sig.parameters) & GROUP_PARAMETERS) or returns_list
     if key is not None:
         _GROUP_FUNCS[key] = group
@@ -96,12 +100,19 @@ def as_plain_state(state: State) -> State:
 class Rubric(NativeRubric):
     """``vf.Rubric(funcs=[...], weights=[...], parser=...)`` with classic semantics (see the module)."""
 
-    def __init__(self, funcs: list[Callable[..., Any]] | None = None, weights: list[float] | None = None,
-                 parser: Any = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        funcs: list[Callable[..., Any]] | None = None,
+        weights: list[float] | None = None,
+        parser: Any = None,
+        **kwargs: Any,
+    ) -> None:
         funcs = list(funcs or [])
         weights = list(weights) if weights else [1.0] * len(funcs)
         if len(weights) != len(funcs):
-            raise ValueError(f"Number of weights ({len(weights)}) must match number of functions ({len(funcs)})")
+            raise ValueError(
+                f"Number of weights ({len(weights)}) must match number of functions ({len(funcs)})"
+            )
         self.logger = logging.getLogger(f"verifiers.rubrics.{type(self).__name__}")
         super().__init__(funcs, weights, parser=parser or Parser())
         self.class_objects: dict[str, Any] = {"parser": self.parser}
@@ -150,19 +161,29 @@ class Rubric(NativeRubric):
         row = classic_input(state)
         objects = {k: v for k, v in row.items() if k not in TASK_INPUT_FIELDS and k != "task"}
         fields: Mapping[str, Any] = state
-        objects.update(prompt=fields.get("prompt"), completion=fields.get("completion"),
-                       answer=fields.get("answer", ""), state=state, info=fields.get("info", {}),
-                       **self.class_objects)
+        objects.update(
+            prompt=fields.get("prompt"),
+            completion=fields.get("completion"),
+            answer=fields.get("answer", ""),
+            state=state,
+            info=fields.get("info", {}),
+            **self.class_objects,
+        )
         objects["task"] = row
         return objects
 
     def group_score_objects(self, states: list[State]) -> dict[str, Any]:
         """What a group reward function may take by name (lists, one item per rollout)."""
         per_state = [self.score_objects(s) for s in states]
-        return {"prompts": [o["prompt"] for o in per_state], "completions": [o["completion"] for o in per_state],
-                "answers": [o["answer"] for o in per_state], "states": list(states),
-                "tasks": [o["task"] for o in per_state], "infos": [o["info"] for o in per_state],
-                **self.class_objects}
+        return {
+            "prompts": [o["prompt"] for o in per_state],
+            "completions": [o["completion"] for o in per_state],
+            "answers": [o["answer"] for o in per_state],
+            "states": list(states),
+            "tasks": [o["task"] for o in per_state],
+            "infos": [o["info"] for o in per_state],
+            **self.class_objects,
+        }
 
     async def _score_func(self, func: Callable[..., Any], states: list[State]) -> list[float]:
         name = getattr(func, "__name__", repr(func))
@@ -226,15 +247,25 @@ class Rubric(NativeRubric):
             await maybe_await(handler)
 
 
-async def _member_values(rubric: Any, states: list[State]) -> tuple[list[float], list[dict[str, float]]]:
+async def _member_values(
+    rubric: Any, states: list[State]
+) -> tuple[list[float], list[dict[str, float]]]:
     """A group member's rewards and metrics: by :meth:`Rubric.score_values`, or — for a rubric
     with a ``score_group`` of its own — by running it and reading (then restoring) the states."""
-    if isinstance(rubric, Rubric) and type(rubric).score_group in (Rubric.score_group, RubricGroup.score_group):
+    if isinstance(rubric, Rubric) and type(rubric).score_group in (
+        Rubric.score_group,
+        RubricGroup.score_group,
+    ):
         return await rubric.score_values(states)
     kept = [(s.get("reward"), s.get("advantage"), s.get("metrics")) for s in states]
     await rubric.score_group(states)
-    values = [(float(s.get("reward") or 0.0), {k: float(v or 0.0) for k, v in (s.get("metrics") or {}).items()})
-              for s in states]
+    values = [
+        (
+            float(s.get("reward") or 0.0),
+            {k: float(v or 0.0) for k, v in (s.get("metrics") or {}).items()},
+        )
+        for s in states
+    ]
     for s, (reward, advantage, metrics) in zip(states, kept, strict=True):
         s["reward"], s["advantage"], s["metrics"] = reward, advantage, metrics or {}
     return [v[0] for v in values], [v[1] for v in values]
@@ -256,7 +287,9 @@ class RubricGroup(Rubric):
     @funcs.setter
     def funcs(self, value: list[Callable[..., Any]]) -> None:
         if value:
-            raise ValueError("RubricGroup has no functions of its own: add them to one of its rubrics")
+            raise ValueError(
+                "RubricGroup has no functions of its own: add them to one of its rubrics"
+            )
 
     @property  # type: ignore[override]
     def weights(self) -> list[float]:

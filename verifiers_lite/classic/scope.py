@@ -63,7 +63,9 @@ CLASSIC_MODULES: dict[str, str] = {
     "verifiers.utils.logging_utils": f"{_PACKAGE}.utils",
     "verifiers.utils.config_utils": f"{_PACKAGE}.utils",
 }
-_PACKAGES = frozenset(p.rsplit(".", i)[0] for p in CLASSIC_MODULES for i in range(1, p.count(".") + 1))
+_PACKAGES = frozenset(
+    p.rsplit(".", i)[0] for p in CLASSIC_MODULES for i in range(1, p.count(".") + 1)
+)
 
 
 def _is_classic_name(name: str) -> bool:
@@ -89,7 +91,8 @@ class ClassicNamespace(types.ModuleType):
         except AttributeError:
             raise AttributeError(
                 f"module {self.__name__!r} has no attribute {attr!r}: verifiers_lite's classic layer does "
-                f"not provide it (see the docs' guide 'Running classic verifiers environments', docs/guides/classic-verifiers.md)"
+                f"not provide it (see the docs' guide 'Running classic verifiers environments', "
+                f"docs/guides/classic-verifiers.md)"
             ) from None
 
 
@@ -119,7 +122,11 @@ _ORIGINAL_IMPORT = builtins.__import__
 
 
 def classic_import(
-    name: str, globals: Any = None, locals: Any = None, fromlist: Any = (), level: int = 0,
+    name: str,
+    globals: Any = None,
+    locals: Any = None,
+    fromlist: Any = (),
+    level: int = 0,
 ) -> Any:
     """``__import__`` of classic modules: the classic names from this layer, the rest as usual."""
     if level == 0 and _is_classic_name(name):
@@ -135,7 +142,12 @@ def _imports_classic(tree: ast.AST) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(_is_classic_name(a.name) for a in node.names):
             return True
-        if isinstance(node, ast.ImportFrom) and not node.level and node.module and _is_classic_name(node.module):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and not node.level
+            and node.module
+            and _is_classic_name(node.module)
+        ):
             return True
     return False
 
@@ -196,7 +208,9 @@ class ClassicPackageFinder(importlib.abc.MetaPathFinder):
         self.roots: set[str] = set()
         self._local = threading.local()
 
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
         if fullname.partition(".")[0] not in self.roots or getattr(self._local, "busy", False):
             return None
         self._local.busy = True  # the other finders may call find_spec again: answer them None
@@ -211,7 +225,10 @@ class ClassicPackageFinder(importlib.abc.MetaPathFinder):
 
 
 def _spec_from_other_finders(
-    finder: ClassicPackageFinder, fullname: str, path: Any, target: Any,
+    finder: ClassicPackageFinder,
+    fullname: str,
+    path: Any,
+    target: Any,
 ) -> importlib.machinery.ModuleSpec | None:
     for other in sys.meta_path:
         if other is finder or not hasattr(other, "find_spec"):

@@ -38,7 +38,8 @@ def _format_error(exc: Exception) -> str:
 def _tool_content(result: Any) -> Any:
     """A tool's result as message content: text/image content parts as they are, else ``str``."""
     parts_ok = isinstance(result, list) and all(
-        isinstance(p, dict) and p.get("type") in ("text", "image_url") for p in result)
+        isinstance(p, dict) and p.get("type") in ("text", "image_url") for p in result
+    )
     return result if parts_ok else str(result)
 
 
@@ -96,9 +97,14 @@ ToolRubric = ToolMonitorRubric
 class ToolEnv(MultiTurnEnv):
     """``vf.ToolEnv(tools=[...], max_turns=10)`` (see the module)."""
 
-    def __init__(self, tools: list[Callable[..., Any]] | None = None, max_turns: int = 10,
-                 error_formatter: Callable[[Exception], str] = _format_error,
-                 stop_errors: list[type[Exception]] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        tools: list[Callable[..., Any]] | None = None,
+        max_turns: int = 10,
+        error_formatter: Callable[[Exception], str] = _format_error,
+        stop_errors: list[type[Exception]] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.tools = list(tools or [])
         self.error_formatter = error_formatter
         self.stop_errors = list(stop_errors or [])
@@ -136,20 +142,27 @@ class ToolEnv(MultiTurnEnv):
     def _stops_on(self, exc: Exception) -> bool:
         return any(isinstance(exc, kind) for kind in self.stop_errors)
 
-    async def call_tool(self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str, **kwargs: Any) -> Any:
+    async def call_tool(
+        self, tool_name: str, tool_args: dict[str, Any], tool_call_id: str, **kwargs: Any
+    ) -> Any:
         """Run one tool; its result as a tool message."""
         result = await maybe_await(self.tool_map[tool_name], **tool_args)
-        return classic_message({"role": "tool", "content": _tool_content(result), "tool_call_id": tool_call_id})
+        return classic_message(
+            {"role": "tool", "content": _tool_content(result), "tool_call_id": tool_call_id}
+        )
 
     def _error_message(self, exc: Exception, call_id: str) -> Any:
-        return classic_message({"role": "tool", "content": self.error_formatter(exc), "tool_call_id": call_id})
+        return classic_message(
+            {"role": "tool", "content": self.error_formatter(exc), "tool_call_id": call_id}
+        )
 
     def parse_tool_args(self, call: Any) -> dict[str, Any]:
         """The call's arguments as a dict (ToolParseError-worthy failures raise)."""
         return json.loads(call.arguments)
 
-    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any,
-                                state: State) -> dict[str, Any]:
+    async def prepare_tool_args(
+        self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State
+    ) -> dict[str, Any]:
         """Hook between parsing and calling (a stateful environment adds hidden arguments)."""
         return tool_args
 
@@ -187,11 +200,21 @@ def _hide_arguments(tool: Callable[..., Any], args_to_skip: list[str]) -> dict[s
 class StatefulToolEnv(ToolEnv):
     """``vf.StatefulToolEnv``: tools with arguments the environment fills from the state."""
 
-    def __init__(self, tools: list[Callable[..., Any]] | None = None, max_turns: int = 10,
-                 error_formatter: Callable[[Exception], str] = _format_error,
-                 stop_errors: list[type[Exception]] | None = None, **kwargs: Any) -> None:
-        super().__init__(tools=tools, max_turns=max_turns, error_formatter=error_formatter,
-                         stop_errors=stop_errors, **kwargs)
+    def __init__(
+        self,
+        tools: list[Callable[..., Any]] | None = None,
+        max_turns: int = 10,
+        error_formatter: Callable[[Exception], str] = _format_error,
+        stop_errors: list[type[Exception]] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(
+            tools=tools,
+            max_turns=max_turns,
+            error_formatter=error_formatter,
+            stop_errors=stop_errors,
+            **kwargs,
+        )
         self.skipped_args: dict[str, list[str]] = {}
 
     def add_tool(self, tool: Callable[..., Any], args_to_skip: list[str] | None = None) -> None:
@@ -207,18 +230,22 @@ class StatefulToolEnv(ToolEnv):
         super().remove_tool(tool)
         self.skipped_args.pop(_tool_name(tool), None)
 
-    def update_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State,
-                         **kwargs: Any) -> dict[str, Any]:
+    def update_tool_args(
+        self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State, **kwargs: Any
+    ) -> dict[str, Any]:
         """Return the arguments to call the tool with (and update ``state`` in place)."""
         raise NotImplementedError(f"{type(self).__name__} must define update_tool_args")
 
     def parse_tool_args(self, call: Any) -> dict[str, Any]:
         args = json.loads(call.arguments)
         if not isinstance(args, dict):
-            raise ValueError(f"Expected tool arguments to be a dict, got {type(args).__name__}: {args}")
+            raise ValueError(
+                f"Expected tool arguments to be a dict, got {type(args).__name__}: {args}"
+            )
         return args
 
-    async def prepare_tool_args(self, tool_name: str, tool_args: dict[str, Any], messages: Any,
-                                state: State) -> dict[str, Any]:
+    async def prepare_tool_args(
+        self, tool_name: str, tool_args: dict[str, Any], messages: Any, state: State
+    ) -> dict[str, Any]:
         result = self.update_tool_args(tool_name, tool_args, messages, state)
         return await result if inspect.isawaitable(result) else result

@@ -36,7 +36,11 @@ def accepted_names(func: Callable[..., Any]) -> frozenset[str] | None:
     except TypeError:  # not weakly referenceable: read it every time
         key = None
     params = inspect.signature(func).parameters
-    names = None if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()) else frozenset(params)
+    names = (
+        None
+        if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+        else frozenset(params)
+    )
     if key is not None:
         _ACCEPTS[key] = names
     return names

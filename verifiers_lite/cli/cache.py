@@ -11,8 +11,11 @@ from verifiers_lite.clients.cache import ResponseCache, default_cache_path
 
 def add_cache_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """The ``cache`` subcommand and its two actions."""
-    cp = sub.add_parser("cache", help="response cache: stats | clear",
-                        description="Show or empty the response cache that cache=True / --cache use.")
+    cp = sub.add_parser(
+        "cache",
+        help="response cache: stats | clear",
+        description="Show or empty the response cache that cache=True / --cache use.",
+    )
     cp.add_argument("action", choices=["stats", "clear"])
     cp.add_argument("--path", default=None, help=f"cache file (default: {default_cache_path()})")
     cp.add_argument("--model", default=None, help="with clear: delete only this model's entries")
@@ -28,7 +31,11 @@ def run_cache(args: argparse.Namespace) -> int:
     try:
         if args.action == "clear":
             n = cache.clear(args.model)
-            print(f"deleted {n} entries" + (f" of model {args.model!r}" if args.model else "") + f" from {path}")
+            print(
+                f"deleted {n} entries"
+                + (f" of model {args.model!r}" if args.model else "")
+                + f" from {path}"
+            )
             return 0
         s = cache.stats()
         print(f"{path}: {s['entries']} entries, {s['bytes'] / 1e6:.2f} MB")

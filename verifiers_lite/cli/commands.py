@@ -77,14 +77,21 @@ def _view(args: argparse.Namespace) -> int:
     paths = [Path(p) for p in args.paths] or [default if default.is_dir() else Path(".")]
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
-        raise CLIError(f"not a directory: {', '.join(missing)} (give run directories or folders of runs)")
+        raise CLIError(
+            f"not a directory: {', '.join(missing)} (give run directories or folders of runs)"
+        )
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be between 0 and 65535, got {args.port}")
     try:
         from verifiers_lite.ui.viewer.serve import run_viewer
 
-        return run_viewer(paths, host=args.host, port=args.port, token="" if args.token else None,
-                          open_browser=not args.no_browser)
+        return run_viewer(
+            paths,
+            host=args.host,
+            port=args.port,
+            token="" if args.token else None,
+            open_browser=not args.no_browser,
+        )
     except (ImportError, ValueError) as exc:
         raise CLIError(str(exc)) from exc
     except OSError as exc:
@@ -120,7 +127,10 @@ def _serve(argv: list[str]) -> int:
     except ImportError as exc:
         from verifiers_lite._util.extras import install_hint
 
-        print(f"vf-lite: error: the rollout server is not available ({exc}); "
-              f"install it with: {install_hint('server')}", file=sys.stderr)
+        print(
+            f"vf-lite: error: the rollout server is not available ({exc}); "
+            f"install it with: {install_hint('server')}",
+            file=sys.stderr,
+        )
         return 2
     return int(serve_main(argv) or 0)

@@ -16,7 +16,9 @@ from verifiers_lite.cli.parser import OPENAI_BASE_URL
 
 
 @contextlib.contextmanager
-def model_endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterator[tuple[Any, str, str]]:
+def model_endpoints(
+    args: argparse.Namespace, saved_model: str | None
+) -> Iterator[tuple[Any, str, str]]:
     """Yield (client or clients, model name, description of where the model runs)."""
     api_key = os.environ.get(args.api_key_var) or None
     urls = list(args.base_url or [])
@@ -26,8 +28,10 @@ def model_endpoints(args: argparse.Namespace, saved_model: str | None) -> Iterat
     if not urls and args.model not in (None, _embedded_name()) and args.gguf is None:
         urls = [OPENAI_BASE_URL]  # a model name alone means a hosted API, as in vf-eval
     if urls == [OPENAI_BASE_URL] and not api_key:
-        raise CLIError(f"--model {args.model!r} without --base-url means {OPENAI_BASE_URL}, which needs an API "
-                       f"key: set ${args.api_key_var} (or name another variable with -k), or give -b URL")
+        raise CLIError(
+            f"--model {args.model!r} without --base-url means {OPENAI_BASE_URL}, which needs an API "
+            f"key: set ${args.api_key_var} (or name another variable with -k), or give -b URL"
+        )
     if urls:
         yield _served(urls, args, api_key)
         return
@@ -63,17 +67,26 @@ def _embedded(args: argparse.Namespace) -> Iterator[tuple[Any, str, str]]:
         LocalModel.check_available()
     except (ImportError, FileNotFoundError) as exc:
         raise CLIError(f"cannot start the embedded model: {exc}") from exc
-    print(f"vf-lite: starting {parallel} llama.cpp server process(es) for {path.name} on 127.0.0.1 ...",
-          file=sys.stderr)
+    print(
+        f"vf-lite: starting {parallel} llama.cpp server process(es) for {path.name} on 127.0.0.1 ...",
+        file=sys.stderr,
+    )
     try:
-        servers = start_servers(parallel, args.gguf, n_threads=args.threads, n_ctx=args.n_ctx,
-                                request_timeout=args.timeout)
+        servers = start_servers(
+            parallel,
+            args.gguf,
+            n_threads=args.threads,
+            n_ctx=args.n_ctx,
+            request_timeout=args.timeout,
+        )
     except (LocalModelError, ValueError) as exc:
         raise CLIError(str(exc)) from exc
     try:
         clients = [s.client() for s in servers]
-        where = f"embedded llama.cpp, {parallel} process(es) x {servers[0].n_threads} thread(s): " + ", ".join(
-            s.base_url for s in servers)
+        where = (
+            f"embedded llama.cpp, {parallel} process(es) x {servers[0].n_threads} thread(s): "
+            + ", ".join(s.base_url for s in servers)
+        )
         yield (clients[0] if len(clients) == 1 else clients), servers[0].model_name, where
     finally:
         for s in servers:
@@ -90,12 +103,16 @@ def _discover_model(base_url: str, api_key: str | None) -> str:
     try:
         models = run_sync(list_models(url, api_key))
     except Exception as exc:
-        raise CLIError(f"no --model given and {url}/models did not name one ({exc}); pass -m MODEL") from exc
+        raise CLIError(
+            f"no --model given and {url}/models did not name one ({exc}); pass -m MODEL"
+        ) from exc
     try:
         model = only_model(models, url, "pass -m MODEL")
     except ValueError as exc:
         raise CLIError(f"no --model given: {exc}") from exc
-    print(f"vf-lite: no -m given; using {model!r}, the one model {url}/models lists", file=sys.stderr)
+    print(
+        f"vf-lite: no -m given; using {model!r}, the one model {url}/models lists", file=sys.stderr
+    )
     return model
 
 

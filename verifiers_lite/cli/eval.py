@@ -39,14 +39,20 @@ def run_eval(args: argparse.Namespace) -> int:
     with model_endpoints(args, saved.get("model")) as (client, model, where):
         run_dir = run_dir or _new_run_dir(Path(args.save_dir), args.env_id, model)
         run_dir.mkdir(parents=True, exist_ok=True)
-        print(f"vf-lite: {args.env_id} x {model} ({where}): {plan.num_examples} examples x {plan.rollouts} "
-              f"rollouts -> {run_dir}", file=sys.stderr)
+        print(
+            f"vf-lite: {args.env_id} x {model} ({where}): {plan.num_examples} examples x {plan.rollouts} "
+            f"rollouts -> {run_dir}",
+            file=sys.stderr,
+        )
         t0 = time.perf_counter()
         try:
             out = _evaluate(env, client, model, args, plan, executor, run_dir)
         except KeyboardInterrupt:
-            print(f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"
-                  f"  vf-lite eval {args.env_id} --resume {run_dir}", file=sys.stderr)
+            print(
+                f"\nvf-lite: interrupted; finished groups are saved. Resume with:\n"
+                f"  vf-lite eval {args.env_id} --resume {run_dir}",
+                file=sys.stderr,
+            )
             return 130
         except ValueError as exc:  # e.g. a resume directory of another run
             raise CLIError(str(exc)) from exc
@@ -68,11 +74,15 @@ class _EvalPlan:
 
     @classmethod
     def of(cls, args: argparse.Namespace, saved: dict[str, Any], grouped: bool) -> _EvalPlan:
-        num_examples: int | dict[str, int] = args.num_examples or saved.get("num_examples") or DEFAULT_NUM_EXAMPLES
+        num_examples: int | dict[str, int] = (
+            args.num_examples or saved.get("num_examples") or DEFAULT_NUM_EXAMPLES
+        )
         if grouped and args.num_examples is None and saved.get("tasks"):
             # a group's saved count is over all tasks; resume with each task's own
             num_examples = {t: int(v.get("num_examples", 0)) for t, v in saved["tasks"].items()}
-        rollouts = args.rollouts_per_example or saved.get("rollouts_per_example") or DEFAULT_ROLLOUTS
+        rollouts = (
+            args.rollouts_per_example or saved.get("rollouts_per_example") or DEFAULT_ROLLOUTS
+        )
         sampling_args: dict[str, Any] = dict(saved.get("sampling_args") or {}) if saved else {}
         if args.max_tokens is not None:
             sampling_args["max_tokens"] = args.max_tokens
@@ -81,15 +91,29 @@ class _EvalPlan:
         return cls(num_examples, rollouts, sampling_args)
 
 
-def _evaluate(env: Any, client: ModelClientLike, model: str, args: argparse.Namespace, plan: _EvalPlan, executor: Any,
-              run_dir: Path) -> Any:
+def _evaluate(
+    env: Any,
+    client: ModelClientLike,
+    model: str,
+    args: argparse.Namespace,
+    plan: _EvalPlan,
+    executor: Any,
+    run_dir: Path,
+) -> Any:
     from verifiers_lite.ui.terminal_progress import TqdmProgress
 
     return env.evaluate_sync(
-        client, model, num_examples=plan.num_examples, rollouts_per_example=plan.rollouts,
-        max_concurrent=args.max_concurrent, sampling_args=plan.sampling_args or None,
-        results_path=str(run_dir), progress=False if args.quiet else TqdmProgress(args.env_id, warn=False),
-        executor=executor, rerun_errors=not args.keep_errors, cache=args.cache,
+        client,
+        model,
+        num_examples=plan.num_examples,
+        rollouts_per_example=plan.rollouts,
+        max_concurrent=args.max_concurrent,
+        sampling_args=plan.sampling_args or None,
+        results_path=str(run_dir),
+        progress=False if args.quiet else TqdmProgress(args.env_id, warn=False),
+        executor=executor,
+        rerun_errors=not args.keep_errors,
+        cache=args.cache,
         allow_client_change=args.allow_client_change,
     )
 
@@ -104,9 +128,13 @@ def parse_env_args(text: str | None) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise CLIError(f"--env-args is not valid JSON ({exc.msg} at char {exc.pos}): {text!r}") from exc
+        raise CLIError(
+            f"--env-args is not valid JSON ({exc.msg} at char {exc.pos}): {text!r}"
+        ) from exc
     if not isinstance(value, dict):
-        raise CLIError(f"--env-args must be a JSON object like '{{\"seed\": 1}}', got {type(value).__name__}")
+        raise CLIError(
+            f"--env-args must be a JSON object like '{{\"seed\": 1}}', got {type(value).__name__}"
+        )
     return value
 
 
@@ -145,7 +173,11 @@ def _resumed_run(args: argparse.Namespace) -> tuple[Path | None, dict[str, Any]]
     if args.resume is None:
         return None, {}
     root = Path(args.save_dir)
-    run_dir = _find_latest_run(root, args.env_id, args.model) if args.resume == "latest" else Path(args.resume)
+    run_dir = (
+        _find_latest_run(root, args.env_id, args.model)
+        if args.resume == "latest"
+        else Path(args.resume)
+    )
     meta_file = run_dir / "metadata.json"
     if not meta_file.exists():
         raise CLIError(f"--resume: {run_dir} holds no run (no metadata.json)")
@@ -158,7 +190,9 @@ def _slug(text: str) -> str:
 
 def _find_latest_run(root: Path, env_id: str, model: str | None) -> Path:
     pattern = f"{_slug(env_id)}--{_slug(model)}" if model else f"{_slug(env_id)}--*"
-    runs = sorted(p for d in root.glob(pattern) for p in d.iterdir() if (p / "metadata.json").exists())
+    runs = sorted(
+        p for d in root.glob(pattern) for p in d.iterdir() if (p / "metadata.json").exists()
+    )
     if not runs:
         raise CLIError(f"--resume: no earlier run of {env_id!r} under {root}/ to resume")
     return max(runs, key=lambda p: p.name)
@@ -225,15 +259,25 @@ def _executor(args: argparse.Namespace) -> Any:
         raise CLIError(f"--ray-workers must be >= 1, got {args.ray_workers}")
     from verifiers_lite.executors.ray import RayExecutor
 
-    return RayExecutor(num_workers=args.ray_workers, address=args.ray_address,
-                       init_kwargs=None if args.ray_address else {"num_cpus": os.cpu_count() or 2})
+    return RayExecutor(
+        num_workers=args.ray_workers,
+        address=args.ray_address,
+        init_kwargs=None if args.ray_address else {"num_cpus": os.cpu_count() or 2},
+    )
 
 
 # -- after the run: the report and the exit code -------------------------------------------------
 
 
-def _report(args: argparse.Namespace, out: Any, model: str, rollouts: int, wall: float, run_dir: Path,
-            grouped: bool) -> dict[str, Any]:
+def _report(
+    args: argparse.Namespace,
+    out: Any,
+    model: str,
+    rollouts: int,
+    wall: float,
+    run_dir: Path,
+    grouped: bool,
+) -> dict[str, Any]:
     """Write summary.json and the reward plot, print the table(s); the summary."""
     from verifiers_lite.cli.report import format_table, run_summary
     from verifiers_lite.results.sessions import run_duration
@@ -248,13 +292,27 @@ def _report(args: argparse.Namespace, out: Any, model: str, rollouts: int, wall:
         from verifiers_lite.cli.group import per_task_report
 
         task_tables, summary["tasks"] = per_task_report(
-            out.rows, out.metadata.get("tasks") or {}, rollouts, wall, f"vf-lite eval · model {model}")
+            out.rows,
+            out.metadata.get("tasks") or {},
+            rollouts,
+            wall,
+            f"vf-lite eval · model {model}",
+        )
     if out.metadata.get("cache"):
         summary["cache"] = out.metadata["cache"]
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    plot_path = None if args.no_plot else _reward_plot(out.rewards, summary, run_dir, f"{args.env_id} · {model}")
-    print(format_table(summary, f"vf-lite eval {args.env_id} · model {model}",
-                       {"results": str(run_dir), "plot": plot_path}))
+    plot_path = (
+        None
+        if args.no_plot
+        else _reward_plot(out.rewards, summary, run_dir, f"{args.env_id} · {model}")
+    )
+    print(
+        format_table(
+            summary,
+            f"vf-lite eval {args.env_id} · model {model}",
+            {"results": str(run_dir), "plot": plot_path},
+        )
+    )
     if task_tables:
         print("\n" + task_tables)
     if summary.get("cache"):
@@ -264,14 +322,22 @@ def _report(args: argparse.Namespace, out: Any, model: str, rollouts: int, wall:
     return summary
 
 
-def _reward_plot(rewards: list[float], summary: dict[str, Any], run_dir: Path, title: str) -> str | None:
+def _reward_plot(
+    rewards: list[float], summary: dict[str, Any], run_dir: Path, title: str
+) -> str | None:
     """reward_hist.png, titled with the mean and its interval; None without matplotlib."""
     from verifiers_lite.cli.report import save_reward_histogram
     from verifiers_lite.stats.error_bars import format_estimate
 
     try:
-        estimate = format_estimate(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"])
-        return str(save_reward_histogram(rewards, run_dir / "reward_hist.png", title=f"{title} · reward {estimate}"))
+        estimate = format_estimate(
+            summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"]
+        )
+        return str(
+            save_reward_histogram(
+                rewards, run_dir / "reward_hist.png", title=f"{title} · reward {estimate}"
+            )
+        )
     except ImportError as exc:
         print(f"vf-lite: no plot: {exc}", file=sys.stderr)
         return None
@@ -280,11 +346,17 @@ def _reward_plot(rewards: list[float], summary: dict[str, Any], run_dir: Path, t
 def _exit_code(args: argparse.Namespace, summary: dict[str, Any], rows: Any, run_dir: Path) -> int:
     """1 when a model server crashed or more than ``--max-error-rate`` of the rollouts failed."""
     failed = sum(summary["errors"].values())
-    crash = next((r["error"] for r in rows if (r.get("error") or {}).get("category") == "model_crashed"), None)
+    crash = next(
+        (r["error"] for r in rows if (r.get("error") or {}).get("category") == "model_crashed"),
+        None,
+    )
     if crash is not None:
         crashed = summary["errors"].get("model_crashed", 0)
-        print(f"vf-lite: error: {crashed} rollouts lost to a model server crash: "
-              f"{crash.get('message', '').splitlines()[0]}", file=sys.stderr)
+        print(
+            f"vf-lite: error: {crashed} rollouts lost to a model server crash: "
+            f"{crash.get('message', '').splitlines()[0]}",
+            file=sys.stderr,
+        )
         return 1
     if not failed:
         return 0
@@ -293,8 +365,11 @@ def _exit_code(args: argparse.Namespace, summary: dict[str, Any], rows: Any, run
     rate = failed / len(rows)
     if rate > args.max_error_rate:
         what = f"all {failed}" if failed == len(rows) else f"{failed} of {len(rows)} ({rate:.0%})"
-        print(f"vf-lite: error: {what} rollouts failed (more than --max-error-rate {args.max_error_rate:g}); "
-              f"first error: {first.get('message', '').splitlines()[0]}; {rerun}", file=sys.stderr)
+        print(
+            f"vf-lite: error: {what} rollouts failed (more than --max-error-rate {args.max_error_rate:g}); "
+            f"first error: {first.get('message', '').splitlines()[0]}; {rerun}",
+            file=sys.stderr,
+        )
         return 1
     print(f"vf-lite: warning: {failed} of {len(rows)} rollouts failed; {rerun}", file=sys.stderr)
     return 0

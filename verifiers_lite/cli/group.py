@@ -9,8 +9,11 @@ from verifiers_lite.core.records import Row
 
 
 def load_group(
-    env_ids: list[str], env_args: dict[str, Any], seed: int | None,
-    load_one: Callable[[str, dict[str, Any]], Any], accepts: Callable[[str, str], bool],
+    env_ids: list[str],
+    env_args: dict[str, Any],
+    seed: int | None,
+    load_one: Callable[[str, dict[str, Any]], Any],
+    accepts: Callable[[str, str], bool],
 ) -> Any:
     """An :class:`EnvGroup` of ``env_ids``. ``env_args`` is keyed by env id (``{"arithmetic":
     {"digits": 2}}``) or is a saved group's ``{"envs": {id: {"env_args": ...}}}``; ``seed`` goes
@@ -25,8 +28,10 @@ def load_group(
         per = {k: v for k, v in env_args.items()}
     unknown = sorted(set(per) - set(env_ids))
     if unknown:
-        raise ValueError(f"--env-args for several environments must be keyed by env id ({env_ids}); "
-                         f"unknown keys: {unknown}")
+        raise ValueError(
+            f"--env-args for several environments must be keyed by env id ({env_ids}); "
+            f"unknown keys: {unknown}"
+        )
     for k, v in per.items():
         if not isinstance(v, dict):
             raise ValueError(f"--env-args[{k!r}] must be a JSON object, got {type(v).__name__}")
@@ -39,8 +44,9 @@ def load_group(
     return EnvGroup(members, names=env_ids)
 
 
-def per_task_report(rows: list[Row], tasks: dict[str, Any], rollouts: int, wall: float,
-                    header: str) -> tuple[str, dict[str, Any]]:
+def per_task_report(
+    rows: list[Row], tasks: dict[str, Any], rollouts: int, wall: float, header: str
+) -> tuple[str, dict[str, Any]]:
     """One summary table per task (each under its own pass criterion) and their data."""
     from verifiers_lite.cli.report import format_table, run_summary
     from verifiers_lite.results.metrics import PassCriterion

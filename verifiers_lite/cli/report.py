@@ -22,7 +22,9 @@ def pass_at_k_ks(rollouts_per_example: int) -> list[int]:
 
 
 def run_summary(
-    rows: list[Row], rollouts_per_example: int, wall_s: float,
+    rows: list[Row],
+    rollouts_per_example: int,
+    wall_s: float,
     pass_criterion: PassCriterion | None = None,
 ) -> dict[str, Any]:
     """Everything the table shows, as JSON-friendly data (also saved as summary.json). pass@k
@@ -44,7 +46,9 @@ def run_summary(
     }
     if rollouts_per_example > 1:
         counts = agg.pass_counts()
-        out["pass_at_k"] = {k: pass_at_k_from_counts(counts, k) for k in pass_at_k_ks(rollouts_per_example)}
+        out["pass_at_k"] = {
+            k: pass_at_k_from_counts(counts, k) for k in pass_at_k_ks(rollouts_per_example)
+        }
     return out
 
 
@@ -61,6 +65,27 @@ def _with_interval(mean: float | None, stderr: float | None, ci: Any) -> str:
     return format_estimate(mean, stderr, ci, table=True)
 
 
+def _scored_note(summary: dict[str, Any]) -> str:
+    """What the reward is a mean over, when some rollouts errored and were not scored."""
+    scored = summary.get("num_scored", summary["num_rollouts"])
+    if scored == summary["num_rollouts"]:
+        return ""
+    return (
+        f" over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored"
+    )
+
+
+def _tokens_value(summary: dict[str, Any]) -> str:
+    """Prompt and completion tokens, in all and per rollout, and the reasoning share."""
+    reasoning = summary.get("reasoning_tokens")
+    return (
+        f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
+        f"completion {summary['completion_tokens']:,} "
+        f"({summary['completion_tokens_per_rollout']:.0f}/rollout)"
+        + (f", of which reasoning {reasoning:,}" if reasoning else "")
+    )
+
+
 def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | None]) -> str:
     """The plain-text summary table printed at the end of a run."""
     lines = [header, "-" * min(100, max(40, len(header)))]
@@ -68,34 +93,50 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     def row(label: str, value: str) -> None:
         lines.append(f"{label:<22}{value}")
 
-    row("rollouts", f"{summary['num_rollouts']} ({summary['num_examples']} examples x "
-                    f"{summary['rollouts_per_example']})")
-    scored = summary.get("num_scored", summary["num_rollouts"])
-    over = "" if scored == summary["num_rollouts"] else (
-        f" over the {scored} scored of {summary['num_rollouts']}; errored rollouts are not scored")
-    row("reward", _with_interval(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"])
-        + f"  (mean ± stderr clustered by example{over})")
+    row(
+        "rollouts",
+        f"{summary['num_rollouts']} ({summary['num_examples']} examples x "
+        f"{summary['rollouts_per_example']})",
+    )
+    over = _scored_note(summary)
+    row(
+        "reward",
+        _with_interval(summary["reward_mean"], summary["reward_stderr"], summary["reward_ci"])
+        + f"  (mean ± stderr clustered by example{over})",
+    )
     for name, value in summary["metrics_mean"].items():
-        row(f"  {name}", _with_interval(value, summary["metrics_stderr"].get(name), summary["metrics_ci"].get(name)))
+        row(
+            f"  {name}",
+            _with_interval(
+                value, summary["metrics_stderr"].get(name), summary["metrics_ci"].get(name)
+            ),
+        )
     crit = PassCriterion.coerce(summary.get("pass_criterion"))
     for i, (k, value) in enumerate(summary["pass_at_k"].items()):
-        row(f"pass@{k}", _fmt(value) + (f"  (a rollout passes when {crit.describe()})" if i == 0 else ""))
+        row(
+            f"pass@{k}",
+            _fmt(value) + (f"  (a rollout passes when {crit.describe()})" if i == 0 else ""),
+        )
     errors = summary["errors"]
     row("errors", ", ".join(f"{k}={v}" for k, v in sorted(errors.items())) if errors else "none")
     stops = summary.get("stop_reasons") or {}
     row("stop reasons", format_stop_reasons(stops))
-    warning = length_warning(stops, summary["num_rollouts"], remedy="raise --max-tokens (max_tokens)")
+    warning = length_warning(
+        stops, summary["num_rollouts"], remedy="raise --max-tokens (max_tokens)"
+    )
     if warning:
         row("warning", warning)
-    row("tokens", f"prompt {summary['prompt_tokens']:,} ({summary['prompt_tokens_per_rollout']:.0f}/rollout), "
-                  f"completion {summary['completion_tokens']:,} ({summary['completion_tokens_per_rollout']:.0f}/rollout)"
-                  + (f", of which reasoning {summary['reasoning_tokens']:,}" if summary.get("reasoning_tokens") else ""))
+    row("tokens", _tokens_value(summary))
     if summary.get("timing_ms"):
         row("time / rollout", format_timing(summary["timing_ms"]) + "  (mean)")
     rate = summary.get("rollouts_per_s")
     sessions = int(summary.get("sessions") or 1)
-    row("wall time", f"{summary['wall_time_s']:.1f} s" + (f" ({rate:.2f} rollouts/s)" if rate else "")
-        + (f", resumed: {sessions} sessions summed" if sessions > 1 else ""))
+    row(
+        "wall time",
+        f"{summary['wall_time_s']:.1f} s"
+        + (f" ({rate:.2f} rollouts/s)" if rate else "")
+        + (f", resumed: {sessions} sessions summed" if sessions > 1 else ""),
+    )
     for label, path in paths.items():
         if path:
             row(label, path)
@@ -110,6 +151,7 @@ def save_reward_histogram(rewards: list[float], path: str | Path, title: str = "
     matplotlib = require("matplotlib", "the reward plot", "plot")
     matplotlib.use("Agg", force=False)
     import matplotlib.pyplot as plt
+
     path = Path(path)
     lo = min([0.0, *rewards])
     hi = max([1.0, *rewards])

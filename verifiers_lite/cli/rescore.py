@@ -14,17 +14,34 @@ from typing import Any
 def add_rescore_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
     """The ``rescore`` subcommand."""
     rs = sub.add_parser(
-        "rescore", help="score a saved run again with the environment's current rubric (no model request)",
+        "rescore",
+        help="score a saved run again with the environment's current rubric (no model request)",
         description="Load the environment RUN_DIR was made with (its env id and args, from metadata.json), "
-                    "score the saved rollouts with that environment's current rubric (group rewards and "
-                    "advantages recomputed, errored rollouts left unscored) and write a new run directory.",
+        "score the saved rollouts with that environment's current rubric (group rewards and "
+        "advantages recomputed, errored rollouts left unscored) and write a new run directory.",
     )
-    rs.add_argument("run_dir", metavar="RUN_DIR", help="a run directory (results_path, or one vf-lite eval wrote)")
-    rs.add_argument("-o", "--output", default=None, metavar="DIR",
-                    help="where the re-scored run goes (default: RUN_DIR-rescored)")
-    rs.add_argument("--overwrite", action="store_true", help="replace a run already at the output directory")
-    rs.add_argument("-a", "--env-args", default=None, metavar="JSON",
-                    help="environment arguments as a JSON object (default: the saved run's)")
+    rs.add_argument(
+        "run_dir",
+        metavar="RUN_DIR",
+        help="a run directory (results_path, or one vf-lite eval wrote)",
+    )
+    rs.add_argument(
+        "-o",
+        "--output",
+        default=None,
+        metavar="DIR",
+        help="where the re-scored run goes (default: RUN_DIR-rescored)",
+    )
+    rs.add_argument(
+        "--overwrite", action="store_true", help="replace a run already at the output directory"
+    )
+    rs.add_argument(
+        "-a",
+        "--env-args",
+        default=None,
+        metavar="JSON",
+        help="environment arguments as a JSON object (default: the saved run's)",
+    )
     rs.add_argument("--no-table", action="store_true", help="print only the output directory")
 
 
@@ -46,8 +63,14 @@ def run_rescore(
     saved = json.loads(meta_file.read_text(encoding="utf-8"))
     env_id = saved.get("env_id")
     if not isinstance(env_id, str) or not env_id:
-        raise ValueError(f"{meta_file} names no env_id: re-score it from Python with vf.rescore(path, rubric)")
-    env_args = parse_env_args(args.env_args) if args.env_args is not None else dict(saved.get("env_args") or {})
+        raise ValueError(
+            f"{meta_file} names no env_id: re-score it from Python with vf.rescore(path, rubric)"
+        )
+    env_args = (
+        parse_env_args(args.env_args)
+        if args.env_args is not None
+        else dict(saved.get("env_args") or {})
+    )
     ids = env_id.split("+")
     _check_loadable(ids, saved, run_dir)
     env = load_group(ids, env_args) if len(ids) > 1 else load_env(env_id, env_args)
@@ -57,13 +80,24 @@ def run_rescore(
     if args.no_table:
         print(target)
         return 0
-    summary = run_summary(list(out.rows), int(saved.get("rollouts_per_example") or 1), time.perf_counter() - t0,
-                          out.pass_criterion)
+    summary = run_summary(
+        list(out.rows),
+        int(saved.get("rollouts_per_example") or 1),
+        time.perf_counter() - t0,
+        out.pass_criterion,
+    )
     before = saved.get("reward_mean")
-    print(format_table(summary, f"vf-lite rescore {env_id} · model {saved.get('model')}",
-                       {"results": target, "from": str(run_dir)}))
+    print(
+        format_table(
+            summary,
+            f"vf-lite rescore {env_id} · model {saved.get('model')}",
+            {"results": target, "from": str(run_dir)},
+        )
+    )
     if isinstance(before, (int, float)):
-        print(f"reward before {before:.3f}, after {summary['reward_mean']:.3f} (same rollouts, no model request)")
+        print(
+            f"reward before {before:.3f}, after {summary['reward_mean']:.3f} (same rollouts, no model request)"
+        )
     sys.stdout.flush()
     return 0
 
@@ -82,9 +116,13 @@ def _check_loadable(env_ids: list[str], saved: dict[str, Any], run_dir: Path) ->
     where = ""
     if isinstance(source, dict) and source.get("class"):
         module = source.get("module")
-        where = (f" (its environment, class {source['class']}, was defined in __main__: a notebook or a script)"
-                 if module == "__main__" else f" (its environment: class {source['class']} of {module})")
+        where = (
+            f" (its environment, class {source['class']}, was defined in __main__: a notebook or a script)"
+            if module == "__main__"
+            else f" (its environment: class {source['class']} of {module})"
+        )
     raise ValueError(
         f"{run_dir} was made with {', '.join(map(repr, missing))}, which is not an environment id vf-lite can "
         f"load{where}. Re-score it from Python, where the environment is defined: "
-        f"vf.rescore({str(run_dir)!r}, env) (env: that environment, or its rubric)")
+        f"vf.rescore({str(run_dir)!r}, env) (env: that environment, or its rubric)"
+    )

@@ -9,7 +9,7 @@ from verifiers_lite.core.registry import ENTRY_POINT_GROUP
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}$")
 
-_PYPROJECT = '''[build-system]
+_PYPROJECT = """[build-system]
 requires = ["setuptools>=64"]
 build-backend = "setuptools.build_meta"
 
@@ -26,7 +26,7 @@ dependencies = ["verifiers_lite"]
 
 [tool.setuptools]
 py-modules = ["{module}"]
-'''
+"""
 
 _MODULE = '''"""{name}: {summary}
 
@@ -92,7 +92,7 @@ def test_reward():
     assert correct([{{"role": "assistant", "content": "\\\\boxed{{8}}"}}], "7", parser) == 0.0
 '''
 
-_README = '''# {name}
+_README = """# {name}
 
 {summary}
 
@@ -103,7 +103,7 @@ _README = '''# {name}
 
 `load_environment` is registered under the `{group}` entry point group in `pyproject.toml`,
 so `vf.load_environment("{name}")` finds it once the package is installed.
-'''
+"""
 
 
 def scaffold_environment(name: str, path: Path | None = None, summary: str | None = None) -> Path:
@@ -118,12 +118,17 @@ def scaffold_environment(name: str, path: Path | None = None, summary: str | Non
         raise FileExistsError(f"{target} exists and is not empty")
     module = name.replace("-", "_").lower()
     fields = {
-        "name": name, "module": module, "dist": f"vf-env-{module.replace('_', '-')}",
-        "summary": summary or "A verifiers_lite environment.", "group": ENTRY_POINT_GROUP,
+        "name": name,
+        "module": module,
+        "dist": f"vf-env-{module.replace('_', '-')}",
+        "summary": summary or "A verifiers_lite environment.",
+        "group": ENTRY_POINT_GROUP,
     }
     files = {
-        "pyproject.toml": _PYPROJECT, f"{module}.py": _MODULE,
-        f"tests/test_{module}.py": _TEST, "README.md": _README,
+        "pyproject.toml": _PYPROJECT,
+        f"{module}.py": _MODULE,
+        f"tests/test_{module}.py": _TEST,
+        "README.md": _README,
     }
     for rel, template in files.items():
         dest = target / rel

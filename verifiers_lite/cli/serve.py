@@ -42,7 +42,9 @@ def _seconds(*, zero_ok: bool) -> Callable[[str], float]:
         try:
             value = float(text)
         except ValueError:
-            raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+            raise argparse.ArgumentTypeError(
+                f"expected a number of seconds, got {text!r}"
+            ) from None
         if not math.isfinite(value) or value < 0 or (value == 0 and not zero_ok):
             raise argparse.ArgumentTypeError(
                 f"must be finite and {'0 or more' if zero_ok else 'above 0'}, got {text}"
@@ -57,36 +59,78 @@ def build_parser(prog: str = "vf-lite serve") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Serve an environment as a rollout server.")
     p.add_argument("env_id", metavar="ENV_ID", help="environment id (see `vf-lite list`)")
     p.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    p.add_argument("--port", type=_int_at_least(1, 65535), default=8000, help="port, 1-65535 (default 8000)")
     p.add_argument(
-        "--api-key-env", metavar="VAR",
+        "--port", type=_int_at_least(1, 65535), default=8000, help="port, 1-65535 (default 8000)"
+    )
+    p.add_argument(
+        "--api-key-env",
+        metavar="VAR",
         help="name of the environment variable holding the server's bearer key (auth off if unset)",
     )
-    p.add_argument("--max-concurrent", type=_int_at_least(1), default=32,
-                   help="rollouts run at once, 1 or more (default 32)")
-    p.add_argument("--max-queued", type=_int_at_least(0), default=None,
-                   help="rollouts admitted beyond --max-concurrent before 429, 0 or more "
-                        "(default: --max-concurrent)")
-    p.add_argument("--env-args", default="{}", help="JSON object of load_environment kwargs (default {})")
-    p.add_argument("--model", default=None,
-                   help="model when a request's metadata has none (default: the one model the "
-                        "request's chat_completions_url lists at GET /models)")
-    p.add_argument("--artifacts-dir", default=None, help="write each finished row here as JSON (default: off)")
-    p.add_argument("--result-wait-timeout", type=_seconds(zero_ok=False),
-                   default=DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
-                   help="longest result long poll, seconds, above 0 and below --polling-lease-timeout "
-                        f"(default {DEFAULT_RESULT_WAIT_TIMEOUT_SEC:g})")
-    p.add_argument("--polling-lease-timeout", type=_seconds(zero_ok=False),
-                   default=DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
-                   help="a rollout nobody polls for this long fails (lease_expired) and is cancelled, "
-                        f"seconds, above 0 (default {DEFAULT_POLLING_LEASE_TIMEOUT_SEC:g})")
-    p.add_argument("--result-retention", type=_seconds(zero_ok=True), default=DEFAULT_RESULT_RETENTION_SEC,
-                   help="how long a finished result stays readable (and its id taken), seconds, "
-                        f"0 or more (default {DEFAULT_RESULT_RETENTION_SEC:g})")
-    p.add_argument("--max-body-bytes", type=_int_at_least(1), default=DEFAULT_MAX_BODY_BYTES,
-                   help=f"largest request body; above it 413, 1 or more (default {DEFAULT_MAX_BODY_BYTES}, 16 MiB)")
-    p.add_argument("--log-level", default="warning", choices=LOG_LEVELS, help="uvicorn log level (default warning)")
+    p.add_argument(
+        "--max-concurrent",
+        type=_int_at_least(1),
+        default=32,
+        help="rollouts run at once, 1 or more (default 32)",
+    )
+    p.add_argument(
+        "--max-queued",
+        type=_int_at_least(0),
+        default=None,
+        help="rollouts admitted beyond --max-concurrent before 429, 0 or more "
+        "(default: --max-concurrent)",
+    )
+    p.add_argument(
+        "--env-args", default="{}", help="JSON object of load_environment kwargs (default {})"
+    )
+    p.add_argument(
+        "--model",
+        default=None,
+        help="model when a request's metadata has none (default: the one model the "
+        "request's chat_completions_url lists at GET /models)",
+    )
+    _add_result_options(p)
     return p
+
+
+def _add_result_options(p: argparse.ArgumentParser) -> None:
+    """Where finished rows go, how long results wait and stay, request size, logging."""
+    p.add_argument(
+        "--artifacts-dir", default=None, help="write each finished row here as JSON (default: off)"
+    )
+    p.add_argument(
+        "--result-wait-timeout",
+        type=_seconds(zero_ok=False),
+        default=DEFAULT_RESULT_WAIT_TIMEOUT_SEC,
+        help="longest result long poll, seconds, above 0 and below --polling-lease-timeout "
+        f"(default {DEFAULT_RESULT_WAIT_TIMEOUT_SEC:g})",
+    )
+    p.add_argument(
+        "--polling-lease-timeout",
+        type=_seconds(zero_ok=False),
+        default=DEFAULT_POLLING_LEASE_TIMEOUT_SEC,
+        help="a rollout nobody polls for this long fails (lease_expired) and is cancelled, "
+        f"seconds, above 0 (default {DEFAULT_POLLING_LEASE_TIMEOUT_SEC:g})",
+    )
+    p.add_argument(
+        "--result-retention",
+        type=_seconds(zero_ok=True),
+        default=DEFAULT_RESULT_RETENTION_SEC,
+        help="how long a finished result stays readable (and its id taken), seconds, "
+        f"0 or more (default {DEFAULT_RESULT_RETENTION_SEC:g})",
+    )
+    p.add_argument(
+        "--max-body-bytes",
+        type=_int_at_least(1),
+        default=DEFAULT_MAX_BODY_BYTES,
+        help=f"largest request body; above it 413, 1 or more (default {DEFAULT_MAX_BODY_BYTES}, 16 MiB)",
+    )
+    p.add_argument(
+        "--log-level",
+        default="warning",
+        choices=LOG_LEVELS,
+        help="uvicorn log level (default warning)",
+    )
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -104,11 +148,15 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     except json.JSONDecodeError as exc:
         parser.error(f"argument --env-args: not JSON: {exc}")
     if not isinstance(args.env_args, dict):
-        parser.error(f"argument --env-args: must be a JSON object, got {type(args.env_args).__name__}")
+        parser.error(
+            f"argument --env-args: must be a JSON object, got {type(args.env_args).__name__}"
+        )
     if args.api_key_env:
         key = os.environ.get(args.api_key_env)
         if not key or not key.strip():
-            parser.error(f"argument --api-key-env: environment variable {args.api_key_env} is unset or blank")
+            parser.error(
+                f"argument --api-key-env: environment variable {args.api_key_env} is unset or blank"
+            )
         args.api_key = key
     else:
         args.api_key = None
@@ -126,20 +174,29 @@ def serve_main(argv: Sequence[str] | None = None) -> int:
     try:
         env = load_environment(args.env_id, **args.env_args)
     except (ValueError, TypeError) as exc:
-        print(f"vf-lite serve: error: argument ENV_ID: cannot load {args.env_id!r}: {exc}", file=sys.stderr)
+        print(
+            f"vf-lite serve: error: argument ENV_ID: cannot load {args.env_id!r}: {exc}",
+            file=sys.stderr,
+        )
         return 2
     try:
         backend = LocalBackend(
-            env, max_concurrent=args.max_concurrent, artifacts_dir=args.artifacts_dir,
-            max_queued=args.max_queued, model=args.model,
+            env,
+            max_concurrent=args.max_concurrent,
+            artifacts_dir=args.artifacts_dir,
+            max_queued=args.max_queued,
+            model=args.model,
         )
     except OSError as exc:
         print(f"vf-lite serve: error: argument --artifacts-dir: {exc}", file=sys.stderr)
         return 2
     app = create_rollout_server(
-        backend, api_key=args.api_key, result_wait_timeout_sec=args.result_wait_timeout,
+        backend,
+        api_key=args.api_key,
+        result_wait_timeout_sec=args.result_wait_timeout,
         polling_lease_timeout_sec=args.polling_lease_timeout,
-        result_retention_sec=args.result_retention, max_body_bytes=args.max_body_bytes,
+        result_retention_sec=args.result_retention,
+        max_body_bytes=args.max_body_bytes,
     )
     print(f"rollout server for {args.env_id} on http://{args.host}:{args.port}", file=sys.stderr)
     run_rollout_server(app, host=args.host, port=args.port, log_level=args.log_level)

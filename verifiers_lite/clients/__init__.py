@@ -26,7 +26,10 @@ def __getattr__(name: str) -> object:
     if name == "Usage":
         import warnings
 
-        warnings.warn("verifiers_lite.clients.Usage is now TurnUsage (verifiers_lite.Usage is a row's usage)",
-                      DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "verifiers_lite.clients.Usage is now TurnUsage (verifiers_lite.Usage is a row's usage)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return TurnUsage
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

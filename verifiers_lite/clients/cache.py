@@ -71,16 +71,22 @@ class ResponseCache:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
         if self.path.is_dir():
-            raise ValueError(f"cache path {str(self.path)!r} is a directory; give a file path such as "
-                             f"{str(self.path / 'responses.sqlite')!r}")
+            raise ValueError(
+                f"cache path {str(self.path)!r} is a directory; give a file path such as "
+                f"{str(self.path / 'responses.sqlite')!r}"
+            )
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._db = sqlite3.connect(self.path, check_same_thread=False, timeout=30.0, isolation_level=None)
+            self._db = sqlite3.connect(
+                self.path, check_same_thread=False, timeout=30.0, isolation_level=None
+            )
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
-            raise ValueError(f"cannot open the response cache at {str(self.path)!r}: {exc}") from exc
+            raise ValueError(
+                f"cannot open the response cache at {str(self.path)!r}: {exc}"
+            ) from exc
         self._lock = threading.Lock()
 
     @classmethod
@@ -99,23 +105,34 @@ class ResponseCache:
 
     def get(self, key: str) -> ChatResponse | None:
         with self._lock:
-            row = self._db.execute("SELECT response FROM responses WHERE key = ?", (key,)).fetchone()
+            row = self._db.execute(
+                "SELECT response FROM responses WHERE key = ?", (key,)
+            ).fetchone()
         return _decode(row[0]) if row else None
 
     def put(self, key: str, model: str, endpoint: str, response: ChatResponse) -> None:
         with self._lock:
-            self._db.execute("INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
-                             (key, model, endpoint, _encode(response), time.time()))
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?)",
+                (key, model, endpoint, _encode(response), time.time()),
+            )
 
     def stats(self) -> dict[str, Any]:
         """Entries in all and per (endpoint, model), and the file's size in bytes."""
         with self._lock:
             total = self._db.execute("SELECT COUNT(*) FROM responses").fetchone()[0]
             per = self._db.execute(
-                "SELECT endpoint, model, COUNT(*) FROM responses GROUP BY endpoint, model ORDER BY 3 DESC").fetchall()
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return {"path": str(self.path), "entries": int(total), "bytes": size,
-                "by_model": [{"endpoint": e, "model": m, "entries": int(n)} for e, m, n in per]}
+                "SELECT endpoint, model, COUNT(*) FROM responses GROUP BY endpoint, model ORDER BY 3 DESC"
+            ).fetchall()
+        size = sum(
+            p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
+        )
+        return {
+            "path": str(self.path),
+            "entries": int(total),
+            "bytes": size,
+            "by_model": [{"endpoint": e, "model": m, "entries": int(n)} for e, m, n in per],
+        }
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or only ``model``'s); returns how many were deleted."""
@@ -144,13 +161,30 @@ def endpoint_identity(client: ModelClientLike) -> str:
     return str(ident) if ident else f"{type(client).__module__}.{type(client).__qualname__}"
 
 
-def cache_key(endpoint: str, model: str, messages: list[Message], tools: list[dict[str, Any]] | None,
-              sampling_args: dict[str, Any] | None, rollout_index: int, occurrence: int) -> str:
+def cache_key(
+    endpoint: str,
+    model: str,
+    messages: list[Message],
+    tools: list[dict[str, Any]] | None,
+    sampling_args: dict[str, Any] | None,
+    rollout_index: int,
+    occurrence: int,
+) -> str:
     """The SHA-256 of the canonical JSON of everything that decides a response."""
     payload = json.dumps(
-        {"endpoint": endpoint, "model": model, "messages": messages, "tools": tools or None,
-         "sampling_args": sampling_args or {}, "rollout_index": rollout_index, "occurrence": occurrence},
-        sort_keys=True, ensure_ascii=False, default=repr, separators=(",", ":"),
+        {
+            "endpoint": endpoint,
+            "model": model,
+            "messages": messages,
+            "tools": tools or None,
+            "sampling_args": sampling_args or {},
+            "rollout_index": rollout_index,
+            "occurrence": occurrence,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+        default=repr,
+        separators=(",", ":"),
     )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
 
@@ -189,7 +223,10 @@ class CachedClient:
         return self.hits, self.misses
 
     async def chat(
-        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
         slot = _ROLLOUT.get()
@@ -221,20 +258,30 @@ def cache_counts(clients: list[CachedClient]) -> tuple[int, int] | None:
 
 
 def _encode(r: ChatResponse) -> str:
-    return json.dumps({
-        "message": r.message, "finish_reason": r.finish_reason,
-        "usage": [r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.reasoning_tokens],
-        "prompt_ids": r.prompt_ids, "completion_ids": r.completion_ids,
-        "completion_logprobs": r.completion_logprobs, "system_fingerprint": r.system_fingerprint,
-    }, ensure_ascii=False)
+    return json.dumps(
+        {
+            "message": r.message,
+            "finish_reason": r.finish_reason,
+            "usage": [r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.reasoning_tokens],
+            "prompt_ids": r.prompt_ids,
+            "completion_ids": r.completion_ids,
+            "completion_logprobs": r.completion_logprobs,
+            "system_fingerprint": r.system_fingerprint,
+        },
+        ensure_ascii=False,
+    )
 
 
 def _decode(text: str) -> ChatResponse:
     d = json.loads(text)
     return ChatResponse(
-        message=d["message"], finish_reason=d.get("finish_reason"), usage=TurnUsage(*d.get("usage", [0, 0])),
-        prompt_ids=d.get("prompt_ids"), completion_ids=d.get("completion_ids"),
-        completion_logprobs=d.get("completion_logprobs"), system_fingerprint=d.get("system_fingerprint"),
+        message=d["message"],
+        finish_reason=d.get("finish_reason"),
+        usage=TurnUsage(*d.get("usage", [0, 0])),
+        prompt_ids=d.get("prompt_ids"),
+        completion_ids=d.get("completion_ids"),
+        completion_logprobs=d.get("completion_logprobs"),
+        system_fingerprint=d.get("system_fingerprint"),
     )
 
 
@@ -255,5 +302,9 @@ class CacheMeter:
         """``{"path", "hits", "misses", "hit_ratio"}`` for the run's metadata."""
         hits, misses = self.counts()
         total = hits + misses
-        return {"path": self.path, "hits": hits, "misses": misses,
-                "hit_ratio": hits / total if total else None}
+        return {
+            "path": self.path,
+            "hits": hits,
+            "misses": misses,
+            "hit_ratio": hits / total if total else None,
+        }

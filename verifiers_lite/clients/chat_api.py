@@ -123,7 +123,9 @@ class ChatAPIClient:
         except (ModelAPIError, TimeoutError):
             raise  # TimeoutError: the environment records a model call's timeout as model_timeout
         except ConnectionError as exc:
-            raise ModelAPIError(f"{type(exc).__name__}: {exc}", category="model_connection") from exc
+            raise ModelAPIError(
+                f"{type(exc).__name__}: {exc}", category="model_connection"
+            ) from exc
         except Exception as exc:
             mapped = openai_error(exc)
             if mapped is None:
@@ -160,4 +162,3 @@ def chat_api_client(api: ChatAPI) -> ModelClient:
 def clean_messages(messages: list[Message]) -> list[Message]:
     """The messages as a chat API's schema accepts them (bookkeeping keys dropped)."""
     return [{k: m[k] for k in _MESSAGE_KEYS if k in m} for m in messages]
-

@@ -33,7 +33,10 @@ class ClientGroup(list[Any]):
         return next((c.text_only for c in self if getattr(c, "text_only", False)), False)
 
     async def chat(
-        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
         """One turn on the least busy healthy endpoint."""

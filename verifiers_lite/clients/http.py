@@ -75,8 +75,12 @@ class ChatClient:
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
-        if slots is not None and (isinstance(slots, bool) or not isinstance(slots, int) or slots < 1):
-            raise ValueError(f"slots must be a positive number of requests the endpoint serves at once, got {slots!r}")
+        if slots is not None and (
+            isinstance(slots, bool) or not isinstance(slots, int) or slots < 1
+        ):
+            raise ValueError(
+                f"slots must be a positive number of requests the endpoint serves at once, got {slots!r}"
+            )
         # Requests the endpoint serves at once (None: unknown). A run sends no more to it at once,
         # so the rest wait here, timed as waiting for a slot, instead of inside the server, where
         # their wait would read as the model's time.
@@ -137,8 +141,11 @@ class ChatClient:
 
     def _drop_dead_sessions(self) -> None:
         """Forget sessions of loops that have closed (``asyncio.run`` called again and again)."""
-        dead = {k: v for k, v in self._sessions.items()
-                if v.closed or getattr(getattr(v, "_loop", None), "is_closed", lambda: False)()}
+        dead = {
+            k: v
+            for k, v in self._sessions.items()
+            if v.closed or getattr(getattr(v, "_loop", None), "is_closed", lambda: False)()
+        }
         for k in dead:
             del self._sessions[k]
         _close_quietly(dead)
@@ -151,12 +158,17 @@ class ChatClient:
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
         if self.response_cache is not None:
-            response: ChatResponse = await self.response_cache.chat(model, messages, sampling_args, tools)
+            response: ChatResponse = await self.response_cache.chat(
+                model, messages, sampling_args, tools
+            )
             return response
         return await self._chat(model, messages, sampling_args, tools)
 
     async def _chat(
-        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None,
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None,
         tools: list[dict[str, Any]] | None,
     ) -> ChatResponse:
         name = text_only_model(self)
@@ -168,7 +180,9 @@ class ChatClient:
             body["tools"] = tools
         return await self._send(body, request, "/chat/completions", parse_chat_completion)
 
-    async def complete_text(self, model: str, prompt: str, sampling_args: dict[str, Any] | None = None) -> ChatResponse:
+    async def complete_text(
+        self, model: str, prompt: str, sampling_args: dict[str, Any] | None = None
+    ) -> ChatResponse:
         """One text completion (``POST {base_url}/completions`` with a string prompt), its text
         as an assistant message: for environments whose prompts are plain strings."""
         body: dict[str, Any] = {"model": model, "prompt": prompt}
@@ -176,7 +190,11 @@ class ChatClient:
         return await self._send(body, request, "/completions", parse_text_completion)
 
     async def _send(
-        self, body: dict[str, Any], request: dict[str, Any], path: str, parse: Callable[[str, str], ChatResponse],
+        self,
+        body: dict[str, Any],
+        request: dict[str, Any],
+        path: str,
+        parse: Callable[[str, str], ChatResponse],
     ) -> ChatResponse:
         attempts, same = 0, RepeatedAnswer()
 
@@ -198,7 +216,11 @@ class ChatClient:
             return await call_with_retries(attempt, self.retry, _retryable)
         except ModelAPIError as exc:
             if attempts > 1:
-                why = "; the same answer twice, so not retried as a transient failure" if same.last and not exc.retryable else ""
+                why = (
+                    "; the same answer twice, so not retried as a transient failure"
+                    if same.last and not exc.retryable
+                    else ""
+                )
                 exc.args = (f"{exc.args[0]} (after {attempts} attempts{why})",)
             raise
 
@@ -210,12 +232,21 @@ class ChatClient:
         return self.crashed is not None
 
     def _crash_error(self) -> ModelAPIError:
-        return ModelAPIError(f"model server crashed: {self.crashed}", category="model_crashed",
-                             retryable=False, endpoint=self.base_url)
+        return ModelAPIError(
+            f"model server crashed: {self.crashed}",
+            category="model_crashed",
+            retryable=False,
+            endpoint=self.base_url,
+        )
 
     async def _post_once(
-        self, body: dict[str, Any], path: str, parse: Callable[[str, str], ChatResponse],
-        extra_headers: dict[str, str] | None = None, extra_query: dict[str, Any] | None = None, timeout: Any = None,
+        self,
+        body: dict[str, Any],
+        path: str,
+        parse: Callable[[str, str], ChatResponse],
+        extra_headers: dict[str, str] | None = None,
+        extra_query: dict[str, Any] | None = None,
+        timeout: Any = None,
     ) -> ChatResponse:
         import aiohttp
 
@@ -240,12 +271,16 @@ class ChatClient:
         except TimeoutError as exc:
             raise ModelAPIError(
                 f"no answer from {url} within {limit:g}s",
-                category="model_timeout", retryable=True, endpoint=self.base_url,
+                category="model_timeout",
+                retryable=True,
+                endpoint=self.base_url,
             ) from exc
         except (aiohttp.ClientConnectionError, aiohttp.ClientPayloadError, ConnectionError) as exc:
             raise ModelAPIError(
                 f"connection to {url} failed: {type(exc).__name__}: {exc}",
-                category="model_connection", retryable=True, endpoint=self.base_url,
+                category="model_connection",
+                retryable=True,
+                endpoint=self.base_url,
             ) from exc
         return parse(text, url)
 
@@ -308,14 +343,20 @@ def status_error(status: int, text: str, retry_after: float | None, url: str) ->
     detail = str(detail)[:500]
     if status == 429:
         return ModelAPIError(
-            f"HTTP 429 from {url}: {detail}", category="model_rate_limited", status=429,
-            retryable=True, retry_after=retry_after,
+            f"HTTP 429 from {url}: {detail}",
+            category="model_rate_limited",
+            status=429,
+            retryable=True,
+            retry_after=retry_after,
         )
     retryable = status >= 500 or status == 408
     hint = _NON_RETRYABLE_HINT.get(status)
     msg = f"HTTP {status}{f' ({hint})' if hint else ''} from {url}: {detail}"
     return ModelAPIError(
-        msg, category="model_http_error", status=status, retryable=retryable,
+        msg,
+        category="model_http_error",
+        status=status,
+        retryable=retryable,
         retry_after=retry_after if retryable else None,
     )
 
@@ -329,17 +370,23 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise ModelAPIError(
             f"not a chat completion from {url}: {text[:200]!r}",
-            category="model_bad_response", retryable=False,
+            category="model_bad_response",
+            retryable=False,
         ) from exc
     message.setdefault("role", "assistant")
-    message = assistant_message({k: v for k, v in message.items() if v is not None or k == "content"})
+    message = assistant_message(
+        {k: v for k, v in message.items() if v is not None or k == "content"}
+    )
     usage = payload.get("usage") or {}
     logprobs = None
     lp = choice.get("logprobs")
     if isinstance(lp, dict) and lp.get("content"):
         logprobs = [float(t.get("logprob", 0.0)) for t in lp["content"]]
     # vLLM returns the exact ids when asked (``return_token_ids``): kept for training data.
-    prompt_ids, completion_ids = _ids(payload.get("prompt_token_ids")), _ids(choice.get("token_ids"))
+    prompt_ids, completion_ids = (
+        _ids(payload.get("prompt_token_ids")),
+        _ids(choice.get("token_ids")),
+    )
     return ChatResponse(
         message=message,
         finish_reason=choice.get("finish_reason"),
@@ -347,7 +394,9 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
         prompt_ids=prompt_ids if completion_ids is not None else None,
         completion_ids=completion_ids,
         completion_logprobs=logprobs,
-        system_fingerprint=fingerprint if isinstance(fingerprint := payload.get("system_fingerprint"), str) else None,
+        system_fingerprint=fingerprint
+        if isinstance(fingerprint := payload.get("system_fingerprint"), str)
+        else None,
     )
 
 
@@ -358,8 +407,11 @@ def _usage(usage: Any) -> TurnUsage:
         return TurnUsage()
     details = usage.get("completion_tokens_details")
     reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return TurnUsage(int(usage.get("prompt_tokens") or 0), int(usage.get("completion_tokens") or 0),
-                 int(reasoning or 0))
+    return TurnUsage(
+        int(usage.get("prompt_tokens") or 0),
+        int(usage.get("completion_tokens") or 0),
+        int(reasoning or 0),
+    )
 
 
 def parse_text_completion(text: str, url: str = "") -> ChatResponse:
@@ -370,7 +422,9 @@ def parse_text_completion(text: str, url: str = "") -> ChatResponse:
         content = str(choice["text"])
     except (ValueError, KeyError, IndexError, TypeError) as exc:
         raise ModelAPIError(
-            f"not a text completion from {url}: {text[:200]!r}", category="model_bad_response", retryable=False,
+            f"not a text completion from {url}: {text[:200]!r}",
+            category="model_bad_response",
+            retryable=False,
         ) from exc
     return ChatResponse(
         message={"role": "assistant", "content": content},

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 
-async def list_models(base_url: str, api_key: str | None = None, timeout: float = 10.0) -> list[dict[str, Any]]:
+async def list_models(
+    base_url: str, api_key: str | None = None, timeout: float = 10.0
+) -> list[dict[str, Any]]:
     """The entries of the endpoint's ``/models`` list (``data``), as the server sent them.
     Raises what the request raised (aiohttp errors, TimeoutError, ValueError on a non-list)."""
     import aiohttp
@@ -33,5 +35,7 @@ def only_model(models: list[dict[str, Any]], url: str, how_to_name: str) -> str:
         return ids[0]
     if not ids:
         raise ValueError(f"{url}/models lists no model; {how_to_name}")
-    raise ValueError(f"{url}/models lists {len(ids)} models ({', '.join(ids)}), so which one to use is "
-                     f"ambiguous; {how_to_name}")
+    raise ValueError(
+        f"{url}/models lists {len(ids)} models ({', '.join(ids)}), so which one to use is "
+        f"ambiguous; {how_to_name}"
+    )

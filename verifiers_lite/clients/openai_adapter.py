@@ -11,7 +11,11 @@ from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.model_client import ChatResponse, Message
 
 # What asyncio/httpx raise when a connection pool made on one event loop is used on another.
-_LOOP_ERRORS = ("bound to a different event loop", "attached to a different loop", "Event loop is closed")
+_LOOP_ERRORS = (
+    "bound to a different event loop",
+    "attached to a different loop",
+    "Event loop is closed",
+)
 
 
 class _LoopClients:
@@ -21,7 +25,9 @@ class _LoopClients:
 
     def __init__(self) -> None:
         self.home: weakref.ref[asyncio.AbstractEventLoop] | None = None
-        self.copies: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = weakref.WeakKeyDictionary()
+        self.copies: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any] = (
+            weakref.WeakKeyDictionary()
+        )
 
 
 _registry: weakref.WeakKeyDictionary[Any, _LoopClients] = weakref.WeakKeyDictionary()

@@ -12,8 +12,10 @@ def openai_settings(client: Any) -> dict[str, Any]:
     """:class:`ChatClient` arguments for an ``AsyncOpenAI``'s endpoint, key, organization and
     project, custom headers, (read) timeout and ``max_retries``; proxies from the environment."""
     headers: dict[str, str] = {}
-    for name, value in (("OpenAI-Organization", getattr(client, "organization", None)),
-                        ("OpenAI-Project", getattr(client, "project", None))):
+    for name, value in (
+        ("OpenAI-Organization", getattr(client, "organization", None)),
+        ("OpenAI-Project", getattr(client, "project", None)),
+    ):
         if isinstance(value, str) and value:
             headers[name] = value
     for name, value in dict(getattr(client, "_custom_headers", None) or {}).items():
@@ -22,8 +24,10 @@ def openai_settings(client: Any) -> dict[str, Any]:
     api_key = getattr(client, "api_key", None)
     max_retries = getattr(client, "max_retries", None)
     settings: dict[str, Any] = {
-        "base_url": str(client.base_url), "api_key": api_key if isinstance(api_key, str) and api_key else None,
-        "timeout": read_timeout(getattr(client, "timeout", None)) or 300.0, "headers": headers,
+        "base_url": str(client.base_url),
+        "api_key": api_key if isinstance(api_key, str) and api_key else None,
+        "timeout": read_timeout(getattr(client, "timeout", None)) or 300.0,
+        "headers": headers,
         "trust_env": _proxied(str(client.base_url)),
     }
     if isinstance(max_retries, int) and max_retries >= 0:

@@ -22,7 +22,9 @@ from verifiers_lite.core.model_client import ModelClient, ModelClientLike
 
 # One lean client per user client, so every rollout and every evaluate call on it shares one
 # connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.
-_lean: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ChatClient]] = weakref.WeakKeyDictionary()
+_lean: weakref.WeakKeyDictionary[Any, tuple[tuple[Any, ...], ChatClient]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def as_model_client(client: ModelClientLike) -> ModelClient:
@@ -99,10 +101,14 @@ def attach_cache(client: ModelClientLike, cache: Any) -> tuple[Any, CacheMeter |
     (``ChatClient(cache=...)``) are still metered; None when nothing caches."""
     store = ResponseCache.coerce(cache)
     models = as_model_clients(client)
-    own = [c.response_cache if isinstance(c, ChatClient) else None for c in models]  # ChatClient(cache=...)
+    own = [
+        c.response_cache if isinstance(c, ChatClient) else None for c in models
+    ]  # ChatClient(cache=...)
     if store is None:
         caching = [c for c in own if c is not None]
         return client, (CacheMeter(caching, str(caching[0].cache.path)) if caching else None)
-    wrapped = [o if o is not None else CachedClient(c, store) for c, o in zip(models, own, strict=True)]
+    wrapped = [
+        o if o is not None else CachedClient(c, store) for c, o in zip(models, own, strict=True)
+    ]
     many = isinstance(client, (list, tuple))
     return (wrapped if many else wrapped[0]), CacheMeter(list(wrapped), str(store.path))

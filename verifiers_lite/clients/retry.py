@@ -147,7 +147,11 @@ class Retries:
     done: int = 0  #: retries granted so far
 
     def next_delay(
-        self, retry_after: float | None = None, *, now: float = 0.0, deadline: float | None = None,
+        self,
+        retry_after: float | None = None,
+        *,
+        now: float = 0.0,
+        deadline: float | None = None,
         then: float = 0.0,
     ) -> float | None:
         """Seconds to wait before the next retry, or None (nothing counted) when the limit is
@@ -188,7 +192,11 @@ async def call_with_retries(
         failure = exc
     retries = policy.retries()
     while True:
-        delay = retries.next_delay(getattr(failure, "retry_after", None)) if retryable(failure) else None
+        delay = (
+            retries.next_delay(getattr(failure, "retry_after", None))
+            if retryable(failure)
+            else None
+        )
         if delay is None:
             raise failure
         await sleep(delay)

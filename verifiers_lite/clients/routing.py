@@ -32,7 +32,6 @@ class EndpointStats:
     last_failure: float = 0.0
     crashed: bool = False  # its server process died: no new groups, no probes
 
-
     @property
     def failing(self) -> bool:
         return self.streak >= FAILING_STREAK
@@ -118,7 +117,9 @@ class EndpointRouter:
         on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
     ) -> None:
         self.endpoints = [
-            LimitedClient(c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing, endpoint_slots(c))
+            LimitedClient(
+                c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing, endpoint_slots(c)
+            )
             for i, c in enumerate(clients)
         ]
 
@@ -129,8 +130,7 @@ class EndpointRouter:
         now = time.monotonic()
         alive = [e for e in self.endpoints if not e.stats.crashed] or self.endpoints
         usable = [
-            e for e in alive
-            if not e.stats.failing or now - e.stats.last_failure > FAILING_PROBE_S
+            e for e in alive if not e.stats.failing or now - e.stats.last_failure > FAILING_PROBE_S
         ]
         if least_busy:
             return min(usable or alive, key=lambda e: e.stats.in_flight)
@@ -140,7 +140,10 @@ class EndpointRouter:
 
     def summary(self) -> list[dict[str, Any]]:
         return [
-            {k: getattr(e.stats, k) for k in ("name", "requests", "failures", "groups", "max_in_flight")}
+            {
+                k: getattr(e.stats, k)
+                for k in ("name", "requests", "failures", "groups", "max_in_flight")
+            }
             for e in self.endpoints
         ]
 

@@ -48,16 +48,27 @@ class ScriptedClient:
     ``requests`` counts the calls made.
     """
 
-    def __init__(self, replies: Script, *, tool_calls: ToolScript = None, delay: float = 0.0) -> None:
-        if not (isinstance(replies, (str, dict, ChatResponse)) or callable(replies)
-                or isinstance(replies, Sequence)):
-            raise TypeError(f"replies must be a string, a list of replies or a function of the messages; "
-                            f"got {type(replies).__name__}")
+    def __init__(
+        self, replies: Script, *, tool_calls: ToolScript = None, delay: float = 0.0
+    ) -> None:
+        if not (
+            isinstance(replies, (str, dict, ChatResponse))
+            or callable(replies)
+            or isinstance(replies, Sequence)
+        ):
+            raise TypeError(
+                f"replies must be a string, a list of replies or a function of the messages; "
+                f"got {type(replies).__name__}"
+            )
         if isinstance(replies, Sequence) and not isinstance(replies, (str, dict)) and not replies:
             raise ValueError("replies is an empty list: give at least one reply")
-        if tool_calls is not None and not (callable(tool_calls) or isinstance(tool_calls, Sequence)):
-            raise TypeError(f"tool_calls must be a list (one entry per turn) or a function of the messages; "
-                            f"got {type(tool_calls).__name__}")
+        if tool_calls is not None and not (
+            callable(tool_calls) or isinstance(tool_calls, Sequence)
+        ):
+            raise TypeError(
+                f"tool_calls must be a list (one entry per turn) or a function of the messages; "
+                f"got {type(tool_calls).__name__}"
+            )
         if delay < 0:
             raise ValueError(f"delay must be >= 0 seconds, got {delay}")
         self.replies = replies
@@ -66,7 +77,10 @@ class ScriptedClient:
         self.requests = 0
 
     async def chat(
-        self, model: str, messages: list[Message], sampling_args: dict[str, Any] | None = None,
+        self,
+        model: str,
+        messages: list[Message],
+        sampling_args: dict[str, Any] | None = None,
         tools: list[dict[str, Any]] | None = None,
     ) -> ChatResponse:
         """The scripted reply for this turn of ``messages``."""
@@ -76,8 +90,11 @@ class ScriptedClient:
         rollout_turn = current_model_turn()
         turn = rollout_turn.index if rollout_turn is not None else _turn_outside_rollout(messages)
         reply = await _pick(self.replies, messages, turn, "replies", rollout_turn)
-        calls = (await _pick(self.tool_calls, messages, turn, "tool_calls", rollout_turn)
-                 if self.tool_calls is not None else None)
+        calls = (
+            await _pick(self.tool_calls, messages, turn, "tool_calls", rollout_turn)
+            if self.tool_calls is not None
+            else None
+        )
         response = _to_response(reply, turn)
         if calls:
             response.message["tool_calls"] = [_tool_call(c, turn, j) for j, c in enumerate(calls)]
@@ -100,29 +117,41 @@ def _turn_outside_rollout(messages: list[Message]) -> int:
     return sum(1 for m in messages if m.get("role") == "assistant")
 
 
-async def _pick(script: Any, messages: list[Message], turn: int, what: str, rollout_turn: ModelTurn | None) -> Any:
+async def _pick(
+    script: Any, messages: list[Message], turn: int, what: str, rollout_turn: ModelTurn | None
+) -> Any:
     if callable(script):
         value = script(messages)
         return await value if inspect.isawaitable(value) else value
     if isinstance(script, (str, dict, ChatResponse)):
         return script
     if turn >= len(script):
-        raise ScriptExhaustedError(f"ScriptedClient: {what} has {len(script)} turn(s); {_asked(turn, rollout_turn)} "
-                                   "(add turns to the script, or pass a function of the messages)")
+        raise ScriptExhaustedError(
+            f"ScriptedClient: {what} has {len(script)} turn(s); {_asked(turn, rollout_turn)} "
+            "(add turns to the script, or pass a function of the messages)"
+        )
     return script[turn]
 
 
 def _asked(turn: int, rollout_turn: ModelTurn | None) -> str:
     if rollout_turn is None:
         return f"asked for turn {turn + 1} (a call outside a rollout: its conversation's assistant messages + 1)"
-    budget = "no max_turns" if rollout_turn.max_turns is None else f"max_turns={rollout_turn.max_turns}"
+    budget = (
+        "no max_turns" if rollout_turn.max_turns is None else f"max_turns={rollout_turn.max_turns}"
+    )
     return f"the rollout asked for its model turn {turn + 1} ({budget}; few-shot and prompt messages do not count)"
 
 
 def _to_response(reply: Any, turn: int) -> ChatResponse:
     if isinstance(reply, ChatResponse):
-        return ChatResponse(dict(reply.message), reply.finish_reason, reply.usage, reply.prompt_ids,
-                            reply.completion_ids, reply.completion_logprobs)
+        return ChatResponse(
+            dict(reply.message),
+            reply.finish_reason,
+            reply.usage,
+            reply.prompt_ids,
+            reply.completion_ids,
+            reply.completion_logprobs,
+        )
     if reply is None:
         reply = ""
     if isinstance(reply, str):
@@ -132,17 +161,25 @@ def _to_response(reply: Any, turn: int) -> ChatResponse:
         message.setdefault("role", "assistant")
         message.setdefault("content", "")
         if message.get("tool_calls"):
-            message["tool_calls"] = [_tool_call(c, turn, j) for j, c in enumerate(message["tool_calls"])]
-        finish = reply.get("finish_reason") or ("tool_calls" if message.get("tool_calls") else "stop")
+            message["tool_calls"] = [
+                _tool_call(c, turn, j) for j, c in enumerate(message["tool_calls"])
+            ]
+        finish = reply.get("finish_reason") or (
+            "tool_calls" if message.get("tool_calls") else "stop"
+        )
         return ChatResponse(message, finish)
-    raise TypeError(f"ScriptedClient: a reply must be a string, a message dict or a ChatResponse; "
-                    f"the script gave {type(reply).__name__} for turn {turn + 1}")
+    raise TypeError(
+        f"ScriptedClient: a reply must be a string, a message dict or a ChatResponse; "
+        f"the script gave {type(reply).__name__} for turn {turn + 1}"
+    )
 
 
 def _tool_call(call: Any, turn: int, j: int) -> dict[str, Any]:
     """``{"name", "arguments"}`` (or an OpenAI tool_call) as an OpenAI tool_call with an id."""
     if not isinstance(call, dict):
-        raise TypeError(f"ScriptedClient: a tool call must be a dict, got {type(call).__name__} for turn {turn + 1}")
+        raise TypeError(
+            f"ScriptedClient: a tool call must be a dict, got {type(call).__name__} for turn {turn + 1}"
+        )
     fn = call.get("function", call)
     name = fn.get("name")
     if not isinstance(name, str) or not name:
@@ -151,5 +188,8 @@ def _tool_call(call: Any, turn: int, j: int) -> dict[str, Any]:
     return {
         "id": call.get("id") or f"call_{turn}_{j}",
         "type": "function",
-        "function": {"name": name, "arguments": args if isinstance(args, str) else json.dumps(args)},
+        "function": {
+            "name": name,
+            "arguments": args if isinstance(args, str) else json.dumps(args),
+        },
     }

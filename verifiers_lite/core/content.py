@@ -32,7 +32,10 @@ def image_part(source: str | os.PathLike[str] | bytes, mime: str | None = None) 
     else:
         path = Path(source)
         data, kind = path.read_bytes(), mime or mimetypes.guess_type(path.name)[0] or "image/png"
-    return {"type": "image_url", "image_url": {"url": f"data:{kind};base64,{base64.b64encode(data).decode()}"}}
+    return {
+        "type": "image_url",
+        "image_url": {"url": f"data:{kind};base64,{base64.b64encode(data).decode()}"},
+    }
 
 
 def part_kind(part: Any) -> str:
@@ -54,7 +57,8 @@ def text_only(messages: list[Message], where: str, model: str) -> list[Message]:
                 raise ContentNotSupportedError(
                     f"{where}: message {i} ({m.get('role')}) content part {j} is {part_kind(part)!r}, "
                     f"but {model} reads text only; nothing was sent (use a model that takes images, "
-                    "or send text)")
+                    "or send text)"
+                )
         if out is messages:
             out = list(messages)
         # Joined by newlines, as vLLM joins text parts for a text-only chat template.

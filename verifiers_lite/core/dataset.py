@@ -52,7 +52,9 @@ def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRo
         source = source()
     if isinstance(source, dict):
         raise ValueError(f"{name}: expected a list of rows or a datasets.Dataset, got a dict")
-    if hasattr(source, "to_list") and hasattr(source, "select"):  # datasets.Dataset, not imported here
+    if hasattr(source, "to_list") and hasattr(
+        source, "select"
+    ):  # datasets.Dataset, not imported here
         return WindowedRows(len(source), lambda i, j: source.select(range(i, j)).to_list())
     if hasattr(source, "to_pylist") and hasattr(source, "num_rows"):  # pyarrow.Table
         return WindowedRows(source.num_rows, lambda i, j: source.slice(i, j - i).to_pylist())
@@ -60,7 +62,9 @@ def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRo
         return _CheckedRows(source, name)
     if isinstance(source, Iterable) and not isinstance(source, (str, bytes)):
         return _CheckedRows(list(source), name)
-    raise ValueError(f"{name}: expected a datasets.Dataset, a list of dicts or a builder, got {type(source).__name__}")
+    raise ValueError(
+        f"{name}: expected a datasets.Dataset, a list of dicts or a builder, got {type(source).__name__}"
+    )
 
 
 T = TypeVar("T")
@@ -107,7 +111,10 @@ class WindowedRows(IndexedSequence[DatasetRow]):
     def _at(self, i: int) -> DatasetRow:
         if not self._start <= i < self._start + len(self._window):
             in_order = i == self._start + len(self._window)
-            self._start, self._window = i, self._read(i, min(self._len, i + (WINDOW if in_order else 1)))
+            self._start, self._window = (
+                i,
+                self._read(i, min(self._len, i + (WINDOW if in_order else 1))),
+            )
         return self._window[i - self._start]
 
 
@@ -135,9 +142,13 @@ def parse_info(info: Any, where: str) -> dict[str, Any]:
         try:
             info = json.loads(info)
         except json.JSONDecodeError as exc:
-            raise ValueError(f"{where}: field 'info' is not valid JSON ({exc.msg} at char {exc.pos})") from exc
+            raise ValueError(
+                f"{where}: field 'info' is not valid JSON ({exc.msg} at char {exc.pos})"
+            ) from exc
     if not isinstance(info, dict):
-        raise ValueError(f"{where}: field 'info' must be a dict or a JSON object, got {type(info).__name__}")
+        raise ValueError(
+            f"{where}: field 'info' must be a dict or a JSON object, got {type(info).__name__}"
+        )
     return info
 
 
@@ -147,7 +158,10 @@ def input_in_form(row: DatasetRow, index: int) -> bool:
     prompt, eid = row.get("prompt"), row.get("example_id")
     if prompt is None or isinstance(eid, bool) or not isinstance(eid, int):
         return False
-    return type(prompt) is list and normalize_messages(prompt, f"inputs row {index}, field 'prompt'") == prompt
+    return (
+        type(prompt) is list
+        and normalize_messages(prompt, f"inputs row {index}, field 'prompt'") == prompt
+    )
 
 
 def complete_input(
@@ -158,7 +172,9 @@ def complete_input(
     row's position. A row that cannot be one is a ValueError naming the row and the field."""
     if row.get("prompt") is None:
         if not isinstance(row.get("question"), str):
-            raise ValueError(f"inputs row {index}: needs a 'prompt' (messages) or a 'question' (string) field")
+            raise ValueError(
+                f"inputs row {index}: needs a 'prompt' (messages) or a 'question' (string) field"
+            )
         row["prompt"] = build_prompt(row["question"], system_prompt, few_shot)
     row["prompt"] = normalize_messages(row["prompt"], f"inputs row {index}, field 'prompt'")
     eid = row.setdefault("example_id", index)
@@ -178,7 +194,11 @@ def build_prompt(question: str, system_prompt: str | None, few_shot: Messages | 
 
 
 def format_row(
-    row: DatasetRow, index: int, system_prompt: str | None, few_shot: Messages | None, name: str = "dataset",
+    row: DatasetRow,
+    index: int,
+    system_prompt: str | None,
+    few_shot: Messages | None,
+    name: str = "dataset",
 ) -> RolloutInput:
     """Dataset row ``index`` validated and formatted (a new dict; ``row`` is not changed);
     errors name the row index and the field. ``few_shot`` is normalized already."""
@@ -190,7 +210,9 @@ def format_row(
     elif "question" in row:
         question = row["question"]
         if not isinstance(question, str):
-            raise ValueError(f"{where}: field 'question' must be a string, got {type(question).__name__}")
+            raise ValueError(
+                f"{where}: field 'question' must be a string, got {type(question).__name__}"
+            )
         prompt = build_prompt(question, system_prompt, few_shot)
     else:
         raise ValueError(f"{where}: needs a 'prompt' (messages) or a 'question' (string) field")
@@ -224,12 +246,17 @@ class FormattedRows(IndexedSequence[RolloutInput]):
     when this is made (errors name the row and the field; an example_id may appear once)."""
 
     def __init__(
-        self, rows: Sequence[DatasetRow], system_prompt: str | None = None,
-        few_shot: Messages | None = None, name: str = "dataset",
+        self,
+        rows: Sequence[DatasetRow],
+        system_prompt: str | None = None,
+        few_shot: Messages | None = None,
+        name: str = "dataset",
     ) -> None:
         self._rows, self._system_prompt, self._name = rows, system_prompt, name
         self._few_shot = None if few_shot is None else normalize_messages(few_shot, "few_shot")
-        ids = np.fromiter((self[i]["example_id"] for i in range(len(rows))), dtype=np.int64, count=len(rows))
+        ids = np.fromiter(
+            (self[i]["example_id"] for i in range(len(rows))), dtype=np.int64, count=len(rows)
+        )
         unique, counts = np.unique(ids, return_counts=True)
         if len(unique) < len(ids):
             dup = int(unique[counts > 1][0])
@@ -247,7 +274,11 @@ class RepeatedInputs(IndexedSequence[RolloutInput]):
     ``times`` in a row, read (and formatted) when asked for."""
 
     def __init__(self, examples: Sequence[RolloutInput], order: Sequence[int], times: int) -> None:
-        self._examples, self._order, self._times = examples, np.asarray(order, dtype=np.int64), times
+        self._examples, self._order, self._times = (
+            examples,
+            np.asarray(order, dtype=np.int64),
+            times,
+        )
 
     def __len__(self) -> int:
         return len(self._order) * self._times
@@ -270,7 +301,9 @@ class LazyDataset:
         if self._inputs is not None:
             return self._inputs
         if self._rows is None:
-            self._rows = FormattedRows(row_reader(self.source, self.name), system_prompt, few_shot, self.name)
+            self._rows = FormattedRows(
+                row_reader(self.source, self.name), system_prompt, few_shot, self.name
+            )
         return self._rows
 
     def inputs(self, system_prompt: str | None, few_shot: Messages | None) -> list[RolloutInput]:

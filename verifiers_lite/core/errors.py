@@ -81,8 +81,16 @@ def categorize(exc: BaseException) -> RolloutError:
         # as ModelAPIError (clients and get_model_response wrap them).
         category = getattr(exc, "category", None) or "env_error"
     text = str(exc)
-    message = f"{type(exc).__name__}: {text}" if text else f"{type(exc).__name__} (raised without a message)"
-    if isinstance(exc, AttributeError) and exc.name == "completions" and callable(getattr(exc, "obj", None)):
+    message = (
+        f"{type(exc).__name__}: {text}"
+        if text
+        else f"{type(exc).__name__} (raised without a message)"
+    )
+    if (
+        isinstance(exc, AttributeError)
+        and exc.name == "completions"
+        and callable(getattr(exc, "obj", None))
+    ):
         message += (
             " -- rollout() gets a verifiers_lite model client, not an OpenAI client: instead of "
             "client.chat.completions.create(...), call "

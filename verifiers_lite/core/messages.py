@@ -30,7 +30,9 @@ def normalize_messages(messages: Any, where: str = "prompt") -> Messages:
         if role is None:
             raise ValueError(f"{where}: message {i} is missing 'role'")
         if not isinstance(role, str) or role not in ROLES:
-            raise ValueError(f"{where}: message {i} has unknown role {role!r} (expected one of {sorted(ROLES)})")
+            raise ValueError(
+                f"{where}: message {i} has unknown role {role!r} (expected one of {sorted(ROLES)})"
+            )
         content = msg.get("content")
         if content is None and not (role == "assistant" and msg.get("tool_calls")):
             # only an assistant turn that calls tools may come without text
@@ -44,7 +46,9 @@ def normalize_messages(messages: Any, where: str = "prompt") -> Messages:
         if isinstance(content, list):
             for j, part in enumerate(content):
                 if not isinstance(part, dict) or "type" not in part:
-                    raise ValueError(f"{where}: message {i} content part {j} must be a dict with 'type'")
+                    raise ValueError(
+                        f"{where}: message {i} content part {j} must be a dict with 'type'"
+                    )
         out.append(dict(msg))
     return out
 

@@ -24,7 +24,8 @@ class ChatResponse:
     """One assistant turn.
 
     ``message`` is an OpenAI-style assistant message dict (``role``, ``content``, when the
-    model called tools ``tool_calls``, and when it reasoned ``reasoning_content``). Token-level backends also fill ``prompt_ids``,
+    model called tools ``tool_calls``, and when it reasoned ``reasoning_content``). Token-level
+    backends also fill ``prompt_ids``,
     ``completion_ids`` and ``completion_logprobs`` so training data can be exported verbatim.
     ``system_fingerprint`` is the server's build identifier when it returns one.
     """

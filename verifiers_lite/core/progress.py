@@ -41,7 +41,9 @@ class RunStats:
     stop_reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
-    example_rewards: ClusterTotals = field(default_factory=ClusterTotals)  # per example: clustered stderr
+    example_rewards: ClusterTotals = field(
+        default_factory=ClusterTotals
+    )  # per example: clustered stderr
     cache_hits: int | None = None  # None: the run uses no response cache
     cache_misses: int = 0
     in_flight: int = 0
@@ -131,13 +133,17 @@ class RunStats:
         return sum(self.errors.values())
 
 
-def length_warning(stop_reasons: Any, total: int, remedy: str = "raise max_tokens in sampling_args") -> str | None:
+def length_warning(
+    stop_reasons: Any, total: int, remedy: str = "raise max_tokens in sampling_args"
+) -> str | None:
     """Warn, naming ``max_tokens``, when at least ``LENGTH_WARN_SHARE`` of rollouts ended ``length``."""
     n = int((stop_reasons or {}).get("length", 0))
     if not total or n / total < LENGTH_WARN_SHARE:
         return None
-    return (f"{n} of {total} rollouts ({100 * n / total:.0f}%) stopped at the token limit "
-            f"(stop_reason 'length'): {remedy}, or ask for shorter answers")
+    return (
+        f"{n} of {total} rollouts ({100 * n / total:.0f}%) stopped at the token limit "
+        f"(stop_reason 'length'): {remedy}, or ask for shorter answers"
+    )
 
 
 # A warning a progress display has shown in the running notebook cell is not repeated by the
@@ -149,7 +155,9 @@ _SHOWN_IN_CELL: dict[str, int] = {}
 def current_cell() -> int | None:
     """The running IPython cell's execution count; None outside IPython (never imported here)."""
     ipython = sys.modules.get("IPython")
-    shell = ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    shell = (
+        ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
+    )
     count = getattr(shell, "execution_count", None)
     return count if isinstance(count, int) else None
 
@@ -177,18 +185,24 @@ def format_timing(timing_ms: Any) -> str:
     """Where a rollout's time went, mean per rollout, each part named: ``waiting for a request
     slot 1,204 ms · in the model request 212 ms · in the environment 3 ms · waiting for its
     group 0 ms · scoring 0 ms``; ``—`` when no row recorded its timing."""
-    parts = [f"{label} {timing_ms[key]:,.0f} ms" for key, label in TIMING_PARTS if key in (timing_ms or {})]
+    parts = [
+        f"{label} {timing_ms[key]:,.0f} ms"
+        for key, label in TIMING_PARTS
+        if key in (timing_ms or {})
+    ]
     return " · ".join(parts) or "—"
 
 
 # The run a rollout belongs to, so the environment can report each rollout's start and end as
 # it happens (the scheduler sets it; tasks inherit it). Unset outside generate().
-_CURRENT_RUN: contextvars.ContextVar[Callable[[str, tuple[Any, int]], None] | None] = contextvars.ContextVar(
-    "verifiers_lite_current_run", default=None
+_CURRENT_RUN: contextvars.ContextVar[Callable[[str, tuple[Any, int]], None] | None] = (
+    contextvars.ContextVar("verifiers_lite_current_run", default=None)
 )
 
 
-def set_rollout_listener(listener: Callable[[str, tuple[Any, int]], None] | None) -> contextvars.Token[Any]:
+def set_rollout_listener(
+    listener: Callable[[str, tuple[Any, int]], None] | None,
+) -> contextvars.Token[Any]:
     """Route ``("start"|"end", (example_id, rollout_index))`` events of this context to ``listener``."""
     return _CURRENT_RUN.set(listener)
 
@@ -214,7 +228,9 @@ async def track_rollout(work: Awaitable[T], key: tuple[Any, int]) -> T:
     return result
 
 
-def rollout_listener(stats: RunStats, on_update: Callable[[RunStats], None]) -> Callable[[str, tuple[Any, int]], None]:
+def rollout_listener(
+    stats: RunStats, on_update: Callable[[RunStats], None]
+) -> Callable[[str, tuple[Any, int]], None]:
     """The listener generate() installs: keeps ``stats`` current and tells the displays, at
     most every ``EVENT_SECONDS`` (hundreds of rollouts a second would otherwise cost a display
     call each; the clock tick shows what was skipped)."""
@@ -287,7 +303,9 @@ class CallbackSet:
                 fn(*args)
             except Exception as exc:  # a broken display must not take the run down
                 if method != "on_log":
-                    self._emit("on_log", f"progress callback {type(cb).__name__}.{method} failed: {exc!r}")
+                    self._emit(
+                        "on_log", f"progress callback {type(cb).__name__}.{method} failed: {exc!r}"
+                    )
 
     def on_start(self, stats: RunStats) -> None:
         self._emit("on_start", stats)

@@ -41,7 +41,9 @@ _LEADING_THINK = re.compile(r"\s*<think>(.*?)</think>(.*)", re.DOTALL)
 def check_reasoning_history(value: Any, where: str = "reasoning_history") -> ReasoningHistory:
     """``value`` if it is one of :data:`REASONING_HISTORIES`, else a ValueError naming them."""
     if value not in REASONING_HISTORIES:
-        raise ValueError(f"{where} must be one of {', '.join(map(repr, REASONING_HISTORIES))}, got {value!r}")
+        raise ValueError(
+            f"{where} must be one of {', '.join(map(repr, REASONING_HISTORIES))}, got {value!r}"
+        )
     return value  # type: ignore[no-any-return]
 
 
@@ -108,5 +110,13 @@ def completion_reasoning(completion: Any) -> str | None:
     when no turn reasoned): the ``reasoning_text`` column."""
     if not isinstance(completion, list):
         return None
-    parts = [r for r in (reasoning_of(m) for m in completion if isinstance(m, dict) and m.get("role") == "assistant") if r]
+    parts = [
+        r
+        for r in (
+            reasoning_of(m)
+            for m in completion
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        )
+        if r
+    ]
     return "\n\n".join(parts) if parts else None

@@ -34,7 +34,9 @@ def is_truncated(stop_reason: str) -> bool:
     """True exactly when a limit cut the rollout short (``length``, ``max_turns``); a natural
     end is complete and ``error`` is a failure, not a truncation."""
     if stop_reason not in STOP_REASONS:
-        raise ValueError(f"unknown stop_reason {stop_reason!r}; expected one of {', '.join(STOP_REASONS)}")
+        raise ValueError(
+            f"unknown stop_reason {stop_reason!r}; expected one of {', '.join(STOP_REASONS)}"
+        )
     return stop_reason in _TRUNCATING
 
 
@@ -73,7 +75,9 @@ class Timing(TypedDict, total=False):
 
     start: float  #: when the rollout started (epoch seconds)
     queue_ms: float  #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``), summed over turns
-    generation_ms: float  #: in the model requests (sent until answered, retries included), summed over turns
+    generation_ms: (
+        float  #: in the model requests (sent until answered, retries included), summed over turns
+    )
     env_ms: float  #: in the environment: the rollout's own steps and tools (rollout_ms less the two above)
     rollout_ms: float  #: the rollout itself: queue_ms + generation_ms + env_ms
     group_wait_ms: float  #: after its rollout, waiting for the group's other rollouts to end
@@ -82,8 +86,11 @@ class Timing(TypedDict, total=False):
 
 
 TIMING_PARTS: tuple[tuple[str, str], ...] = (
-    ("queue_ms", "waiting for a request slot"), ("generation_ms", "in the model request"),
-    ("env_ms", "in the environment"), ("group_wait_ms", "waiting for its group"), ("scoring_ms", "scoring"),
+    ("queue_ms", "waiting for a request slot"),
+    ("generation_ms", "in the model request"),
+    ("env_ms", "in the environment"),
+    ("group_wait_ms", "waiting for its group"),
+    ("scoring_ms", "scoring"),
 )
 """Where a rollout's time went, each part of :class:`Timing` by the name displays give it."""
 
@@ -99,8 +106,22 @@ class Usage(TypedDict, total=False):
 
 
 ROW_KEYS: tuple[str, ...] = (
-    "example_id", "rollout_index", "trajectory_id", "task", "prompt", "completion", "answer",
-    "info", "reward", "metrics", "advantage", "turns", "stop_reason", "error", "timing", "usage",
+    "example_id",
+    "rollout_index",
+    "trajectory_id",
+    "task",
+    "prompt",
+    "completion",
+    "answer",
+    "info",
+    "reward",
+    "metrics",
+    "advantage",
+    "turns",
+    "stop_reason",
+    "error",
+    "timing",
+    "usage",
 )
 """Keys of every output row, in DataFrame column order (nested ones are expanded there)."""
 
@@ -175,7 +196,8 @@ class State(RolloutFields, total=False):
 
 class Row(RolloutFields, total=False):
     """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
-    ``seed``, ``attempts``, the ``session`` that made it, where it ran (``endpoint``, ``worker``) and what a re-score needs of
+    ``seed``, ``attempts``, the ``session`` that made it, where it ran (``endpoint``, ``worker``)
+    and what a re-score needs of
     its State (``finish_reasons`` or ``trajectory`` — the model turns when they are not the
     completion's replies —, ``env_state``) when present. Rows read from an older file may lack
     the newer optional keys; readers use ``row.get``."""
@@ -216,4 +238,6 @@ class Trajectory(TypedDict, total=False):
     completion_ids: list[int]  #: see :class:`TokenFields`
     completion_mask: list[int]  #: see :class:`TokenFields`
     completion_logprobs: list[float]  #: see :class:`TokenFields`
-    prompt_length: int  #: tokens of the first prompt (also of one refused as too long; 0 unrendered)
+    prompt_length: (
+        int  #: tokens of the first prompt (also of one refused as too long; 0 unrendered)
+    )

@@ -70,7 +70,10 @@ def _module_summary(module_name: str) -> str:
 
 def environment_catalog() -> list[EnvironmentInfo]:
     """Bundled and installed environments with their one-line descriptions."""
-    found = [EnvironmentInfo(e, "bundled", _module_summary(f"{BUNDLED_PACKAGE}.{e}")) for e in list_environments(installed=False)]
+    found = [
+        EnvironmentInfo(e, "bundled", _module_summary(f"{BUNDLED_PACKAGE}.{e}"))
+        for e in list_environments(installed=False)
+    ]
     bundled = {_key(info.env_id) for info in found}
     for name, ep in sorted(_entry_points().items()):
         if name in bundled:
@@ -94,10 +97,14 @@ def _bundled_dir() -> Path | None:
 def list_environments(installed: bool = True) -> list[str]:
     """Ids of the bundled environments, then those of installed environment packages."""
     root = _bundled_dir()
-    bundled = [] if root is None else sorted(
-        p.stem if p.is_file() else p.name
-        for p in root.iterdir()
-        if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").exists())
+    bundled = (
+        []
+        if root is None
+        else sorted(
+            p.stem if p.is_file() else p.name
+            for p in root.iterdir()
+            if not p.name.startswith("_") and (p.suffix == ".py" or (p / "__init__.py").exists())
+        )
     )
     if not installed:
         return bundled
@@ -125,17 +132,23 @@ def _find_loader(env_id: str) -> Any:
             target = getattr(module, ep.attr) if ep.attr else module
             loader = getattr(target, "load_environment", target)
             if not callable(loader) or inspect.ismodule(loader):
-                raise ValueError(f"entry point {ep.name!r} ({ep.value}) is not a load_environment function")
+                raise ValueError(
+                    f"entry point {ep.name!r} ({ep.value}) is not a load_environment function"
+                )
             return loader
         try:
             module = _import_module(candidate)
         except ModuleNotFoundError as exc:
-            if exc.name not in (candidate, BUNDLED_PACKAGE) and not candidate.startswith(str(exc.name)):
+            if exc.name not in (candidate, BUNDLED_PACKAGE) and not candidate.startswith(
+                str(exc.name)
+            ):
                 raise  # the environment exists but one of its own imports is missing
             continue
         loader = getattr(module, "load_environment", None)
         if not callable(loader):
-            raise ValueError(f"module {module.__name__!r} has no load_environment(**kwargs) function")
+            raise ValueError(
+                f"module {module.__name__!r} has no load_environment(**kwargs) function"
+            )
         return loader
     available = ", ".join(list_environments()) or "none"
     raise ValueError(f"unknown environment {env_id!r}; available: {available}")

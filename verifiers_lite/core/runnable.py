@@ -141,21 +141,36 @@ class RunnableEnvironment(Protocol):
         ...
 
     async def run_rollout(
-        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
-        *, score: bool = True, rollout_index: int = 0,
+        self,
+        input: RolloutInput,
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        *,
+        score: bool = True,
+        rollout_index: int = 0,
     ) -> Row:
         """One rollout, scored alone, as an output row (a failure is a row with ``error``)."""
         ...
 
     async def run_group(
-        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
-        *, score: bool = True,
+        self,
+        inputs: list[RolloutInput],
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        *,
+        score: bool = True,
     ) -> list[Row]:
         """The rollouts of one example, scored together, as output rows."""
         ...
 
     async def finish_group(
-        self, states: list[State], *, score: bool = True, started: float | None = None,
+        self,
+        states: list[State],
+        *,
+        score: bool = True,
+        started: float | None = None,
     ) -> list[Row]:
         """Score states whose rollouts ran elsewhere as one group, clean up, return their rows."""
         ...

@@ -13,14 +13,39 @@ from verifiers_lite.core.messages import normalize_messages
 from verifiers_lite.core.model_client import ChatResponse
 from verifiers_lite.core.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
 
-__all__ = ["ROW_KEYS", "STOP_REASONS", "TOKEN_KEYS", "State", "extend_tokens", "new_state",
-           "record_response", "row_to_state", "state_to_row"]
+__all__ = [
+    "ROW_KEYS",
+    "STOP_REASONS",
+    "TOKEN_KEYS",
+    "State",
+    "extend_tokens",
+    "new_state",
+    "record_response",
+    "row_to_state",
+    "state_to_row",
+]
 # Keys the framework itself puts on a state or row: never taken for extra dataset columns.
-_STATE_KEYS = frozenset((
-    *ROW_KEYS, *TOKEN_KEYS, "model", "sampling_args", "tool_defs", "trajectory", "retries",
-    "endpoint", "worker", "attempts", "judge", "seed", "system_fingerprints", "finish_reasons",
-    "env_state", "input_hash", "session",
-))
+_STATE_KEYS = frozenset(
+    (
+        *ROW_KEYS,
+        *TOKEN_KEYS,
+        "model",
+        "sampling_args",
+        "tool_defs",
+        "trajectory",
+        "retries",
+        "endpoint",
+        "worker",
+        "attempts",
+        "judge",
+        "seed",
+        "system_fingerprints",
+        "finish_reasons",
+        "env_state",
+        "input_hash",
+        "session",
+    )
+)
 _NOT_ENV_KEYS = _STATE_KEYS | frozenset(INPUT_FIELDS)  # what is left is the environment's own
 # Row keys beyond ROW_KEYS a row carries when its state has them.
 _OPTIONAL_ROW_KEYS = (*TOKEN_KEYS, "judge", "seed", "system_fingerprints")
@@ -57,7 +82,10 @@ def new_state(
     info = parse_info(data.get("info"), where)
     # Inputs given straight to generate(): other columns join info as in a formatted dataset
     # (a clash is refused there; here, mid-run, info's own value wins).
-    info = {**{k: v for k, v in data.items() if k not in INPUT_FIELDS and k not in _STATE_KEYS}, **info}
+    info = {
+        **{k: v for k, v in data.items() if k not in INPUT_FIELDS and k not in _STATE_KEYS},
+        **info,
+    }
     resolved_tools = info.get("tool_defs", tool_defs)
     return {
         **data,
@@ -79,8 +107,15 @@ def new_state(
         "metrics": {},
         "advantage": None,
         "usage": {"prompt_tokens": 0, "completion_tokens": 0},
-        "timing": {"start": time.time(), "queue_ms": 0.0, "generation_ms": 0.0, "env_ms": 0.0, "scoring_ms": 0.0,
-                   "rollout_ms": 0.0, "total_ms": 0.0},
+        "timing": {
+            "start": time.time(),
+            "queue_ms": 0.0,
+            "generation_ms": 0.0,
+            "env_ms": 0.0,
+            "scoring_ms": 0.0,
+            "rollout_ms": 0.0,
+            "total_ms": 0.0,
+        },
         "trajectory_id": uuid.uuid4().hex,
     }
 
@@ -90,7 +125,9 @@ def record_response(state: State, response: ChatResponse) -> None:
     state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
     state["usage"]["completion_tokens"] += response.usage.completion_tokens
     if response.usage.reasoning_tokens:  # only when the server reports them
-        state["usage"]["reasoning_tokens"] = state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
+        state["usage"]["reasoning_tokens"] = (
+            state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
+        )
     step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
     state["trajectory"].append(step)
     build = response.system_fingerprint
@@ -102,10 +139,16 @@ def record_response(state: State, response: ChatResponse) -> None:
         return
     # The turn's tokens as the sampler saw and returned them: the merge below keeps only their
     # join, these let a validator check it (each prompt extends the last, masks, logprobs).
-    step["tokens"] = {"prompt_ids": response.prompt_ids or [], "completion_ids": response.completion_ids,
-                      "completion_logprobs": response.completion_logprobs}
+    step["tokens"] = {
+        "prompt_ids": response.prompt_ids or [],
+        "completion_ids": response.completion_ids,
+        "completion_logprobs": response.completion_logprobs,
+    }
     tokens = extend_tokens(
-        _tokens_of(state), response.prompt_ids or [], response.completion_ids, response.completion_logprobs
+        _tokens_of(state),
+        response.prompt_ids or [],
+        response.completion_ids,
+        response.completion_logprobs,
     )
     state.update(tokens)
 
@@ -113,8 +156,12 @@ def record_response(state: State, response: ChatResponse) -> None:
 def _tokens_of(state: State) -> TokenFields | None:
     if "prompt_ids" not in state:
         return None
-    return {"prompt_ids": state["prompt_ids"], "completion_ids": state["completion_ids"],
-            "completion_mask": state["completion_mask"], "completion_logprobs": state["completion_logprobs"]}
+    return {
+        "prompt_ids": state["prompt_ids"],
+        "completion_ids": state["completion_ids"],
+        "completion_mask": state["completion_mask"],
+        "completion_logprobs": state["completion_logprobs"],
+    }
 
 
 def extend_tokens(
@@ -131,11 +178,15 @@ def extend_tokens(
     n = len(completion_ids)
     lps = [float(x) for x in logprobs] if logprobs is not None and len(logprobs) == n else [0.0] * n
     if tokens is None:
-        return {"prompt_ids": list(prompt_ids), "completion_ids": list(completion_ids),
-                "completion_mask": [1] * n, "completion_logprobs": lps}
+        return {
+            "prompt_ids": list(prompt_ids),
+            "completion_ids": list(completion_ids),
+            "completion_mask": [1] * n,
+            "completion_logprobs": lps,
+        }
     head, done = tokens["prompt_ids"], tokens["completion_ids"]
     seen = len(head) + len(done)
-    if list(prompt_ids[: len(head)]) != head or list(prompt_ids[len(head): seen]) != done:
+    if list(prompt_ids[: len(head)]) != head or list(prompt_ids[len(head) : seen]) != done:
         raise ValueError(
             "a turn's prompt_ids do not extend the previous turns' tokens (the backend re-tokenised "
             "the conversation, e.g. a chat template that drops earlier reasoning); token ids for "
@@ -162,7 +213,9 @@ def state_to_row(state: State) -> Row:
     row["reward"] = float(reward) if reward is not None else None
     row["advantage"] = float(advantage) if advantage is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
-    for k in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
+    for (
+        k
+    ) in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
         if k in fields:
             row[k] = fields[k]
     trajectory = state.get("trajectory")
@@ -176,7 +229,9 @@ def state_to_row(state: State) -> Row:
     return cast(Row, row)  # laid out key by key from the State's fields, as Row declares them
 
 
-def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]) -> None:
+def _keep_trajectory(
+    row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]
+) -> None:
     """The trajectory as its finish reasons when its messages are the completion's assistant
     turns (the usual case: no second copy of every reply), else whole."""
     replies = [m for m in completion if type(m) is dict and m.get("role") == "assistant"]
@@ -191,8 +246,13 @@ def _keep_trajectory(row: dict[str, Any], trajectory: list[dict[str, Any]], comp
     row["trajectory"] = trajectory
 
 
-def row_to_state(row: Row, *, model: str, sampling_args: dict[str, Any] | None,
-                 tool_defs: list[dict[str, Any]] | None = None) -> State:
+def row_to_state(
+    row: Row,
+    *,
+    model: str,
+    sampling_args: dict[str, Any] | None,
+    tool_defs: list[dict[str, Any]] | None = None,
+) -> State:
     """The State a saved row was made from, ready to score again: its fields, the trajectory
     rebuilt, the environment's own keys back at the top level, the rollout's tools (its info's
     ``tool_defs``, else ``tool_defs``) and no scores (reward, advantage, metrics, a judge's
@@ -202,14 +262,27 @@ def row_to_state(row: Row, *, model: str, sampling_args: dict[str, Any] | None,
     finish_reasons = data.pop("finish_reasons", None)
     trajectory = data.pop("trajectory", None)
     if trajectory is None:
-        replies = [m for m in data.get("completion") or [] if isinstance(m, dict) and m.get("role") == "assistant"]
-        trajectory = [{"finish_reason": f, "message": m} for f, m in zip(finish_reasons or [], replies, strict=False)]
+        replies = [
+            m
+            for m in data.get("completion") or []
+            if isinstance(m, dict) and m.get("role") == "assistant"
+        ]
+        trajectory = [
+            {"finish_reason": f, "message": m}
+            for f, m in zip(finish_reasons or [], replies, strict=False)
+        ]
     info = data.get("info") or {}
     resolved_tools = info.get("tool_defs", tool_defs) if isinstance(info, dict) else tool_defs
     state = {**env_state, **data}
-    state.update(model=model, sampling_args=dict(sampling_args or {}), trajectory=trajectory,
-                 tool_defs=copy_json(resolved_tools) if resolved_tools else None,
-                 reward=None, advantage=None, metrics={})
+    state.update(
+        model=model,
+        sampling_args=dict(sampling_args or {}),
+        trajectory=trajectory,
+        tool_defs=copy_json(resolved_tools) if resolved_tools else None,
+        reward=None,
+        advantage=None,
+        metrics={},
+    )
     state.pop("judge", None)
     if (state.get("error") or {}).get("category") == "rubric_error":
         state["error"] = None

@@ -48,10 +48,16 @@ class _ToolManagerEnv(ToolEnv):
     gives none. Every call is answered by the ToolManager (errors as tool messages, kept in
     ``state["tool_errors"]``)."""
 
-    def __init__(self, tool_manager: ToolManager | None, max_turns: int,
-                 reasoning_history: ReasoningHistory = "keep") -> None:
+    def __init__(
+        self,
+        tool_manager: ToolManager | None,
+        max_turns: int,
+        reasoning_history: ReasoningHistory = "keep",
+    ) -> None:
         super().__init__(
-            max_turns=max_turns, score_rollouts=False, reasoning_history=reasoning_history,
+            max_turns=max_turns,
+            score_rollouts=False,
+            reasoning_history=reasoning_history,
             tool_defs=tool_manager.schemas if tool_manager is not None else None,
         )
         self.tool_manager = tool_manager
@@ -60,7 +66,11 @@ class _ToolManagerEnv(ToolEnv):
         cast(_APIState, state)["tool_errors"] = []
 
     async def get_model_response(
-        self, client: ModelClient, model: str, messages: Messages, state: State,
+        self,
+        client: ModelClient,
+        model: str,
+        messages: Messages,
+        state: State,
         sampling_args: dict[str, Any] | None = None,
     ) -> ChatResponse:
         response = await super().get_model_response(
@@ -198,14 +208,20 @@ class APIMultiTurnRollout:
                 state = await env.rollout_state(_rollout_input(traj, env), self._client, "", args)
             return _trajectory(traj, state)
 
-        return list(await asyncio.gather(
-            *(one(t, envs[id(tm)]) for t, tm in zip(trajs, managers, strict=True))
-        ))
+        return list(
+            await asyncio.gather(
+                *(one(t, envs[id(tm)]) for t, tm in zip(trajs, managers, strict=True))
+            )
+        )
 
 
 def _rollout_input(traj: Trajectory, env: _ToolManagerEnv) -> RolloutInput:
     """The trajectory as a rollout input; without a ToolManager its own ``tools`` are offered."""
-    info = {} if env.tool_manager is not None or not traj.get("tools") else {"tool_defs": traj["tools"]}
+    info = (
+        {}
+        if env.tool_manager is not None or not traj.get("tools")
+        else {"tool_defs": traj["tools"]}
+    )
     return {"prompt": traj["messages"], "info": info}
 
 
@@ -213,12 +229,14 @@ def _trajectory(traj: Trajectory, state: State) -> Trajectory:
     """A copy of the input trajectory with the rollout's conversation and how it ended."""
     out = copy.deepcopy(traj)
     stop_reason = state["stop_reason"] or "error"  # a finished rollout always has one
-    out.update({
-        "messages": [*state["prompt"], *state["completion"]],
-        "turns": state["turns"],
-        "stop_reason": stop_reason,
-        "truncated": is_truncated(stop_reason),
-        "tool_errors": cast(_APIState, state).get("tool_errors", []),
-        "error": state["error"],
-    })
+    out.update(
+        {
+            "messages": [*state["prompt"], *state["completion"]],
+            "turns": state["turns"],
+            "stop_reason": stop_reason,
+            "truncated": is_truncated(stop_reason),
+            "tool_errors": cast(_APIState, state).get("tool_errors", []),
+            "error": state["error"],
+        }
+    )
     return out

@@ -35,9 +35,13 @@ class EnvGroupRubric(Rubric):
     def __init__(self, rubrics: dict[str, Rubric]) -> None:
         criteria = {r.pass_criterion for r in rubrics.values()}
         self.mixed_criteria = len(criteria) > 1
-        super().__init__(parser=next(iter(rubrics.values())).parser)  # checks no member's functions yet
+        super().__init__(
+            parser=next(iter(rubrics.values())).parser
+        )  # checks no member's functions yet
         self.task_rubrics: dict[str, Rubric] = dict(rubrics)
-        self.pass_criterion = PassCriterion(PASSED_METRIC) if self.mixed_criteria else criteria.pop()
+        self.pass_criterion = (
+            PassCriterion(PASSED_METRIC) if self.mixed_criteria else criteria.pop()
+        )
 
     @property
     def func_names(self) -> list[str]:
@@ -46,7 +50,9 @@ class EnvGroupRubric(Rubric):
 
     @property
     def group_func_names(self) -> list[str]:
-        return list(dict.fromkeys(n for r in self.task_rubrics.values() for n in r.group_func_names))
+        return list(
+            dict.fromkeys(n for r in self.task_rubrics.values() for n in r.group_func_names)
+        )
 
     @property
     def requires_group_rollouts(self) -> bool:
@@ -59,7 +65,9 @@ class EnvGroupRubric(Rubric):
     def rubric_for(self, state: Mapping[str, Any]) -> Rubric:
         task = state.get("task")
         if task not in self.task_rubrics:
-            raise ValueError(f"rollout task {task!r} is not one of the group's tasks {list(self.task_rubrics)}")
+            raise ValueError(
+                f"rollout task {task!r} is not one of the group's tasks {list(self.task_rubrics)}"
+            )
         return self.task_rubrics[task]
 
     async def score_group(self, states: list[State]) -> None:
@@ -67,12 +75,17 @@ class EnvGroupRubric(Rubric):
         by_task: dict[Any, list[State]] = {}
         for s in states:
             by_task.setdefault(s.get("task"), []).append(s)
-        await asyncio.gather(*(self.rubric_for(part[0]).score_group(part) for part in by_task.values()))
+        await asyncio.gather(
+            *(self.rubric_for(part[0]).score_group(part) for part in by_task.values())
+        )
         if self.mixed_criteria:
             for s in states:
                 if s.get("reward") is not None:
                     passed = self.rubric_for(s).pass_criterion.passes(s)
-                    s["metrics"] = {**(s.get("metrics") or {}), PASSED_METRIC: 1.0 if passed else 0.0}
+                    s["metrics"] = {
+                        **(s.get("metrics") or {}),
+                        PASSED_METRIC: 1.0 if passed else 0.0,
+                    }
 
     async def cleanup(self, state: State) -> None:
         await self.rubric_for(state).cleanup(state)
@@ -90,7 +103,9 @@ class EnvGroup(Environment):
     ``env_id`` names the group (default: the names joined by ``+``).
     """
 
-    def __init__(self, envs: Sequence[Environment], names: Sequence[str] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self, envs: Sequence[Environment], names: Sequence[str] | None = None, **kwargs: Any
+    ) -> None:
         envs = list(envs)
         if not envs:
             raise ValueError("EnvGroup needs at least one environment")
@@ -106,12 +121,18 @@ class EnvGroup(Environment):
         self.envs: dict[str, Environment] = dict(zip(names, envs, strict=True))
         kwargs.setdefault("max_retries", max(e.max_retries for e in envs))
         timeouts = [e.rollout_timeout for e in envs]
-        kwargs.setdefault("rollout_timeout", None if None in timeouts else max(t for t in timeouts if t))
+        kwargs.setdefault(
+            "rollout_timeout", None if None in timeouts else max(t for t in timeouts if t)
+        )
         kwargs.setdefault("max_concurrent", max(e.max_concurrent for e in envs))
         kwargs.setdefault("score_rollouts", all(e.score_rollouts for e in envs))
         kwargs.setdefault("env_id", "+".join(names))
-        super().__init__(rubric=EnvGroupRubric({n: e.rubric for n, e in self.envs.items()}), **kwargs)
-        self.env_args = {"envs": {n: {"env_id": e.env_id, "env_args": e.env_args} for n, e in self.envs.items()}}
+        super().__init__(
+            rubric=EnvGroupRubric({n: e.rubric for n, e in self.envs.items()}), **kwargs
+        )
+        self.env_args = {
+            "envs": {n: {"env_id": e.env_id, "env_args": e.env_args} for n, e in self.envs.items()}
+        }
         self._train: list[RolloutInput] | None = None
         self._eval: list[RolloutInput] | None = None
 
@@ -135,8 +156,14 @@ class EnvGroup(Environment):
         counts: dict[str, set[Any]] = {n: set() for n in self.envs}
         for inp in inputs or []:
             counts.setdefault(str(inp.get("task")), set()).add(inp.get("example_id"))
-        return {n: {"env_id": e.env_id, "pass_criterion": e.pass_criterion.to_dict(),
-                    "num_examples": len(counts[n])} for n, e in self.envs.items()}
+        return {
+            n: {
+                "env_id": e.env_id,
+                "pass_criterion": e.pass_criterion.to_dict(),
+                "num_examples": len(counts[n]),
+            }
+            for n, e in self.envs.items()
+        }
 
     # -- data ---------------------------------------------------------------------------------
 
@@ -150,7 +177,9 @@ class EnvGroup(Environment):
     def get_dataset(self) -> list[RolloutInput]:
         """The members' training datasets concatenated (members without one are left out)."""
         if self._train is None:
-            self._train = self._concat([(n, e.get_dataset()) for n, e in self.envs.items() if e._dataset])
+            self._train = self._concat(
+                [(n, e.get_dataset()) for n, e in self.envs.items() if e._dataset]
+            )
         return self._train
 
     def get_eval_dataset(self) -> list[RolloutInput]:
@@ -160,8 +189,11 @@ class EnvGroup(Environment):
         return self._eval
 
     def get_eval_inputs(
-        self, num_examples: int | dict[str, int] = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int = 0,
+        self,
+        num_examples: int | dict[str, int] = -1,
+        rollouts_per_example: int = 1,
+        shuffle: bool = False,
+        seed: int = 0,
     ) -> list[RolloutInput]:
         """Pick examples per task (``num_examples``: an int for each task, or ``{task: n}``),
         interleave the tasks, and repeat each example ``rollouts_per_example`` times."""
@@ -170,13 +202,17 @@ class EnvGroup(Environment):
         if isinstance(num_examples, dict):
             unknown = sorted(set(num_examples) - set(self.envs))
             if unknown:
-                raise ValueError(f"num_examples names unknown tasks {unknown}; the group's tasks are {self.names}")
+                raise ValueError(
+                    f"num_examples names unknown tasks {unknown}; the group's tasks are {self.names}"
+                )
             counts = {n: num_examples.get(n, 0) for n in self.envs}
         else:
             counts = dict.fromkeys(self.envs, num_examples)
         for name, n in counts.items():
             if isinstance(n, bool) or not isinstance(n, int) or n < -1:
-                raise ValueError(f"num_examples for task {name!r} must be an int >= -1 (-1: all), got {n!r}")
+                raise ValueError(
+                    f"num_examples for task {name!r} must be an int >= -1 (-1: all), got {n!r}"
+                )
         per_task: list[list[RolloutInput]] = []
         for name in self.envs:
             examples = [r for r in self.get_eval_dataset() if r["task"] == name]
@@ -184,8 +220,13 @@ class EnvGroup(Environment):
                 random.Random(f"{seed}:{name}").shuffle(examples)
             n = counts[name]
             per_task.append(examples if n is None or n < 0 else examples[:n])
-        mixed = [ex for i in range(max(map(len, per_task), default=0)) for part in per_task if i < len(part)
-                 for ex in [part[i]]]
+        mixed = [
+            ex
+            for i in range(max(map(len, per_task), default=0))
+            for part in per_task
+            if i < len(part)
+            for ex in [part[i]]
+        ]
         return [ex for ex in mixed for _ in range(rollouts_per_example)]
 
     def prepare_input(self, row: DatasetRow, index: int) -> RolloutInput:
@@ -193,8 +234,10 @@ class EnvGroup(Environment):
         task's input (a prompt from ``question`` with the task's system prompt and few-shot turns)."""
         task = row.get("task")
         if task not in self.envs:
-            raise ValueError(f"inputs row {index}: field 'task' must be one of the group's tasks {self.names}, "
-                             f"got {task!r}")
+            raise ValueError(
+                f"inputs row {index}: field 'task' must be one of the group's tasks {self.names}, "
+                f"got {task!r}"
+            )
         env = self.envs[task]
         return complete_input(dict(row), index, env.system_prompt, env.few_shot)
 
@@ -208,7 +251,11 @@ class EnvGroup(Environment):
         return self.envs[task]
 
     async def rollout(
-        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
     ) -> State:
         return await self.env_for(input).rollout(input, client, model, sampling_args)
 

@@ -45,8 +45,14 @@ if TYPE_CHECKING:
     from verifiers_lite.results.outputs import GenerateOutputs
 
 _FINAL_METHODS = (
-    "run_rollout", "run_group", "rollout_state", "finish_group",
-    "generate", "evaluate", "generate_sync", "evaluate_sync",
+    "run_rollout",
+    "run_group",
+    "rollout_state",
+    "finish_group",
+    "generate",
+    "evaluate",
+    "generate_sync",
+    "evaluate_sync",
 )
 
 # The states init_state() laid out during the current rollout attempt, so a rollout that fails
@@ -97,7 +103,9 @@ class Environment(ABC):
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if rollout_timeout is not None and not rollout_timeout > 0:
-            raise ValueError(f"rollout_timeout must be a positive number of seconds, got {rollout_timeout}")
+            raise ValueError(
+                f"rollout_timeout must be a positive number of seconds, got {rollout_timeout}"
+            )
         self._dataset = LazyDataset(dataset, "dataset")
         self._eval_dataset = LazyDataset(eval_dataset, "eval_dataset")
         self.system_prompt = system_prompt
@@ -169,7 +177,11 @@ class Environment(ABC):
         raise ValueError(f"{self.env_id}: no eval_dataset and no dataset to evaluate on")
 
     def get_eval_inputs(
-        self, num_examples: int = -1, rollouts_per_example: int = 1, shuffle: bool = False, seed: int = 0
+        self,
+        num_examples: int = -1,
+        rollouts_per_example: int = 1,
+        shuffle: bool = False,
+        seed: int = 0,
     ) -> Sequence[RolloutInput]:
         """Pick examples (optionally shuffled by ``seed``) and repeat each ``rollouts_per_example``
         times: a sequence that formats each input when it is read."""
@@ -208,7 +220,10 @@ class Environment(ABC):
         """Lay out the workbench of one rollout: deep copy, parsed info, validated prompt,
         resolved tools, empty trajectory, timing, unique trajectory_id. Makes no decisions."""
         state = new_state(
-            rollout_input, model=model, sampling_args=sampling_args, tool_defs=self.tool_defs,
+            rollout_input,
+            model=model,
+            sampling_args=sampling_args,
+            tool_defs=self.tool_defs,
             rollout_index=rollout_index,
         )
         attempt = _ATTEMPT_STATES.get()
@@ -228,12 +243,20 @@ class Environment(ABC):
 
     @abstractmethod
     async def rollout(
-        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
     ) -> State:
         """Run one trajectory and return its State (start from ``self.init_state(...)``)."""
 
     async def get_model_response(
-        self, client: ModelClient, model: str, messages: Messages, state: State,
+        self,
+        client: ModelClient,
+        model: str,
+        messages: Messages,
+        state: State,
         sampling_args: dict[str, Any] | None = None,
     ) -> ChatResponse:
         """One model turn for ``messages``, accounted on ``state`` (usage, tokens, timing). The
@@ -249,13 +272,17 @@ class Environment(ABC):
             try:
                 # The rollout's own turn: the prompt's assistant messages (few-shot) are not turns of it.
                 with model_turn(len(state.get("trajectory") or ()), self.max_model_turns):
-                    response = await client.chat(model, messages, args or None, state.get("tool_defs"))
+                    response = await client.chat(
+                        model, messages, args or None, state.get("tool_defs")
+                    )
             except TimeoutError as exc:
                 if isinstance(exc, RolloutTimeoutError):
                     raise
                 # Only a timeout of the model call itself is a model error (env-code ones are env_error).
                 raise ModelAPIError(
-                    f"model call timed out ({type(exc).__name__}: {str(exc) or 'no message'})", category="model_timeout", retryable=True
+                    f"model call timed out ({type(exc).__name__}: {str(exc) or 'no message'})",
+                    category="model_timeout",
+                    retryable=True,
                 ) from exc
             finally:  # the wait for a request slot is not the model's time
                 timing = state["timing"]
@@ -268,8 +295,12 @@ class Environment(ABC):
     # -- layer 2 (final) -----------------------------------------------------------------------
 
     async def _rollout_with_retries(
-        self, rollout_input: RolloutInput, client: ModelClient, model: str,
-        sampling_args: dict[str, Any] | None, rollout_index: int,
+        self,
+        rollout_input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None,
+        rollout_index: int,
     ) -> State:
         retries = ROLLOUT_RETRY.retries(limit=self.max_retries)
         t0 = time.perf_counter()
@@ -282,7 +313,9 @@ class Environment(ABC):
                 async with rollout_scope():
                     state = await self._rollout_bounded(rollout_input, client, model, sampling_args)
                 if not isinstance(state, dict):
-                    raise TypeError(f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict")
+                    raise TypeError(
+                        f"{type(self).__name__}.rollout returned {type(state).__name__}, not a State dict"
+                    )
                 state["rollout_index"] = rollout_index
                 return _timed(state, t0)
             except asyncio.CancelledError:
@@ -292,8 +325,10 @@ class Environment(ABC):
                 delay = retries.next_delay() if retryable else None
                 if delay is None:
                     # Keep what the failed attempt did (partial completion, usage, timing, turns).
-                    state = started[0] if started else self.init_state(
-                        rollout_input, model, sampling_args, rollout_index
+                    state = (
+                        started[0]
+                        if started
+                        else self.init_state(rollout_input, model, sampling_args, rollout_index)
                     )
                     state["rollout_index"] = rollout_index
                     state["error"] = categorize(exc)
@@ -306,14 +341,22 @@ class Environment(ABC):
                 _ATTEMPT_STATES.reset(token)
 
     async def _rollout_bounded(
-        self, rollout_input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None
+        self,
+        rollout_input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None,
     ) -> State:
         if self.rollout_timeout is None:
             return await self.rollout(rollout_input, client, model, sampling_args)
         try:
-            return await asyncio.wait_for(self.rollout(rollout_input, client, model, sampling_args), self.rollout_timeout)
+            return await asyncio.wait_for(
+                self.rollout(rollout_input, client, model, sampling_args), self.rollout_timeout
+            )
         except TimeoutError as exc:
-            raise RolloutTimeoutError(f"rollout did not finish within rollout_timeout={self.rollout_timeout:g}s") from exc
+            raise RolloutTimeoutError(
+                f"rollout did not finish within rollout_timeout={self.rollout_timeout:g}s"
+            ) from exc
 
     async def _finish(self, states: list[State], score: bool, started: float) -> list[Row]:
         # Scoring first, then cleanup exactly once per rollout, then the row.
@@ -342,58 +385,104 @@ class Environment(ABC):
 
     @final
     async def run_rollout(
-        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
-        *, score: bool = True, rollout_index: int = 0,
+        self,
+        input: RolloutInput,
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        *,
+        score: bool = True,
+        rollout_index: int = 0,
     ) -> Row:
         """One rollout, scored alone: rollout -> rubric -> cleanup -> output row. Never raises
         for a failed rollout: the row carries ``error``."""
-        return (await self._run_states([input], client, model, sampling_args, score, rollout_index))[0]
+        return (
+            await self._run_states([input], client, model, sampling_args, score, rollout_index)
+        )[0]
 
     @final
     async def run_group(
-        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
-        *, score: bool = True,
+        self,
+        inputs: list[RolloutInput],
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        *,
+        score: bool = True,
     ) -> list[Row]:
         """The rollouts of one example, scored together (group advantages)."""
-        return await self._run_states(inputs, client, model, sampling_args, score, 0) if inputs else []
+        return (
+            await self._run_states(inputs, client, model, sampling_args, score, 0) if inputs else []
+        )
 
     async def _run_states(
-        self, inputs: list[RolloutInput], client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None,
-        score: bool, first_index: int,
+        self,
+        inputs: list[RolloutInput],
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None,
+        score: bool,
+        first_index: int,
     ) -> list[Row]:
         t0 = time.perf_counter()
         model_client = as_model_client(client)
-        states = list(await asyncio.gather(*(
-            track_rollout(self._rollout_with_retries(inp, model_client, model, sampling_args, first_index + i),
-                          (inp.get("example_id"), first_index + i))
-            for i, inp in enumerate(inputs)
-        )))
+        states = list(
+            await asyncio.gather(
+                *(
+                    track_rollout(
+                        self._rollout_with_retries(
+                            inp, model_client, model, sampling_args, first_index + i
+                        ),
+                        (inp.get("example_id"), first_index + i),
+                    )
+                    for i, inp in enumerate(inputs)
+                )
+            )
+        )
         return await self._finish(states, score, t0)
 
     @final
     async def rollout_state(
-        self, input: RolloutInput, client: ModelClientLike, model: str, sampling_args: dict[str, Any] | None = None,
-        *, rollout_index: int = 0,
+        self,
+        input: RolloutInput,
+        client: ModelClientLike,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+        *,
+        rollout_index: int = 0,
     ) -> State:
         """One rollout's State, unscored and not cleaned up (retries and ``rollout_timeout``
         apply): what runs where the model calls are made when scoring happens elsewhere.
         Hand the states to :meth:`finish_group` to score them and run the rubric's cleanup."""
-        return await self._rollout_with_retries(input, as_model_client(client), model, sampling_args, rollout_index)
+        return await self._rollout_with_retries(
+            input, as_model_client(client), model, sampling_args, rollout_index
+        )
 
     @final
     async def finish_group(
-        self, states: list[State], *, score: bool = True, started: float | None = None,
+        self,
+        states: list[State],
+        *,
+        score: bool = True,
+        started: float | None = None,
     ) -> list[Row]:
         """Score states made by :meth:`rollout_state` as one group, run the rubric's cleanup once
         on each, and return their output rows. ``started`` (``time.perf_counter()``) is when the
         group began, for ``timing.total_ms``."""
-        return await self._finish(states, score, time.perf_counter() if started is None else started)
+        return await self._finish(
+            states, score, time.perf_counter() if started is None else started
+        )
 
     # -- layer 3 (final) -----------------------------------------------------------------------
 
     @final
     async def generate(
-        self, inputs: Any, client: ModelClientLike, model: str, *, config: RunConfig | None = None,
+        self,
+        inputs: Any,
+        client: ModelClientLike,
+        model: str,
+        *,
+        config: RunConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """Run every input (grouped by example_id unless ``independent_scoring``). The options
@@ -405,8 +494,15 @@ class Environment(ABC):
 
     @final
     async def evaluate(
-        self, client: ModelClientLike, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
+        self,
+        client: ModelClientLike,
+        model: str,
+        num_examples: int = -1,
+        rollouts_per_example: int = 1,
+        shuffle: bool = False,
+        seed: int | None = 0,
+        *,
+        config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate. ``seed``
@@ -414,12 +510,19 @@ class Environment(ABC):
         derived from it (``None``: no seed is sent; shuffling then uses 0). Options as for
         :meth:`generate`."""
         run = _evaluation_config("evaluate", config, options, rollouts_per_example, seed)
-        inputs = self.get_eval_inputs(num_examples, rollouts_per_example, shuffle, 0 if seed is None else seed)
+        inputs = self.get_eval_inputs(
+            num_examples, rollouts_per_example, shuffle, 0 if seed is None else seed
+        )
         return await self.generate(inputs, client, model, config=run)
 
     @final
     def generate_sync(
-        self, inputs: Any, client: ModelClientLike, model: str, *, config: RunConfig | None = None,
+        self,
+        inputs: Any,
+        client: ModelClientLike,
+        model: str,
+        *,
+        config: RunConfig | None = None,
         **options: Unpack[RunOptions],
     ) -> GenerateOutputs:
         """:meth:`generate` from synchronous code: scripts, Jupyter cells, uvloop programs."""
@@ -430,8 +533,15 @@ class Environment(ABC):
 
     @final
     def evaluate_sync(
-        self, client: ModelClientLike, model: str, num_examples: int = -1, rollouts_per_example: int = 1,
-        shuffle: bool = False, seed: int | None = 0, *, config: RunConfig | None = None,
+        self,
+        client: ModelClientLike,
+        model: str,
+        num_examples: int = -1,
+        rollouts_per_example: int = 1,
+        shuffle: bool = False,
+        seed: int | None = 0,
+        *,
+        config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """:meth:`evaluate` from synchronous code: scripts, Jupyter cells, uvloop programs.
@@ -439,19 +549,29 @@ class Environment(ABC):
         from verifiers_lite._util.sync import run_sync
 
         run = _evaluation_config("evaluate_sync", config, options, rollouts_per_example, seed)
-        return run_sync(self.evaluate(client, model, num_examples, rollouts_per_example, shuffle, seed, config=run))
+        return run_sync(
+            self.evaluate(
+                client, model, num_examples, rollouts_per_example, shuffle, seed, config=run
+            )
+        )
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(env_id={self.env_id!r})"
 
 
 def _evaluation_config(
-    method: str, config: RunConfig | None, options: Mapping[str, Any], rollouts_per_example: int, seed: int | None,
+    method: str,
+    config: RunConfig | None,
+    options: Mapping[str, Any],
+    rollouts_per_example: int,
+    seed: int | None,
 ) -> RunConfig:
     """An evaluation's run options: ``seed`` is the run seed; ``rollouts_per_example`` recorded
     unless given."""
     run = run_config(method, config, options)
-    return run.replace(seed=seed, rollouts_per_example=run.rollouts_per_example or rollouts_per_example)
+    return run.replace(
+        seed=seed, rollouts_per_example=run.rollouts_per_example or rollouts_per_example
+    )
 
 
 def _timed(state: State, started: float) -> State:

@@ -50,7 +50,11 @@ class MultiTurnEnv(Environment):
         in :meth:`is_completed`, which sees every model turn."""
 
     async def rollout(
-        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
     ) -> State:
         state = self.init_state(input, model, sampling_args)
         await self.setup_state(state)

@@ -12,7 +12,9 @@ from verifiers_lite.envs.tool_env import ToolEnv
 from verifiers_lite.sandbox import Sandbox, SandboxLimits, SandboxSession
 
 # The session of the rollout being run: tool calls are made from tasks that copy this context.
-_SESSION: contextvars.ContextVar[_RolloutSession | None] = contextvars.ContextVar("vf_python_session", default=None)
+_SESSION: contextvars.ContextVar[_RolloutSession | None] = contextvars.ContextVar(
+    "vf_python_session", default=None
+)
 
 
 class PythonState(State, total=False):
@@ -46,17 +48,29 @@ class PythonEnv(ToolEnv):
     made with ``limits``. ``env_id`` names it in results (default: the class name).
     """
 
-    def __init__(self, *args: Any, sandbox: Sandbox | None = None, limits: SandboxLimits | None = None,
-                 tools: list[Any] | None = None, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        sandbox: Sandbox | None = None,
+        limits: SandboxLimits | None = None,
+        tools: list[Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         if sandbox is not None and limits is not None:
-            raise ValueError("pass either sandbox= or limits=, not both (a sandbox has its own limits)")
+            raise ValueError(
+                "pass either sandbox= or limits=, not both (a sandbox has its own limits)"
+            )
         self.sandbox = sandbox if sandbox is not None else Sandbox(limits)
         # The tool enforces its own wall-clock limit; the ToolEnv timeout only backs it up.
         kwargs.setdefault("tool_timeout", self.sandbox.limits.timeout + 30.0)
         super().__init__([python, *(tools or [])], *args, **kwargs)
 
     async def rollout(
-        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
     ) -> State:
         holder = _RolloutSession(self.sandbox)
         token = _SESSION.set(holder)

@@ -23,10 +23,16 @@ class SingleTurnEnv(Environment):
         return 1
 
     async def rollout(
-        self, input: RolloutInput, client: ModelClient, model: str, sampling_args: dict[str, Any] | None = None
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
     ) -> State:
         state = self.init_state(input, model, sampling_args)
-        response = await self.get_model_response(client, model, state["prompt"], state, sampling_args)
+        response = await self.get_model_response(
+            client, model, state["prompt"], state, sampling_args
+        )
         state["completion"].append(response.message)
         state["turns"] = 1
         state["stop_reason"] = "length" if response.finish_reason == "length" else "stop"

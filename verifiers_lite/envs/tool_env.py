@@ -25,9 +25,14 @@ class ToolEnv(MultiTurnEnv):
     model answers without calling a tool. ``env_id`` names it in results (default: the class
     name)."""
 
-    def __init__(self, tools: list[Callable[..., Any]] | None = None, *args: Any,
-                 tool_timeout: float = 30.0, mcp_servers: Sequence[MCPServerConfig] | None = None,
-                 **kwargs: Any) -> None:
+    def __init__(
+        self,
+        tools: list[Callable[..., Any]] | None = None,
+        *args: Any,
+        tool_timeout: float = 30.0,
+        mcp_servers: Sequence[MCPServerConfig] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.tools: dict[str, Callable[..., Any]] = {}
         for fn in tools or []:
             if not callable(fn):
@@ -63,10 +68,16 @@ class ToolEnv(MultiTurnEnv):
     async def _answer(self, call: Any, index: int) -> dict[str, Any]:
         """One tool message per call, whatever the model wrote (malformed calls included)."""
         call = call if isinstance(call, dict) else {}
-        call_id = call.get("id") if isinstance(call.get("id"), str) and call.get("id") else f"call_{index}"
+        call_id = (
+            call.get("id")
+            if isinstance(call.get("id"), str) and call.get("id")
+            else f"call_{index}"
+        )
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
         # Arguments go as the model wrote them: call_tool decodes them once (decoding here too
         # would turn the JSON string '"x"' into x and misreport it as invalid JSON).
-        content, _ = await answer_tool_call(self.tools, name, function.get("arguments"), self.tool_timeout)
+        content, _ = await answer_tool_call(
+            self.tools, name, function.get("arguments"), self.tool_timeout
+        )
         return {"role": "tool", "tool_call_id": call_id, "content": content}

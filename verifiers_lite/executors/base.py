@@ -66,7 +66,9 @@ def endpoint_specs(client: ModelClientLike, who: str) -> list[tuple[str, str | N
             continue
         base_url = str(getattr(c, "base_url", "") or "")
         if not base_url:
-            raise TypeError(f"{who} needs clients with a base_url to reach them from another process; got {c!r}")
+            raise TypeError(
+                f"{who} needs clients with a base_url to reach them from another process; got {c!r}"
+            )
         specs.append((base_url.rstrip("/"), getattr(c, "api_key", None)))
     if not specs:
         raise ValueError(f"{who} needs at least one model client (endpoint); got none")

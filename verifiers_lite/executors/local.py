@@ -43,10 +43,20 @@ class LocalExecutor:
         assert self.ctx is not None and self.router is not None, "start() first"
         ctx, endpoint = self.ctx, self.router.pick()
         if ctx.independent:
-            rows = [await ctx.env.run_rollout(unit.inputs[0], endpoint, ctx.model, ctx.sampling_args,
-                                              score=ctx.score, rollout_index=unit.indices[0])]
+            rows = [
+                await ctx.env.run_rollout(
+                    unit.inputs[0],
+                    endpoint,
+                    ctx.model,
+                    ctx.sampling_args,
+                    score=ctx.score,
+                    rollout_index=unit.indices[0],
+                )
+            ]
         else:
-            rows = await ctx.env.run_group(unit.inputs, endpoint, ctx.model, ctx.sampling_args, score=ctx.score)
+            rows = await ctx.env.run_group(
+                unit.inputs, endpoint, ctx.model, ctx.sampling_args, score=ctx.score
+            )
         for r in rows:
             r["endpoint"] = endpoint.stats.name
         return rows

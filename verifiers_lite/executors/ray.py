@@ -52,9 +52,16 @@ def failure_text(exc: BaseException) -> str:
 class _EnvWorker:
     """The actor body: an Environment + a LocalExecutor over this worker's share of endpoints."""
 
-    def __init__(self, env_spec: dict[str, Any], endpoints: list[tuple[str, str | None]], model: str,
-                 sampling_args: dict[str, Any] | None, max_concurrent: int, independent: bool,
-                 score: bool = True) -> None:
+    def __init__(
+        self,
+        env_spec: dict[str, Any],
+        endpoints: list[tuple[str, str | None]],
+        model: str,
+        sampling_args: dict[str, Any] | None,
+        max_concurrent: int,
+        independent: bool,
+        score: bool = True,
+    ) -> None:
         from verifiers_lite.clients.http import ChatClient
 
         if "env" in env_spec:
@@ -78,13 +85,17 @@ class _EnvWorker:
         if self.executor is not None:
             self.executor.widen(self.limit)
 
-    async def run_unit(self, example_id: Any, inputs: list[RolloutInput], indices: list[int]) -> list[Row]:
+    async def run_unit(
+        self, example_id: Any, inputs: list[RolloutInput], indices: list[int]
+    ) -> list[Row]:
         from verifiers_lite.executors.local import LocalExecutor
 
         if self.executor is None:
             model, sampling_args, independent, score = self.args
             self.executor = LocalExecutor()
-            ctx = RunContext(self.env, self.clients, model, sampling_args, self.limit, independent, print, score)
+            ctx = RunContext(
+                self.env, self.clients, model, sampling_args, self.limit, independent, print, score
+            )
             await self.executor.start(ctx, len(inputs))
         return await self.executor.run(WorkUnit(example_id, inputs, indices))
 
@@ -106,9 +117,15 @@ class RayExecutor:
 
     in_process = False  # rollouts run on Ray actors
 
-    def __init__(self, num_workers: int = 2, *, address: str | None = None,
-                 init_kwargs: dict[str, Any] | None = None, actor_options: dict[str, Any] | None = None,
-                 keep_alive: bool = True) -> None:
+    def __init__(
+        self,
+        num_workers: int = 2,
+        *,
+        address: str | None = None,
+        init_kwargs: dict[str, Any] | None = None,
+        actor_options: dict[str, Any] | None = None,
+        keep_alive: bool = True,
+    ) -> None:
         if num_workers < 1:
             raise ValueError(f"num_workers must be >= 1, got {num_workers}")
         self.num_workers = num_workers
@@ -131,21 +148,42 @@ class RayExecutor:
     async def start(self, ctx: RunContext, group_size: int) -> int:
         ray = _import_ray()
         if not ray.is_initialized():
-            ray.init(address=self.address, **{"log_to_driver": False, "include_dashboard": False, **self.init_kwargs})
+            ray.init(
+                address=self.address,
+                **{"log_to_driver": False, "include_dashboard": False, **self.init_kwargs},
+            )
         self.ctx = ctx
         self._total_limit = ctx.max_concurrent or 1024
         endpoints = endpoint_specs(ctx.client, "RayExecutor")
         spec = _env_spec(ctx.env)
         per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
-        config = (repr(spec.get("env_id")), repr(spec.get("env_args")), id(spec.get("env")), endpoints,
-                  ctx.model, repr(ctx.sampling_args), per_worker, ctx.independent, ctx.score)
+        config = (
+            repr(spec.get("env_id")),
+            repr(spec.get("env_args")),
+            id(spec.get("env")),
+            endpoints,
+            ctx.model,
+            repr(ctx.sampling_args),
+            per_worker,
+            ctx.independent,
+            ctx.score,
+        )
         if not (self.workers and config == self._config and all(self.alive)):
             self.shutdown()
             actor_cls = ray.remote(_EnvWorker)
             for i in range(self.num_workers):
-                share = endpoints[i::self.num_workers] or [endpoints[i % len(endpoints)]]
-                self.workers.append(actor_cls.options(**self.actor_options).remote(
-                    spec, share, ctx.model, ctx.sampling_args, per_worker, ctx.independent, ctx.score))
+                share = endpoints[i :: self.num_workers] or [endpoints[i % len(endpoints)]]
+                self.workers.append(
+                    actor_cls.options(**self.actor_options).remote(
+                        spec,
+                        share,
+                        ctx.model,
+                        ctx.sampling_args,
+                        per_worker,
+                        ctx.independent,
+                        ctx.score,
+                    )
+                )
             self.alive = [True] * self.num_workers
             self._config = config
             self.failures = []
@@ -158,6 +196,7 @@ class RayExecutor:
     async def _first_worker_up(self) -> None:
         """Wait until one worker has built its environment; raise with the cause if none can.
         Workers still starting are left to come up (or fail) while the run goes on."""
+
         async def ready(i: int) -> bool:
             try:
                 await self.workers[i].ready.remote()
@@ -207,7 +246,9 @@ class RayExecutor:
             i = min(candidates, key=lambda k: self.in_flight[k])
             self.in_flight[i] += 1
             try:
-                rows = await self.workers[i].run_unit.remote(unit.example_id, unit.inputs, unit.indices)
+                rows = await self.workers[i].run_unit.remote(
+                    unit.example_id, unit.inputs, unit.indices
+                )
             except (ray.exceptions.RayActorError, ray.exceptions.ActorDiedError) as exc:
                 self._worker_failed(i, exc)
                 self.lost_units += 1
@@ -220,9 +261,15 @@ class RayExecutor:
             return rows
 
     def summary(self) -> dict[str, Any]:
-        return {"executor": "ray", "workers": [
-            {"worker": i, "alive": a, "units": n} for i, (a, n) in enumerate(zip(self.alive, self.units_done, strict=True))
-        ], "rerun_units": self.lost_units, "worker_failures": list(self.failures)}
+        return {
+            "executor": "ray",
+            "workers": [
+                {"worker": i, "alive": a, "units": n}
+                for i, (a, n) in enumerate(zip(self.alive, self.units_done, strict=True))
+            ],
+            "rerun_units": self.lost_units,
+            "worker_failures": list(self.failures),
+        }
 
     async def close(self) -> None:
         """End of a run: workers stay up for the next run unless ``keep_alive=False``."""

@@ -1,7 +1,7 @@
 """RemoteExecutor: rollouts run on rollout servers; the driver scores groups and cleans up.
 
-    async with vf.remote.RolloutClientPool(["http://host-a:8100", "http://host-b:8100"]) as pool:
-        out = await env.evaluate(client, model, executor=vf.executors.RemoteExecutor(pool))
+async with vf.remote.RolloutClientPool(["http://host-a:8100", "http://host-b:8100"]) as pool:
+    out = await env.evaluate(client, model, executor=vf.executors.RemoteExecutor(pool))
 """
 
 from __future__ import annotations
@@ -54,8 +54,12 @@ class RemoteExecutor:
             items = [servers] if isinstance(servers, (str, RolloutClient)) else list(servers)
             bad = [s for s in items if not isinstance(s, (str, RolloutClient))]
             if bad:
-                raise TypeError(f"RemoteExecutor takes server URLs, RolloutClients or a RolloutClientPool; got {bad[0]!r}")
-            self.pool = RolloutClientPool(items, api_key=api_key, admission_timeout_sec=admission_timeout_sec)
+                raise TypeError(
+                    f"RemoteExecutor takes server URLs, RolloutClients or a RolloutClientPool; got {bad[0]!r}"
+                )
+            self.pool = RolloutClientPool(
+                items, api_key=api_key, admission_timeout_sec=admission_timeout_sec
+            )
         self.ctx: RunContext | None = None
         self.endpoints: list[tuple[str, str | None]] = []
         self.groups: list[int] = []
@@ -81,7 +85,9 @@ class RemoteExecutor:
         self.groups[e] += 1
         url, key = self.endpoints[e]
         rollouts = [
-            track_rollout(self._one(inp, url, key), (unit.example_id, index))  # live counts, as in-process
+            track_rollout(
+                self._one(inp, url, key), (unit.example_id, index)
+            )  # live counts, as in-process
             for inp, index in zip(unit.inputs, unit.indices, strict=True)
         ]
         # One rollout (independent scoring) is awaited here: a task of its own costs two turns.
@@ -103,22 +109,38 @@ class RemoteExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # unreachable server, refused admission, bad answer: this row only
-            error: RolloutError = {"category": "remote_error",
-                                    "message": f"rollout server: {categorize(exc)['message']}"}
+            error: RolloutError = {
+                "category": "remote_error",
+                "message": f"rollout server: {categorize(exc)['message']}",
+            }
             return failure_state(inp, self.ctx.model, error)
 
     async def _send(self, inp: RolloutInput, url: str, key: str | None) -> State:
         assert self.ctx is not None
         return await self.pool.run_state(
-            inp, chat_completions_url=url, llm_api_key=key, model=self.ctx.model, sampling_args=self._sampling,
+            inp,
+            chat_completions_url=url,
+            llm_api_key=key,
+            model=self.ctx.model,
+            sampling_args=self._sampling,
         )
 
     def summary(self) -> dict[str, Any]:
         return {
             "executor": "remote",
-            "servers": [{"url": c.url, "rollouts": n - before} for c, n, before in zip(
-                self.pool.clients, self.pool.sent, self._sent_before or [0] * len(self.pool.sent), strict=True)],
-            "endpoints": [{"name": u, "groups": g} for (u, _), g in zip(self.endpoints, self.groups, strict=True)],
+            "servers": [
+                {"url": c.url, "rollouts": n - before}
+                for c, n, before in zip(
+                    self.pool.clients,
+                    self.pool.sent,
+                    self._sent_before or [0] * len(self.pool.sent),
+                    strict=True,
+                )
+            ],
+            "endpoints": [
+                {"name": u, "groups": g}
+                for (u, _), g in zip(self.endpoints, self.groups, strict=True)
+            ],
         }
 
     async def close(self) -> None:

@@ -20,8 +20,8 @@ EXTRA_BUFFERS_ENV = "VF_LLAMA_EXTRA_BUFFERS"
 
 PORTABLE_REINSTALL = (
     "reinstall llama-cpp-python built portable: `bash scripts/install_llama_cpp.sh .venv` in a "
-    "verifiers_lite checkout, or CMAKE_ARGS=\"-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON "
-    "-DGGML_FMA=ON -DGGML_F16C=ON\" pip install --force-reinstall --no-cache-dir "
+    'verifiers_lite checkout, or CMAKE_ARGS="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON '
+    '-DGGML_FMA=ON -DGGML_F16C=ON" pip install --force-reinstall --no-cache-dir '
     "'llama-cpp-python[server]==0.3.36'"
 )
 
@@ -53,7 +53,11 @@ def build_has_amx(system_info: str) -> bool:
 def extra_buffers_allowed(system_info: str, setting: str | None = None) -> bool:
     """Whether llama.cpp may use extra buffer types: ``setting`` ("0", "1", "auto"; default the
     ``VF_LLAMA_EXTRA_BUFFERS`` variable) decides, "auto" allows them unless the build has AMX."""
-    value = (setting if setting is not None else os.environ.get(EXTRA_BUFFERS_ENV, "auto")).strip().lower()
+    value = (
+        (setting if setting is not None else os.environ.get(EXTRA_BUFFERS_ENV, "auto"))
+        .strip()
+        .lower()
+    )
     if value in ("0", "off", "false", "no"):
         return False
     if value in ("1", "on", "true", "yes"):
@@ -74,7 +78,9 @@ def apply_to_llama_cpp(setting: str | None = None) -> bool:
 
     info = lib.llama_print_system_info().decode(errors="replace")
     allowed = extra_buffers_allowed(info, setting)
-    original: Any = getattr(lib.llama_model_default_params, "__wrapped_default__", lib.llama_model_default_params)
+    original: Any = getattr(
+        lib.llama_model_default_params, "__wrapped_default__", lib.llama_model_default_params
+    )
     if allowed:
         lib.llama_model_default_params = original
         return True
@@ -114,7 +120,9 @@ def installed_build_info() -> str | None:
         return None
 
 
-def crash_hint(returncode: int, flags: set[str] | None = None, build_info: str | None = None) -> str:
+def crash_hint(
+    returncode: int, flags: set[str] | None = None, build_info: str | None = None
+) -> str:
     """What to do about a llama.cpp server that died with ``returncode``.
 
     The AMX advice (reinstall portable) is given only when the build has AMX kernels
@@ -124,16 +132,23 @@ def crash_hint(returncode: int, flags: set[str] | None = None, build_info: str |
     if returncode in (-signal.SIGSEGV, -signal.SIGILL, -signal.SIGBUS, 139, 132):
         info = installed_build_info() if build_info is None else build_info
         if info is None:
-            return ("a llama-cpp-python built for another CPU (or a llama.cpp bug) crashes this way; "
-                    f"if yours was built with -march=native, {PORTABLE_REINSTALL}")
+            return (
+                "a llama-cpp-python built for another CPU (or a llama.cpp bug) crashes this way; "
+                f"if yours was built with -march=native, {PORTABLE_REINSTALL}"
+            )
         if build_has_amx(info):
-            cause = ("this CPU has AMX, and the installed llama-cpp-python has AMX kernels (a -march=native "
-                     "build), which crash on it" if cpu_has_amx(flags) else
-                     "the installed llama-cpp-python was built for another CPU (-march=native, with AMX kernels)")
+            cause = (
+                "this CPU has AMX, and the installed llama-cpp-python has AMX kernels (a -march=native "
+                "build), which crash on it"
+                if cpu_has_amx(flags)
+                else "the installed llama-cpp-python was built for another CPU (-march=native, with AMX kernels)"
+            )
             return f"{cause}; {PORTABLE_REINSTALL}"
-        return ("the installed llama-cpp-python has no AMX kernels (a portable build), so this is not the "
-                "AMX crash a native build has: the server was killed from outside, or llama.cpp failed on "
-                "this model or input; see the server output")
+        return (
+            "the installed llama-cpp-python has no AMX kernels (a portable build), so this is not the "
+            "AMX crash a native build has: the server was killed from outside, or llama.cpp failed on "
+            "this model or input; see the server output"
+        )
     if returncode in (-signal.SIGKILL, 137):
         return "the process was killed (out of memory?): try a smaller n_ctx or fewer --parallel servers"
     return "see the server output above"

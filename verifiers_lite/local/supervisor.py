@@ -1,7 +1,8 @@
 """The embedded default model: a llama.cpp server on 127.0.0.1, started and stopped for you.
 
 ``local_model()`` is a context manager for scripts; ``local_model_client()`` keeps its servers
-(one per core by default) for the life of the process (a notebook kernel) and stops it at exit. Both hand back an ordinary
+(one per core by default) for the life of the process (a notebook kernel) and stops it at exit. Both
+hand back an ordinary
 OpenAI-compatible endpoint: nothing downstream treats the embedded model as a special case.
 """
 
@@ -41,7 +42,9 @@ def _require_llama_cpp() -> None:
         raise missing_dependency("the embedded model", "llama-cpp-python[server]", "local")
     for mod in ("uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings"):
         if not is_installed(mod):
-            raise missing_dependency(f"llama_cpp.server (module {mod!r})", "llama-cpp-python[server]", "local")
+            raise missing_dependency(
+                f"llama_cpp.server (module {mod!r})", "llama-cpp-python[server]", "local"
+            )
 
 
 def default_model_path() -> Path:
@@ -111,10 +114,26 @@ class LocalModel:
     def command(self) -> list[str]:
         """The command line of the server process."""
         return [
-            sys.executable, "-m", "verifiers_lite.local.llama_server", "--model", str(self.model_path),
-            "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-            "--n_threads", str(self.n_threads), "--n_threads_batch", str(self.n_threads),
-            "--model_alias", self.model_name, "--verbose", "False", *self.extra_args,
+            sys.executable,
+            "-m",
+            "verifiers_lite.local.llama_server",
+            "--model",
+            str(self.model_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(self.port),
+            "--n_ctx",
+            str(self.n_ctx),
+            "--n_threads",
+            str(self.n_threads),
+            "--n_threads_batch",
+            str(self.n_threads),
+            "--model_alias",
+            self.model_name,
+            "--verbose",
+            "False",
+            *self.extra_args,
         ]
 
     def start(self) -> LocalModel:
@@ -130,7 +149,10 @@ class LocalModel:
         self._stopping = False
         self._log = tempfile.TemporaryFile(prefix="vf-lite-llama-")  # noqa: SIM115 - lives as long as the server
         self.proc = subprocess.Popen(
-            self.command(), stdin=subprocess.DEVNULL, stdout=self._log, stderr=subprocess.STDOUT,
+            self.command(),
+            stdin=subprocess.DEVNULL,
+            stdout=self._log,
+            stderr=subprocess.STDOUT,
             preexec_fn=_child_setup(threading.current_thread() is threading.main_thread()),
         )
 
@@ -167,17 +189,28 @@ class LocalModel:
 
     def _decode_one_token(self, timeout: float) -> None:
         """One real one-token completion: proves the model loads *and* decodes on this CPU."""
-        body = json.dumps({"model": self.model_name, "max_tokens": 1, "temperature": 0,
-                           "messages": [{"role": "user", "content": "Hi"}]}).encode()
-        req = urllib.request.Request(f"{self.base_url}/chat/completions", data=body,
-                                     headers={"Content-Type": "application/json"})
+        body = json.dumps(
+            {
+                "model": self.model_name,
+                "max_tokens": 1,
+                "temperature": 0,
+                "messages": [{"role": "user", "content": "Hi"}],
+            }
+        ).encode()
+        req = urllib.request.Request(
+            f"{self.base_url}/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             if not json.loads(resp.read()).get("choices"):
                 raise ValueError("no choices in the one-token completion")
 
     def _crash_message(self, code: int, when: str) -> str:
-        return (f"llama.cpp server (model {self.model_path}, port {self.port}) {describe_exit(code)} "
-                f"{when}. Hint: {crash_hint(code)}\n--- server output (tail) ---\n{self.output_tail()}")
+        return (
+            f"llama.cpp server (model {self.model_path}, port {self.port}) {describe_exit(code)} "
+            f"{when}. Hint: {crash_hint(code)}\n--- server output (tail) ---\n{self.output_tail()}"
+        )
 
     def crash_report(self, wait: float = 0.0) -> str | None:
         """None while the server runs; once it has died (waiting up to ``wait`` s for it to exit,
@@ -207,7 +240,9 @@ class LocalModel:
         """A :class:`ChatClient` for this server."""
         kwargs.setdefault("timeout", self.request_timeout)
         # The response cache names this endpoint by its model file, not its per-process port.
-        kwargs.setdefault("cache_identity", f"embedded:{self.model_path.name}:{self.model_path.stat().st_size}")
+        kwargs.setdefault(
+            "cache_identity", f"embedded:{self.model_path.name}:{self.model_path.stat().st_size}"
+        )
         # llama.cpp's chat template joins strings: a list of parts is its HTTP 500, and the model
         # sees no images.
         kwargs.setdefault("text_only", f"the embedded model {self.model_path.stem}")
@@ -258,7 +293,9 @@ def _child_setup(die_with_parent: bool) -> Any:
             try:
                 import ctypes
 
-                ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+                ctypes.CDLL("libc.so.6", use_errno=True).prctl(
+                    1, signal.SIGTERM
+                )  # PR_SET_PDEATHSIG
             except Exception:
                 pass
 
@@ -281,7 +318,10 @@ def default_parallel() -> int:
 
 
 def start_servers(
-    parallel: int = 1, model_path: str | os.PathLike[str] | None = None, *, n_threads: int | None = None,
+    parallel: int = 1,
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    n_threads: int | None = None,
     **kwargs: Any,
 ) -> list[LocalModel]:
     """Start ``parallel`` servers of one GGUF side by side (threads split between them) and wait
@@ -325,8 +365,15 @@ def local_model(
     """
     if port is not None and parallel > 1:
         raise ValueError("port can only be given with parallel=1")
-    servers = start_servers(parallel, model_path, n_threads=n_threads, n_ctx=n_ctx, port=port,
-                            startup_timeout=startup_timeout, **kwargs)
+    servers = start_servers(
+        parallel,
+        model_path,
+        n_threads=n_threads,
+        n_ctx=n_ctx,
+        port=port,
+        startup_timeout=startup_timeout,
+        **kwargs,
+    )
     try:
         clients = [s.client() for s in servers]
         yield (clients[0] if parallel == 1 else clients), servers[0].model_name
@@ -340,7 +387,9 @@ _shared_lock = threading.Lock()
 
 
 def shared_local_models(
-    model_path: str | os.PathLike[str] | None = None, parallel: int | None = None, **kwargs: Any,
+    model_path: str | os.PathLike[str] | None = None,
+    parallel: int | None = None,
+    **kwargs: Any,
 ) -> list[LocalModel]:
     """The process's servers (a notebook kernel's), started on first use and stopped at exit:
     ``parallel`` processes (default: one per core, at most 4, as ``vf-lite eval``).
@@ -354,8 +403,11 @@ def shared_local_models(
     with _shared_lock:
         wanted = Path(model_path) if model_path is not None else None
         alive = bool(_shared) and all(s.running for s in _shared)
-        if (alive and (wanted is None or wanted == _shared[0].model_path)
-                and (parallel is None or parallel == len(_shared))):
+        if (
+            alive
+            and (wanted is None or wanted == _shared[0].model_path)
+            and (parallel is None or parallel == len(_shared))
+        ):
             return list(_shared)
         for s in _shared:
             s.stop()
@@ -365,7 +417,10 @@ def shared_local_models(
 
 
 def local_model_client(
-    model_path: str | os.PathLike[str] | None = None, *, parallel: int | None = None, **kwargs: Any,
+    model_path: str | os.PathLike[str] | None = None,
+    *,
+    parallel: int | None = None,
+    **kwargs: Any,
 ) -> tuple[ChatClient | ClientGroup, str]:
     """``(client, model_name)`` of the kernel-lifetime servers (see :func:`shared_local_models`)::
 

@@ -48,7 +48,13 @@ def _thought_then_answered(completion: Messages | str) -> bool:
         text, reasoning = completion, None
     else:
         last = next((m for m in reversed(completion) if m.get("role") == "assistant"), None)
-        text, reasoning = (message_text(last), reasoning_of(last)) if last is not None else ("", None)
+        text, reasoning = (
+            (message_text(last), reasoning_of(last)) if last is not None else ("", None)
+        )
     if reasoning is not None:
         return bool(text.strip()) and "<think>" not in text and "</think>" not in text
-    return bool(text.count("<think>") == 1 and text.count("</think>") == 1 and text.split("</think>")[-1].strip())
+    return bool(
+        text.count("<think>") == 1
+        and text.count("</think>") == 1
+        and text.split("</think>")[-1].strip()
+    )

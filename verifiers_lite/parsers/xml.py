@@ -20,7 +20,9 @@ class XMLParser(Parser):
     def __init__(self, fields: list[str | tuple[str, ...]], answer_field: str = "answer") -> None:
         if not fields:
             raise ValueError("XMLParser needs at least one field")
-        self.fields: list[tuple[str, ...]] = [(f,) if isinstance(f, str) else tuple(f) for f in fields]
+        self.fields: list[tuple[str, ...]] = [
+            (f,) if isinstance(f, str) else tuple(f) for f in fields
+        ]
         self.answer_field = answer_field
 
     def parse_fields(self, text: str) -> dict[str, str | None]:
@@ -29,7 +31,9 @@ class XMLParser(Parser):
         for alternatives in self.fields:
             value = None
             for tag in alternatives:
-                found = re.findall(rf"<{re.escape(tag)}>\s*(.*?)\s*</{re.escape(tag)}>", text, re.DOTALL)
+                found = re.findall(
+                    rf"<{re.escape(tag)}>\s*(.*?)\s*</{re.escape(tag)}>", text, re.DOTALL
+                )
                 if found:
                     value = found[-1]
                     break

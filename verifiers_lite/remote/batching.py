@@ -126,11 +126,15 @@ class BatchRoutes:
         self._polls: TurnBatcher[RolloutAccepted, Reply | None] = TurnBatcher(self._poll_all)
         self._reading: set[asyncio.Task[None]] = set()
 
-    def admit(self, body: dict[str, Any], *, stream_result: bool = False) -> Awaitable[Reply | None]:
+    def admit(
+        self, body: dict[str, Any], *, stream_result: bool = False
+    ) -> Awaitable[Reply | None]:
         """``stream_result``: the caller will wait for this rollout's result, so an admitted
         one's :class:`ItemReply` may carry its ``result_line`` (over a transport that reads
         streams, from a server that streams)."""
-        batcher = self._streamed if stream_result and self._post_lines is not None else self._admissions
+        batcher = (
+            self._streamed if stream_result and self._post_lines is not None else self._admissions
+        )
         return batcher.submit(dumps(body))
 
     def poll(self, accepted: RolloutAccepted) -> Awaitable[Reply | None]:
@@ -188,7 +192,9 @@ class BatchRoutes:
     ) -> None:
         """Hand each result line to its rollout's caller; at the end of the stream (or if it
         breaks) the rollouts without a line get None and are polled."""
-        wait = max(float(i.json().get("result_wait_timeout_sec", 0)) for i in items if i is not None)
+        wait = max(
+            float(i.json().get("result_wait_timeout_sec", 0)) for i in items if i is not None
+        )
         pending = dict(lines)
         try:
             while pending:
@@ -202,7 +208,9 @@ class BatchRoutes:
                 if not line_for.done():
                     line_for.set_result(data)
         except Exception as exc:  # a broken stream or a bad line: those left are polled instead
-            log.debug("result stream ended early (%d rollouts left to polls): %r", len(pending), exc)
+            log.debug(
+                "result stream ended early (%d rollouts left to polls): %r", len(pending), exc
+            )
         finally:
             stream.close()
             for line_for in pending.values():
@@ -210,8 +218,12 @@ class BatchRoutes:
                     line_for.set_result(None)
 
     async def _poll_all(self, accepted: list[RolloutAccepted]) -> list[Reply | None]:
-        chunks = [accepted[start : start + MAX_ITEMS] for start in range(0, len(accepted), MAX_ITEMS)]
-        answers = await asyncio.gather(*(self._poll_chunk(c) for c in chunks))  # long polls: side by side
+        chunks = [
+            accepted[start : start + MAX_ITEMS] for start in range(0, len(accepted), MAX_ITEMS)
+        ]
+        answers = await asyncio.gather(
+            *(self._poll_chunk(c) for c in chunks)
+        )  # long polls: side by side
         return [a for chunk in answers for a in chunk]
 
     async def _poll_chunk(self, accepted: list[RolloutAccepted]) -> list[Reply | None]:
@@ -230,16 +242,24 @@ class BatchRoutes:
             return [None] * n
         if status == 413:  # this batch is over the server's body limit: each goes alone
             return [None] * n
-        if status != 200:  # the whole request's answer (401, 503 while shutting down...) is each one's
+        if (
+            status != 200
+        ):  # the whole request's answer (401, 503 while shutting down...) is each one's
             return [resp] * n
         self.available = True
         try:
             items = resp.json()["results"]
-            if not isinstance(items, list) or len(items) != n or not all(isinstance(i, dict) for i in items):
+            if (
+                not isinstance(items, list)
+                or len(items) != n
+                or not all(isinstance(i, dict) for i in items)
+            ):
                 raise ValueError(f"{n} results expected")
             return [ItemReply(int(i.pop("status_code")), i) for i in items]
         except (ValueError, KeyError, TypeError) as exc:
-            raise RolloutProtocolError(f"invalid batched {what} response: {exc}", status_code=status) from exc
+            raise RolloutProtocolError(
+                f"invalid batched {what} response: {exc}", status_code=status
+            ) from exc
 
 
 def _admission_payload(bodies: list[bytes]) -> RawJSON:

@@ -70,7 +70,9 @@ class RolloutClient:
             HttpxTransport(http_client) if http_client is not None else AiohttpTransport()
         )
         auth = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._conn = RolloutConnection(self.url, chosen, auth, self.clock, admission_timeout_sec, request_grace_sec)
+        self._conn = RolloutConnection(
+            self.url, chosen, auth, self.clock, admission_timeout_sec, request_grace_sec
+        )
 
     async def __aenter__(self) -> RolloutClient:
         return self
@@ -104,8 +106,16 @@ class RolloutClient:
         ``vf-lite serve`` server).
         """
         body = request_body(
-            initial_messages, chat_completions_url, rollout_id, llm_api_key, label, grade,
-            metadata, agent_timeout_sec, grader_timeout_sec, extra_fields,
+            initial_messages,
+            chat_completions_url,
+            rollout_id,
+            llm_api_key,
+            label,
+            grade,
+            metadata,
+            agent_timeout_sec,
+            grader_timeout_sec,
+            extra_fields,
         )
         accepted, sent_at, _ = await self._conn.admit(body, rollout_id)
         lease_deadline = sent_at + accepted.polling_lease_timeout_sec
@@ -128,7 +138,9 @@ class RolloutClient:
 
     # -- many rollouts at once (the batched routes) ------------------------------------------
 
-    async def admit_many(self, requests: Sequence[Mapping[str, Any]]) -> list[RolloutAccepted | Exception]:
+    async def admit_many(
+        self, requests: Sequence[Mapping[str, Any]]
+    ) -> list[RolloutAccepted | Exception]:
         """Submit many rollouts together: one ``POST /rollouts`` (split past 10,000 rollouts or
         a MiB of bodies). Each item is answered in order: its :class:`RolloutAccepted`, or the
         exception submitting it alone would have raised (a 429 is retried as for one, within
@@ -138,7 +150,9 @@ class RolloutClient:
         missing = [i for i, b in enumerate(bodies) if not isinstance(b.get("rollout_id"), str)]
         if missing:
             raise ValueError(f"admit_many: request {missing[0]} has no string 'rollout_id'")
-        answers = await asyncio.gather(*(self._admit_one(b) for b in bodies), return_exceptions=True)
+        answers = await asyncio.gather(
+            *(self._admit_one(b) for b in bodies), return_exceptions=True
+        )
         return [a if isinstance(a, RolloutAccepted) else cast(Exception, a) for a in answers]
 
     async def _admit_one(self, body: dict[str, Any]) -> RolloutAccepted:
@@ -149,7 +163,9 @@ class RolloutClient:
                 pass
         return (await self._conn.admit(body, body["rollout_id"]))[0]
 
-    async def wait_many(self, accepted: Sequence[RolloutAccepted]) -> list[RolloutResultResponse | Exception]:
+    async def wait_many(
+        self, accepted: Sequence[RolloutAccepted]
+    ) -> list[RolloutResultResponse | Exception]:
         """The terminal result of each admitted rollout, in order (or the exception polling it
         alone would have raised). Pending rollouts are long-polled together (``POST
         /rollouts/results``, with the single poll's retry schedules); call it soon after
@@ -169,7 +185,10 @@ class RolloutClient:
         try:
             async with asyncio.timeout(CANCEL_TIMEOUT_SEC):
                 resp = await self._conn.send(
-                    "POST", "/rollout/cancel", json={"ids": [rollout_id]}, timeout=CANCEL_TIMEOUT_SEC
+                    "POST",
+                    "/rollout/cancel",
+                    json={"ids": [rollout_id]},
+                    timeout=CANCEL_TIMEOUT_SEC,
                 )
         except httpx.TimeoutException as exc:
             raise TimeoutError(f"cancel of {rollout_id!r} timed out") from exc
@@ -215,11 +234,14 @@ class RolloutClient:
             if payload is not None:
                 lifecycle = payload.get("lifecycle")
                 if not isinstance(lifecycle, dict) or "active_rollouts" not in lifecycle:
-                    raise RolloutProtocolError("server reports no lifecycle metadata", status_code=200)
+                    raise RolloutProtocolError(
+                        "server reports no lifecycle metadata", status_code=200
+                    )
                 pid = payload.get("process_id")
                 if expected is not None and pid != expected:
                     raise RolloutProtocolError(
-                        f"server process changed ({expected} -> {pid}): it restarted", status_code=200
+                        f"server process changed ({expected} -> {pid}): it restarted",
+                        status_code=200,
                     )
                 expected = pid
                 if lifecycle["active_rollouts"] == 0:
@@ -253,6 +275,10 @@ class RolloutClient:
         state built from ``input`` whose error says why.
         """
         return await run_state(
-            self._conn, input, chat_completions_url=chat_completions_url, llm_api_key=llm_api_key,
-            model=model, sampling_args=sampling_args,
+            self._conn,
+            input,
+            chat_completions_url=chat_completions_url,
+            llm_api_key=llm_api_key,
+            model=model,
+            sampling_args=sampling_args,
         )

@@ -33,8 +33,13 @@ class RolloutConnection:
     bounding each admission, ``grace`` added to every long poll's wait."""
 
     def __init__(
-        self, url: str, transport: Transport, auth: dict[str, str], clock: Clock,
-        admission_timeout_sec: float | None, grace: float,
+        self,
+        url: str,
+        transport: Transport,
+        auth: dict[str, str],
+        clock: Clock,
+        admission_timeout_sec: float | None,
+        grace: float,
     ) -> None:
         self.url, self.transport, self.auth, self.clock = url, transport, auth, clock
         self.admission_timeout_sec, self.grace = admission_timeout_sec, grace
@@ -55,8 +60,14 @@ class RolloutConnection:
         json: Any = None,
     ) -> Awaitable[Reply]:
         return self.transport.request(
-            method, self.url + path, headers={**self.auth, **headers} if headers else self.auth,
-            timeout=timeout, connect=connect, params=params, json_body=json, shard_key=shard_key,
+            method,
+            self.url + path,
+            headers={**self.auth, **headers} if headers else self.auth,
+            timeout=timeout,
+            connect=connect,
+            params=params,
+            json_body=json,
+            shard_key=shard_key,
         )
 
     def post_lines(self, path: str, body: Any) -> Awaitable[Reply]:
@@ -65,7 +76,12 @@ class RolloutConnection:
     # -- admission ---------------------------------------------------------------------------
 
     async def admit(
-        self, body: dict[str, Any], rollout_id: str, *, streamed: bool = False, batched: bool = False
+        self,
+        body: dict[str, Any],
+        rollout_id: str,
+        *,
+        streamed: bool = False,
+        batched: bool = False,
     ) -> tuple[RolloutAccepted, float, Reply]:
         """Admit one rollout, retrying 429s within ``admission_timeout_sec``; returns the
         accepted answer, when it was sent, and the 202 reply. ``streamed``: the result asked for
@@ -73,7 +89,9 @@ class RolloutConnection:
         :class:`ItemReply` with a ``result_line`` on the batched one); ``batched``: with the
         rest of this turn's admissions."""
         clock = self.clock
-        deadline = None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
+        deadline = (
+            None if self.admission_timeout_sec is None else clock.now() + self.admission_timeout_sec
+        )
         retries = ADMISSION_RETRY_AFTER.retries()
         while True:
             sent_at = clock.now()
@@ -112,13 +130,21 @@ class RolloutConnection:
             await clock.sleep(wait)
 
     def _post_admission(
-        self, body: dict[str, Any], rollout_id: str, remaining: float | None, streamed: bool, batched: bool
+        self,
+        body: dict[str, Any],
+        rollout_id: str,
+        remaining: float | None,
+        streamed: bool,
+        batched: bool,
     ) -> Awaitable[Reply]:
         if batched:
             sent: Awaitable[Reply] = self._admitted_together(body, streamed)
         elif streamed:
             sent = self.transport.post_lines(
-                self.url + "/rollout", headers=self.auth, json_body=body, timeout=remaining,
+                self.url + "/rollout",
+                headers=self.auth,
+                json_body=body,
+                timeout=remaining,
                 shard_key=rollout_id,
             )
         else:
@@ -152,7 +178,9 @@ class RolloutConnection:
                     return data
         return await self.poll_raw(accepted, lease_deadline, True)
 
-    async def _streamed_result(self, stream: LineStream, accepted: RolloutAccepted) -> dict[str, Any] | None:
+    async def _streamed_result(
+        self, stream: LineStream, accepted: RolloutAccepted
+    ) -> dict[str, Any] | None:
         """The admission response's second line, or None if it did not come (poll instead)."""
         try:
             line = await stream.next_line(accepted.result_wait_timeout_sec + self.grace)
@@ -169,11 +197,18 @@ class RolloutConnection:
     ) -> Awaitable[dict[str, Any]]:
         """The rollout's result polled (the loop itself lives in polling.py)."""
         return poll_result(
-            self.send, self.clock, accepted, lease_deadline, self.grace,
-            terminal_only=terminal_only, observe=observe,
+            self.send,
+            self.clock,
+            accepted,
+            lease_deadline,
+            self.grace,
+            terminal_only=terminal_only,
+            observe=observe,
         )
 
-    def poll_together(self, accepted: RolloutAccepted, lease_deadline: float) -> Awaitable[dict[str, Any]]:
+    def poll_together(
+        self, accepted: RolloutAccepted, lease_deadline: float
+    ) -> Awaitable[dict[str, Any]]:
         """The rollout's terminal result, long-polled with the others this client polls."""
         batch = self.batch
 
@@ -184,7 +219,9 @@ class RolloutConnection:
                     return reply
             return await self.send(method, path, **kwargs)  # no batched route: the single poll
 
-        return poll_result(send, self.clock, accepted, lease_deadline, self.grace, terminal_only=True)
+        return poll_result(
+            send, self.clock, accepted, lease_deadline, self.grace, terminal_only=True
+        )
 
     async def aclose(self) -> None:
         await self.transport.aclose()

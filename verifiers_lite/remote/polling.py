@@ -73,34 +73,9 @@ async def poll_result(
     seen: str = accepted.status.value
     while True:
         params = {"wait": "terminal"} if terminal_only else {"seen": seen}
-        network_retries, gateway_retries = RESULT_POLL_NETWORK.retries(), RESULT_POLL_GATEWAY.retries()
-        while True:
-            sent_at = clock.now()
-            try:
-                resp = await send(
-                    "GET", path, headers=headers, timeout=full_request, shard_key=rollout_id,
-                    params=params,
-                )
-            except FATAL_TIMEOUTS:
-                raise
-            except NETWORK_ERRORS:
-                # a retry only if it can finish before the lease runs out
-                delay = network_retries.next_delay(now=clock.now(), deadline=lease_deadline, then=full_request)
-                if delay is None:
-                    raise
-                await clock.sleep(delay)
-                continue
-            if resp.status_code in GATEWAY_STATUSES:
-                delay = gateway_retries.next_delay(now=clock.now(), deadline=lease_deadline, then=full_request)
-                if delay is None:
-                    raise RolloutProtocolError(
-                        f"result poll of {rollout_id!r} kept failing: "
-                        f"HTTP {resp.status_code} after {gateway_retries.done} retries",
-                        status_code=resp.status_code,
-                    )
-                await clock.sleep(delay)
-                continue
-            break
+        resp, sent_at = await _one_poll(
+            send, clock, path, headers, params, full_request, rollout_id, lease_deadline
+        )
         if resp.status_code != 200:
             raise RolloutProtocolError(
                 f"result poll of {rollout_id!r}: HTTP {resp.status_code}: {detail(resp)}",
@@ -113,3 +88,56 @@ async def poll_result(
         if data["status"] in TERMINAL:
             return data
         seen = data["status"]
+
+
+async def _one_poll(
+    send: Send,
+    clock: Clock,
+    path: str,
+    headers: dict[str, str],
+    params: dict[str, str],
+    full_request: float,
+    rollout_id: str,
+    lease_deadline: float,
+) -> tuple[Any, float]:
+    """One answered poll and when it was sent: network errors and gateway statuses are retried
+    on their schedules while a retry can still finish before the lease runs out."""
+    network_retries, gateway_retries = (
+        RESULT_POLL_NETWORK.retries(),
+        RESULT_POLL_GATEWAY.retries(),
+    )
+    while True:
+        sent_at = clock.now()
+        try:
+            resp = await send(
+                "GET",
+                path,
+                headers=headers,
+                timeout=full_request,
+                shard_key=rollout_id,
+                params=params,
+            )
+        except FATAL_TIMEOUTS:
+            raise
+        except NETWORK_ERRORS:
+            # a retry only if it can finish before the lease runs out
+            delay = network_retries.next_delay(
+                now=clock.now(), deadline=lease_deadline, then=full_request
+            )
+            if delay is None:
+                raise
+            await clock.sleep(delay)
+            continue
+        if resp.status_code in GATEWAY_STATUSES:
+            delay = gateway_retries.next_delay(
+                now=clock.now(), deadline=lease_deadline, then=full_request
+            )
+            if delay is None:
+                raise RolloutProtocolError(
+                    f"result poll of {rollout_id!r} kept failing: "
+                    f"HTTP {resp.status_code} after {gateway_retries.done} retries",
+                    status_code=resp.status_code,
+                )
+            await clock.sleep(delay)
+            continue
+        return resp, sent_at

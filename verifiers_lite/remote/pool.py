@@ -29,7 +29,8 @@ class RolloutClientPool:
         admission_timeout_sec: float | None = None,
     ) -> None:
         self.clients: list[RolloutClient] = [
-            s if isinstance(s, RolloutClient)
+            s
+            if isinstance(s, RolloutClient)
             else RolloutClient(s, api_key=api_key, admission_timeout_sec=admission_timeout_sec)
             for s in servers
         ]

@@ -64,7 +64,9 @@ async def _run_together(conn: RolloutConnection, body: dict[str, Any]) -> dict[s
     (over a transport that streams lines), else long-polled together with the others. None:
     the server has no batched routes (nothing was admitted)."""
     try:
-        accepted, sent_at, reply = await conn.admit(body, body["rollout_id"], batched=True, streamed=True)
+        accepted, sent_at, reply = await conn.admit(
+            body, body["rollout_id"], batched=True, streamed=True
+        )
     except SingleRoute:
         return None
     lease_deadline = sent_at + accepted.polling_lease_timeout_sec
@@ -86,8 +88,13 @@ def _row_error(status: str, err_category: Any, err_message: Any) -> RolloutError
         category = "cancelled"
     else:
         # The table names only core categories.
-        category = cast(ErrorCategory, core_category(None if err_category is None else str(err_category),
-                                                     None if err_message is None else str(err_message)))
+        category = cast(
+            ErrorCategory,
+            core_category(
+                None if err_category is None else str(err_category),
+                None if err_message is None else str(err_message),
+            ),
+        )
     reason = f"{err_category}: {err_message}" if err_category else str(err_message or status)
     return {"category": category, "message": reason}
 

@@ -8,7 +8,13 @@ from __future__ import annotations
 
 from verifiers_lite._util.clock import Clock, SystemClock
 
-__all__ = ["CANCEL_TIMEOUT_SEC", "GATEWAY_STATUSES", "WAIT_IDLE_RETRY_STATUSES", "Clock", "SystemClock"]
+__all__ = [
+    "CANCEL_TIMEOUT_SEC",
+    "GATEWAY_STATUSES",
+    "WAIT_IDLE_RETRY_STATUSES",
+    "Clock",
+    "SystemClock",
+]
 
 GATEWAY_STATUSES = frozenset({502, 503, 504})
 #: wait_idle retries these statuses (and transport errors) until its deadline.

@@ -74,7 +74,12 @@ class Transport(Protocol):
     ) -> Reply: ...
 
     async def post_lines(
-        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
+        self,
+        url: str,
+        *,
+        headers: dict[str, str],
+        json_body: Any,
+        timeout: float | None = None,
         shard_key: str | None = None,
     ) -> Reply: ...
 
@@ -116,16 +121,24 @@ class HttpxTransport:
         self.owned = http_client is None
         # httpcore scans its whole pool on every request (O(connections)), so with a thousand
         # long polls one pool costs ~25 ms CPU per rollout; shards keep each pool small.
-        self._shards = [http_client] if http_client is not None else [
-            httpx.AsyncClient(
-                limits=httpx.Limits(
-                    max_connections=None, max_keepalive_connections=64, keepalive_expiry=KEEPALIVE_SEC
-                ),
-                timeout=httpx.Timeout(DEFAULT_TIMEOUT_SEC, connect=DEFAULT_CONNECT_SEC, pool=None),
-                follow_redirects=False,
-            )
-            for _ in range(_SHARDS)
-        ]
+        self._shards = (
+            [http_client]
+            if http_client is not None
+            else [
+                httpx.AsyncClient(
+                    limits=httpx.Limits(
+                        max_connections=None,
+                        max_keepalive_connections=64,
+                        keepalive_expiry=KEEPALIVE_SEC,
+                    ),
+                    timeout=httpx.Timeout(
+                        DEFAULT_TIMEOUT_SEC, connect=DEFAULT_CONNECT_SEC, pool=None
+                    ),
+                    follow_redirects=False,
+                )
+                for _ in range(_SHARDS)
+            ]
+        )
 
     async def request(
         self,
@@ -143,22 +156,36 @@ class HttpxTransport:
         shard = shards[hash(shard_key) % len(shards)] if shard_key else shards[0]
         limit: Any = httpx.USE_CLIENT_DEFAULT  # a user's client keeps its own defaults
         if timeout is not None:
-            limit = httpx.Timeout(timeout, connect=min(timeout, connect or DEFAULT_CONNECT_SEC), pool=None)
+            limit = httpx.Timeout(
+                timeout, connect=min(timeout, connect or DEFAULT_CONNECT_SEC), pool=None
+            )
         kwargs: dict[str, Any] = {}
         if json_body is not None:
             kwargs["content"] = dumps(json_body)
             headers = {**headers, "Content-Type": "application/json"}
         return await shard.request(
-            method, url, headers=headers, params=params, timeout=limit, follow_redirects=False, **kwargs
+            method,
+            url,
+            headers=headers,
+            params=params,
+            timeout=limit,
+            follow_redirects=False,
+            **kwargs,
         )
 
     async def post_lines(
-        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
+        self,
+        url: str,
+        *,
+        headers: dict[str, str],
+        json_body: Any,
+        timeout: float | None = None,
         shard_key: str | None = None,
     ) -> Reply:
         """A plain POST, its answer read whole: this transport never streams lines."""
-        return await self.request("POST", url, headers=headers, json_body=json_body, timeout=timeout,
-                                  shard_key=shard_key)
+        return await self.request(
+            "POST", url, headers=headers, json_body=json_body, timeout=timeout, shard_key=shard_key
+        )
 
     async def aclose(self) -> None:
         if self.owned:
@@ -220,8 +247,15 @@ class LineStream(_Reply):
 
     __slots__ = ("_lines", "_resp", "_transport")
 
-    def __init__(self, status_code: int, headers: Mapping[str, str], first: bytes, resp: Any, lines: _Lines,
-                 transport: AiohttpTransport) -> None:
+    def __init__(
+        self,
+        status_code: int,
+        headers: Mapping[str, str],
+        first: bytes,
+        resp: Any,
+        lines: _Lines,
+        transport: AiohttpTransport,
+    ) -> None:
         super().__init__(status_code, headers, first)
         self._resp = resp
         self._lines = lines
@@ -306,7 +340,12 @@ class AiohttpTransport:
                 return _Reply(resp.status, resp.headers, content)
 
     async def post_lines(
-        self, url: str, *, headers: dict[str, str], json_body: Any, timeout: float | None = None,
+        self,
+        url: str,
+        *,
+        headers: dict[str, str],
+        json_body: Any,
+        timeout: float | None = None,
         shard_key: str | None = None,
     ) -> Reply:
         """POST asking for ``application/x-ndjson``. A streamed answer comes back with its first
@@ -314,10 +353,19 @@ class AiohttpTransport:
         read whole, as :meth:`request` reads it."""
         read = DEFAULT_TIMEOUT_SEC if timeout is None else timeout
         limit = self._timeout_connect_only(min(read, DEFAULT_CONNECT_SEC))
-        headers = {**headers, "Content-Type": "application/json", "Accept": f"{NDJSON}, application/json"}
+        headers = {
+            **headers,
+            "Content-Type": "application/json",
+            "Accept": f"{NDJSON}, application/json",
+        }
         with self._httpx_errors():
             resp = await self._current().request(
-                "POST", url, headers=headers, data=dumps(json_body), timeout=limit, allow_redirects=False
+                "POST",
+                url,
+                headers=headers,
+                data=dumps(json_body),
+                timeout=limit,
+                allow_redirects=False,
             )
             try:
                 if resp.headers.get("Content-Type", "").startswith(NDJSON):

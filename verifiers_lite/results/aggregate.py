@@ -111,12 +111,18 @@ class RowAggregate:
         """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
         from verifiers_lite.stats.error_bars import estimate_from_totals
 
-        return {name: estimate_from_totals(*totals.sums_and_counts()) for name, totals in self._metrics.items()}
+        return {
+            name: estimate_from_totals(*totals.sums_and_counts())
+            for name, totals in self._metrics.items()
+        }
 
     def per_example(self) -> dict[Any, tuple[int, float, int]]:
         """example_id -> (scored rollouts, reward sum, passing rollouts), in first-seen order."""
         passed = self._passed.totals()
-        return {eid: (n, s, int(passed.get(eid, (0.0, 0))[0])) for eid, (s, n) in self._rewards.totals().items()}
+        return {
+            eid: (n, s, int(passed.get(eid, (0.0, 0))[0]))
+            for eid, (s, n) in self._rewards.totals().items()
+        }
 
     def pass_counts(self) -> list[tuple[int, int]]:
         """(scored, passing) per example with a scored rollout: pass@k's input."""

@@ -78,9 +78,13 @@ def _normalised_source(text: str) -> str | None:
         return None
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
-        if (isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
-                and body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
-                and isinstance(body[0].value.value, str)):
+        if (
+            isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+            and body
+            and isinstance(body[0], ast.Expr)
+            and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)
+        ):
             node.body = body[1:] or [ast.Pass()]  # a docstring does not change behaviour
     return ast.dump(tree)
 
@@ -100,9 +104,13 @@ def _class_source(klass: type) -> str:
     3.13 a class exec'd in ``__main__`` (a notebook cell) is looked up by line number in the
     ``__main__`` module's file, whatever that file holds."""
     source = inspect.getsource(klass)
-    own = {v.__code__.co_filename for v in vars(klass).values() if isinstance(v, types.FunctionType)}
+    own = {
+        v.__code__.co_filename for v in vars(klass).values() if isinstance(v, types.FunctionType)
+    }
     if own and own != {inspect.getfile(klass)}:
-        raise OSError(f"{klass.__qualname__}: its methods come from {sorted(own)}, not {inspect.getfile(klass)}")
+        raise OSError(
+            f"{klass.__qualname__}: its methods come from {sorted(own)}, not {inspect.getfile(klass)}"
+        )
     return source
 
 
@@ -160,8 +168,10 @@ class _Describer:
             shown = f"<{_type_name(owner)}>" if is_rubric else self.value(owner, depth)
             return f"method {shown}.{self.value(obj.__func__, depth)}"
         if isinstance(obj, functools.partial):
-            return (f"partial({self.value(obj.func, depth)}, {self.value(obj.args, depth)}, "
-                    f"{self.value(obj.keywords, depth)})")
+            return (
+                f"partial({self.value(obj.func, depth)}, {self.value(obj.args, depth)}, "
+                f"{self.value(obj.keywords, depth)})"
+            )
         if isinstance(obj, types.ModuleType):
             return f"module {obj.__name__}"
         if isinstance(obj, type):
@@ -176,9 +186,12 @@ class _Describer:
     def _function(self, func: types.FunctionType, depth: int) -> str:
         unwrapped = inspect.unwrap(func)
         code = _function_source(func) or self._bytecode(_without_docstring(func), depth)
-        parts = [f"def {func.__qualname__}", code,
-                 f"defaults={self.value(func.__defaults__, depth)}",
-                 f"kwdefaults={self.value(func.__kwdefaults__, depth)}"]
+        parts = [
+            f"def {func.__qualname__}",
+            code,
+            f"defaults={self.value(func.__defaults__, depth)}",
+            f"kwdefaults={self.value(func.__kwdefaults__, depth)}",
+        ]
         if unwrapped is not func:  # a decorator's wrapper: the wrapped function's code too
             parts.append(f"wraps={self.value(unwrapped, depth)}")
         if func.__closure__:
@@ -193,11 +206,24 @@ class _Describer:
         return "(" + ";".join(parts) + ")"
 
     def _bytecode(self, code: types.CodeType, depth: int) -> str:
-        consts = [f"<code {self._bytecode(c, depth)}>" if isinstance(c, types.CodeType) else self.value(c, depth)
-                  for c in code.co_consts]  # frozenset constants: sorted, whatever the hash seed
-        return "|".join((code.co_code.hex(), ",".join(consts), ",".join(code.co_names),
-                         ",".join(code.co_varnames), ",".join(code.co_freevars), str(code.co_argcount),
-                         str(code.co_kwonlyargcount), str(code.co_flags)))
+        consts = [
+            f"<code {self._bytecode(c, depth)}>"
+            if isinstance(c, types.CodeType)
+            else self.value(c, depth)
+            for c in code.co_consts
+        ]  # frozenset constants: sorted, whatever the hash seed
+        return "|".join(
+            (
+                code.co_code.hex(),
+                ",".join(consts),
+                ",".join(code.co_names),
+                ",".join(code.co_varnames),
+                ",".join(code.co_freevars),
+                str(code.co_argcount),
+                str(code.co_kwonlyargcount),
+                str(code.co_flags),
+            )
+        )
 
     def _globals(self, func: types.FunctionType, depth: int) -> list[str]:
         """The globals the code reads that decide its result and are the user's own: functions
@@ -230,9 +256,11 @@ class _Describer:
                 parts.append(_normalised_source(_class_source(klass)) or "")
             except (OSError, TypeError):  # no source (a notebook's __main__, exec'd code)
                 methods = sorted(
-                    f"{k}={self.value(v, depth)}" for k, v in vars(klass).items()
+                    f"{k}={self.value(v, depth)}"
+                    for k, v in vars(klass).items()
                     if isinstance(v, (types.FunctionType, staticmethod, classmethod, property))
-                    or isinstance(v, _SCALARS) and not k.startswith("__")
+                    or isinstance(v, _SCALARS)
+                    and not k.startswith("__")
                 )
                 parts.append(",".join(methods))
         return f"class {cls.__qualname__}(" + "|".join(parts) + ")"

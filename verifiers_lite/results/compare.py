@@ -16,7 +16,14 @@ if TYPE_CHECKING:
 
 # Left out of the default view (``details=False``): the ``run`` label already names what differs,
 # and counts by kind, metric means and the middle of the pass@k curve are the details.
-_DETAIL_COLUMNS = ("env", "model", "temperature", "scored", "completion_tokens_per_rollout", "wall_time_s")
+_DETAIL_COLUMNS = (
+    "env",
+    "model",
+    "temperature",
+    "scored",
+    "completion_tokens_per_rollout",
+    "wall_time_s",
+)
 _DETAIL_PREFIXES = ("metric:", "error:", "stop:")
 
 
@@ -28,21 +35,30 @@ def as_outputs(run: Any, caller: str = "compare()") -> GenerateOutputs:
     if isinstance(run, (str, os.PathLike)):
         run = load_results(run)
     if not isinstance(run, GenerateOutputs):
-        raise TypeError(f"{caller} takes GenerateOutputs or run directories, got {type(run).__name__}")
+        raise TypeError(
+            f"{caller} takes GenerateOutputs or run directories, got {type(run).__name__}"
+        )
     return run
 
 
 def outputs_facts(run: GenerateOutputs) -> dict[str, Any]:
     """:func:`~verifiers_lite.results.labels.run_facts` of a run, its first row's system message
     standing in for a prompt template the run did not record."""
-    first = run.rows[0].get("prompt") if len(run.rows) and "prompt_template" not in run.metadata else None
+    first = (
+        run.rows[0].get("prompt")
+        if len(run.rows) and "prompt_template" not in run.metadata
+        else None
+    )
     return run_facts(run.metadata, first)
 
 
 def _columns(metadata: dict[str, Any]) -> dict[str, Any]:
     """The ``env``, ``model`` and ``temperature`` columns of a run."""
-    return {"env": metadata.get("env_id"), "model": metadata.get("model"),
-            "temperature": (metadata.get("sampling_args") or {}).get("temperature")}
+    return {
+        "env": metadata.get("env_id"),
+        "model": metadata.get("model"),
+        "temperature": (metadata.get("sampling_args") or {}).get("temperature"),
+    }
 
 
 def compare(runs: Any, ks: list[int] | None = None, details: bool = False) -> pd.DataFrame:
@@ -82,8 +98,13 @@ def _summary_columns(columns: list[str], ks: list[int] | None) -> list[str]:
     ``ks`` asked for)."""
     passes = [c for c in columns if c.startswith("pass@")]
     shown_passes = passes if ks else passes[:1] + passes[-1:]
-    return [c for c in columns if c not in _DETAIL_COLUMNS and not c.startswith(_DETAIL_PREFIXES)
-            and (not c.startswith("pass@") or c in shown_passes)]
+    return [
+        c
+        for c in columns
+        if c not in _DETAIL_COLUMNS
+        and not c.startswith(_DETAIL_PREFIXES)
+        and (not c.startswith("pass@") or c in shown_passes)
+    ]
 
 
 def _as_list(runs: Any) -> list[Any]:
@@ -95,10 +116,17 @@ def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str
     agg = outputs.aggregate(PassCriterion.coerce(md.get("pass_criterion")))
     s = agg.summary()
     n = max(1, s["num_rollouts"])
-    row: dict[str, Any] = {"run": label, **_columns(md), "rollouts": s["num_rollouts"],
-                           "scored": s["num_scored"], "reward_mean": s["reward_mean"],
-                           "reward_stderr": s["reward_stderr"], "reward_ci_low": s["reward_ci"][0],
-                           "reward_ci_high": s["reward_ci"][1], "reward_ci_undefined": s["reward_ci_undefined"]}
+    row: dict[str, Any] = {
+        "run": label,
+        **_columns(md),
+        "rollouts": s["num_rollouts"],
+        "scored": s["num_scored"],
+        "reward_mean": s["reward_mean"],
+        "reward_stderr": s["reward_stderr"],
+        "reward_ci_low": s["reward_ci"][0],
+        "reward_ci_high": s["reward_ci"][1],
+        "reward_ci_undefined": s["reward_ci_undefined"],
+    }
     row.update({f"metric:{k}": v for k, v in s["metrics_mean"].items()})
     group = int(md.get("rollouts_per_example") or 1)
     curve = pass_at_k_curve_from_counts(agg.pass_counts())

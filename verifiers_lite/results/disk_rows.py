@@ -26,7 +26,9 @@ class StaleRowsError(RuntimeError):
 class DiskRows(Sequence[Row]):
     """The rows of one ``results.jsonl``, read on demand."""
 
-    def __init__(self, results_file: Path, offsets: np.ndarray, lengths: np.ndarray, inode: int) -> None:
+    def __init__(
+        self, results_file: Path, offsets: np.ndarray, lengths: np.ndarray, inode: int
+    ) -> None:
         self.results_file = results_file
         self._offsets = offsets
         self._lengths = lengths
@@ -34,7 +36,10 @@ class DiskRows(Sequence[Row]):
 
     @classmethod
     def open(
-        cls, results_file: str | os.PathLike[str], example_ids: Iterable[int] | None = None, sort: bool = False,
+        cls,
+        results_file: str | os.PathLike[str],
+        example_ids: Iterable[int] | None = None,
+        sort: bool = False,
     ) -> DiskRows | None:
         """The whole rows of ``results_file`` (only those of ``example_ids`` when given), in file
         order or (``sort``) by example and rollout as a run's outputs are; None when its rows
@@ -107,8 +112,13 @@ def _sorted_order(records: np.ndarray) -> np.ndarray:
     """Positions by example_id, then rollout_index; ties keep file order. One packed int64 key
     when the ids fit (8 bytes a row beside the order), else a two-key sort."""
     eid, idx = records["example_id"], records["rollout_index"]
-    if len(records) and int(idx.min()) >= 0 and int(idx.max()) < 1 << 20 and \
-            int(eid.min()) >= -(1 << 42) and int(eid.max()) < 1 << 42:
+    if (
+        len(records)
+        and int(idx.min()) >= 0
+        and int(idx.max()) < 1 << 20
+        and int(eid.min()) >= -(1 << 42)
+        and int(eid.max()) < 1 << 42
+    ):
         key = eid << 20
         key |= idx
         return np.argsort(key, kind="stable")

@@ -68,12 +68,16 @@ def arrow_schema(rows: Iterable[Row]) -> tuple[pa.Schema, frozenset[str]]:
             fields.append(pa.field(col, pa.float64() if "float" in kinds else pa.int64()))
         else:
             kind = next(iter(kinds), "")
-            fields.append(pa.field(col, {"bool": pa.bool_(), "str": pa.string()}.get(kind, pa.null())))
+            fields.append(
+                pa.field(col, {"bool": pa.bool_(), "str": pa.string()}.get(kind, pa.null()))
+            )
     return pa.schema(fields), frozenset(json_cols)
 
 
 def arrow_batches(
-    rows: Iterable[Row], schema: pa.Schema, json_cols: frozenset[str],
+    rows: Iterable[Row],
+    schema: pa.Schema,
+    json_cols: frozenset[str],
 ) -> Iterator[pa.RecordBatch]:
     """``rows`` as record batches of :data:`BATCH` rows, typed as :func:`arrow_schema` says:
     only one batch's rows are held at a time."""
@@ -169,7 +173,9 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any
     if p.is_file() and p.suffix == ".parquet":
         return _read_parquet(p)
     if not (p / RESULTS_FILE).exists():
-        raise FileNotFoundError(f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)")
+        raise FileNotFoundError(
+            f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)"
+        )
     # checked, then handed on as the plain dict a run's outputs hold
     metadata = cast(dict[str, Any], read_run_metadata(p)) if (p / METADATA_FILE).exists() else {}
     on_disk = DiskRows.open(p / RESULTS_FILE, sort=True)  # example order, as a run's outputs are
@@ -181,7 +187,11 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any
 
 
 def _order_key(value: Any) -> tuple[int, Any]:
-    return (0, value) if isinstance(value, (int, float)) and not isinstance(value, bool) else (1, str(value))
+    return (
+        (0, value)
+        if isinstance(value, (int, float)) and not isinstance(value, bool)
+        else (1, str(value))
+    )
 
 
 def _read_parquet(path: Path) -> tuple[list[Row], dict[str, Any]]:

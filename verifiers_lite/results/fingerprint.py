@@ -25,7 +25,9 @@ _INPUT_FIELDS = ("prompt", "answer", "info", "task")
 
 
 def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, default=repr, separators=(",", ":"))
+    return json.dumps(
+        value, sort_keys=True, ensure_ascii=False, default=repr, separators=(",", ":")
+    )
 
 
 def input_hash(inp: RolloutInput) -> str:
@@ -50,10 +52,14 @@ def rubric_fingerprint(rubric: RunnableRubric) -> dict[str, Any]:
     if rubric.task_rubrics:
         return {"tasks": {name: rubric_fingerprint(r) for name, r in rubric.task_rubrics.items()}}
     sig: dict[str, Any] = {
-        "funcs": [[name, getattr(f, "__qualname__", name), weight, code_hash(f)]
-                  for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)],
+        "funcs": [
+            [name, getattr(f, "__qualname__", name), weight, code_hash(f)]
+            for name, f, weight in zip(rubric.func_names, rubric.funcs, rubric.weights, strict=True)
+        ],
         "parser": [type(rubric.parser).__qualname__, code_hash(rubric.parser)],
-        "parts": {name: code_parts(f) for name, f in zip(rubric.func_names, rubric.funcs, strict=True)},
+        "parts": {
+            name: code_parts(f) for name, f in zip(rubric.func_names, rubric.funcs, strict=True)
+        },
     }
     extra = rubric.fingerprint_extra()
     if extra is not None:
@@ -62,8 +68,13 @@ def rubric_fingerprint(rubric: RunnableRubric) -> dict[str, Any]:
 
 
 def run_fingerprint(
-    env: RunnableEnvironment, model: str, sampling_args: dict[str, Any], rollouts_per_example: int,
-    independent_scoring: bool, score_rollouts: bool, library_version: str,
+    env: RunnableEnvironment,
+    model: str,
+    sampling_args: dict[str, Any],
+    rollouts_per_example: int,
+    independent_scoring: bool,
+    score_rollouts: bool,
+    library_version: str,
 ) -> dict[str, Any]:
     """The run-level fields a resume must match (JSON-friendly, saved in metadata.json)."""
     return {
@@ -108,11 +119,16 @@ def only_rubric_changed(lines: list[str]) -> bool:
 
 def _rubric_diff(saved: Any, now: dict[str, Any]) -> list[str]:
     if not isinstance(saved, dict):  # a list: written before reward code was fingerprinted
-        return ["rubric: the saved run predates reward-code fingerprints, so its scores cannot be "
-                "checked against the current reward code"]
+        return [
+            "rubric: the saved run predates reward-code fingerprints, so its scores cannot be "
+            "checked against the current reward code"
+        ]
     old, new = _flat_rubric(saved), _flat_rubric(now)
-    changed = [key for key, (ident, code) in new.items() if key in old and old[key][0] == ident
-               and old[key][1] != code]
+    changed = [
+        key
+        for key, (ident, code) in new.items()
+        if key in old and old[key][0] == ident and old[key][1] != code
+    ]
     lines = []
     if {k: v[0] for k, v in old.items()} != {k: v[0] for k, v in new.items()}:
         lines.append(f"rubric: saved {_without_code(saved)!r}, now {_without_code(now)!r}")
@@ -134,14 +150,19 @@ def _code_change_lines(old: dict[str, Any], new: dict[str, Any], changed: list[s
             own.append(name)
             continue
         helpers_before = before.get("helpers") or {}
-        moved = [h for h, code in (after.get("helpers") or {}).items()
-                 if h in helpers_before and helpers_before[h] != code]
+        moved = [
+            h
+            for h, code in (after.get("helpers") or {}).items()
+            if h in helpers_before and helpers_before[h] != code
+        ]
         for helper in moved:
             users.setdefault(helper, []).append(name)
         if before.get("own") != after.get("own") or not moved:
             own.append(name)
     prefix = f"{REWARD_CODE_CHANGED} since the saved run: "
-    lines = [f"{prefix}{helper} changed; used by {', '.join(names)}" for helper, names in users.items()]
+    lines = [
+        f"{prefix}{helper} changed; used by {', '.join(names)}" for helper, names in users.items()
+    ]
     return [*lines, f"{prefix}{', '.join(own)}"] if own else lines
 
 
@@ -154,9 +175,14 @@ def _flat_parts(sig: dict[str, Any], prefix: str = "") -> dict[str, Any]:
             out.update(_flat_parts(part, f"{prefix}{task}/"))
         return out
     parts = sig.get("parts") or {}
-    return {f"{prefix}{name}": ({**p, "helpers": {f"{prefix}{h}": c for h, c in (p.get("helpers") or {}).items()}}
-                                if isinstance(p, dict) else p)
-            for name, p in parts.items()}
+    return {
+        f"{prefix}{name}": (
+            {**p, "helpers": {f"{prefix}{h}": c for h, c in (p.get("helpers") or {}).items()}}
+            if isinstance(p, dict)
+            else p
+        )
+        for name, p in parts.items()
+    }
 
 
 def _setting_diff(old: dict[str, tuple[Any, Any]], new: dict[str, tuple[Any, Any]]) -> list[str]:
@@ -170,7 +196,9 @@ def _setting_diff(old: dict[str, tuple[Any, Any]], new: dict[str, tuple[Any, Any
         where = key[: -len("config")]  # an environment group's task, as "task/"
         for name in [*now, *(k for k in saved if k not in now)]:
             if saved.get(name) != now.get(name):
-                lines.append(f"rubric: {where}setting {name!r}: saved {saved.get(name)!r}, now {now.get(name)!r}")
+                lines.append(
+                    f"rubric: {where}setting {name!r}: saved {saved.get(name)!r}, now {now.get(name)!r}"
+                )
     return lines
 
 
@@ -181,7 +209,10 @@ def _flat_rubric(sig: dict[str, Any], prefix: str = "") -> dict[str, tuple[Any, 
         for task, part in sig["tasks"].items():
             out.update(_flat_rubric(part, f"{prefix}{task}/"))
         return out
-    out = {f"{prefix}{name}": ((qualname, weight), code) for name, qualname, weight, code in sig.get("funcs", [])}
+    out = {
+        f"{prefix}{name}": ((qualname, weight), code)
+        for name, qualname, weight, code in sig.get("funcs", [])
+    }
     parser = sig.get("parser") or [None, None]
     out[f"{prefix}parser {parser[0]}"] = (parser[0], parser[1])
     out[f"{prefix}config"] = (sig.get("config"), None)
@@ -192,5 +223,5 @@ def _without_code(sig: dict[str, Any]) -> Any:
     if "tasks" in sig:
         return {task: _without_code(part) for task, part in sig["tasks"].items()}
     return [[name, qualname, weight] for name, qualname, weight, _ in sig.get("funcs", [])] + (
-        [sig["config"]] if "config" in sig else [])
-
+        [sig["config"]] if "config" in sig else []
+    )

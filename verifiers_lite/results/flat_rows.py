@@ -9,7 +9,15 @@ from verifiers_lite.core.messages import last_assistant_text
 from verifiers_lite.core.reasoning import completion_reasoning
 from verifiers_lite.core.records import ROW_KEYS, Row
 
-TIMING_COLUMNS = ("queue_ms", "generation_ms", "env_ms", "rollout_ms", "group_wait_ms", "scoring_ms", "total_ms")
+TIMING_COLUMNS = (
+    "queue_ms",
+    "generation_ms",
+    "env_ms",
+    "rollout_ms",
+    "group_wait_ms",
+    "scoring_ms",
+    "total_ms",
+)
 USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 
 # The row's own columns in row order, with the final assistant text and the turns' reasoning
@@ -18,7 +26,9 @@ USAGE_COLUMNS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 # category gets a column beside its message, and the run count follows.
 _EXPANDED = ("info", "metrics", "timing", "usage")
 BASE_COLUMNS = tuple(
-    c for k in ROW_KEYS if k not in _EXPANDED
+    c
+    for k in ROW_KEYS
+    if k not in _EXPANDED
     for c in ((k, "completion_text", "reasoning_text") if k == "completion" else (k,))
 ) + ("error_category", "attempts")
 
@@ -29,14 +39,21 @@ def flatten_row(row: Row) -> dict[str, Any]:
     turns (None when none reasoned); ``attempts`` how often the rollout was run)."""
     out = {k: row.get(k) for k in BASE_COLUMNS if k not in ("error", "error_category", "attempts")}
     completion = row.get("completion")
-    out["completion_text"] = last_assistant_text(completion) if isinstance(completion, list) else None
+    out["completion_text"] = (
+        last_assistant_text(completion) if isinstance(completion, list) else None
+    )
     out["reasoning_text"] = completion_reasoning(completion)
     err = row.get("error")
     out["error"] = err.get("message") if isinstance(err, dict) else err
     out["error_category"] = err.get("category") if isinstance(err, dict) else None
     out["attempts"] = row.get("attempts")
     out["info"] = row.get("info")
-    for k in ("endpoint", "worker", "seed", "session"):  # where it ran (endpoint / Ray worker), its seed, session
+    for k in (
+        "endpoint",
+        "worker",
+        "seed",
+        "session",
+    ):  # where it ran (endpoint / Ray worker), its seed, session
         if k in row:
             out[k] = row[k]
     judge = row.get("judge")

@@ -83,8 +83,13 @@ class _Column:
 def _flat(kind: pa.DataType) -> bool:
     import pyarrow as pa
 
-    return bool(pa.types.is_null(kind) or pa.types.is_boolean(kind) or pa.types.is_int64(kind)
-                or pa.types.is_float64(kind) or pa.types.is_string(kind))
+    return bool(
+        pa.types.is_null(kind)
+        or pa.types.is_boolean(kind)
+        or pa.types.is_int64(kind)
+        or pa.types.is_float64(kind)
+        or pa.types.is_string(kind)
+    )
 
 
 def rows_frame(rows: Iterable[Row], columns: Sequence[str] | None = None) -> pd.DataFrame:

@@ -62,9 +62,14 @@ def _rubric_fact(sig: Any) -> dict[str, str]:
     """A rubric fingerprint as ``{"funcs": "correct, format×0.2", "code": hash}``."""
     if isinstance(sig, Mapping) and "tasks" in sig:
         parts = {task: _rubric_fact(part) for task, part in sig["tasks"].items()}
-        return {"funcs": "; ".join(f"{t}: {p['funcs']}" for t, p in parts.items()), "code": _digest(parts)}
+        return {
+            "funcs": "; ".join(f"{t}: {p['funcs']}" for t, p in parts.items()),
+            "code": _digest(parts),
+        }
     funcs = sig.get("funcs", []) if isinstance(sig, Mapping) else sig or []
-    names = [f"{f[0]}" if float(f[2]) == 1 else f"{f[0]}×{float(f[2]):g}" for f in funcs if len(f) >= 3]
+    names = [
+        f"{f[0]}" if float(f[2]) == 1 else f"{f[0]}×{float(f[2]):g}" for f in funcs if len(f) >= 3
+    ]
     return {"funcs": ", ".join(names) or "no functions", "code": _digest(sig)}
 
 
@@ -79,14 +84,25 @@ def varying_keys(facts: Sequence[Mapping[str, Any]]) -> list[str]:
     keys: dict[str, None] = {}
     for f in facts:
         keys.update(dict.fromkeys(f))
-    order = ["rescored", "env", "task", "model", *(k for g in _GROUPS for k in keys if k.startswith(g + ".")),
-             "seed", *_PROMPT_FACTS[:3]]
+    order = [
+        "rescored",
+        "env",
+        "task",
+        "model",
+        *(k for g in _GROUPS for k in keys if k.startswith(g + ".")),
+        "seed",
+        *_PROMPT_FACTS[:3],
+    ]
     varying = [k for k in order if k in keys and len({_text(f.get(k)) for f in facts}) > 1]
+
     # An environment argument that only sets the system prompt (given as it, or left at its
     # default) is named once, as the prompt.
     def sets_prompt(key: str) -> bool:
-        return key.startswith("env_args.") and "system_prompt" in varying and all(
-            f.get(key) is None or f.get(key) == f.get("system_prompt") for f in facts)
+        return (
+            key.startswith("env_args.")
+            and "system_prompt" in varying
+            and all(f.get(key) is None or f.get(key) == f.get("system_prompt") for f in facts)
+        )
 
     return [k for k in varying if not sets_prompt(k)]
 
@@ -99,34 +115,49 @@ def _preview(text: str) -> str:
     return short + ("…" if short != " ".join(words) else "")
 
 
-def _distinct(values: Sequence[Any], short: Callable[[Any], str], long: Callable[[Any], str]) -> list[str]:
+def _distinct(
+    values: Sequence[Any], short: Callable[[Any], str], long: Callable[[Any], str]
+) -> list[str]:
     """Each value by its ``short`` form, or by its ``long`` form when two different values
     share a short one (two system prompts opening with the same words)."""
     shorts = [short(v) for v in values]
-    clash = any(shorts[i] == shorts[j] and _text(values[i]) != _text(values[j])
-                for i in range(len(values)) for j in range(i))
+    clash = any(
+        shorts[i] == shorts[j] and _text(values[i]) != _text(values[j])
+        for i in range(len(values))
+        for j in range(i)
+    )
     return [long(v) for v in values] if clash else shorts
 
 
 def _system_prompt(values: Sequence[Any]) -> list[str]:
-    return _distinct(values, lambda v: f'system "{_preview(v)}"' if v else "no system prompt",
-                     lambda v: f"system #{_digest(v)}" if v else "no system prompt")
+    return _distinct(
+        values,
+        lambda v: f'system "{_preview(v)}"' if v else "no system prompt",
+        lambda v: f"system #{_digest(v)}" if v else "no system prompt",
+    )
 
 
 def _few_shot(values: Sequence[Any]) -> list[str]:
-    return _distinct(values, lambda v: f"few-shot {len(v)} msgs" if v else "no few-shot",
-                     lambda v: f"few-shot #{_digest(v)}" if v else "no few-shot")
+    return _distinct(
+        values,
+        lambda v: f"few-shot {len(v)} msgs" if v else "no few-shot",
+        lambda v: f"few-shot #{_digest(v)}" if v else "no few-shot",
+    )
 
 
 def _rubric(values: Sequence[Any]) -> list[str]:
     funcs = [v["funcs"] if isinstance(v, Mapping) else "default" for v in values]
     if len(set(funcs)) > 1:
         return [f"rubric {f}" for f in funcs]
-    return [f"rubric code #{v['code']}" if isinstance(v, Mapping) else "rubric default" for v in values]
+    return [
+        f"rubric code #{v['code']}" if isinstance(v, Mapping) else "rubric default" for v in values
+    ]
 
 
 _RENDER: dict[str, Callable[[Sequence[Any]], list[str]]] = {
-    "system_prompt": _system_prompt, "few_shot": _few_shot, "rubric": _rubric,
+    "system_prompt": _system_prompt,
+    "few_shot": _few_shot,
+    "rubric": _rubric,
     "rescored": lambda values: ["rescored" if v else "original" for v in values],
 }
 
@@ -138,12 +169,17 @@ def _parts(key: str, values: Sequence[Any]) -> list[str]:
         return _RENDER[key](values)
     if key in _BARE:
         return [_text(v) for v in values]
-    texts = _distinct(values, lambda v: _preview(_text(v)) if len(_text(v)) > _PREVIEW_CHARS else _text(v),
-                      lambda v: f"#{_digest(v)}")
+    texts = _distinct(
+        values,
+        lambda v: _preview(_text(v)) if len(_text(v)) > _PREVIEW_CHARS else _text(v),
+        lambda v: f"#{_digest(v)}",
+    )
     return [f"{key.split('.', 1)[-1]}={t}" for t in texts]
 
 
-def run_labels(facts: Sequence[Mapping[str, Any]], names: Sequence[str | None] | None = None) -> list[str]:
+def run_labels(
+    facts: Sequence[Mapping[str, Any]], names: Sequence[str | None] | None = None
+) -> list[str]:
     """A label per run: its given name, else what differs between the runs (``temperature=0.2``,
     ``model-b``, ``system "Answer with a…"``, ``rescored``, ``digits=2, temperature=1``), else
     the model (one run) or ``run i``. Labels that still collide get `` #i``."""
@@ -152,6 +188,8 @@ def run_labels(facts: Sequence[Mapping[str, Any]], names: Sequence[str | None] |
     labels = []
     for i, (f, name) in enumerate(zip(facts, names, strict=True)):
         auto = ", ".join(col[i] for col in columns)
-        labels.append(name or auto or (f"run {i + 1}" if len(facts) > 1 else _text(f.get("model") or "run")))
+        labels.append(
+            name or auto or (f"run {i + 1}" if len(facts) > 1 else _text(f.get("model") or "run"))
+        )
     repeated = {label for label in labels if labels.count(label) > 1}
     return [f"{label} #{i + 1}" if label in repeated else label for i, label in enumerate(labels)]

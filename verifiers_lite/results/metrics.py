@@ -55,7 +55,11 @@ class PassCriterion:
 
     def passes(self, row: Mapping[str, Any]) -> bool:
         """Whether a scored row meets the criterion (a missing metric does not pass)."""
-        value = row.get("reward") if self.metric == "reward" else (row.get("metrics") or {}).get(self.metric)
+        value = (
+            row.get("reward")
+            if self.metric == "reward"
+            else (row.get("metrics") or {}).get(self.metric)
+        )
         if value is None:
             return False
         value = float(value)
@@ -79,7 +83,9 @@ def pass_at_k(
     """
     if k < 1:
         raise ValueError(f"k must be >= 1, got {k}")
-    return pass_at_k_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)), k)
+    return pass_at_k_from_counts(
+        pass_counts(rows, criterion or PassCriterion("reward", threshold)), k
+    )
 
 
 def pass_counts(rows: Iterable[Row], criterion: PassCriterion) -> list[tuple[int, int]]:
@@ -108,7 +114,9 @@ def pass_at_k_curve(
     rows: Iterable[Row], threshold: float = 1.0, criterion: PassCriterion | None = None
 ) -> dict[int, float]:
     """pass@k for k = 1 .. the smallest number of scored rollouts of an example (one pass)."""
-    return pass_at_k_curve_from_counts(pass_counts(rows, criterion or PassCriterion("reward", threshold)))
+    return pass_at_k_curve_from_counts(
+        pass_counts(rows, criterion or PassCriterion("reward", threshold))
+    )
 
 
 def pass_at_k_curve_from_counts(counts: list[tuple[int, int]]) -> dict[int, float]:

@@ -24,6 +24,7 @@ from verifiers_lite.results.rescore import rescore_run
 if TYPE_CHECKING:
     import pandas as pd
 
+
 def summarize_rows(rows: Iterable[Row]) -> dict[str, Any]:
     """:meth:`RowAggregate.summary` of ``rows`` (read once, one at a time)."""
     return RowAggregate().add_all(rows).summary()
@@ -38,7 +39,9 @@ class GenerateOutputs:
     million-row run costs a few numbers per row until its rows themselves are asked for.
     """
 
-    def __init__(self, rows: Sequence[Row] | None = None, metadata: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, rows: Sequence[Row] | None = None, metadata: dict[str, Any] | None = None
+    ) -> None:
         self.rows: Sequence[Row] = [] if rows is None else rows
         self.metadata: dict[str, Any] = {} if metadata is None else metadata
         self._aggregates: dict[PassCriterion, RowAggregate] = {}
@@ -57,7 +60,9 @@ class GenerateOutputs:
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, GenerateOutputs):
             return NotImplemented
-        return self.metadata == other.metadata and len(self) == len(other) and self.rows == other.rows
+        return (
+            self.metadata == other.metadata and len(self) == len(other) and self.rows == other.rows
+        )
 
     __hash__ = None  # type: ignore[assignment]
 
@@ -104,10 +109,18 @@ class GenerateOutputs:
             parts.setdefault(str(r.get("task") or "default"), []).append(i)
         tasks = self.metadata.get("tasks") or {}
         return {
-            name: GenerateOutputs(self._take(positions),
-                                  {**self.metadata, "task": name,
-                                   **({"pass_criterion": tasks[name]["pass_criterion"]}
-                                      if "pass_criterion" in tasks.get(name, {}) else {})})
+            name: GenerateOutputs(
+                self._take(positions),
+                {
+                    **self.metadata,
+                    "task": name,
+                    **(
+                        {"pass_criterion": tasks[name]["pass_criterion"]}
+                        if "pass_criterion" in tasks.get(name, {})
+                        else {}
+                    ),
+                },
+            )
             for name, positions in parts.items()
         }
 
@@ -169,7 +182,9 @@ class GenerateOutputs:
                 f"rows {missing[:5]} carry no token ids: run with a token-level client "
                 "(verifiers_lite.rollout.TokenClient) to export a training batch"
             )
-        batch = build_training_batch(token_rows, pad_to_longest=pad_to_longest, pad_token_id=pad_token_id, **options)
+        batch = build_training_batch(
+            token_rows, pad_to_longest=pad_to_longest, pad_token_id=pad_token_id, **options
+        )
         batch["row_indices"] = kept
         return batch
 
@@ -183,8 +198,13 @@ class GenerateOutputs:
         network) to share; returns its path."""
         return Path(_viewer("write_html")(self, path))
 
-    def rescore(self, rubric: Any, *, results_path: str | os.PathLike[str] | None = None,
-                overwrite: bool = False) -> GenerateOutputs:
+    def rescore(
+        self,
+        rubric: Any,
+        *,
+        results_path: str | os.PathLike[str] | None = None,
+        overwrite: bool = False,
+    ) -> GenerateOutputs:
         """These rollouts scored by ``rubric`` (a Rubric or an Environment), with no model
         request, as new results in memory: nothing is written unless ``results_path`` is given
         (a run loaded from a directory too; its rows are then read into memory). The new
@@ -207,7 +227,11 @@ class GenerateOutputs:
             f"reward={format_estimate(s['reward_mean'], s['reward_stderr'], s['reward_ci'])} "
             f"over {s['num_scored']} scored, "
             f"errors: {errors}, stop reasons: {stops}"
-            + (f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses" if s.get("cache") else "")
+            + (
+                f", cache: {s['cache']['hits']} hits / {s['cache']['misses']} misses"
+                if s.get("cache")
+                else ""
+            )
             + ")"
         )
 
@@ -224,7 +248,9 @@ def register_viewer(name: str, func: Callable[..., Any]) -> None:
 
 def _viewer(name: str) -> Callable[..., Any]:
     if name not in _VIEWER:
-        raise RuntimeError(f"no results viewer registered for {name!r} (import verifiers_lite first)")
+        raise RuntimeError(
+            f"no results viewer registered for {name!r} (import verifiers_lite first)"
+        )
     return _VIEWER[name]
 
 
@@ -237,8 +263,11 @@ def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
 
 
 async def rescore_async(
-    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
-    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
+    run: GenerateOutputs | str | os.PathLike[str],
+    rubric: Any,
+    *,
+    results_path: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> GenerateOutputs:
     """Apply ``rubric`` to the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run
     directory); see :func:`rescore`."""
@@ -247,8 +276,11 @@ async def rescore_async(
 
 
 def rescore(
-    run: GenerateOutputs | str | os.PathLike[str], rubric: Any, *,
-    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
+    run: GenerateOutputs | str | os.PathLike[str],
+    rubric: Any,
+    *,
+    results_path: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> GenerateOutputs:
     """Score the saved rollouts of ``run`` (a :class:`GenerateOutputs` or a run directory) with
     ``rubric`` (a Rubric, or an Environment: its rubric and tools), sending no model request.

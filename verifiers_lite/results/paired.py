@@ -66,12 +66,19 @@ def example_key(row: Mapping[str, Any], few_shot: Any = None) -> str:
     and the run's ``few_shot`` turns, answer, info and task. A changed system prompt or few-shot
     keeps the key; another question or answer changes it."""
     prompt = row.get("prompt")
-    turns = [m for m in prompt if not (isinstance(m, dict) and m.get("role") == "system")] \
-        if isinstance(prompt, list) else prompt
-    if few_shot and isinstance(turns, list) and turns[:len(few_shot)] == list(few_shot):
-        turns = turns[len(few_shot):]
-    payload = json.dumps([turns, row.get("answer"), row.get("info"), row.get("task")],
-                         sort_keys=True, ensure_ascii=False, default=repr)
+    turns = (
+        [m for m in prompt if not (isinstance(m, dict) and m.get("role") == "system")]
+        if isinstance(prompt, list)
+        else prompt
+    )
+    if few_shot and isinstance(turns, list) and turns[: len(few_shot)] == list(few_shot):
+        turns = turns[len(few_shot) :]
+    payload = json.dumps(
+        [turns, row.get("answer"), row.get("info"), row.get("task")],
+        sort_keys=True,
+        ensure_ascii=False,
+        default=repr,
+    )
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
@@ -188,23 +195,58 @@ class RunComparison:
         reward), ``scored_a``, ``scored_b``, ``diff`` (b − a) and ``outcome``."""
         import pandas as pd
 
-        return pd.DataFrame([r.__dict__ for r in self.rows],
-                            columns=["example_id", "reward_a", "reward_b", "scored_a", "scored_b", "diff", "outcome"])
+        return pd.DataFrame(
+            [r.__dict__ for r in self.rows],
+            columns=[
+                "example_id",
+                "reward_a",
+                "reward_b",
+                "scored_a",
+                "scored_b",
+                "diff",
+                "outcome",
+            ],
+        )
 
     def to_dict(self, per_example: bool = False) -> dict[str, Any]:
         """The figures as strict-JSON data (NaN as None): what ``vf-lite compare --json`` prints
         and the viewer's Compare page shows; ``per_example`` adds the per-example rows."""
         t = self.test
         out = {
-            "labels": list(self.labels), "sources": list(self.sources),
-            "runs": [{"label": lab, "reward_mean": e.mean, "reward_stderr": e.stderr, "reward_ci": list(e.ci),
-                      "reward_ci_undefined": e.undefined, "num_examples": e.clusters, "num_scored": e.n}
-                     for lab, e in zip(self.labels, self.estimates, strict=True)],
-            "mean_a": self.mean_a, "mean_b": self.mean_b, "diff": t.diff, "stderr": t.stderr,
-            "ci": list(t.ci), "p_value": t.p_value, "test": "paired t-test", "df": max(t.n - 1, 0),
-            "mde": t.mde, "power": POWER, "alpha": ALPHA, "sd": t.sd, "undefined": t.undefined,
-            "wins": self.wins, "ties": self.ties, "losses": self.losses, "shared": self.shared,
-            "only_a": list(self.only_a), "only_b": list(self.only_b), "unscored": list(self.unscored),
+            "labels": list(self.labels),
+            "sources": list(self.sources),
+            "runs": [
+                {
+                    "label": lab,
+                    "reward_mean": e.mean,
+                    "reward_stderr": e.stderr,
+                    "reward_ci": list(e.ci),
+                    "reward_ci_undefined": e.undefined,
+                    "num_examples": e.clusters,
+                    "num_scored": e.n,
+                }
+                for lab, e in zip(self.labels, self.estimates, strict=True)
+            ],
+            "mean_a": self.mean_a,
+            "mean_b": self.mean_b,
+            "diff": t.diff,
+            "stderr": t.stderr,
+            "ci": list(t.ci),
+            "p_value": t.p_value,
+            "test": "paired t-test",
+            "df": max(t.n - 1, 0),
+            "mde": t.mde,
+            "power": POWER,
+            "alpha": ALPHA,
+            "sd": t.sd,
+            "undefined": t.undefined,
+            "wins": self.wins,
+            "ties": self.ties,
+            "losses": self.losses,
+            "shared": self.shared,
+            "only_a": list(self.only_a),
+            "only_b": list(self.only_b),
+            "unscored": list(self.unscored),
         }
         if per_example:
             out["per_example"] = [dict(r.__dict__) for r in self.rows]
@@ -219,21 +261,29 @@ class RunComparison:
 
     def __repr__(self) -> str:
         a, b = self.labels
-        figures = (f"undefined: {self.undefined}" if self.undefined else
-                   f"95% CI [{_num(self.ci[0], signed=True)}, {_num(self.ci[1], signed=True)}], p={self.p_value:.3g}")
-        return (f"RunComparison({b!r} − {a!r}: {_num(self.diff, signed=True)} ± {_num(self.stderr)} "
-                f"({figures}), b better/tie/worse {self.wins}/{self.ties}/{self.losses}, "
-                f"{self.shared} shared examples, {len(self.only_a)} only in a, {len(self.only_b)} only in b, "
-                f"{len(self.unscored)} unscored)")
+        figures = (
+            f"undefined: {self.undefined}"
+            if self.undefined
+            else f"95% CI [{_num(self.ci[0], signed=True)}, {_num(self.ci[1], signed=True)}], p={self.p_value:.3g}"
+        )
+        return (
+            f"RunComparison({b!r} − {a!r}: {_num(self.diff, signed=True)} ± {_num(self.stderr)} "
+            f"({figures}), b better/tie/worse {self.wins}/{self.ties}/{self.losses}, "
+            f"{self.shared} shared examples, {len(self.only_a)} only in a, {len(self.only_b)} only in b, "
+            f"{len(self.unscored)} unscored)"
+        )
 
     def _repr_html_(self) -> str:
         lines = _report_lines(self, [0.05, 0.1])
         rows = "".join(
             f"<tr><th style='text-align:left;padding:2px 8px'>{html.escape(line[:22].strip())}</th>"
             f"<td style='padding:2px 8px;font-variant-numeric:tabular-nums'>{html.escape(line[22:])}</td></tr>"
-            for line in lines[1:])
-        return (f"<div class='vf-compare-runs' style='font-family:sans-serif;font-size:13px'>"
-                f"<b>{html.escape(lines[0])}</b><table style='border-collapse:collapse'>{rows}</table></div>")
+            for line in lines[1:]
+        )
+        return (
+            f"<div class='vf-compare-runs' style='font-family:sans-serif;font-size:13px'>"
+            f"<b>{html.escape(lines[0])}</b><table style='border-collapse:collapse'>{rows}</table></div>"
+        )
 
 
 def _strict_json(value: Any) -> Any:
@@ -267,19 +317,33 @@ def _report_lines(c: RunComparison, deltas: list[float]) -> list[str]:
     undefined = f"undefined: {t.undefined}" if t.undefined else None
     ci = undefined or f"95% CI [{_num(t.ci[0], signed=True)}, {_num(t.ci[1], signed=True)}]"
     spread = "" if t.undefined or math.isnan(t.stderr) else f" ± {_num(t.stderr)}"
-    row("difference b − a", f"{_num(t.diff, signed=True)}{spread}  {ci}  "
-                            f"(mean over shared examples: a {_num(c.mean_a)}, b {_num(c.mean_b)})")
+    row(
+        "difference b − a",
+        f"{_num(t.diff, signed=True)}{spread}  {ci}  "
+        f"(mean over shared examples: a {_num(c.mean_a)}, b {_num(c.mean_b)})",
+    )
     row("p-value", undefined or f"{_num(t.p_value)}  (paired t-test, {max(t.n - 1, 0)} df)")
     row("per example", f"b better on {c.wins}, tied on {c.ties}, worse on {c.losses}")
-    row("examples", f"{c.shared} shared, {len(c.only_a)} only in a{_ids(c.only_a)}, "
-                    f"{len(c.only_b)} only in b{_ids(c.only_b)}, {len(c.unscored)} unscored in a run{_ids(c.unscored)}")
-    row("detectable", undefined or f"{_num(t.mde)} at {POWER:.0%} power (two-sided α = {ALPHA:g}, {t.n} examples)")
+    row(
+        "examples",
+        f"{c.shared} shared, {len(c.only_a)} only in a{_ids(c.only_a)}, "
+        f"{len(c.only_b)} only in b{_ids(c.only_b)}, {len(c.unscored)} unscored in a run{_ids(c.unscored)}",
+    )
+    row(
+        "detectable",
+        undefined
+        or f"{_num(t.mde)} at {POWER:.0%} power (two-sided α = {ALPHA:g}, {t.n} examples)",
+    )
     if undefined:
         row("examples needed", undefined)
         return lines
     needed = [f"{d:g}: {c.examples_needed(d):,}" for d in deltas]
-    row("examples needed", "to detect " + "; ".join(needed)
-        + f"  (from the sd of per-example differences, {_num(t.sd)})")
+    row(
+        "examples needed",
+        "to detect "
+        + "; ".join(needed)
+        + f"  (from the sd of per-example differences, {_num(t.sd)})",
+    )
     return lines
 
 
@@ -291,8 +355,11 @@ def _ids(ids: tuple[Any, ...], show: int = 5) -> str:
 
 
 def compare_scores(
-    a: Mapping[Any, ExampleScore], b: Mapping[Any, ExampleScore], labels: tuple[str, str],
-    check_inputs: bool = True, sources: tuple[str | None, str | None] = (None, None),
+    a: Mapping[Any, ExampleScore],
+    b: Mapping[Any, ExampleScore],
+    labels: tuple[str, str],
+    check_inputs: bool = True,
+    sources: tuple[str | None, str | None] = (None, None),
 ) -> RunComparison:
     """:class:`RunComparison` from each run's per-example scores (:func:`example_scores`).
     Raises :class:`ExamplesMismatchError` when a shared id holds another input in each run."""
@@ -304,30 +371,49 @@ def compare_scores(
         sa, sb = a.get(e), b.get(e)
         ma, mb = (s.mean if s else math.nan for s in (sa, sb))
         diff = mb - ma
-        rows.append(ExampleRow(e, ma, mb, sa.scored if sa else 0, sb.scored if sb else 0, diff,
-                               _outcome(sa, sb, diff)))
+        rows.append(
+            ExampleRow(
+                e,
+                ma,
+                mb,
+                sa.scored if sa else 0,
+                sb.scored if sb else 0,
+                diff,
+                _outcome(sa, sb, diff),
+            )
+        )
         if not math.isnan(diff):
             diffs.append(diff)
     paired = [r for r in rows if not math.isnan(r.diff)]
     outcomes = [r.outcome for r in rows]
     return RunComparison(
-        labels=labels, test=paired_test(diffs, no_variance=_no_variance(paired)), estimates=(run_estimate(a), run_estimate(b)),
-        mean_a=_mean([r.reward_a for r in paired]), mean_b=_mean([r.reward_b for r in paired]),
-        wins=outcomes.count("b better"), ties=outcomes.count("tie"), losses=outcomes.count("b worse"),
+        labels=labels,
+        test=paired_test(diffs, no_variance=_no_variance(paired)),
+        estimates=(run_estimate(a), run_estimate(b)),
+        mean_a=_mean([r.reward_a for r in paired]),
+        mean_b=_mean([r.reward_b for r in paired]),
+        wins=outcomes.count("b better"),
+        ties=outcomes.count("tie"),
+        losses=outcomes.count("b worse"),
         only_a=tuple(r.example_id for r in rows if r.outcome == "only in a"),
         only_b=tuple(r.example_id for r in rows if r.outcome == "only in b"),
         unscored=tuple(r.example_id for r in rows if r.outcome.startswith("unscored")),
-        rows=tuple(rows), sources=sources,
+        rows=tuple(rows),
+        sources=sources,
     )
 
 
 def _no_variance(paired: list[ExampleRow]) -> str | None:
-    """"no variance in either run" when each run gives every shared example the same mean (two
+    """ "no variance in either run" when each run gives every shared example the same mean (two
     all-zero runs): the differences then have no spread for a reason worth naming."""
-    if len(paired) < 2 or any(len({round(getattr(r, side), 12) for r in paired}) > 1 for side in ("reward_a", "reward_b")):
+    if len(paired) < 2 or any(
+        len({round(getattr(r, side), 12) for r in paired}) > 1 for side in ("reward_a", "reward_b")
+    ):
         return None
-    return (f"no variance in either run (every shared example's mean is {paired[0].reward_a:.3f} in a "
-            f"and {paired[0].reward_b:.3f} in b)")
+    return (
+        f"no variance in either run (every shared example's mean is {paired[0].reward_a:.3f} in a "
+        f"and {paired[0].reward_b:.3f} in b)"
+    )
 
 
 def _mean(values: list[float]) -> float:
@@ -338,12 +424,20 @@ def _outcome(sa: ExampleScore | None, sb: ExampleScore | None, diff: float) -> s
     if sa is None or sb is None:
         return "only in b" if sa is None else "only in a"
     if not (sa.scored and sb.scored):
-        return "unscored in both" if not (sa.scored or sb.scored) else f"unscored in {'b' if sa.scored else 'a'}"
+        return (
+            "unscored in both"
+            if not (sa.scored or sb.scored)
+            else f"unscored in {'b' if sa.scored else 'a'}"
+        )
     return "tie" if abs(diff) <= TIE else ("b better" if diff > 0 else "b worse")
 
 
-def _check_same_inputs(a: Mapping[Any, ExampleScore], b: Mapping[Any, ExampleScore],
-                       common: list[Hashable], labels: tuple[str, str]) -> None:
+def _check_same_inputs(
+    a: Mapping[Any, ExampleScore],
+    b: Mapping[Any, ExampleScore],
+    common: list[Hashable],
+    labels: tuple[str, str],
+) -> None:
     differ = [e for e in common if a[e].key and b[e].key and a[e].key != b[e].key]
     if differ:
         shown = ", ".join(str(e) for e in differ[:8]) + (", …" if len(differ) > 8 else "")
@@ -352,17 +446,24 @@ def _check_same_inputs(a: Mapping[Any, ExampleScore], b: Mapping[Any, ExampleSco
             f"({len(differ)} of {len(common)} shared ids differ: {shown}): they are not the same "
             "examples (another dataset, seed, number of examples drawn, or prompt template), so a "
             "paired comparison would be meaningless. Compare runs of the same examples, or pass "
-            "check_inputs=False (vf-lite compare --no-check-inputs) if the inputs changed on purpose.")
+            "check_inputs=False (vf-lite compare --no-check-inputs) if the inputs changed on purpose."
+        )
 
 
-def compare_runs(a: GenerateOutputs | str | Any, b: GenerateOutputs | str | Any, *,
-                 labels: tuple[str, str] | None = None, check_inputs: bool = True) -> RunComparison:
+def compare_runs(
+    a: GenerateOutputs | str | Any,
+    b: GenerateOutputs | str | Any,
+    *,
+    labels: tuple[str, str] | None = None,
+    check_inputs: bool = True,
+) -> RunComparison:
     """Compare run ``b`` against run ``a`` (``GenerateOutputs`` or run directories), paired over
     the examples both scored: mean difference b − a with its standard error, 95% interval and
     paired t-test p-value, per-example wins/ties/losses, examples only one run has, and the
     minimal detectable difference. Runs are labelled by what differs between them (the model, a
     sampling or environment argument, the system prompt, the few-shot turns, the rubric,
-    ``rescored`` vs ``original``), unless ``labels=("name a", "name b")`` are given. Raises ExamplesMismatchError (a ValueError) when an example id holds
+    ``rescored`` vs ``original``), unless ``labels=("name a", "name b")`` are given. Raises
+    ExamplesMismatchError (a ValueError) when an example id holds
     another input in each run, unless ``check_inputs=False``."""
     outs = (as_outputs(a, "compare_runs()"), as_outputs(b, "compare_runs()"))
     facts = [outputs_facts(o) for o in outs]
@@ -370,13 +471,19 @@ def compare_runs(a: GenerateOutputs | str | Any, b: GenerateOutputs | str | Any,
         labels = ("a", "b")  # nothing differs: the run directories, printed beside, tell them apart
     auto = run_labels(facts, list(labels) if labels is not None else None)
     lab = (auto[0], auto[1])
-    sources = tuple(str(x) if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") else None for x in (a, b))
+    sources = tuple(
+        str(x) if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") else None for x in (a, b)
+    )
     scores = [example_scores(o.rows, run_few_shot(o.metadata)) for o in outs]
     return compare_scores(scores[0], scores[1], lab, check_inputs, (sources[0], sources[1]))
 
 
-def examples_needed(run: RunComparison | GenerateOutputs | str | Any, delta: float,
-                    power: float = POWER, alpha: float = ALPHA) -> int:
+def examples_needed(
+    run: RunComparison | GenerateOutputs | str | Any,
+    delta: float,
+    power: float = POWER,
+    alpha: float = ALPHA,
+) -> int:
     """How many examples a paired comparison needs to detect a true difference ``delta`` in
     mean reward (two-sided ``alpha``, ``power``). From a :class:`RunComparison`, the observed
     spread of its per-example differences; from one run, twice the variance of its per-example
@@ -387,10 +494,14 @@ def examples_needed(run: RunComparison | GenerateOutputs | str | Any, delta: flo
     scores = example_scores(as_outputs(run, "examples_needed()").rows)
     means = [s.mean for s in scores.values() if s.scored]
     if len(means) < 2:
-        raise UndefinedStatistic(f"undefined: {'one example' if means else 'no scored example'} "
-                                 f"(examples_needed() needs a run with at least two scored examples)")
+        raise UndefinedStatistic(
+            f"undefined: {'one example' if means else 'no scored example'} "
+            f"(examples_needed() needs a run with at least two scored examples)"
+        )
     mu = sum(means) / len(means)
     sd = math.sqrt(2 * sum((m - mu) ** 2 for m in means) / (len(means) - 1))
     if sd == 0 and delta > 0:
-        raise UndefinedStatistic(f"undefined: no variance in the run, every example's mean is {mu:.3f}")
+        raise UndefinedStatistic(
+            f"undefined: no variance in the run, every example's mean is {mu:.3f}"
+        )
     return examples_needed_for(sd, delta, alpha, power)

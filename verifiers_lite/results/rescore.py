@@ -44,8 +44,11 @@ _GROUPS_IN_FLIGHT = 64
 
 
 async def rescore_run(
-    run: RunData | str | os.PathLike[str], rubric: Any, *,
-    results_path: str | os.PathLike[str] | None = None, overwrite: bool = False,
+    run: RunData | str | os.PathLike[str],
+    rubric: Any,
+    *,
+    results_path: str | os.PathLike[str] | None = None,
+    overwrite: bool = False,
 ) -> tuple[Sequence[Row], dict[str, Any]]:
     """The rows and metadata of ``run`` (a run's results or a run directory) re-scored by
     ``rubric``; what :func:`verifiers_lite.rescore` returns as a ``GenerateOutputs``."""
@@ -53,7 +56,9 @@ async def rescore_run(
     rubric, tool_defs = _rubric_and_tools(rubric)
     # A directory given is re-scored into a new directory beside it; results in hand (loaded
     # or not) stay in hand unless a results_path is given.
-    target = _target(source if isinstance(run, (str, os.PathLike)) else None, results_path, overwrite, source)
+    target = _target(
+        source if isinstance(run, (str, os.PathLike)) else None, results_path, overwrite, source
+    )
     rubric.check_reward_funcs()
     meta = outputs.metadata
     totals = RowAggregate(rubric.pass_criterion)
@@ -82,8 +87,10 @@ def _load(run: Any) -> tuple[Path | None, RunData]:
     if isinstance(run, (str, os.PathLike)):
         path = Path(run)
         if not (path / METADATA_FILE).exists():
-            raise FileNotFoundError(f"{path} holds no run to re-score (no {METADATA_FILE}; expected a results_path "
-                                    "directory or one written by save())")
+            raise FileNotFoundError(
+                f"{path} holds no run to re-score (no {METADATA_FILE}; expected a results_path "
+                "directory or one written by save())"
+            )
         rows, metadata = read_run(path)
         return path, _Loaded(rows, metadata)
     if isinstance(run, RunData):
@@ -121,23 +128,31 @@ def _fresh_store(target: Path) -> ResultsStore:
     return ResultsStore(target)
 
 
-def _target(default_from: Path | None, results_path: Any, overwrite: bool, source: Path | None) -> Path | None:
+def _target(
+    default_from: Path | None, results_path: Any, overwrite: bool, source: Path | None
+) -> Path | None:
     """Where the re-scored run goes (``results_path``, else ``<default_from>-rescored``, else
     nowhere); an existing run there is refused before any scoring, as is the source itself."""
     if results_path is None and default_from is None:
         return None
     target = Path(results_path) if results_path is not None else Path(f"{default_from}-rescored")
     if source is not None and target.resolve() == source.resolve():
-        raise ValueError(f"results_path {str(target)!r} is the run being re-scored; re-scoring writes a new run")
+        raise ValueError(
+            f"results_path {str(target)!r} is the run being re-scored; re-scoring writes a new run"
+        )
     holds_run = (target / METADATA_FILE).exists() or (target / RESULTS_FILE).exists()
     if holds_run and not overwrite:
-        raise FileExistsError(f"{target} already holds a run; pass another results_path "
-                              "(vf-lite rescore --output) or overwrite=True (--overwrite) to replace it")
+        raise FileExistsError(
+            f"{target} already holds a run; pass another results_path "
+            "(vf-lite rescore --output) or overwrite=True (--overwrite) to replace it"
+        )
     return target
 
 
 async def _rescored_groups(
-    rows: Iterable[Row], rubric: ScoringRubric, meta: dict[str, Any],
+    rows: Iterable[Row],
+    rubric: ScoringRubric,
+    meta: dict[str, Any],
     tool_defs: list[dict[str, Any]] | None,
 ) -> AsyncIterator[list[Row]]:
     """The rows re-scored, one group (an example's rollouts; one rollout under independent
@@ -164,7 +179,9 @@ async def _rescored_groups(
 
 
 async def _score_batch(
-    groups: list[list[Row]], rubric: ScoringRubric, meta: dict[str, Any],
+    groups: list[list[Row]],
+    rubric: ScoringRubric,
+    meta: dict[str, Any],
     tool_defs: list[dict[str, Any]] | None,
 ) -> list[list[Row]]:
     """Each group's rows rebuilt as States, scored together, cleaned up once each, and turned
@@ -172,7 +189,10 @@ async def _score_batch(
     model, sampling = str(meta.get("model") or ""), meta.get("sampling_args")
 
     async def one(old_rows: list[Row]) -> list[Row]:
-        states = [row_to_state(r, model=model, sampling_args=sampling, tool_defs=tool_defs) for r in old_rows]
+        states = [
+            row_to_state(r, model=model, sampling_args=sampling, tool_defs=tool_defs)
+            for r in old_rows
+        ]
         started = time.perf_counter()
         await rubric.score_group(states)
         for s in states:
@@ -183,14 +203,21 @@ async def _score_batch(
                 raise
             except Exception as exc:
                 s["error"] = s.get("error") or cleanup_error(type(rubric).__name__, exc)
-        return [cast(Row, {**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)})
-                for old, s in zip(old_rows, states, strict=True)]
+        return [
+            cast(Row, {**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)})
+            for old, s in zip(old_rows, states, strict=True)
+        ]
 
     return list(await asyncio.gather(*(one(g) for g in groups)))
 
 
-def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, source: Path | None,
-              target: Path | None) -> dict[str, Any]:
+def _metadata(
+    old: dict[str, Any],
+    totals: RowAggregate,
+    rubric: ScoringRubric,
+    source: Path | None,
+    target: Path | None,
+) -> dict[str, Any]:
     """The source run's metadata with the new scores' summary, pass criterion and fingerprint,
     and where it came from."""
     meta = {**old, **totals.summary()}
@@ -199,15 +226,25 @@ def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, 
     meta["pass_criterion"] = rubric.pass_criterion.to_dict()
     task_rubrics = rubric.task_rubrics
     if isinstance(meta.get("tasks"), dict):
-        meta["tasks"] = {name: {**info, **({"pass_criterion": task_rubrics[name].pass_criterion.to_dict()}
-                                           if name in task_rubrics else {})}
-                         for name, info in meta["tasks"].items()}
+        meta["tasks"] = {
+            name: {
+                **info,
+                **(
+                    {"pass_criterion": task_rubrics[name].pass_criterion.to_dict()}
+                    if name in task_rubrics
+                    else {}
+                ),
+            }
+            for name, info in meta["tasks"].items()
+        }
     old_fp = old.get(FINGERPRINT_KEY)
     new_rubric = rubric_fingerprint(rubric)
     if isinstance(old_fp, dict):
         meta[FINGERPRINT_KEY] = {**old_fp, "rubric": new_rubric, "score_rollouts": True}
     meta[RESCORED_FROM_KEY] = {
-        "path": str(source.resolve()) if source is not None else None,  # absolute: the viewer finds it
+        "path": str(source.resolve())
+        if source is not None
+        else None,  # absolute: the viewer finds it
         "rubric": old_fp.get("rubric") if isinstance(old_fp, dict) else None,
         "status": old.get("status"),
         "reward_mean": old.get("reward_mean"),
@@ -216,5 +253,7 @@ def _metadata(old: dict[str, Any], totals: RowAggregate, rubric: ScoringRubric, 
     if target is not None:
         meta["results_path"] = str(target)
     else:
-        meta.pop("results_path", None)  # in memory: the source's directory does not hold these scores
+        meta.pop(
+            "results_path", None
+        )  # in memory: the source's directory does not hold these scores
     return meta

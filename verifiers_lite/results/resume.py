@@ -37,7 +37,12 @@ class SavedRows:
 
 def _usable(row: Row, sizes: Mapping[Any, int], rerun_errors: bool) -> tuple[Any, int] | None:
     eid, idx = row.get("example_id"), row.get("rollout_index", 0)
-    if eid not in sizes or not isinstance(idx, int) or isinstance(idx, bool) or not 0 <= idx < sizes[eid]:
+    if (
+        eid not in sizes
+        or not isinstance(idx, int)
+        or isinstance(idx, bool)
+        or not 0 <= idx < sizes[eid]
+    ):
         return None
     if rerun_errors and row.get("error"):
         return None
@@ -45,8 +50,11 @@ def _usable(row: Row, sizes: Mapping[Any, int], rerun_errors: bool) -> tuple[Any
 
 
 def scan_saved(
-    store: ResultsStore, sizes: Mapping[Any, int], input_hash_of: Callable[[Any], str],
-    independent: bool, rerun_errors: bool,
+    store: ResultsStore,
+    sizes: Mapping[Any, int],
+    input_hash_of: Callable[[Any], str],
+    independent: bool,
+    rerun_errors: bool,
 ) -> SavedRows:
     """Finished rows still wanted: known examples, index < group size, no duplicates, no errors
     (unless ``rerun_errors`` is off); in grouped mode only whole groups (a group with a missing or
@@ -76,7 +84,10 @@ def scan_saved(
 
 
 def rewrite_saved(
-    store: ResultsStore, sizes: Mapping[Any, int], saved: SavedRows, on_kept: Callable[[Row], None],
+    store: ResultsStore,
+    sizes: Mapping[Any, int],
+    saved: SavedRows,
+    on_kept: Callable[[Row], None],
 ) -> dict[tuple[Any, int], int]:
     """Rewrite the rows file with the kept rows (each handed to ``on_kept``) and those of other
     examples; returns the attempts so far of the saved rows that will be run again. When every

@@ -9,7 +9,8 @@ scanned), and rows written after
 the last record (a crash between the two writes) are scanned from the rows, with the torn-write rule
 of :mod:`verifiers_lite.results.run_dir`.
 A rewrite of the rows removes the index before replacing them, so an index never describes
-another file, and a writer that appends first brings the index up to date with the rows. Rows whose ids are not integers are not indexed: they are read into memory.
+another file, and a writer that appends first brings the index up to date with the rows. Rows whose
+ids are not integers are not indexed: they are read into memory.
 """
 
 from __future__ import annotations
@@ -25,9 +26,18 @@ from verifiers_lite.results import run_dir
 from verifiers_lite.results.run_dir import RESULTS_FILE
 
 INDEX_FILE = "results.index"
-RECORD = np.dtype([("example_id", "<i8"), ("rollout_index", "<i8"), ("offset", "<i8"), ("length", "<i8"),
-                   ("write_start", "<i8")])
-ROW = np.dtype([("example_id", "<i8"), ("offset", "<i8"), ("rollout_index", "<i4"), ("length", "<i4")])
+RECORD = np.dtype(
+    [
+        ("example_id", "<i8"),
+        ("rollout_index", "<i8"),
+        ("offset", "<i8"),
+        ("length", "<i8"),
+        ("write_start", "<i8"),
+    ]
+)
+ROW = np.dtype(
+    [("example_id", "<i8"), ("offset", "<i8"), ("rollout_index", "<i4"), ("length", "<i4")]
+)
 """What a reader keeps of a record: 24 bytes a row."""
 _ROW_FIELDS = ("example_id", "offset", "rollout_index", "length")
 
@@ -144,7 +154,7 @@ def _read_index(f: BinaryIO, chunk: int) -> tuple[np.ndarray, int, np.ndarray | 
         if int(part["offset"][0]) != end or not np.array_equal(part["offset"][1:], ends[:-1]):
             return None
         for name in _ROW_FIELDS:
-            rows[name][lo:lo + len(part)] = part[name]
+            rows[name][lo : lo + len(part)] = part[name]
         end, last = int(ends[-1]), part
     return rows, end, last
 
@@ -176,7 +186,9 @@ def _scan(results_file: Path, start: int) -> np.ndarray | None:
     with open(results_file, "rb") as f:
         for offset, line in run_dir.complete_lines(f, start):
             row = run_dir.parse_line(line)
-            eid, idx = (row.get("example_id"), row.get("rollout_index", 0)) if row is not None else (0, 0)
+            eid, idx = (
+                (row.get("example_id"), row.get("rollout_index", 0)) if row is not None else (0, 0)
+            )
             if eid.__class__ is not int or idx.__class__ is not int:
                 return None
             found.extend(writes.take(row, (eid, offset, idx, len(line))))

@@ -23,7 +23,6 @@ class RunData(Protocol):
     def metadata(self) -> dict[str, Any]: ...
 
 
-
 class SummarizedRun(RunData, Protocol):
     """A run's results with their summary (reward mean and spread, pass@k, error counts)."""
 

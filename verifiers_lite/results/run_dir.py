@@ -27,7 +27,9 @@ Item = TypeVar("Item")
 def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]) -> list[bytes]:
     """One write's lines, each tagged with the write's id and size (a reader's proof of a whole write)."""
     size = len(rows)
-    return [(dumps({**r, _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode("utf-8") for r in rows]
+    return [
+        (dumps({**r, _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode("utf-8") for r in rows
+    ]
 
 
 def write_size(first_line: dict[str, Any]) -> int:

@@ -51,7 +51,9 @@ class SessionRecord(TypedDict, total=False):
 class RunMetadata(TypedDict, total=False):
     """The keys of a run's ``metadata.json`` (all optional: older runs lack some)."""
 
-    env_id: str | None  #: the environment's id (its class name when built in place; None when it has none)
+    env_id: (
+        str | None
+    )  #: the environment's id (its class name when built in place; None when it has none)
     env_args: dict[str, Any]  #: the arguments the environment was loaded with
     model: str  #: the model name requests were sent for
     rollouts_per_example: int  #: rollouts of each example (the group size)
@@ -61,18 +63,24 @@ class RunMetadata(TypedDict, total=False):
     independent_scoring: bool  #: each rollout scored alone (no groups)
     score_rollouts: bool  #: whether rows were scored
     pass_criterion: dict[str, Any]  #: what counts as a pass (``PassCriterion.to_dict()``)
-    prompt_template: dict[str, Any]  #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
+    prompt_template: dict[
+        str, Any
+    ]  #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
     tasks: dict[str, Any]  #: per task of an environment group: its facts (pass criterion, ...)
     max_concurrent: int | None  #: the bound on rollouts in flight (None: none)
     seed: int | None  #: the run's seed (None: unseeded)
     results_path: str  #: where the run was saved, as given
     library_version: str  #: the verifiers_lite version that wrote it
-    fingerprint: dict[str, Any]  #: what a resume must match (environment, model, sampling, rubric, ...)
+    fingerprint: dict[
+        str, Any
+    ]  #: what a resume must match (environment, model, sampling, rubric, ...)
     sessions: list[SessionRecord]  #: the first call and each resume, in order
     resumed: bool  #: the run took more than one session
     start_time: float  #: when its first session started (epoch seconds)
     end_time: float  #: when its last session ended
-    duration_s: float  #: its sessions' durations summed (time between a crash and its resume not counted)
+    duration_s: (
+        float  #: its sessions' durations summed (time between a crash and its resume not counted)
+    )
     status: str  #: running, completed, completed_with_errors or interrupted
     executor: str  #: which executor ran the rollouts (local, ray, remote)
     endpoints: list[dict[str, Any]]  #: per endpoint: requests, failures, groups, most in flight
@@ -105,16 +113,62 @@ class RunMetadata(TypedDict, total=False):
 
 _NUMBER = (int, float)
 _KINDS: dict[str, tuple[type, ...]] = {
-    **dict.fromkeys(("env_id", "model", "results_path", "library_version", "status", "executor",
-                     "reward_ci_undefined"), (str,)),
-    **dict.fromkeys(("env_args", "sampling_args", "pass_criterion", "prompt_template", "tasks", "fingerprint",
-                     "cache", "rescored_from", "manifest", "metrics_mean", "metrics_stderr", "metrics_ci",
-                     "metrics_ci_undefined", "errors", "stop_reasons", "timing_ms"), (dict,)),
-    **dict.fromkeys(("rollouts_per_example", "num_examples", "num_rollouts", "max_concurrent", "seed",
-                     "num_scored", "num_errors", "prompt_tokens", "completion_tokens", "reasoning_tokens", "rerun_units"), (int,)),
-    **dict.fromkeys(("start_time", "end_time", "duration_s", "reward_mean", "reward_stderr"), _NUMBER),
+    **dict.fromkeys(
+        (
+            "env_id",
+            "model",
+            "results_path",
+            "library_version",
+            "status",
+            "executor",
+            "reward_ci_undefined",
+        ),
+        (str,),
+    ),
+    **dict.fromkeys(
+        (
+            "env_args",
+            "sampling_args",
+            "pass_criterion",
+            "prompt_template",
+            "tasks",
+            "fingerprint",
+            "cache",
+            "rescored_from",
+            "manifest",
+            "metrics_mean",
+            "metrics_stderr",
+            "metrics_ci",
+            "metrics_ci_undefined",
+            "errors",
+            "stop_reasons",
+            "timing_ms",
+        ),
+        (dict,),
+    ),
+    **dict.fromkeys(
+        (
+            "rollouts_per_example",
+            "num_examples",
+            "num_rollouts",
+            "max_concurrent",
+            "seed",
+            "num_scored",
+            "num_errors",
+            "prompt_tokens",
+            "completion_tokens",
+            "reasoning_tokens",
+            "rerun_units",
+        ),
+        (int,),
+    ),
+    **dict.fromkeys(
+        ("start_time", "end_time", "duration_s", "reward_mean", "reward_stderr"), _NUMBER
+    ),
     **dict.fromkeys(("independent_scoring", "score_rollouts", "resumed"), (bool,)),
-    **dict.fromkeys(("sessions", "endpoints", "reward_ci", "workers", "worker_failures", "servers"), (list,)),
+    **dict.fromkeys(
+        ("sessions", "endpoints", "reward_ci", "workers", "worker_failures", "servers"), (list,)
+    ),
 }
 """The JSON kind of each key's value (None is accepted for every key: a figure not known)."""
 
@@ -133,7 +187,9 @@ def as_run_metadata(obj: object, source: str = METADATA_FILE) -> RunMetadata:
             continue
         if not isinstance(value, kinds) or (isinstance(value, bool) and bool not in kinds):
             names = " or ".join(kind.__name__ for kind in kinds)
-            raise ValueError(f"{source}: {key!r} must be {names}, got {type(value).__name__} {value!r:.80}")
+            raise ValueError(
+                f"{source}: {key!r} must be {names}, got {type(value).__name__} {value!r:.80}"
+            )
     return cast(RunMetadata, dict(obj))
 
 

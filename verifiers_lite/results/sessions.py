@@ -24,9 +24,16 @@ def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[SessionR
     sessions were recorded counts as one session, from its start and end times). A run saved
     with one ``manifest`` for the whole run had it rewritten by each session: it is the last
     session's."""
-    sessions = [cast(SessionRecord, dict(s)) for s in saved.get("sessions") or [] if isinstance(s, dict)]
+    sessions = [
+        cast(SessionRecord, dict(s)) for s in saved.get("sessions") or [] if isinstance(s, dict)
+    ]
     if not sessions and isinstance(saved.get("start_time"), (int, float)):
-        sessions = [cast(SessionRecord, {"start_time": saved["start_time"], "end_time": saved.get("end_time")})]
+        sessions = [
+            cast(
+                SessionRecord,
+                {"start_time": saved["start_time"], "end_time": saved.get("end_time")},
+            )
+        ]
     if sessions and isinstance(saved.get("manifest"), dict) and "manifest" not in sessions[-1]:
         sessions[-1]["manifest"] = saved["manifest"]
     return [_closed(s, results_file) for s in sessions]
@@ -47,13 +54,18 @@ def _closed(session: SessionRecord, results_file: Path) -> SessionRecord:
 
 
 def begin_session(
-    metadata: dict[str, Any], earlier: list[SessionRecord], start: float, manifest: dict[str, Any],
+    metadata: dict[str, Any],
+    earlier: list[SessionRecord],
+    start: float,
+    manifest: dict[str, Any],
 ) -> None:
     """Record a new session starting at ``start`` after ``earlier`` ones, made by what
     ``manifest`` describes (the run's start time stays that of its first session)."""
     metadata["sessions"] = [*earlier, SessionRecord(start_time=start, manifest=manifest)]
     metadata["resumed"] = bool(earlier)
-    metadata["start_time"] = earlier[0]["start_time"] if earlier and "start_time" in earlier[0] else start
+    metadata["start_time"] = (
+        earlier[0]["start_time"] if earlier and "start_time" in earlier[0] else start
+    )
 
 
 def current_session(metadata: dict[str, Any]) -> tuple[int, SessionRecord]:
@@ -66,7 +78,9 @@ def end_session(metadata: dict[str, Any], end: float, rollouts: int) -> None:
     """Close the current session (``rollouts`` run in it) and sum the run's duration."""
     sessions = metadata.setdefault("sessions", [{"start_time": metadata.get("start_time", end)}])
     current = sessions[-1]
-    current.update(end_time=end, duration_s=end - float(current.get("start_time", end)), rollouts=rollouts)
+    current.update(
+        end_time=end, duration_s=end - float(current.get("start_time", end)), rollouts=rollouts
+    )
     metadata["duration_s"] = sum(float(s.get("duration_s") or 0.0) for s in sessions)
     metadata["end_time"] = end
 

@@ -4,7 +4,8 @@ Each group is written with one ``write`` and fsynced before the run counts it, a
 carries the id and size of the write it belongs to, so on load a torn or partial group is
 recognised and dropped: a group is on disk whole or not at all. Groups that finish while an
 fsync is under way are written together and share the next one (a group commit): what the run
-has counted is on the disk, and an fsync per group no longer sets the pace. After each group, where its lines lie is appended to the
+has counted is on the disk, and an fsync per group no longer sets the pace. After each group, where
+its lines lie is appended to the
 row index beside it (:mod:`verifiers_lite.results.row_index`), so a run's rows can be read back
 lazily without parsing the whole file.
 """
@@ -92,7 +93,9 @@ class ResultsStore:
         self._lock = threading.Lock()
 
     def open(
-        self, metadata: dict[str, Any], check_same_run: Callable[[dict[str, Any]], None] | None = None,
+        self,
+        metadata: dict[str, Any],
+        check_same_run: Callable[[dict[str, Any]], None] | None = None,
     ) -> bool:
         """Create or reopen the directory; True when it holds an earlier run whose finished rows
         (:func:`iter_rows`) may be resumed.
@@ -105,7 +108,9 @@ class ResultsStore:
         self.path.mkdir(parents=True, exist_ok=True)
         resuming = False
         if self.metadata_file.exists():
-            old = cast(dict[str, Any], read_run_metadata(self.path))  # checked; the resume check reads it as a dict
+            old = cast(
+                dict[str, Any], read_run_metadata(self.path)
+            )  # checked; the resume check reads it as a dict
             if check_same_run is not None:
                 check_same_run(old)
             resuming = True
@@ -180,10 +185,14 @@ class ResultsStore:
         done = asyncio.get_running_loop().create_future()
         with self._lock:
             self._pending.append((rows, done))
-            start = len(self._pending) == 1  # else a write is queued already and will take this group
+            start = (
+                len(self._pending) == 1
+            )  # else a write is queued already and will take this group
         if start:
             if self._writer is None:
-                self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="verifiers-lite-store")
+                self._writer = ThreadPoolExecutor(
+                    max_workers=1, thread_name_prefix="verifiers-lite-store"
+                )
             self._writer.submit(self._write_pending)
         await done
 
@@ -197,7 +206,9 @@ class ResultsStore:
         except BaseException as exc:  # every waiting group learns that its write failed
             error = exc
         for _, done in batch:
-            with contextlib.suppress(RuntimeError):  # its event loop is gone (the run was torn down)
+            with contextlib.suppress(
+                RuntimeError
+            ):  # its event loop is gone (the run was torn down)
                 done.get_loop().call_soon_threadsafe(_settle, done, error)
 
     def write_metadata(self, metadata: dict[str, Any]) -> None:

@@ -65,8 +65,12 @@ def _token_fields(
     mask = [int(label != IGNORE_INDEX) for label in labels[prompt_length:]]
     sampled = iter(logprobs or [])
     lps = [float(next(sampled, 0.0)) if m else 0.0 for m in mask]
-    return {"prompt_ids": ids[:prompt_length], "completion_ids": completion,
-            "completion_mask": mask, "completion_logprobs": lps}
+    return {
+        "prompt_ids": ids[:prompt_length],
+        "completion_ids": completion,
+        "completion_mask": mask,
+        "completion_logprobs": lps,
+    }
 
 
 def _failure(where: str, exc: BaseException) -> RolloutError:
@@ -233,7 +237,9 @@ class MultiTurnRollout:
         return {"category": "prompt_too_long", "message": message}
 
     def _fail(self, run: _TrajectoryInFlight, error: RolloutError) -> None:
-        logger.warning("trajectory %d failed (%s): %s", run.index, error["category"], error["message"])
+        logger.warning(
+            "trajectory %d failed (%s): %s", run.index, error["category"], error["message"]
+        )
         self._finish(run, "error", error)
 
     def _finish(
@@ -242,21 +248,25 @@ class MultiTurnRollout:
         # The row's token layout is the only one stored: the training view (input_ids, labels,
         # per-position logprobs, masks) is derived by training_view / build_training_batch.
         run.out.update(_token_fields(run.ids, run.labels, run.logprobs, run.out["prompt_length"]))
-        run.out.update({
-            "messages": run.messages,
-            "turns": run.turns,
-            "stop_reason": stop_reason,
-            "truncated": is_truncated(stop_reason),
-            "tool_errors": run.tool_errors,
-            "error": error,
-        })
+        run.out.update(
+            {
+                "messages": run.messages,
+                "turns": run.turns,
+                "stop_reason": stop_reason,
+                "truncated": is_truncated(stop_reason),
+                "tool_errors": run.tool_errors,
+                "error": error,
+            }
+        )
 
     def _fits(self, run: _TrajectoryInFlight, extra: int) -> bool:
         limit = self._limit()
         return limit is None or len(run.ids) + extra <= limit
 
     # -- one turn for all active trajectories ---------------------------------------------
-    def _turn(self, active: list[_TrajectoryInFlight], params: SamplingParams) -> list[_TrajectoryInFlight]:
+    def _turn(
+        self, active: list[_TrajectoryInFlight], params: SamplingParams
+    ) -> list[_TrajectoryInFlight]:
         limit = self._limit()
         per_prompt = [
             params

@@ -95,7 +95,9 @@ class SamplingParams:
         if max_tokens:
             changes["max_tokens"] = int(max_tokens)
         if args.get("stop"):
-            changes["stop"] = (args["stop"],) if isinstance(args["stop"], str) else tuple(args["stop"])
+            changes["stop"] = (
+                (args["stop"],) if isinstance(args["stop"], str) else tuple(args["stop"])
+            )
         if args.get("stop_token_ids"):
             changes["stop_token_ids"] = tuple(int(t) for t in args["stop_token_ids"])
         if "logprobs" in args:

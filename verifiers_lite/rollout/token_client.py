@@ -41,7 +41,10 @@ def _key(m: Message) -> tuple[Any, ...]:
     content = m.get("content") or ""
     if m.get("role") == "assistant" and isinstance(content, str):
         reasoning = reasoning_of(m)
-        return ("assistant", *((reasoning, content) if reasoning is not None else split_think(content)))
+        return (
+            "assistant",
+            *((reasoning, content) if reasoning is not None else split_think(content)),
+        )
     return (m.get("role"), content, m.get("tool_call_id"))
 
 

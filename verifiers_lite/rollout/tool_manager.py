@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
 __all__ = ["HermesToolParser", "ParsedToolCall", "ToolManager"]
 
+
 @dataclass(slots=True)
 class ParsedToolCall:
     """One tool call found in model output; ``error`` is set when its text was malformed."""
@@ -181,4 +182,3 @@ class ToolManager:
     def dispatch(self, calls: Sequence[ParsedToolCall]) -> list[dict[str, Any]]:
         """Sync twin of :meth:`dispatch_async`."""
         return run_sync(self.dispatch_async(calls))
-

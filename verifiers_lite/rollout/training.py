@@ -27,7 +27,12 @@ def merge_turns(
     for prompt, completion, logprobs in turns:
         merged = extend_tokens(merged, prompt, completion, logprobs)
     if merged is None:
-        return {"prompt_ids": [], "completion_ids": [], "completion_mask": [], "completion_logprobs": None}
+        return {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "completion_mask": [],
+            "completion_logprobs": None,
+        }
     out: dict[str, Any] = dict(merged)
     if any(lps is None or len(lps) != len(c) for _, c, lps in turns):
         out["completion_logprobs"] = None
@@ -50,18 +55,30 @@ def _row_tokens(row: Row | Trajectory, index: int) -> tuple[list[int], list[int]
     """(input_ids, labels, per-position logprobs) of row ``index``'s token fields."""
     if "prompt_ids" not in row or row.get("completion_ids") is None:
         has = [k for k in (*TOKEN_KEYS, *_OLD_LAYOUT) if k in row]
-        hint = (" (input_ids/labels is the training view, not a row: MultiTurnRollout "
-                "trajectories carry the row's token fields)" if all(k in row for k in _OLD_LAYOUT) else "")
-        raise KeyError(f"row {index}: a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
-                       f"{'/'.join(has) or 'no token fields'}{hint}")
+        hint = (
+            " (input_ids/labels is the training view, not a row: MultiTurnRollout "
+            "trajectories carry the row's token fields)"
+            if all(k in row for k in _OLD_LAYOUT)
+            else ""
+        )
+        raise KeyError(
+            f"row {index}: a training row needs {'/'.join(TOKEN_KEYS)}; this one has "
+            f"{'/'.join(has) or 'no token fields'}{hint}"
+        )
     prompt, comp = list(row["prompt_ids"] or []), list(row["completion_ids"])
     mask = list(row.get("completion_mask") or [1] * len(comp))
     if len(mask) != len(comp):
         raise ValueError(f"row {index}: completion_mask and completion_ids differ in length")
     lps = row.get("completion_logprobs")
-    comp_lps = [float(x) for x in lps] if lps is not None and len(lps) == len(comp) else [0.0] * len(comp)
-    labels = [IGNORE_INDEX] * len(prompt) + [t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)]
-    logprobs = [0.0] * len(prompt) + [lp if m else 0.0 for lp, m in zip(comp_lps, mask, strict=True)]
+    comp_lps = (
+        [float(x) for x in lps] if lps is not None and len(lps) == len(comp) else [0.0] * len(comp)
+    )
+    labels = [IGNORE_INDEX] * len(prompt) + [
+        t if m else IGNORE_INDEX for t, m in zip(comp, mask, strict=True)
+    ]
+    logprobs = [0.0] * len(prompt) + [
+        lp if m else 0.0 for lp, m in zip(comp_lps, mask, strict=True)
+    ]
     return prompt + comp, labels, logprobs
 
 
@@ -155,7 +172,9 @@ def training_view(row: Row | Trajectory) -> TrainingView:
     fields exactly as :func:`build_training_batch` lays out each row (unshifted, uncut)."""
     batch = build_training_batch([row])
     return {
-        "input_ids": batch["input_ids"][0], "labels": batch["labels"][0],
-        "logprobs": batch["logprobs"][0], "attention_mask": batch["attention_mask"][0],
+        "input_ids": batch["input_ids"][0],
+        "labels": batch["labels"][0],
+        "logprobs": batch["logprobs"][0],
+        "attention_mask": batch["attention_mask"][0],
         "position_ids": batch["position_ids"][0],
     }

@@ -77,18 +77,24 @@ class JudgeRubric(Rubric):
         **kwargs: Any,
     ) -> None:
         if judge_client is not None and not judge_model:
-            raise ValueError("JudgeRubric: give judge_model with judge_client (the model the judge server serves)")
+            raise ValueError(
+                "JudgeRubric: give judge_model with judge_client (the model the judge server serves)"
+            )
         if max_concurrent < 1:
             raise ValueError(f"JudgeRubric: max_concurrent must be >= 1, got {max_concurrent}")
         if not callable(parse):
             raise TypeError(f"JudgeRubric: parse must be callable (text -> float), got {parse!r}")
         missing = [k for k in ("{response}",) if k not in prompt and "{completion}" not in prompt]
         if missing:
-            raise ValueError("JudgeRubric: prompt must contain {response} or {completion} (what is graded)")
+            raise ValueError(
+                "JudgeRubric: prompt must contain {response} or {completion} (what is graded)"
+            )
         self.judge_model = judge_model
         self.prompt = prompt
         self.parse = parse
-        self.judge_sampling_args = dict(DEFAULT_JUDGE_SAMPLING if judge_sampling_args is None else judge_sampling_args)
+        self.judge_sampling_args = dict(
+            DEFAULT_JUDGE_SAMPLING if judge_sampling_args is None else judge_sampling_args
+        )
         self.max_concurrent = max_concurrent
         self._client_arg = judge_client
         self._cache_arg = cache
@@ -103,9 +109,15 @@ class JudgeRubric(Rubric):
     def fingerprint_extra(self) -> dict[str, Any]:
         """What else decides this rubric's scores (for resume): judge model, prompt, the parse
         function's code, sampling."""
-        return {"judge_model": self.judge_model, "prompt": self.prompt,
-                "parse": [getattr(self.parse, "__qualname__", type(self.parse).__qualname__), code_hash(self.parse)],
-                "judge_sampling_args": self.judge_sampling_args}
+        return {
+            "judge_model": self.judge_model,
+            "prompt": self.prompt,
+            "parse": [
+                getattr(self.parse, "__qualname__", type(self.parse).__qualname__),
+                code_hash(self.parse),
+            ],
+            "judge_sampling_args": self.judge_sampling_args,
+        }
 
     async def _judge(self) -> tuple[ModelClient, str]:
         if self._client is None:
@@ -134,16 +146,20 @@ class JudgeRubric(Rubric):
             sem = self._semaphores[key] = asyncio.Semaphore(self.max_concurrent)
         return sem
 
-    async def judge_score(self, prompt: Any, completion: Any, answer: Any, state: dict[str, Any],
-                          parser: Parser) -> float:
+    async def judge_score(
+        self, prompt: Any, completion: Any, answer: Any, state: dict[str, Any], parser: Parser
+    ) -> float:
         """Ask the judge about this rollout; keep its raw answer and parsed score on the row."""
         text = last_assistant_text(completion) if not isinstance(completion, str) else completion
         response = parser.parse_answer(completion) or text
-        message = self.prompt.format(question=_last_user_text(prompt), answer=answer, response=response,
-                                     completion=text)
+        message = self.prompt.format(
+            question=_last_user_text(prompt), answer=answer, response=response, completion=text
+        )
         client, model = await self._judge()
         async with self._semaphore():
-            reply = await client.chat(model, [{"role": "user", "content": message}], self.judge_sampling_args or None)
+            reply = await client.chat(
+                model, [{"role": "user", "content": message}], self.judge_sampling_args or None
+            )
         state["judge"] = {"model": model, "response": reply.content, "score": None}
         score = float(self.parse(reply.content))
         state["judge"]["score"] = score

@@ -42,7 +42,9 @@ def verify_answer(candidate: str | None, gold: Any) -> float:
     gold_text = str(gold)
     # A bare gold answer ("\\{1, 2\\}", "\\frac{1}{2}") is LaTeX math: read it as such first.
     wrapped = gold_text if "$" in gold_text or "\\boxed" in gold_text else f"${gold_text}$"
-    parsed_gold = mv.parse(wrapped, parsing_timeout=None) or mv.parse(gold_text, parsing_timeout=None)
+    parsed_gold = mv.parse(wrapped, parsing_timeout=None) or mv.parse(
+        gold_text, parsing_timeout=None
+    )
     parsed = mv.parse(candidate, parsing_timeout=None)
     if not parsed_gold or not parsed:
         return 0.0
@@ -55,8 +57,14 @@ class MathRubric(Rubric):
     ``timeout`` seconds is a ``rubric_error`` row. More reward functions may be added."""
 
     def __init__(
-        self, parser: Parser | None = None, *, weight: float = 1.0, timeout: float = 5.0,
-        funcs: list[Any] | None = None, weights: list[float] | None = None, **kwargs: Any,
+        self,
+        parser: Parser | None = None,
+        *,
+        weight: float = 1.0,
+        timeout: float = 5.0,
+        funcs: list[Any] | None = None,
+        weights: list[float] | None = None,
+        **kwargs: Any,
     ) -> None:
         _math_verify()  # fail now, naming the extra, not at the first rollout
         if timeout <= 0:
@@ -68,7 +76,9 @@ class MathRubric(Rubric):
             candidate = parser.parse_answer(completion)
             if candidate is None and not isinstance(completion, str):
                 candidate = last_assistant_text(completion)
-            return await asyncio.wait_for(asyncio.to_thread(verify_answer, candidate, answer), self.timeout)
+            return await asyncio.wait_for(
+                asyncio.to_thread(verify_answer, candidate, answer), self.timeout
+            )
 
         extra = list(funcs or [])
         extra_w = list(weights) if weights is not None else [1.0] * len(extra)

@@ -40,9 +40,14 @@ def check_reward_params(func: RewardFunc, name: str, available: Sequence[str]) -
     for p in params:
         if p.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
             continue
-        if p.kind is inspect.Parameter.POSITIONAL_ONLY or (p.default is inspect.Parameter.empty
-                                                           and p.name not in available):
-            kind = "positional-only parameter" if p.kind is inspect.Parameter.POSITIONAL_ONLY else "parameter"
+        if p.kind is inspect.Parameter.POSITIONAL_ONLY or (
+            p.default is inspect.Parameter.empty and p.name not in available
+        ):
+            kind = (
+                "positional-only parameter"
+                if p.kind is inspect.Parameter.POSITIONAL_ONLY
+                else "parameter"
+            )
             raise ValueError(
                 f"reward function {name!r} has {kind} {p.name!r}, which the rubric cannot supply; "
                 f"reward functions take any of {', '.join(available)} by name (or **kwargs)"
@@ -69,7 +74,9 @@ def _as_float(value: Any, name: str) -> float:
     try:
         return float(value)
     except (TypeError, ValueError) as exc:
-        raise RewardFunctionError(f"reward function {name!r} returned {value!r}, not a number") from exc
+        raise RewardFunctionError(
+            f"reward function {name!r} returned {value!r}, not a number"
+        ) from exc
 
 
 def unique_names(funcs: Sequence[RewardFunc]) -> list[str]:
@@ -214,7 +221,9 @@ class Rubric:
         for state, metrics in zip(scored, values, strict=True):
             state["metrics"] = {**(state.get("metrics") or {}), **metrics}
             if state.get("error") is None:
-                state["reward"] = sum(w * float(metrics[n] or 0.0) for w, n in zip(self.weights, names, strict=True))
+                state["reward"] = sum(
+                    w * float(metrics[n] or 0.0) for w, n in zip(self.weights, names, strict=True)
+                )
         self.compute_advantages(states)
 
     @staticmethod
@@ -228,16 +237,24 @@ class Rubric:
 
     async def _score_one(self, func: RewardFunc, name: str, state: State) -> float | None:
         try:
-            return _as_float(await _call(func, self._kwargs_for(func, self._available(state))), name)
+            return _as_float(
+                await _call(func, self._kwargs_for(func, self._available(state))), name
+            )
         except Exception as exc:
             _record_rubric_error(state, name, exc)
             return None
 
     async def _score_group_func(
-        self, func: RewardFunc, name: str, states: list[State], values: list[dict[str, float | None]]
+        self,
+        func: RewardFunc,
+        name: str,
+        states: list[State],
+        values: list[dict[str, float | None]],
     ) -> None:
         available = [self._available(s) for s in states]
-        lists: dict[str, Any] = {k: [a[k] for a in available] for k in available[0]} if available else {}
+        lists: dict[str, Any] = (
+            {k: [a[k] for a in available] for k in available[0]} if available else {}
+        )
         lists["parser"] = self.parser
         try:
             result = await _call(func, self._kwargs_for(func, lists))

@@ -27,8 +27,12 @@ class InputPlan(Mapping[int, int]):
     where they are (a list stays the caller's; a ``datasets.Dataset`` is read in windows).
     """
 
-    def __init__(self, env: RunnableEnvironment, inputs: Any,
-                 check: Callable[[RolloutInput, str], None] | None = None) -> None:
+    def __init__(
+        self,
+        env: RunnableEnvironment,
+        inputs: Any,
+        check: Callable[[RolloutInput, str], None] | None = None,
+    ) -> None:
         self._env = env
         self._rows = row_reader(inputs, "inputs")
         n = len(self._rows)
@@ -38,8 +42,9 @@ class InputPlan(Mapping[int, int]):
             eids[i] = self._example_id(inp, i)
             if check is not None:
                 check(inp, f"inputs row {i} (example {eids[i]}), field 'prompt'")
-        sorted_ids, first, inverse, counts = np.unique(eids, return_index=True, return_inverse=True,
-                                                       return_counts=True)
+        sorted_ids, first, inverse, counts = np.unique(
+            eids, return_index=True, return_inverse=True, return_counts=True
+        )
         by_first = np.argsort(first, kind="stable")
         rank = np.empty(len(first), dtype=np.int64)
         rank[by_first] = np.arange(len(first))
@@ -51,7 +56,9 @@ class InputPlan(Mapping[int, int]):
         positions = np.argsort(rank[inverse.reshape(-1)], kind="stable")
         del inverse
         in_order = bool(n == 0 or (positions[0] == 0 and (np.diff(positions) == 1).all()))
-        self._positions = None if in_order else positions.astype(np.int32 if n < 1 << 31 else np.int64)
+        self._positions = (
+            None if in_order else positions.astype(np.int32 if n < 1 << 31 else np.int64)
+        )
         del positions
         self._starts = np.concatenate([[0], np.cumsum(counts[by_first])]).astype(np.int64)
 
@@ -59,7 +66,9 @@ class InputPlan(Mapping[int, int]):
     def _example_id(inp: RolloutInput, index: int) -> int:
         eid = inp.get("example_id")
         if isinstance(eid, bool) or not isinstance(eid, int):
-            raise ValueError(f"inputs row {index}: field 'example_id' must be an integer, got {eid!r}")
+            raise ValueError(
+                f"inputs row {index}: field 'example_id' must be an integer, got {eid!r}"
+            )
         return eid
 
     @property
@@ -89,7 +98,10 @@ class InputPlan(Mapping[int, int]):
     def group(self, eid: int) -> list[RolloutInput]:
         """The inputs of example ``eid`` (rollout index = position in the list), prepared now."""
         g = self._group(eid)
-        return [self.input(self._position(i)) for i in range(int(self._starts[g]), int(self._starts[g + 1]))]
+        return [
+            self.input(self._position(i))
+            for i in range(int(self._starts[g]), int(self._starts[g + 1]))
+        ]
 
     def first_input(self, eid: int) -> RolloutInput:
         return self.input(self._position(int(self._starts[self._group(eid)])))
@@ -113,4 +125,3 @@ class InputPlan(Mapping[int, int]):
 
     def max_group(self) -> int:
         return int(np.diff(self._starts).max()) if len(self) else 0
-

@@ -18,15 +18,19 @@ if TYPE_CHECKING:
 def rescore_advice(path: str | os.PathLike[str], env: RunnableEnvironment) -> str:
     """The ways out of a resume refused because the rubric changed, naming ``path``."""
     run = str(path)
-    python = f"vf.rescore({run!r}, env) (env: this {type(env).__qualname__} environment, or its rubric)"
+    python = (
+        f"vf.rescore({run!r}, env) (env: this {type(env).__qualname__} environment, or its rubric)"
+    )
     writes = f"writes {run + '-rescored'!r}, a run that resumes under the current rubric"
     why_not = _why_no_cli(env)
     if why_not is None:
         ways = f"from Python: {python}, or from a shell: `vf-lite rescore {run}`; each {writes}."
     else:
         ways = f"from Python: {python}, which {writes}. (Not from the command line: {why_not}.)"
-    return (f"Its rows were scored by another rubric. Either re-score them with the current rubric, without "
-            f"model requests, {ways} Or start a fresh run: pass another results_path (or delete this one).")
+    return (
+        f"Its rows were scored by another rubric. Either re-score them with the current rubric, without "
+        f"model requests, {ways} Or start a fresh run: pass another results_path (or delete this one)."
+    )
 
 
 def _why_no_cli(env: RunnableEnvironment) -> str | None:

@@ -61,15 +61,21 @@ class RunConfig:
         _positive_or_none("max_concurrent", self.max_concurrent)
         _positive_or_none("rollouts_per_example", self.rollouts_per_example)
         if self.sampling_args is not None and not isinstance(self.sampling_args, Mapping):
-            raise TypeError(f"RunConfig.sampling_args must be a dict, got {type(self.sampling_args).__name__}")
+            raise TypeError(
+                f"RunConfig.sampling_args must be a dict, got {type(self.sampling_args).__name__}"
+            )
         if self.results_path is not None and not isinstance(self.results_path, (str, os.PathLike)):
-            raise TypeError(f"RunConfig.results_path must be a path, got {type(self.results_path).__name__}")
+            raise TypeError(
+                f"RunConfig.results_path must be a path, got {type(self.results_path).__name__}"
+            )
         for name in ("on_start", "on_progress", "on_log"):
             value = getattr(self, name)
             if value is not None and not callable(value):
                 raise TypeError(f"RunConfig.{name} must be callable, got {type(value).__name__}")
         if not isinstance(self.allow_client_change, bool):
-            raise TypeError(f"RunConfig.allow_client_change must be True or False, got {self.allow_client_change!r}")
+            raise TypeError(
+                f"RunConfig.allow_client_change must be True or False, got {self.allow_client_change!r}"
+            )
         if self.seed is not None:
             try:
                 check_run_seed(self.seed)

@@ -64,7 +64,10 @@ if TYPE_CHECKING:
 
 
 def iter_units(
-    plan: InputPlan, is_done: Callable[[Any, int], bool], independent: bool, run_seed: int | None = None,
+    plan: InputPlan,
+    is_done: Callable[[Any, int], bool],
+    independent: bool,
+    run_seed: int | None = None,
 ) -> Iterator[WorkUnit]:
     """Units to run, made as they are taken (a million rollouts are not planned up front, and a
     group's inputs are read only when it is scheduled); finished rollouts are skipped. Grouped
@@ -77,14 +80,21 @@ def iter_units(
         group = plan.group(eid)
         group_hash = input_hash(group[0])
         indices = missing if independent else list(range(len(group)))
-        inputs = [group[i] if run_seed is None else seeded_input(group[i], run_seed, i) for i in indices]
+        inputs = [
+            group[i] if run_seed is None else seeded_input(group[i], run_seed, i) for i in indices
+        ]
         if independent:
-            yield from (WorkUnit(eid, [inp], [i], group_hash) for inp, i in zip(inputs, indices, strict=True))
+            yield from (
+                WorkUnit(eid, [inp], [i], group_hash)
+                for inp, i in zip(inputs, indices, strict=True)
+            )
         else:
             yield WorkUnit(eid, inputs, indices, group_hash)
 
 
-def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any) -> CallbackSet:
+def _callbacks(
+    progress: Any, callbacks: Any, on_start: Any, on_progress: Any, on_log: Any
+) -> CallbackSet:
     cbs: list[Any] = []
     if progress is True:
         cbs.append(default_progress())
@@ -98,7 +108,11 @@ def _callbacks(progress: Any, callbacks: Any, on_start: Any, on_progress: Any, o
 
 
 async def generate(
-    env: RunnableEnvironment, inputs: Any, client: ModelClientLike, model: str, config: RunConfig | None = None,
+    env: RunnableEnvironment,
+    inputs: Any,
+    client: ModelClientLike,
+    model: str,
+    config: RunConfig | None = None,
 ) -> GenerateOutputs:
     """Run ``inputs`` against ``model`` with the options of ``config`` (see :class:`RunConfig`).
 
@@ -117,7 +131,8 @@ async def generate(
     function runs. ``seed`` (default 0) gives each rollout its own sampling seed derived from
     it, the example and the rollout index (sent as the request's ``seed``, kept on the row): the
     same call draws the same samples, and a group's rollouts draw different ones; ``None`` sends
-    no seed; a ``seed`` in the sampling args is one fixed seed for every request instead. ``cache=True`` (or a file path) answers model calls from the response cache
+    no seed; a ``seed`` in the sampling args is one fixed seed for every request instead.
+    ``cache=True`` (or a file path) answers model calls from the response cache
     when it has them (see :mod:`verifiers_lite.clients.cache`); hits and misses are in
     ``metadata["cache"]``.
     """
@@ -142,28 +157,51 @@ async def generate(
 class _Run:
     """One call of :func:`generate`: its inputs by group, where its rows go, its live figures."""
 
-    def __init__(self, env: RunnableEnvironment, inputs: Any, client: ModelClientLike, model: str, config: RunConfig) -> None:
+    def __init__(
+        self,
+        env: RunnableEnvironment,
+        inputs: Any,
+        client: ModelClientLike,
+        model: str,
+        config: RunConfig,
+    ) -> None:
         self.env, self.model, self.config = env, model, config
         self.limit, self.score = _check_run(env, model, config)
         # Every input validated before the first request (its content too, for a model that reads
         # text only); positions only.
         self.plan = InputPlan(env, inputs, _content_check(client))
-        self.run_seed = None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
+        self.run_seed = (
+            None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
+        )
         self.executor = config.executor or LocalExecutor()
         self.client, self.cache_meter = _with_cache(client, config.cache, self.executor)
-        self.events = _callbacks(config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log)
+        self.events = _callbacks(
+            config.progress, config.callbacks, config.on_start, config.on_progress, config.on_log
+        )
         self.per_example = config.rollouts_per_example or self.plan.max_group() or 1
-        self.metadata = _run_metadata(env, model, config, self.plan, self.per_example, self.limit, self.score,
-                                      self.run_seed)
-        self.client_endpoints = client_endpoints(client)  # known before any request: a resume checks it
-        manifest = {**run_manifest(env, self.metadata["library_version"]), "endpoints": self.client_endpoints}
+        self.metadata = _run_metadata(
+            env, model, config, self.plan, self.per_example, self.limit, self.score, self.run_seed
+        )
+        self.client_endpoints = client_endpoints(
+            client
+        )  # known before any request: a resume checks it
+        manifest = {
+            **run_manifest(env, self.metadata["library_version"]),
+            "endpoints": self.client_endpoints,
+        }
         begin_session(self.metadata, [], time.time(), manifest)
-        self.store = ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
+        self.store = (
+            ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
+        )
         self.stats = RunStats(total=self.plan.num_rollouts)
         self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
-        self.rows: list[Row] | None = None if self.store is not None else []  # in memory without a store
+        self.rows: list[Row] | None = (
+            None if self.store is not None else []
+        )  # in memory without a store
         self.saved = SavedRows(config.rerun_errors)  # nothing saved yet
-        self.builds: dict[str, None] = {}  # the system_fingerprints the server returned, first seen first
+        self.builds: dict[
+            str, None
+        ] = {}  # the system_fingerprints the server returned, first seen first
         self.prior_attempts: dict[tuple[Any, int], int] = {}
         self.crashed_endpoints: set[str] = set()
         self.session = 0  # this session's index in metadata["sessions"] (set again on resume)
@@ -176,8 +214,13 @@ class _Run:
         store = self.store
         if store is not None and store.open(self.metadata, self._check_saved):
             self.saved, self.prior_attempts = _resume(
-                store, self.plan, self.input_hash_of, self.config.independent_scoring, self.config.rerun_errors,
-                self._count_kept)
+                store,
+                self.plan,
+                self.input_hash_of,
+                self.config.independent_scoring,
+                self.config.rerun_errors,
+                self._count_kept,
+            )
         self.session, _ = current_session(self.metadata)
 
     def _check_saved(self, saved: dict[str, Any]) -> None:
@@ -200,8 +243,16 @@ class _Run:
     async def start(self) -> None:
         """Start the executor and the live display; fetch the endpoints' entries beside the run."""
         independent = self.config.independent_scoring
-        ctx = RunContext(self.env, self.client, self.model, self.config.sampling_args, self.limit, independent,
-                         self.events.on_log, self.score)
+        ctx = RunContext(
+            self.env,
+            self.client,
+            self.model,
+            self.config.sampling_args,
+            self.limit,
+            independent,
+            self.events.on_log,
+            self.score,
+        )
         slots = await self.executor.start(ctx, 1 if independent else self.per_example)
         self.n_workers = min(_count_units(self.plan, self.saved, independent), slots)
         self.units = iter_units(self.plan, self.saved.is_done, independent, self.run_seed)
@@ -242,7 +293,9 @@ class _Run:
         group_hash = unit.input_hash or self.input_hash_of(unit.example_id)
         for r in out:
             r[INPUT_HASH_KEY] = group_hash
-            r["attempts"] = self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
+            r["attempts"] = (
+                self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
+            )
             r["session"] = self.session
         if self.store is not None:
             await self.store.append_group_async(out)
@@ -276,15 +329,21 @@ class _Run:
         await asyncio.gather(self.ticker, return_exceptions=True)
         reset_rollout_listener(self.listening)
         self.stats.in_flight = 0
-        self.events.on_update(self.stats)  # the last live update shows nothing in flight (updates are throttled)
+        self.events.on_update(
+            self.stats
+        )  # the last live update shows nothing in flight (updates are throttled)
 
     async def _complete_metadata(self, status: str, interrupted: bool) -> None:
         metadata = self.metadata
         if self.cache_meter is not None:
             metadata["cache"] = self.cache_meter.summary()
         _, session = current_session(metadata)
-        session["manifest"]["endpoints"] = await _endpoints_or_note(self.endpoints, self.client_endpoints, interrupted)
-        session["manifest"]["system_fingerprints"] = list(self.builds)  # of the rows this session made
+        session["manifest"]["endpoints"] = await _endpoints_or_note(
+            self.endpoints, self.client_endpoints, interrupted
+        )
+        session["manifest"]["system_fingerprints"] = list(
+            self.builds
+        )  # of the rows this session made
         end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
         metadata.update(status=status, **self.executor.summary(), **self.totals.summary())
 
@@ -293,7 +352,9 @@ class _Run:
         if self.store is None:
             assert self.rows is not None
             return GenerateOutputs(rows=self.rows, metadata=self.metadata)
-        on_disk = DiskRows.open(self.store.results_file, example_ids=self.plan.example_ids, sort=True)
+        on_disk = DiskRows.open(
+            self.store.results_file, example_ids=self.plan.example_ids, sort=True
+        )
         assert on_disk is not None  # every row the store wrote has integer ids
         return GenerateOutputs(rows=on_disk, metadata=self.metadata)
 
@@ -330,28 +391,45 @@ def _content_check(client: ModelClientLike) -> Callable[[RolloutInput, str], Non
     return check
 
 
-def _with_cache(client: ModelClientLike, cache: Any, executor: Executor) -> tuple[Any, CacheMeter | None]:
+def _with_cache(
+    client: ModelClientLike, cache: Any, executor: Executor
+) -> tuple[Any, CacheMeter | None]:
     """The client answering through the response cache (in-process runs only), and its meter."""
     # An executor written before the capability was declared is taken as out-of-process.
     if not getattr(executor, "in_process", False):
         if cache not in (None, False):
-            raise ValueError(f"cache= works with the in-process executor only (the cache is a file of this "
-                             f"process), not {type(executor).__name__}")
+            raise ValueError(
+                f"cache= works with the in-process executor only (the cache is a file of this "
+                f"process), not {type(executor).__name__}"
+            )
         return client, None
     return attach_cache(client, cache)
 
 
 def _run_metadata(
-    env: RunnableEnvironment, model: str, config: RunConfig, plan: InputPlan, per_example: int,
-    limit: int | None, score: bool, run_seed: int | None,
+    env: RunnableEnvironment,
+    model: str,
+    config: RunConfig,
+    plan: InputPlan,
+    per_example: int,
+    limit: int | None,
+    score: bool,
+    run_seed: int | None,
 ) -> dict[str, Any]:
     """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
     sampling = {**env.sampling_args, **(config.sampling_args or {})}
     metadata = RunMetadata(
-        env_id=env.env_id, env_args=env.env_args, model=model, rollouts_per_example=per_example,
-        num_examples=len(plan), num_rollouts=plan.num_rollouts, sampling_args=sampling,
-        independent_scoring=config.independent_scoring, score_rollouts=score,
-        pass_criterion=env.pass_criterion.to_dict(), prompt_template=env.prompt_template,
+        env_id=env.env_id,
+        env_args=env.env_args,
+        model=model,
+        rollouts_per_example=per_example,
+        num_examples=len(plan),
+        num_rollouts=plan.num_rollouts,
+        sampling_args=sampling,
+        independent_scoring=config.independent_scoring,
+        score_rollouts=score,
+        pass_criterion=env.pass_criterion.to_dict(),
+        prompt_template=env.prompt_template,
     )
     if (task_facts := env.task_metadata(plan.inputs())) is not None:
         metadata["tasks"] = task_facts
@@ -360,15 +438,26 @@ def _run_metadata(
         metadata["results_path"] = str(config.results_path)
     metadata["library_version"] = _version()
     metadata[FINGERPRINT_KEY] = run_fingerprint(
-        env, model, sampling, per_example, config.independent_scoring, score, metadata["library_version"])
+        env,
+        model,
+        sampling,
+        per_example,
+        config.independent_scoring,
+        score,
+        metadata["library_version"],
+    )
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
     return dict(metadata)  # the run keeps adding to it: a plain dict from here on
 
 
 def _resume(
-    store: ResultsStore, sizes: Mapping[Any, int], input_hash_of: Callable[[Any], str], independent: bool,
-    rerun_errors: bool, on_kept: Callable[[Row], None],
+    store: ResultsStore,
+    sizes: Mapping[Any, int],
+    input_hash_of: Callable[[Any], str],
+    independent: bool,
+    rerun_errors: bool,
+    on_kept: Callable[[Row], None],
 ) -> tuple[SavedRows, dict[tuple[Any, int], int]]:
     """Keep the saved rows still wanted (refusing rows made from other inputs) and rewrite the
     file with them; returns what is kept and the attempts so far of what runs again."""
@@ -389,7 +478,9 @@ def _count_units(plan: InputPlan, saved: SavedRows, independent: bool) -> int:
 
 
 async def _endpoints_or_note(
-    task: asyncio.Future[list[dict[str, Any]]], known: list[dict[str, Any]], interrupted: bool,
+    task: asyncio.Future[list[dict[str, Any]]],
+    known: list[dict[str, Any]],
+    interrupted: bool,
 ) -> list[dict[str, Any]]:
     """The endpoints' ``/models`` entries; an interrupted run does not wait for them (the
     endpoints it used are still named)."""
@@ -411,7 +502,9 @@ def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: Mapping[
             if eid in sizes and isinstance(idx, int) and idx >= 0:
                 seen[eid] = seen.get(eid, 0) | 1 << idx
         saved = sum(bits.bit_count() for bits in seen.values())
-    record_note(interrupt_note(saved, stats.total, saved - stats.resumed, store.path if store else None))
+    record_note(
+        interrupt_note(saved, stats.total, saved - stats.resumed, store.path if store else None)
+    )
 
 
 async def _tick(stats: RunStats, events: CallbackSet) -> None:
@@ -420,25 +513,33 @@ async def _tick(stats: RunStats, events: CallbackSet) -> None:
         events.on_update(stats)
 
 
-_FRESH_RUN_HINT = ("To start a fresh run, pass another results_path (or delete this one); "
-                   "to resume it, call again with the saved arguments (metadata.json).")
+_FRESH_RUN_HINT = (
+    "To start a fresh run, pass another results_path (or delete this one); "
+    "to resume it, call again with the saved arguments (metadata.json)."
+)
 
 
 def _client_change_refusal(path: Any, change: str) -> str:
-    return (f"results_path {str(path)!r} was made by another model client: {change}. Rows this call runs "
-            "would come from another model than the saved ones. To go on with this client anyway, pass "
-            "allow_client_change=True (vf-lite eval: --allow-client-change): each row then records the session "
-            "that made it (row['session'], an index into metadata['sessions']). Or start a fresh run: pass "
-            "another results_path.")
+    return (
+        f"results_path {str(path)!r} was made by another model client: {change}. Rows this call runs "
+        "would come from another model than the saved ones. To go on with this client anyway, pass "
+        "allow_client_change=True (vf-lite eval: --allow-client-change): each row then records the session "
+        "that made it (row['session'], an index into metadata['sessions']). Or start a fresh run: pass "
+        "another results_path."
+    )
 
 
-def _check_same_run(saved: dict[str, Any], metadata: dict[str, Any], path: Any, env: RunnableEnvironment) -> None:
+def _check_same_run(
+    saved: dict[str, Any], metadata: dict[str, Any], path: Any, env: RunnableEnvironment
+) -> None:
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
     if diff:
         hint = rescore_advice(path, env) if only_rubric_changed(diff) else _FRESH_RUN_HINT
         raise ResumeMismatchError(
-            f"results_path {str(path)!r} holds a different run:\n  " + "\n  ".join(diff) + f"\n{hint}"
+            f"results_path {str(path)!r} holds a different run:\n  "
+            + "\n  ".join(diff)
+            + f"\n{hint}"
         )
 
 
@@ -455,7 +556,11 @@ def _report_crashes(rows: list[Row], reported: set[str], on_log: Any) -> None:
 
 
 def _failed_rows(
-    env: RunnableEnvironment, unit: WorkUnit, model: str, sampling_args: dict[str, Any] | None, exc: Exception
+    env: RunnableEnvironment,
+    unit: WorkUnit,
+    model: str,
+    sampling_args: dict[str, Any] | None,
+    exc: Exception,
 ) -> list[Row]:
     from verifiers_lite.core.errors import categorize
     from verifiers_lite.core.state import new_state, state_to_row
@@ -464,13 +569,33 @@ def _failed_rows(
     for inp, idx in zip(unit.inputs, unit.indices, strict=True):
         error = categorize(exc)
         try:
-            state = new_state(inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx)
-            state["error"], state["stop_reason"], state["reward"], state["advantage"] = error, "error", None, None
+            state = new_state(
+                inp, model=model, sampling_args=sampling_args, tool_defs=None, rollout_index=idx
+            )
+            state["error"], state["stop_reason"], state["reward"], state["advantage"] = (
+                error,
+                "error",
+                None,
+                None,
+            )
             rows.append(state_to_row(state))
         except Exception:  # recording a failure must never fail the run: keep the bare facts
-            rows.append(cast(Row, {"example_id": inp.get("example_id"), "rollout_index": idx, "prompt": inp.get("prompt"),
-                                   "completion": [], "reward": None, "advantage": None, "metrics": {},
-                                   "stop_reason": "error", "error": error}))
+            rows.append(
+                cast(
+                    Row,
+                    {
+                        "example_id": inp.get("example_id"),
+                        "rollout_index": idx,
+                        "prompt": inp.get("prompt"),
+                        "completion": [],
+                        "reward": None,
+                        "advantage": None,
+                        "metrics": {},
+                        "stop_reason": "error",
+                        "error": error,
+                    },
+                )
+            )
     return rows
 
 

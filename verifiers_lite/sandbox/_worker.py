@@ -107,8 +107,11 @@ def _drop_capabilities():
         _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
 
     class Data(ctypes.Structure):
-        _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
-                    ("inheritable", ctypes.c_uint32)]
+        _fields_ = [
+            ("effective", ctypes.c_uint32),
+            ("permitted", ctypes.c_uint32),
+            ("inheritable", ctypes.c_uint32),
+        ]
 
     header, data = Header(0x20080522, 0), (Data * 2)()  # _LINUX_CAPABILITY_VERSION_3, all zero
     if libc.capset(ctypes.byref(header), data) != 0:
@@ -118,7 +121,7 @@ def _drop_capabilities():
 def _send(obj):
     data = (json.dumps(obj) + "\n").encode()
     while data:
-        data = data[os.write(PROTO_OUT, data):]
+        data = data[os.write(PROTO_OUT, data) :]
 
 
 def _requests():
@@ -188,7 +191,11 @@ def _wait_gone(deadline):
                     status = f.read()
             except OSError:
                 continue
-            if f"Uid:\t{uid}\t" in status and "State:\tZ" not in status and "State:\tX" not in status:
+            if (
+                f"Uid:\t{uid}\t" in status
+                and "State:\tZ" not in status
+                and "State:\tX" not in status
+            ):
                 alive = True
                 break
         if not alive:
@@ -245,7 +252,10 @@ def _child(job, workdir, out_path, err_path):
     rc = 0
     try:
         sys.argv = ["main.py"]
-        exec(compile(job["code"], "main.py", "exec"), {"__name__": "__main__", "__builtins__": __builtins__})
+        exec(
+            compile(job["code"], "main.py", "exec"),
+            {"__name__": "__main__", "__builtins__": __builtins__},
+        )
     except SystemExit as exc:
         rc = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if not isinstance(exc.code, int) and exc.code is not None:
@@ -310,9 +320,14 @@ def _run_exec(job, n):
     _scrub()
     code = os.waitstatus_to_exitcode(status)
     return {
-        "stdout": stdout, "stderr": stderr, "exit_code": code, "timed_out": timed_out,
-        "duration_s": duration, "cpu_s": usage.ru_utime + usage.ru_stime,
-        "stdout_truncated": out_trunc, "stderr_truncated": err_trunc,
+        "stdout": stdout,
+        "stderr": stderr,
+        "exit_code": code,
+        "timed_out": timed_out,
+        "duration_s": duration,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "stdout_truncated": out_trunc,
+        "stderr_truncated": err_trunc,
     }
 
 
@@ -351,9 +366,14 @@ def _run_cell(job, namespace, n):
         with contextlib.suppress(OSError):
             os.unlink(path)
     return {
-        "stdout": stdout, "stderr": stderr, "exit_code": rc & 0xFF, "timed_out": False,
-        "duration_s": duration, "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - used,
-        "stdout_truncated": out_trunc, "stderr_truncated": err_trunc,
+        "stdout": stdout,
+        "stderr": stderr,
+        "exit_code": rc & 0xFF,
+        "timed_out": False,
+        "duration_s": duration,
+        "cpu_s": sum(resource.getrusage(resource.RUSAGE_SELF)[:2]) - used,
+        "stdout_truncated": out_trunc,
+        "stderr_truncated": err_trunc,
     }
 
 

@@ -95,16 +95,28 @@ class LaunchSpec:
 
 def _env(root: str, prefix_dir: str) -> dict[str, str]:
     return {
-        "PATH": f"{prefix_dir}/bin:/usr/local/bin:/usr/bin:/bin", "HOME": root, "TMPDIR": root,
-        "LANG": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONIOENCODING": "utf-8",
+        "PATH": f"{prefix_dir}/bin:/usr/local/bin:/usr/bin:/bin",
+        "HOME": root,
+        "TMPDIR": root,
+        "LANG": "C.UTF-8",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONIOENCODING": "utf-8",
         "LD_LIBRARY_PATH": f"{prefix_dir}/lib",
     }
 
 
 def _bwrap_argv(bwrap: str, limits: SandboxLimits, size_flag: bool) -> list[str]:
     prefix, exe = _python()
-    argv = [bwrap, "--die-with-parent", "--new-session", "--unshare-pid", "--unshare-net",
-            "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try"]
+    argv = [
+        bwrap,
+        "--die-with-parent",
+        "--new-session",
+        "--unshare-pid",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-uts",
+        "--unshare-cgroup-try",
+    ]
     if os.geteuid() == 0:
         # Only to leave root for the dedicated uid: the worker drops both, with all others.
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
@@ -125,14 +137,28 @@ def _bwrap_argv(bwrap: str, limits: SandboxLimits, size_flag: bool) -> list[str]
     return [*argv, f"{_PYTHON_MOUNT}/{exe}", "-I"]
 
 
-def _config(mode: str, limits: SandboxLimits, root: str, uid: int | None, kill_all: bool,
-            nproc_existing: bool = False, private_dev: bool = False) -> str:
-    return json.dumps({
-        "mode": mode, "root": root, "uid": uid, "kill_all": kill_all, "nproc_existing": nproc_existing,
-        "private_dev": private_dev,
-        "nproc": int(limits.max_processes), "memory": int(limits.memory_mb) << 20,
-        "fsize": int(limits.max_file_mb) << 20,
-    })
+def _config(
+    mode: str,
+    limits: SandboxLimits,
+    root: str,
+    uid: int | None,
+    kill_all: bool,
+    nproc_existing: bool = False,
+    private_dev: bool = False,
+) -> str:
+    return json.dumps(
+        {
+            "mode": mode,
+            "root": root,
+            "uid": uid,
+            "kill_all": kill_all,
+            "nproc_existing": nproc_existing,
+            "private_dev": private_dev,
+            "nproc": int(limits.max_processes),
+            "memory": int(limits.memory_mb) << 20,
+            "fsize": int(limits.max_file_mb) << 20,
+        }
+    )
 
 
 @functools.lru_cache(maxsize=4)
@@ -140,18 +166,25 @@ def _probe_bwrap(bwrap: str, size_flag: bool) -> str | None:
     """None when a bubblewrap sandbox starts here, else the reason it does not."""
     spec = _bwrap_spec(bwrap, "probe", SandboxLimits(), size_flag)
     try:
-        proc = subprocess.run(spec.argv, env=spec.env, cwd=spec.cwd, capture_output=True, timeout=30)
+        proc = subprocess.run(
+            spec.argv, env=spec.env, cwd=spec.cwd, capture_output=True, timeout=30
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
     if proc.returncode == 0 and b'"ok": true' in proc.stdout:
         return None
-    return (proc.stderr.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}")[-300:]
+    return (proc.stderr.decode("utf-8", "replace").strip() or f"exit status {proc.returncode}")[
+        -300:
+    ]
 
 
 def _bwrap_spec(bwrap: str, mode: str, limits: SandboxLimits, size_flag: bool) -> LaunchSpec:
     argv = _bwrap_argv(bwrap, limits, size_flag)
-    argv += ["-c", worker_source(),
-             _config(mode, limits, _SANDBOX_ROOT, _next_uid(), kill_all=True, private_dev=True)]
+    argv += [
+        "-c",
+        worker_source(),
+        _config(mode, limits, _SANDBOX_ROOT, _next_uid(), kill_all=True, private_dev=True),
+    ]
     return LaunchSpec(argv, {}, "/", "bubblewrap", None)
 
 
@@ -163,8 +196,13 @@ def _rlimit_spec(mode: str, limits: SandboxLimits) -> LaunchSpec:
     if uid is not None and not _world_readable(prefix):
         uid = None
     root = os.path.join(host_dir, "root")
-    argv = [os.path.join(prefix, exe), "-I", "-c", worker_source(),
-            _config(mode, limits, root, uid, kill_all=uid is not None, nproc_existing=uid is None)]
+    argv = [
+        os.path.join(prefix, exe),
+        "-I",
+        "-c",
+        worker_source(),
+        _config(mode, limits, root, uid, kill_all=uid is not None, nproc_existing=uid is None),
+    ]
     return LaunchSpec(argv, _env(root, prefix), host_dir, "rlimits", host_dir)
 
 
@@ -208,8 +246,13 @@ def _warn_fallback(reason: str) -> None:
     message = (
         "SANDBOX FALLBACK: bubblewrap is unavailable (" + reason + "); untrusted code now runs "
         "as a plain subprocess under rlimits only, WITH network access and a view of the "
-        "filesystem" + (" AS ROOT without capabilities and WITHOUT a process-count limit (the "
-                        "interpreter is not readable by other users)" if as_root else "")
+        "filesystem"
+        + (
+            " AS ROOT without capabilities and WITHOUT a process-count limit (the "
+            "interpreter is not readable by other users)"
+            if as_root
+            else ""
+        )
         + ". Install the 'code' extra and allow user namespaces for real isolation."
     )
     logger.warning(message)
@@ -230,6 +273,12 @@ def popen(spec: LaunchSpec) -> subprocess.Popen[bytes]:
     """Start the sandbox process with pipes for the worker's protocol."""
     kwargs: dict[str, Any] = {"start_new_session": True}
     return subprocess.Popen(
-        spec.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env=spec.env or None, cwd=spec.cwd, close_fds=True, **kwargs,
+        spec.argv,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=spec.env or None,
+        cwd=spec.cwd,
+        close_fds=True,
+        **kwargs,
     )

@@ -25,12 +25,22 @@ class SandboxLimits:
     tmp_mb: int = 256
 
     def __post_init__(self) -> None:
-        for name in ("timeout", "cpu", "memory_mb", "max_processes", "max_file_mb", "max_output_bytes", "tmp_mb"):
+        for name in (
+            "timeout",
+            "cpu",
+            "memory_mb",
+            "max_processes",
+            "max_file_mb",
+            "max_output_bytes",
+            "tmp_mb",
+        ):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be a positive number, got {value!r}")
         if self.max_processes < 4:
-            raise ValueError(f"SandboxLimits.max_processes must be >= 4 (the sandbox itself needs some), got {self.max_processes}")
+            raise ValueError(
+                f"SandboxLimits.max_processes must be >= 4 (the sandbox itself needs some), got {self.max_processes}"
+            )
 
     def job(self, timeout: float | None = None) -> dict[str, Any]:
         """The per-request limits as the worker reads them."""

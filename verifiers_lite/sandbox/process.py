@@ -49,7 +49,9 @@ class SandboxProcess:
     def alive(self) -> bool:
         return self._proc.poll() is None
 
-    def request(self, job: dict[str, Any], wait_s: float, grace_s: float = _GRACE_S) -> dict[str, Any]:
+    def request(
+        self, job: dict[str, Any], wait_s: float, grace_s: float = _GRACE_S
+    ) -> dict[str, Any]:
         """Send ``job``; its answer, or :class:`SandboxTimeout` after ``wait_s`` + ``grace_s``."""
         assert self._proc.stdin is not None
         self.requests += 1
@@ -90,7 +92,9 @@ class SandboxProcess:
         if self._proc.stderr is not None:
             with contextlib.suppress(OSError, ValueError):
                 err = self._proc.stderr.read(4000) or b""
-        return f"exit status {self._proc.returncode}: {err.decode('utf-8', 'replace').strip()[-500:]}"
+        return (
+            f"exit status {self._proc.returncode}: {err.decode('utf-8', 'replace').strip()[-500:]}"
+        )
 
     def kill(self) -> None:
         """Kill the sandbox and everything in it, reap it, and return once all of it is gone

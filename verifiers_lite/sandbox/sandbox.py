@@ -48,8 +48,14 @@ class Sandbox:
     ``"bubblewrap"`` (fail if unavailable) or ``"rlimits"``.
     """
 
-    def __init__(self, limits: SandboxLimits | None = None, *, pool_size: int = 4,
-                 reuse: bool = True, isolation: str = "auto") -> None:
+    def __init__(
+        self,
+        limits: SandboxLimits | None = None,
+        *,
+        pool_size: int = 4,
+        reuse: bool = True,
+        isolation: str = "auto",
+    ) -> None:
         if not isinstance(pool_size, int) or pool_size < 1:
             raise ValueError(f"pool_size must be a positive integer, got {pool_size!r}")
         self.limits = limits or SandboxLimits()
@@ -65,7 +71,9 @@ class Sandbox:
         # Own threads: the blocking protocol must not queue behind other to_thread users. Runs
         # wait for a pool slot inside their thread; sessions (one per rollout in flight) need
         # threads of their own, so there are plenty (idle threads cost little).
-        self._threads = ThreadPoolExecutor(max_workers=pool_size + 128, thread_name_prefix="vf-sandbox")
+        self._threads = ThreadPoolExecutor(
+            max_workers=pool_size + 128, thread_name_prefix="vf-sandbox"
+        )
         self._sessions: weakref.WeakSet[SandboxSession] = weakref.WeakSet()
         self._closed = False
         self.started = 0
@@ -74,24 +82,40 @@ class Sandbox:
         # list, not the sandbox).
         weakref.finalize(self, _kill_idle, self._idle, self._threads)
 
-    async def run(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
-                  timeout: float | None = None) -> ExecResult:
+    async def run(
+        self,
+        code: str,
+        *,
+        stdin: str = "",
+        files: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
         """Run ``code`` as a fresh ``__main__`` with ``stdin`` and ``files`` (name -> text) in
         its working directory; ``timeout`` replaces the wall-clock limit for this run. Never
         raises for what the code does; see ``ExecResult``."""
         if not isinstance(code, str):
             raise TypeError(f"code must be a string, got {type(code).__name__}")
-        if files is not None and not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        if files is not None and not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+        ):
             raise TypeError("files must map file names to text")
         if timeout is not None and timeout <= 0:
             raise ValueError(f"timeout must be positive, got {timeout!r}")
         if self._closed:
             raise RuntimeError("this Sandbox is closed")
         job = {"code": code, "stdin": stdin, "files": files or {}, **self.limits.job(timeout)}
-        return await asyncio.get_running_loop().run_in_executor(self._threads, self._run_blocking, job)
+        return await asyncio.get_running_loop().run_in_executor(
+            self._threads, self._run_blocking, job
+        )
 
-    def run_sync(self, code: str, *, stdin: str = "", files: dict[str, str] | None = None,
-                 timeout: float | None = None) -> ExecResult:
+    def run_sync(
+        self,
+        code: str,
+        *,
+        stdin: str = "",
+        files: dict[str, str] | None = None,
+        timeout: float | None = None,
+    ) -> ExecResult:
         """Blocking twin of :meth:`run` (scripts and notebook cells)."""
         from verifiers_lite._util.sync import run_sync
 
@@ -225,8 +249,13 @@ class SandboxSession:
                 self._proc.kill()
                 self._proc, self._lost = None, True
                 if isinstance(exc, SandboxTimeout):
-                    return ExecResult(timed_out=True, duration_s=float(job["timeout"]), isolation=isolation,
-                                      stderr=note, exit_code=-9)
+                    return ExecResult(
+                        timed_out=True,
+                        duration_s=float(job["timeout"]),
+                        isolation=isolation,
+                        stderr=note,
+                        exit_code=-9,
+                    )
                 return ExecResult(error=str(exc), isolation=isolation, stderr=note)
             result = _result(answer, isolation)
             result.stdout = note + result.stdout if note else result.stdout

@@ -100,7 +100,11 @@ class AdmissionEndpoint:
         if status == 202 and _NDJSON in (header(scope, b"accept") or b""):
             await AcceptedThenResult(self._service, body, self._wait_sec)(scope, receive, send)
             return
-        extra = None if headers is None else [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        extra = (
+            None
+            if headers is None
+            else [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+        )
         await send_json(send, status, to_json(body), extra)
 
 
@@ -125,7 +129,13 @@ class AcceptedThenResult(Response):
         # No content-length: uvicorn sends the two lines chunked.
         headers = [(k, v) for k, v in self.raw_headers if k != b"content-length"]
         await send({"type": "http.response.start", "status": 202, "headers": headers})
-        await send({"type": "http.response.body", "body": to_json(self._accepted) + b"\n", "more_body": True})
+        await send(
+            {
+                "type": "http.response.body",
+                "body": to_json(self._accepted) + b"\n",
+                "more_body": True,
+            }
+        )
         record = registry.get(self._accepted["rollout_id"])
         if record is not None:  # (a retention of 0 may have dropped it already)
             registry.renew(record)
@@ -149,9 +159,13 @@ def make_batch_endpoint(
             return data
         items = data.get("rollouts") if isinstance(data, dict) else None
         if not isinstance(items, list) or set(data) != {"rollouts"}:
-            return _invalid_batch("a JSON object with one key, 'rollouts': a list of rollout requests")
+            return _invalid_batch(
+                "a JSON object with one key, 'rollouts': a list of rollout requests"
+            )
         if not 1 <= len(items) <= MAX_BATCH:
-            return _invalid_batch(f"'rollouts' must hold 1 to {MAX_BATCH} requests, got {len(items)}")
+            return _invalid_batch(
+                f"'rollouts' must hold 1 to {MAX_BATCH} requests, got {len(items)}"
+            )
         if not service.accepting or service.registry.closed:
             return error(503, "server is shutting down", _RETRY_LATER)
         results = []
@@ -160,8 +174,12 @@ def make_batch_endpoint(
             results.append({"status_code": status, **body})
         answer = to_json({"results": results})
         if NDJSON in request.headers.get("accept", ""):
-            admitted = [service.registry.get(r["rollout_id"]) for r in results if r["status_code"] == 202]
-            records = [r for r in admitted if r is not None]  # (a retention of 0 may have dropped one)
+            admitted = [
+                service.registry.get(r["rollout_id"]) for r in results if r["status_code"] == 202
+            ]
+            records = [
+                r for r in admitted if r is not None
+            ]  # (a retention of 0 may have dropped one)
             if records:
                 return AdmittedThenResults(service, answer, records, wait_sec)
         return Response(answer, media_type="application/json")
@@ -233,4 +251,6 @@ async def _cancel_on_disconnect(receive: Any, task: asyncio.Future[None]) -> Non
 
 
 def _invalid_batch(msg: str) -> JSONResponse:
-    return JSONResponse({"detail": [{"loc": ["body"], "msg": msg, "type": "value_error"}]}, status_code=422)
+    return JSONResponse(
+        {"detail": [{"loc": ["body"], "msg": msg, "type": "value_error"}]}, status_code=422
+    )

@@ -105,12 +105,18 @@ def create_rollout_server(
     ``clock`` (default the system's) times leases, retention and the lease sweeper.
     """
     settings = _checked_settings(
-        api_key, result_wait_timeout_sec, polling_lease_timeout_sec, result_retention_sec,
-        max_body_bytes, instance_id,
+        api_key,
+        result_wait_timeout_sec,
+        polling_lease_timeout_sec,
+        result_retention_sec,
+        max_body_bytes,
+        instance_id,
     )
     service = RolloutService(
-        backend, polling_lease_timeout_sec=settings.lease_sec,
-        result_retention_sec=settings.retention_sec, clock=clock,
+        backend,
+        polling_lease_timeout_sec=settings.lease_sec,
+        result_retention_sec=settings.retention_sec,
+        clock=clock,
     )
     app = _app_with_lifecycle(service, Lifecycle(service, shutdown_timeouts or ShutdownTimeouts()))
     _add_error_answers(app)
@@ -121,7 +127,11 @@ def create_rollout_server(
 
 
 def _checked_settings(
-    api_key: str | None, wait: float, lease: float, retention: float, max_body_bytes: int,
+    api_key: str | None,
+    wait: float,
+    lease: float,
+    retention: float,
+    max_body_bytes: int,
     instance_id: str | None,
 ) -> ServerSettings:
     """The settings, each checked with an error naming it (before anything is built)."""
@@ -131,10 +141,20 @@ def _checked_settings(
     retention_sec = _non_negative("result_retention_sec", retention)
     if wait_sec >= lease_sec:
         raise ValueError("result_wait_timeout_sec must be shorter than polling_lease_timeout_sec")
-    if isinstance(max_body_bytes, bool) or not isinstance(max_body_bytes, int) or max_body_bytes < 1:
+    if (
+        isinstance(max_body_bytes, bool)
+        or not isinstance(max_body_bytes, int)
+        or max_body_bytes < 1
+    ):
         raise ValueError(f"max_body_bytes must be a positive int, got {max_body_bytes!r}")
-    return ServerSettings(api_key, wait_sec, lease_sec, retention_sec, max_body_bytes,
-                          resolve_instance_id(instance_id))
+    return ServerSettings(
+        api_key,
+        wait_sec,
+        lease_sec,
+        retention_sec,
+        max_body_bytes,
+        resolve_instance_id(instance_id),
+    )
 
 
 def _app_with_lifecycle(service: RolloutService, lifecycle: Lifecycle) -> RolloutApp:
@@ -160,7 +180,11 @@ def _add_error_answers(app: RolloutApp) -> None:
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         # Echoing the input back can fail (NaN/inf are not JSON): report location and reason only.
         errors = [
-            {"loc": list(e.get("loc", ())), "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+            {
+                "loc": list(e.get("loc", ())),
+                "msg": str(e.get("msg", "")),
+                "type": str(e.get("type", "")),
+            }
             for e in exc.errors()
         ]
         return JSONResponse({"detail": errors}, status_code=422)
@@ -187,20 +211,28 @@ def _add_rollout_routes(app: RolloutApp, service: RolloutService, settings: Serv
     # Many admissions in one request (a burst, a group): one round trip instead of one each.
     submit_many = make_batch_endpoint(service, wait_sec, lease_sec)
     app.router.add_route("/rollouts", submit_many, methods=["POST"])
-    app.router.add_route("/rollouts/results", make_batch_result_endpoint(service, wait_sec), methods=["POST"])
+    app.router.add_route(
+        "/rollouts/results", make_batch_result_endpoint(service, wait_sec), methods=["POST"]
+    )
     app.hot_routes = HotRoutes(
-        submit, result, submit_many,
+        submit,
+        result,
+        submit_many,
         authorization=None if settings.api_key is None else bearer_value(settings.api_key),
         max_body_bytes=settings.max_body_bytes,
     )
 
 
-def _add_health_route(app: RolloutApp, backend: RolloutBackend, service: RolloutService, instance_id: str) -> None:
+def _add_health_route(
+    app: RolloutApp, backend: RolloutBackend, service: RolloutService, instance_id: str
+) -> None:
     @app.get("/health")
     async def health() -> dict[str, Any]:
         payload = dict(backend.health())
         payload.update(
-            instance_id=instance_id, process_id=PROCESS_ID, lifecycle=service.lifecycle(),
+            instance_id=instance_id,
+            process_id=PROCESS_ID,
+            lifecycle=service.lifecycle(),
             held_polls=service.registry.held_polls,
         )
         return payload

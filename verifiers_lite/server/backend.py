@@ -36,7 +36,9 @@ class RolloutContext:
         """Report a non-terminal stage (running or grading)."""
         status = RolloutStatus(status)
         if status.terminal:
-            raise ValueError("backends finish a rollout by returning or raising, not via set_status")
+            raise ValueError(
+                "backends finish a rollout by returning or raising, not via set_status"
+            )
         self._on_status(status)
 
 

@@ -27,7 +27,11 @@ def error(status: int, detail: Any, headers: dict[str, str] | None = None) -> JS
 def invalid_detail(errors: list[dict[str, Any]], *loc: str | int) -> list[dict[str, Any]]:
     """Validation errors in FastAPI's shape (under ``body`` and ``loc``), input never echoed."""
     return [
-        {"loc": ["body", *loc, *e.get("loc", ())], "msg": str(e.get("msg", "")), "type": str(e.get("type", ""))}
+        {
+            "loc": ["body", *loc, *e.get("loc", ())],
+            "msg": str(e.get("msg", "")),
+            "type": str(e.get("type", "")),
+        }
         for e in errors
     ]
 
@@ -38,7 +42,9 @@ def invalid(errors: list[dict[str, Any]]) -> JSONResponse:
 
 
 def _too_large(limit: int) -> bytes:
-    return json.dumps({"detail": f"request body larger than the server's limit of {limit} bytes"}).encode()
+    return json.dumps(
+        {"detail": f"request body larger than the server's limit of {limit} bytes"}
+    ).encode()
 
 
 class BodyLimitMiddleware:

@@ -12,7 +12,9 @@ class RolloutFailure(Exception):
     out): it is returned with the failure, marked ``remove_sample`` and without a reward.
     """
 
-    def __init__(self, category: str, message: str, *, sample: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, category: str, message: str, *, sample: dict[str, Any] | None = None
+    ) -> None:
         super().__init__(message)
         self.category = category
         self.message = message

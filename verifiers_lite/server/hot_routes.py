@@ -45,8 +45,13 @@ class HotRoutes:
     """
 
     def __init__(
-        self, admission: ASGIApp, result: ASGIApp, batch_admission: Endpoint, *,
-        authorization: bytes | None, max_body_bytes: int,
+        self,
+        admission: ASGIApp,
+        result: ASGIApp,
+        batch_admission: Endpoint,
+        *,
+        authorization: bytes | None,
+        max_body_bytes: int,
     ) -> None:
         self._admission = admission
         self._result = result

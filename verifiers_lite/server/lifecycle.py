@@ -42,8 +42,11 @@ class Lifecycle:
 
     def _phase(self, name: str) -> None:
         self.phases.append(name)
-        log.warning("rollout server shutdown phase: %s (active=%d)", name,
-                    self.service.registry.active_count)
+        log.warning(
+            "rollout server shutdown phase: %s (active=%d)",
+            name,
+            self.service.registry.active_count,
+        )
 
     async def shutdown(self) -> None:
         """Run (or join) the shutdown sequence."""

@@ -225,7 +225,11 @@ def __getattr__(name: str) -> object:
     if name == "ErrorCategory":
         import warnings
 
-        warnings.warn("the wire's ErrorCategory is now WireErrorCategory (verifiers_lite.ErrorCategory is "
-                      "a row's)", DeprecationWarning, stacklevel=2)
+        warnings.warn(
+            "the wire's ErrorCategory is now WireErrorCategory (verifiers_lite.ErrorCategory is "
+            "a row's)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
         return WireErrorCategory
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -27,8 +27,14 @@ def _import_ray() -> Any:
 class _RolloutServerActor:
     """The actor body: one rollout server on a background thread of the actor process."""
 
-    def __init__(self, env_id: str, env_args: dict[str, Any], host: str, server_kwargs: dict[str, Any],
-                 backend_kwargs: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        env_id: str,
+        env_args: dict[str, Any],
+        host: str,
+        server_kwargs: dict[str, Any],
+        backend_kwargs: dict[str, Any],
+    ) -> None:
         import uvicorn
 
         from verifiers_lite.core.registry import load_environment
@@ -46,7 +52,9 @@ class _RolloutServerActor:
         self.server = uvicorn.Server(config)
         tune_gc_for_serving()  # this actor's process only serves rollouts
         # Not the main thread: uvicorn installs no signal handlers; shutdown() stops it instead.
-        self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True
+        )
         self.thread.start()
 
     def start(self, timeout_sec: float) -> str:
@@ -115,7 +123,9 @@ def deploy_rollout_servers(
         for _ in range(n)
     ]
     try:
-        urls = ray.get([a.start.remote(startup_timeout_sec) for a in actors], timeout=startup_timeout_sec + 30)
+        urls = ray.get(
+            [a.start.remote(startup_timeout_sec) for a in actors], timeout=startup_timeout_sec + 30
+        )
     except BaseException:
         for actor in actors:
             ray.kill(actor)

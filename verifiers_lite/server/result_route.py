@@ -98,7 +98,9 @@ class ResultEndpoint:
             if mode == "terminal":
                 await registry.wait_terminal(record, self._wait_sec)
             else:
-                await registry.wait_change(record, RolloutStatus(seen) if seen else None, self._wait_sec)
+                await registry.wait_change(
+                    record, RolloutStatus(seen) if seen else None, self._wait_sec
+                )
         except RegistryClosedError:
             return _error(503, "server is shutting down; retry", _RETRY_LATER)
         registry.renew(record)
@@ -120,7 +122,9 @@ def make_batch_result_endpoint(
             return data
         leases = data.get("leases") if isinstance(data, dict) else None
         if (
-            not isinstance(leases, dict) or set(data) != {"leases"} or not 1 <= len(leases) <= MAX_BATCH
+            not isinstance(leases, dict)
+            or set(data) != {"leases"}
+            or not 1 <= len(leases) <= MAX_BATCH
             or not all(isinstance(v, str) for v in leases.values())
         ):
             msg = f"a JSON object with one key, 'leases': 1 to {MAX_BATCH} rollout ids, each to its lease token"
@@ -147,8 +151,10 @@ def make_batch_result_endpoint(
             registry.renew(record)
             body = record.answer()
             answers[record.rollout_id] = b'{"status_code":200,' + body[1:]
-        return Response(b'{"results":[' + b",".join(answers[i] for i in leases) + b"]}",
-                        media_type="application/json")
+        return Response(
+            b'{"results":[' + b",".join(answers[i] for i in leases) + b"]}",
+            media_type="application/json",
+        )
 
     return results
 

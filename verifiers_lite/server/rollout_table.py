@@ -52,8 +52,13 @@ class RolloutRecord:
         """The body a result poll answers now: the terminal result, else the current status."""
         if self.result_json is not None:
             return self.result_json
-        pending = {"rollout_id": self.rollout_id, "status": self.status.value, "sample": None,
-                   "err_message": None, "err_category": None}
+        pending = {
+            "rollout_id": self.rollout_id,
+            "status": self.status.value,
+            "sample": None,
+            "err_message": None,
+            "err_category": None,
+        }
         return json.dumps(pending).encode()
 
 

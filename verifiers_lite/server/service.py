@@ -270,4 +270,6 @@ class RolloutService:
 
 
 def _sample(row: dict[str, Any]) -> RolloutSample:
-    return RolloutSample.model_validate({k: v for k, v in row.items() if k not in PERSIST_ONLY_KEYS})
+    return RolloutSample.model_validate(
+        {k: v for k, v in row.items() if k not in PERSIST_ONLY_KEYS}
+    )

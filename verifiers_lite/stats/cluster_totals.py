@@ -18,14 +18,18 @@ class ClusterTotals:
     """Per-cluster (example) sum and count of the values added."""
 
     def __init__(self) -> None:
-        self._ids: array[int] | list[Hashable] = array("q")  # a list once a cluster is not a 64-bit int
+        self._ids: array[int] | list[Hashable] = array(
+            "q"
+        )  # a list once a cluster is not a 64-bit int
         self._sums = array("d")
         self._counts = array("q")
 
     def add(self, cluster: Hashable, value: float = 0.0, count: int = 1) -> None:
         """Add ``value`` (``count`` values) to ``cluster``; ``count=0`` only makes it known."""
         if not self._ids or self._ids[-1] != cluster:
-            if isinstance(self._ids, array) and not (type(cluster) is int and -(1 << 63) <= cluster < 1 << 63):
+            if isinstance(self._ids, array) and not (
+                type(cluster) is int and -(1 << 63) <= cluster < 1 << 63
+            ):
                 self._ids = list(self._ids)
             self._ids.append(cluster)  # type: ignore[arg-type]  # an int while the ids are an array
             self._sums.append(0.0)
@@ -36,8 +40,13 @@ class ClusterTotals:
     def totals(self) -> dict[Hashable, tuple[float, int]]:
         """cluster -> (sum, count), in first-seen order."""
         ids, sums, counts = self.merged()
-        return dict(zip(ids.tolist() if isinstance(ids, np.ndarray) else ids,
-                        zip(sums.tolist(), counts.tolist(), strict=True), strict=True))
+        return dict(
+            zip(
+                ids.tolist() if isinstance(ids, np.ndarray) else ids,
+                zip(sums.tolist(), counts.tolist(), strict=True),
+                strict=True,
+            )
+        )
 
     def sums_and_counts(self) -> tuple[np.ndarray, np.ndarray]:
         """Sums and counts of the clusters with at least one value (an estimator's input)."""
@@ -48,14 +57,20 @@ class ClusterTotals:
     def merged(self) -> tuple[np.ndarray | list[Hashable], np.ndarray, np.ndarray]:
         """Clusters in first-seen order with their sums and counts, the runs of one cluster added
         up (in the order they came), as arrays: a few bytes per cluster, no dict."""
-        sums, counts = np.array(self._sums, dtype=np.float64), np.array(self._counts, dtype=np.int64)
+        sums, counts = (
+            np.array(self._sums, dtype=np.float64),
+            np.array(self._counts, dtype=np.int64),
+        )
         if not isinstance(self._ids, array):
             merged: dict[Hashable, tuple[float, int]] = {}
             for cluster, s, n in zip(self._ids, sums.tolist(), counts.tolist(), strict=True):
                 seen = merged.get(cluster)
                 merged[cluster] = (s, n) if seen is None else (seen[0] + s, seen[1] + n)
-            return (list(merged), np.array([v[0] for v in merged.values()], dtype=np.float64),
-                    np.array([v[1] for v in merged.values()], dtype=np.int64))
+            return (
+                list(merged),
+                np.array([v[0] for v in merged.values()], dtype=np.float64),
+                np.array([v[1] for v in merged.values()], dtype=np.int64),
+            )
         ids = np.array(self._ids, dtype=np.int64)
         unique, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         if len(unique) == len(ids):  # each cluster in one run
@@ -66,7 +81,11 @@ class ClusterTotals:
         at = rank[inverse.reshape(-1)]
         merged_sums = np.zeros(len(order), dtype=np.float64)
         np.add.at(merged_sums, at, sums)  # in the order the runs came, as a running sum would
-        return unique[order], merged_sums, np.bincount(at, weights=counts, minlength=len(order)).astype(np.int64)
+        return (
+            unique[order],
+            merged_sums,
+            np.bincount(at, weights=counts, minlength=len(order)).astype(np.int64),
+        )
 
 
 def values_for(ids: np.ndarray | list[Hashable], totals: ClusterTotals) -> np.ndarray:
@@ -79,5 +98,13 @@ def values_for(ids: np.ndarray | list[Hashable], totals: ClusterTotals) -> np.nd
         at = np.minimum(np.searchsorted(own_ids, ids, sorter=order), len(order) - 1)
         found = own_ids[order[at]] == ids
         return np.where(found, sums[order[at]], 0.0)
-    lookup = dict(zip(own_ids.tolist() if isinstance(own_ids, np.ndarray) else own_ids, sums.tolist(), strict=True))
-    return np.array([lookup.get(c, 0.0) for c in (ids.tolist() if isinstance(ids, np.ndarray) else ids)])
+    lookup = dict(
+        zip(
+            own_ids.tolist() if isinstance(own_ids, np.ndarray) else own_ids,
+            sums.tolist(),
+            strict=True,
+        )
+    )
+    return np.array(
+        [lookup.get(c, 0.0) for c in (ids.tolist() if isinstance(ids, np.ndarray) else ids)]
+    )

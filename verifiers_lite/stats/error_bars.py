@@ -52,6 +52,7 @@ NO_EXAMPLE = "no scored example"
 class UndefinedStatistic(ValueError):
     """A power or sample-size figure asked of data that cannot give it (no variance, one example)."""
 
+
 Array = Sequence[float] | np.ndarray
 
 
@@ -117,8 +118,14 @@ def interval_undefined(mean: float | None, stderr: float | None, digits: int = 3
     return None
 
 
-def format_estimate(mean: float | None, stderr: float | None, ci: Sequence[float] | None,
-                    digits: int = 3, level: float = LEVEL, table: bool = False) -> str:
+def format_estimate(
+    mean: float | None,
+    stderr: float | None,
+    ci: Sequence[float] | None,
+    digits: int = 3,
+    level: float = LEVEL,
+    table: bool = False,
+) -> str:
     """The one text form of a figure with its error bar: ``0.600 ± 0.135 (95% CI [0.295, 0.905])``
     (``table``: ``0.600 ± 0.135  95% CI [0.295, 0.905]``); ``n/a`` without a mean; the mean and
     ``95% CI undefined: <reason>`` when there is no interval (one example, no variance)."""
@@ -131,8 +138,11 @@ def format_estimate(mean: float | None, stderr: float | None, ci: Sequence[float
         return f"{mean:.{digits}f}  ({level:.0%} CI undefined: {reason})"
     assert stderr is not None and ci is not None
     interval = f"{level:.0%} CI [{ci[0]:.{digits}f}, {ci[1]:.{digits}f}]"
-    return f"{mean:.{digits}f} ± {stderr:.{digits}f}  {interval}" if table else \
-        f"{mean:.{digits}f} ± {stderr:.{digits}f} ({interval})"
+    return (
+        f"{mean:.{digits}f} ± {stderr:.{digits}f}  {interval}"
+        if table
+        else f"{mean:.{digits}f} ± {stderr:.{digits}f} ({interval})"
+    )
 
 
 def cluster_totals(values: Array, clusters: Iterable[Hashable]) -> tuple[np.ndarray, np.ndarray]:
@@ -146,7 +156,9 @@ def cluster_totals(values: Array, clusters: Iterable[Hashable]) -> tuple[np.ndar
             continue
         sums[c] = sums.get(c, 0.0) + v
         counts[c] = counts.get(c, 0) + 1
-    return np.fromiter(sums.values(), float, len(sums)), np.fromiter(counts.values(), float, len(counts))
+    return np.fromiter(sums.values(), float, len(sums)), np.fromiter(
+        counts.values(), float, len(counts)
+    )
 
 
 def estimate_from_totals(sums: Array, counts: Array, level: float = LEVEL) -> Estimate:
@@ -159,7 +171,9 @@ def estimate_from_totals(sums: Array, counts: Array, level: float = LEVEL) -> Es
     return Estimate(mean, se, (mean - half, mean + half), int(n.sum()), len(n), level)
 
 
-def clustered_mean(values: Array, clusters: Iterable[Hashable] | None = None, level: float = LEVEL) -> Estimate:
+def clustered_mean(
+    values: Array, clusters: Iterable[Hashable] | None = None, level: float = LEVEL
+) -> Estimate:
     """Mean, clustered standard error and interval of ``values``; ``clusters`` gives each
     value's example (default: every value its own). NaN values are left out."""
     vals = list(values)
@@ -181,7 +195,9 @@ class PairedTest:
     sd: float
     n: int
     level: float = LEVEL
-    undefined: str | None = None  #: why interval, p-value and power are NaN (None: they are defined)
+    undefined: str | None = (
+        None  #: why interval, p-value and power are NaN (None: they are defined)
+    )
 
 
 def paired_test(diffs: Array, level: float = LEVEL, no_variance: str | None = None) -> PairedTest:
@@ -192,16 +208,29 @@ def paired_test(diffs: Array, level: float = LEVEL, no_variance: str | None = No
     d = np.asarray(diffs, float)
     g = len(d)
     if g == 0:
-        return PairedTest(_NAN, _NAN, (_NAN, _NAN), _NAN, _NAN, _NAN, 0, level, "no shared scored example")
+        return PairedTest(
+            _NAN, _NAN, (_NAN, _NAN), _NAN, _NAN, _NAN, 0, level, "no shared scored example"
+        )
     mean, se, _ = (float(x) for x in clustered_stderr(d, np.ones(g)))
     sd = se * math.sqrt(g)
     if g == 1 or se == 0:
-        reason = "one shared example" if g == 1 else (
-            no_variance or f"no variance, every per-example difference is {mean:+.3f}")
+        reason = (
+            "one shared example"
+            if g == 1
+            else (no_variance or f"no variance, every per-example difference is {mean:+.3f}")
+        )
         return PairedTest(mean, se, (_NAN, _NAN), _NAN, _NAN, sd, g, level, reason)
     half = critical_value(g - 1, level) * se
-    return PairedTest(mean, se, (mean - half, mean + half), float(paired_t_pvalues(mean, se, g)),
-                      minimal_detectable_difference(se, g), sd, g, level)
+    return PairedTest(
+        mean,
+        se,
+        (mean - half, mean + half),
+        float(paired_t_pvalues(mean, se, g)),
+        minimal_detectable_difference(se, g),
+        sd,
+        g,
+        level,
+    )
 
 
 def paired_t_pvalues(mean: Array | float, stderr: Array | float, n: int) -> np.ndarray:
@@ -214,7 +243,9 @@ def paired_t_pvalues(mean: Array | float, stderr: Array | float, n: int) -> np.n
     return np.where(np.isnan(se), _NAN, 2.0 * special.stdtr(max(n - 1, 1), -t))
 
 
-def minimal_detectable_difference(stderr: float, n: int, alpha: float = ALPHA, power: float = POWER) -> float:
+def minimal_detectable_difference(
+    stderr: float, n: int, alpha: float = ALPHA, power: float = POWER
+) -> float:
     """The smallest true difference a two-sided level-``alpha`` test detects with probability
     ``power``, given the standard error of the difference over ``n`` examples."""
     if n < 2 or math.isnan(stderr):

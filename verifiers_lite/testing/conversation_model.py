@@ -53,11 +53,19 @@ def _call_key(call: dict[str, Any]) -> list[Any]:
     return [fn.get("name"), args]
 
 
-def conversation_hash(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> int:
+def conversation_hash(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> int:
     """The number every choice is drawn from: roles, text and tool calls (ids left out: each
     framework numbers them its own way) and the names of the tools offered."""
-    canon = [[m.get("role"), text_of(m.get("content")), [_call_key(c) for c in m.get("tool_calls") or []]]
-             for m in messages]
+    canon = [
+        [
+            m.get("role"),
+            text_of(m.get("content")),
+            [_call_key(c) for c in m.get("tool_calls") or []],
+        ]
+        for m in messages
+    ]
     names = sorted(str((t.get("function") or t).get("name")) for t in tools or [])
     digest = hashlib.sha256(json.dumps([canon, names], sort_keys=True).encode()).hexdigest()
     return int(digest[:12], 16)
@@ -77,7 +85,11 @@ def _sorted_names(text: str, pick: int) -> str | None:
     if match is None:
         return None
     names = [n.strip() for n in match.group(2).split(",") if n.strip()]
-    key = (lambda n: re.sub(r"([a-z])([A-Z])", r"\1 \2", n).split()[-1]) if match.group(1) == "LAST" else None
+    key = (
+        (lambda n: re.sub(r"([a-z])([A-Z])", r"\1 \2", n).split()[-1])
+        if match.group(1) == "LAST"
+        else None
+    )
     ordered = sorted(names, key=key)
     if pick % 4 == 0 and len(ordered) > 1:
         ordered[0], ordered[1] = ordered[1], ordered[0]
@@ -134,12 +146,14 @@ def _core(messages: list[dict[str, Any]], pick: int) -> str:
         if answer is not None:
             return answer
     words = users[-1].split() if users else []
-    return " ".join(words[pick % max(len(words), 1):][:6]) or "I am not sure."
+    return " ".join(words[pick % max(len(words), 1) :][:6]) or "I am not sure."
 
 
 def _requested_tags(messages: list[dict[str, Any]]) -> list[str]:
     """The XML tags the prompt names, in order of first appearance."""
-    prompt = " ".join(text_of(m.get("content")) for m in messages if m.get("role") in ("system", "user"))
+    prompt = " ".join(
+        text_of(m.get("content")) for m in messages if m.get("role") in ("system", "user")
+    )
     return list(dict.fromkeys(_TAG.findall(prompt)))
 
 
@@ -177,22 +191,39 @@ def _schema_args(tool: dict[str, Any], text: str, pick: int) -> dict[str, Any]:
         elif kind == "boolean":
             args[name] = bool(n % 2)
         else:
-            args[name] = (expr.group(0) if expr and "expr" in name else quoted[0] if quoted and n % 2
-                          else words[n % len(words)].lower())
+            args[name] = (
+                expr.group(0)
+                if expr and "expr" in name
+                else quoted[0]
+                if quoted and n % 2
+                else words[n % len(words)].lower()
+            )
     return args
 
 
-def _tool_calls(messages: list[dict[str, Any]], tools: list[dict[str, Any]], pick: int) -> list[dict[str, Any]]:
-    last = next((text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+def _tool_calls(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]], pick: int
+) -> list[dict[str, Any]]:
+    last = next(
+        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
     by_name = {str((t.get("function") or t).get("name")): t for t in tools}
     named = sorted((last.find(n), n) for n in by_name if n in last)
     chosen = [n for _, n in named] or [sorted(by_name)[pick % len(by_name)]]
     if len(chosen) > 1 and pick % 5 == 0:
         chosen = chosen[:-1]
     turn = sum(1 for m in messages if m.get("role") == "assistant")
-    return [{"id": f"call_{turn}_{i}", "type": "function",
-             "function": {"name": n, "arguments": json.dumps(_schema_args(by_name[n], last, pick >> i))}}
-            for i, n in enumerate(chosen)]
+    return [
+        {
+            "id": f"call_{turn}_{i}",
+            "type": "function",
+            "function": {
+                "name": n,
+                "arguments": json.dumps(_schema_args(by_name[n], last, pick >> i)),
+            },
+        }
+        for i, n in enumerate(chosen)
+    ]
 
 
 def _after_tools(messages: list[dict[str, Any]], pick: int) -> str:
@@ -205,26 +236,39 @@ def _after_tools(messages: list[dict[str, Any]], pick: int) -> str:
     return f"{' '.join(args)} -> {result}"
 
 
-def answer_chat(messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+def answer_chat(
+    messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None
+) -> dict[str, Any]:
     """The assistant message for a chat request."""
     pick = conversation_hash(messages, tools)
     last_role = messages[-1].get("role") if messages else None
     if tools and last_role != "tool" and pick % 4 != 3:
-        return {"role": "assistant", "content": None, "tool_calls": _tool_calls(messages, tools, pick)}
-    last_user = next((text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), "")
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": _tool_calls(messages, tools, pick),
+        }
+    last_user = next(
+        (text_of(m.get("content")) for m in reversed(messages) if m.get("role") == "user"), ""
+    )
     verdict = _judge(last_user, pick) if last_role == "user" else None
     if verdict is not None:
         return {"role": "assistant", "content": verdict}
     prompt = " ".join(text_of(m.get("content")) for m in messages if m.get("role") == "system")
     core = _after_tools(messages, pick) if last_role == "tool" else _core(messages, pick)
-    return {"role": "assistant", "content": _formatted(core, _requested_tags(messages), "boxed" in prompt or pick % 7 == 0, pick)}
+    return {
+        "role": "assistant",
+        "content": _formatted(
+            core, _requested_tags(messages), "boxed" in prompt or pick % 7 == 0, pick
+        ),
+    }
 
 
 def answer_text(prompt: str) -> str:
     """The continuation of a string prompt: two lines, so a ``\\n`` stop keeps only the first."""
     pick = conversation_hash([{"role": "user", "content": prompt}])
     words = prompt.split()
-    first = " ".join(words[-(3 + pick % 5):]) if words else "and so on"
+    first = " ".join(words[-(3 + pick % 5) :]) if words else "and so on"
     return f" {first}, as noted before.\nSecond line {pick % 97}."
 
 

@@ -37,18 +37,28 @@ def chat_response(req: dict[str, Any], number: int) -> dict[str, Any]:
         message["content"] = apply_stop(message["content"], req.get("stop"))
     finish = "tool_calls" if message.get("tool_calls") else "stop"
     prompt = " ".join(text_of(m.get("content")) for m in req["messages"])
-    return {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0, "model": req.get("model", MODEL),
-            "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-            "usage": _usage(prompt, str(message.get("content") or ""))}
+    return {
+        "id": f"chatcmpl-{number}",
+        "object": "chat.completion",
+        "created": 0,
+        "model": req.get("model", MODEL),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": _usage(prompt, str(message.get("content") or "")),
+    }
 
 
 def completion_response(req: dict[str, Any], number: int) -> dict[str, Any]:
     """The ``text_completion`` body for request ``req`` (a string prompt)."""
     prompt = req["prompt"] if isinstance(req["prompt"], str) else "".join(req["prompt"])
     text = apply_stop(answer_text(prompt), req.get("stop"))
-    return {"id": f"cmpl-{number}", "object": "text_completion", "created": 0, "model": req.get("model", MODEL),
-            "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
-            "usage": _usage(prompt, text)}
+    return {
+        "id": f"cmpl-{number}",
+        "object": "text_completion",
+        "created": 0,
+        "model": req.get("model", MODEL),
+        "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+        "usage": _usage(prompt, text),
+    }
 
 
 class ConversationServer:
@@ -86,7 +96,11 @@ class ConversationServer:
                 return
             await _json(send, 200, payload)
         elif path in ("/health", "/v1/models"):
-            await _json(send, 200, {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]})
+            await _json(
+                send,
+                200,
+                {"object": "list", "data": [{"id": MODEL, "object": "model", "owned_by": "test"}]},
+            )
         elif path == "/_control/stats":
             await _json(send, 200, {"requests": self.requests})
         else:
@@ -106,13 +120,24 @@ class ConversationServerProcess:
 
     def start(self, timeout: float = 20.0) -> ConversationServerProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "verifiers_lite.testing.conversation_server", "--port", str(self.port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "verifiers_lite.testing.conversation_server",
+                "--port",
+                str(self.port),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"conversation server exited with {self.proc.returncode}: {err[-2000:]}")
+                raise RuntimeError(
+                    f"conversation server exited with {self.proc.returncode}: {err[-2000:]}"
+                )
             try:
                 urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1).read()
                 return self
@@ -122,7 +147,9 @@ class ConversationServerProcess:
         raise TimeoutError(f"conversation server on port {self.port} not healthy within {timeout}s")
 
     def stats(self) -> dict[str, Any]:
-        return json.loads(urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_control/stats", timeout=5).read())
+        return json.loads(
+            urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_control/stats", timeout=5).read()
+        )
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
@@ -143,13 +170,22 @@ class ConversationServerProcess:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="deterministic conversation model server (loopback only)")
+    parser = argparse.ArgumentParser(
+        description="deterministic conversation model server (loopback only)"
+    )
     parser.add_argument("--port", type=int, default=8012)
     args = parser.parse_args(argv)
     import uvicorn
 
-    uvicorn.run(ConversationServer(), host="127.0.0.1", port=args.port, log_level="warning", access_log=False,
-                backlog=4096, timeout_keep_alive=60)
+    uvicorn.run(
+        ConversationServer(),
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        backlog=4096,
+        timeout_keep_alive=60,
+    )
 
 
 if __name__ == "__main__":

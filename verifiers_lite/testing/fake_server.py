@@ -53,9 +53,23 @@ from typing import Any
 _EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
 _NUM = re.compile(r"-?\d+")
 
-MODELS: tuple[str, ...] = ("fake-arith", "fake-echo", "fake-tool", "fake-guess", "fake-length", "fake-think",
-                           "fake-think-reasoning", "fake-think-inline", "fake-vision", "fake-text-only")
-_THINK_FIELDS = {"fake-think": "reasoning_content", "fake-think-reasoning": "reasoning", "fake-think-inline": None}
+MODELS: tuple[str, ...] = (
+    "fake-arith",
+    "fake-echo",
+    "fake-tool",
+    "fake-guess",
+    "fake-length",
+    "fake-think",
+    "fake-think-reasoning",
+    "fake-think-inline",
+    "fake-vision",
+    "fake-text-only",
+)
+_THINK_FIELDS = {
+    "fake-think": "reasoning_content",
+    "fake-think-reasoning": "reasoning",
+    "fake-think-inline": None,
+}
 _LIST_CONTENT_ERROR = 'can only concatenate str (not "list") to str'
 _RECORDED = 1000
 
@@ -63,8 +77,12 @@ _RECORDED = 1000
 class FakeChatServer:
     """The ASGI app; state is per process."""
 
-    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5,
-                 models: tuple[str, ...] | list[str] = MODELS) -> None:
+    def __init__(
+        self,
+        latency_ms: float = 0.0,
+        correct_rate: float = 0.5,
+        models: tuple[str, ...] | list[str] = MODELS,
+    ) -> None:
         self.models = list(models)
         self.latency = latency_ms / 1000
         self.correct_rate = correct_rate
@@ -117,17 +135,37 @@ class FakeChatServer:
         elif path == "/_control/requests":
             await _json(send, 200, {"requests": [json.loads(b) for b in self.recorded]})
         elif path == "/_control/stats":
-            await _json(send, 200, {
-                "requests": self.requests, "in_flight": self.in_flight,
-                "max_in_flight": self.max_in_flight, "by_status": dict(self.by_status),
-                "faults_left": len(self.faults),
-            })
+            await _json(
+                send,
+                200,
+                {
+                    "requests": self.requests,
+                    "in_flight": self.in_flight,
+                    "max_in_flight": self.max_in_flight,
+                    "by_status": dict(self.by_status),
+                    "faults_left": len(self.faults),
+                },
+            )
         elif path == "/health":
             await _json(send, 200, {"status": "ok", "data": [{"id": "fake-arith"}]})
         elif path == "/v1/models":
-            await _json(send, 200, {"object": "list", "data": [
-                {"id": m, "object": "model", "created": 0, "owned_by": "fake-server", "max_model_len": 2048}
-                for m in self.models]})
+            await _json(
+                send,
+                200,
+                {
+                    "object": "list",
+                    "data": [
+                        {
+                            "id": m,
+                            "object": "model",
+                            "created": 0,
+                            "owned_by": "fake-server",
+                            "max_model_len": 2048,
+                        }
+                        for m in self.models
+                    ],
+                },
+            )
         else:
             await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
 
@@ -146,14 +184,29 @@ class FakeChatServer:
                     await asyncio.sleep(float(fault["stall"]))
                 if fault.get("drop"):
                     status = 0
-                    await send({"type": "http.response.start", "status": 200,
-                                "headers": [(b"content-type", b"application/json"), (b"content-length", b"1000")]})
+                    await send(
+                        {
+                            "type": "http.response.start",
+                            "status": 200,
+                            "headers": [
+                                (b"content-type", b"application/json"),
+                                (b"content-length", b"1000"),
+                            ],
+                        }
+                    )
                     await send({"type": "http.response.body", "body": b'{"choi', "more_body": True})
                     raise ConnectionAbortedError("fault injection: dropped connection")
                 if "status" in fault:
                     status = int(fault["status"])
-                    headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
-                    await _json(send, status, {"error": {"message": fault.get("message", f"injected {status}")}}, headers)
+                    headers = (
+                        {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+                    )
+                    await _json(
+                        send,
+                        status,
+                        {"error": {"message": fault.get("message", f"injected {status}")}},
+                        headers,
+                    )
                     return
             try:
                 req = json.loads(body)
@@ -163,29 +216,45 @@ class FakeChatServer:
                 status = 400
                 await _json(send, 400, {"error": {"message": "body must be JSON with 'messages'"}})
                 return
-            if model == "fake-text-only" and any(isinstance(m.get("content"), list) for m in messages):
+            if model == "fake-text-only" and any(
+                isinstance(m.get("content"), list) for m in messages
+            ):
                 status = 500
                 await _json(send, 500, {"error": {"message": _LIST_CONTENT_ERROR}})
                 return
             message, finish = self._answer(model, messages, req)
-            prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
-            completion_tokens = len(str(message.get("content") or "").split()) + 1
-            usage: dict[str, Any] = {"prompt_tokens": prompt_tokens}
-            reasoning = message.get("reasoning_content") or message.get("reasoning")
-            if reasoning:
-                usage["completion_tokens_details"] = {"reasoning_tokens": len(reasoning.split())}
-                completion_tokens += len(reasoning.split())
-            await _json(send, 200, {
-                "id": f"chatcmpl-{self.requests}", "object": "chat.completion", "created": int(time.time()),
-                "model": model,
-                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-                "usage": {**usage, "completion_tokens": completion_tokens,
-                          "total_tokens": prompt_tokens + completion_tokens},
-                **({"system_fingerprint": self.system_fingerprint} if self.system_fingerprint else {}),
-            })
+            await _json(send, 200, self._completion(model, messages, message, finish))
         finally:
             self.in_flight -= 1
             self.by_status[status] += 1
+
+    def _completion(
+        self, model: str, messages: list[dict[str, Any]], message: dict[str, Any], finish: str
+    ) -> dict[str, Any]:
+        """A chat completion body for ``message``, with usage counted in words (reasoning words
+        counted as completion tokens and reported apart, as OpenAI-compatible servers do)."""
+        prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
+        completion_tokens = len(str(message.get("content") or "").split()) + 1
+        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens}
+        reasoning = message.get("reasoning_content") or message.get("reasoning")
+        if reasoning:
+            usage["completion_tokens_details"] = {"reasoning_tokens": len(reasoning.split())}
+            completion_tokens += len(reasoning.split())
+        body: dict[str, Any] = {
+            "id": f"chatcmpl-{self.requests}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model,
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {
+                **usage,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        if self.system_fingerprint:
+            body["system_fingerprint"] = self.system_fingerprint
+        return body
 
     def _correct(self, messages: list[dict[str, Any]], req: dict[str, Any]) -> bool:
         key = json.dumps(messages, sort_keys=True)
@@ -197,12 +266,19 @@ class FakeChatServer:
         h = int(hashlib.sha256(key.encode()).hexdigest()[:8], 16) / 0xFFFFFFFF
         return h < self.correct_rate
 
-    def _answer(self, model: str, messages: list[dict[str, Any]], req: dict[str, Any]) -> tuple[dict[str, Any], str]:
-        last_user = next((str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), "")
+    def _answer(
+        self, model: str, messages: list[dict[str, Any]], req: dict[str, Any]
+    ) -> tuple[dict[str, Any], str]:
+        last_user = next(
+            (str(m.get("content") or "") for m in reversed(messages) if m.get("role") == "user"), ""
+        )
         if model == "fake-echo":
             return {"role": "assistant", "content": last_user}, "stop"
         if model == "fake-length":
-            return {"role": "assistant", "content": "I was going to say something very lo"}, "length"
+            return {
+                "role": "assistant",
+                "content": "I was going to say something very lo",
+            }, "length"
         if model == "fake-tool":
             return self._tool_answer(messages, last_user), "stop"
         if model == "fake-guess":
@@ -220,7 +296,10 @@ class FakeChatServer:
         value = _apply(match)
         if not self._correct(messages, req):
             value += 1 + int(hashlib.md5(last_user.encode()).hexdigest()[:2], 16) % 3
-        return {"role": "assistant", "content": f"Let me compute. The answer is \\boxed{{{value}}}."}, "stop"
+        return {
+            "role": "assistant",
+            "content": f"Let me compute. The answer is \\boxed{{{value}}}.",
+        }, "stop"
 
     def _tool_answer(self, messages: list[dict[str, Any]], last_user: str) -> dict[str, Any]:
         if messages and messages[-1].get("role") == "tool":
@@ -229,10 +308,20 @@ class FakeChatServer:
         match = _EXPR.search(last_user)
         expression = match.group(0) if match else "1 + 1"
         n = sum(1 for m in messages if m.get("role") == "assistant")
-        return {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{n}", "type": "function",
-            "function": {"name": "calculator", "arguments": json.dumps({"expression": expression})},
-        }]}
+        return {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {
+                        "name": "calculator",
+                        "arguments": json.dumps({"expression": expression}),
+                    },
+                }
+            ],
+        }
 
 
 def _apply(match: re.Match[str]) -> int:
@@ -240,23 +329,41 @@ def _apply(match: re.Match[str]) -> int:
     return a + b if op == "+" else a - b if op == "-" else a * b
 
 
-def _think_answer(messages: list[dict[str, Any]], last_user: str, field: str | None) -> dict[str, Any]:
+def _think_answer(
+    messages: list[dict[str, Any]], last_user: str, field: str | None
+) -> dict[str, Any]:
     """``fake-think``'s turn: a calculator call, or the tool's result as the answer, each with its
     reasoning under ``field`` (None: inline, before the content)."""
     if messages and messages[-1].get("role") == "tool":
         result = str(messages[-1].get("content") or "")
         reasoning = f"The calculator returned {result}, so my first guess was wrong."
-        message: dict[str, Any] = {"role": "assistant", "content": f"The answer is \\boxed{{{result}}}."}
+        message: dict[str, Any] = {
+            "role": "assistant",
+            "content": f"The answer is \\boxed{{{result}}}.",
+        }
     else:
         match = _EXPR.search(last_user)
         guess = _apply(match) + 1 if match else 3
-        reasoning = f"At a glance the answer is \\boxed{{{guess}}}, but I will check with the calculator."
+        reasoning = (
+            f"At a glance the answer is \\boxed{{{guess}}}, but I will check with the calculator."
+        )
         n = sum(1 for m in messages if m.get("role") == "assistant")
-        message = {"role": "assistant", "content": None, "tool_calls": [{
-            "id": f"call_{n}", "type": "function",
-            "function": {"name": "calculator",
-                         "arguments": json.dumps({"expression": match.group(0) if match else "1 + 1"})},
-        }]}
+        message = {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {
+                        "name": "calculator",
+                        "arguments": json.dumps(
+                            {"expression": match.group(0) if match else "1 + 1"}
+                        ),
+                    },
+                }
+            ],
+        }
     if field is None:
         message["content"] = f"<think>{reasoning}</think>{message['content'] or ''}"
     else:
@@ -271,8 +378,11 @@ def _describe_images(messages: list[dict[str, Any]]) -> str:
     last: dict[str, Any] = next((m for m in reversed(messages) if m.get("role") == "user"), {})
     content = last.get("content")
     parts = content if isinstance(content, list) else []
-    urls = [p["image_url"]["url"] if isinstance(p.get("image_url"), dict) else p.get("image_url")
-            for p in parts if isinstance(p, dict) and p.get("type") == "image_url"]
+    urls = [
+        p["image_url"]["url"] if isinstance(p.get("image_url"), dict) else p.get("image_url")
+        for p in parts
+        if isinstance(p, dict) and p.get("type") == "image_url"
+    ]
     if not urls:
         return "I see no image."
     colours = []
@@ -281,7 +391,11 @@ def _describe_images(messages: list[dict[str, Any]]) -> str:
             colours.append(data_uri_colour(str(url)))
         except ValueError:
             colours.append("unreadable")
-    return f"The image is {colours[0]}." if len(colours) == 1 else f"The images are {', '.join(colours)}."
+    return (
+        f"The image is {colours[0]}."
+        if len(colours) == 1
+        else f"The images are {', '.join(colours)}."
+    )
 
 
 def _bisect_guess(messages: list[dict[str, Any]]) -> str:
@@ -304,7 +418,9 @@ def _bisect_guess(messages: list[dict[str, Any]]) -> str:
     return f"My guess is {(lo + hi) // 2}"
 
 
-async def _json(send: Any, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
+async def _json(
+    send: Any, status: int, payload: Any, headers: dict[str, str] | None = None
+) -> None:
     data = json.dumps(payload).encode()
     hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
     hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
@@ -322,8 +438,13 @@ def free_port() -> int:
 class FakeServerProcess:
     """Runs the fake server in a child process; a context manager that always stops it."""
 
-    def __init__(self, latency_ms: float = 0.0, correct_rate: float = 0.5, port: int | None = None,
-                 models: tuple[str, ...] | list[str] = MODELS) -> None:
+    def __init__(
+        self,
+        latency_ms: float = 0.0,
+        correct_rate: float = 0.5,
+        port: int | None = None,
+        models: tuple[str, ...] | list[str] = MODELS,
+    ) -> None:
         self.port = port or free_port()
         self.latency_ms = latency_ms
         self.correct_rate = correct_rate
@@ -340,10 +461,21 @@ class FakeServerProcess:
 
     def start(self, timeout: float = 20.0) -> FakeServerProcess:
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "verifiers_lite.testing.fake_server", "--port", str(self.port),
-             "--latency-ms", str(self.latency_ms), "--correct-rate", str(self.correct_rate),
-             "--models", ",".join(self.models)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "verifiers_lite.testing.fake_server",
+                "--port",
+                str(self.port),
+                "--latency-ms",
+                str(self.latency_ms),
+                "--correct-rate",
+                str(self.correct_rate),
+                "--models",
+                ",".join(self.models),
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
             start_new_session=True,  # a Ctrl-C / kernel interrupt of the caller must not kill it
         )
         deadline = time.monotonic() + timeout
@@ -361,7 +493,9 @@ class FakeServerProcess:
 
     def control(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
         data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(f"{self.url}/_control/{path}", data=data, method="POST" if data is not None else "GET")
+        req = urllib.request.Request(
+            f"{self.url}/_control/{path}", data=data, method="POST" if data is not None else "GET"
+        )
         return json.loads(urllib.request.urlopen(req, timeout=5).read())
 
     def configure(self, **cfg: Any) -> None:
@@ -396,18 +530,30 @@ class FakeServerProcess:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(description="fake OpenAI-compatible chat server (loopback only)")
+    parser = argparse.ArgumentParser(
+        description="fake OpenAI-compatible chat server (loopback only)"
+    )
     parser.add_argument("--port", type=int, default=8011)
     parser.add_argument("--latency-ms", type=float, default=0.0)
     parser.add_argument("--correct-rate", type=float, default=0.5)
-    parser.add_argument("--models", default=",".join(MODELS),
-                        help="comma-separated model ids GET /v1/models lists (default: all)")
+    parser.add_argument(
+        "--models",
+        default=",".join(MODELS),
+        help="comma-separated model ids GET /v1/models lists (default: all)",
+    )
     args = parser.parse_args(argv)
     import uvicorn
 
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    uvicorn.run(FakeChatServer(args.latency_ms, args.correct_rate, models), host="127.0.0.1", port=args.port,
-                log_level="warning", access_log=False, backlog=4096, timeout_keep_alive=60)
+    uvicorn.run(
+        FakeChatServer(args.latency_ms, args.correct_rate, models),
+        host="127.0.0.1",
+        port=args.port,
+        log_level="warning",
+        access_log=False,
+        backlog=4096,
+        timeout_keep_alive=60,
+    )
 
 
 if __name__ == "__main__":

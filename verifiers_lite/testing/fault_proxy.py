@@ -3,7 +3,8 @@
 Sits between a model client and an OpenAI-compatible server and, for a seeded random share of
 requests, answers 500 / 502 / 429 (with Retry-After), resets the connection, or stalls; other
 requests are forwarded untouched. Every response closes its connection, so each request is
-judged on its own. ``counts`` holds requests by fault, ``paths`` by path. A stall lasts until the client hangs up or ``stall_s`` passes;
+judged on its own. ``counts`` holds requests by fault, ``paths`` by path. A stall lasts until the
+client hangs up or ``stall_s`` passes;
 ``stalls_cut`` counts the stalls the client gave up on first (its own timeout worked).
 """
 
@@ -84,16 +85,25 @@ class FaultProxy:
                 self.stalls_cut += cut  # read after the await: concurrent stalls all count
                 return
             head = request_line + await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":", 1)[1]) for line in head.split(b"\r\n")[1:]
-                           if line.lower().startswith(b"content-length:")), 0)
+            length = next(
+                (
+                    int(line.split(b":", 1)[1])
+                    for line in head.split(b"\r\n")[1:]
+                    if line.lower().startswith(b"content-length:")
+                ),
+                0,
+            )
             body = await reader.readexactly(length) if length else b""
             if fault == "pass":
                 writer.write(await self._forward(head, body))
             else:
                 extra = f"retry-after: {self.retry_after_s}\r\n" if fault == "429" else ""
                 payload = b'{"error": {"message": "injected by FaultProxy"}}'
-                writer.write(f"HTTP/1.1 {fault} Injected\r\ncontent-type: application/json\r\n{extra}"
-                             f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n".encode() + payload)
+                writer.write(
+                    f"HTTP/1.1 {fault} Injected\r\ncontent-type: application/json\r\n{extra}"
+                    f"content-length: {len(payload)}\r\nconnection: close\r\n\r\n".encode()
+                    + payload
+                )
             await writer.drain()
         except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
             pass
@@ -113,7 +123,9 @@ class FaultProxy:
 
     async def _forward(self, head: bytes, body: bytes) -> bytes:
         up_reader, up_writer = await asyncio.open_connection("127.0.0.1", self.upstream_port)
-        lines = [ln for ln in head.split(b"\r\n") if ln and not ln.lower().startswith(b"connection:")]
+        lines = [
+            ln for ln in head.split(b"\r\n") if ln and not ln.lower().startswith(b"connection:")
+        ]
         up_writer.write(b"\r\n".join(lines) + b"\r\nconnection: close\r\n\r\n" + body)
         await up_writer.drain()
         response = await up_reader.read()  # upstream closes after one response

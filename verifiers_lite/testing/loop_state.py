@@ -14,31 +14,64 @@ import sys
 from typing import Any
 
 _MODULE_NAMES = {
-    "asyncio": ("run", "Runner", "get_event_loop", "get_running_loop", "_get_running_loop",
-                "new_event_loop", "set_event_loop", "get_event_loop_policy", "set_event_loop_policy",
-                "Task", "Future", "ensure_future", "gather", "wait_for"),
+    "asyncio": (
+        "run",
+        "Runner",
+        "get_event_loop",
+        "get_running_loop",
+        "_get_running_loop",
+        "new_event_loop",
+        "set_event_loop",
+        "get_event_loop_policy",
+        "set_event_loop_policy",
+        "Task",
+        "Future",
+        "ensure_future",
+        "gather",
+        "wait_for",
+    ),
     "asyncio.runners": ("run", "Runner"),
-    "asyncio.events": ("get_event_loop", "get_running_loop", "_get_running_loop", "_set_running_loop",
-                       "new_event_loop"),
-    "asyncio.tasks": ("Task", "_enter_task", "_leave_task", "_register_task", "current_task", "ensure_future"),
+    "asyncio.events": (
+        "get_event_loop",
+        "get_running_loop",
+        "_get_running_loop",
+        "_set_running_loop",
+        "new_event_loop",
+    ),
+    "asyncio.tasks": (
+        "Task",
+        "_enter_task",
+        "_leave_task",
+        "_register_task",
+        "current_task",
+        "ensure_future",
+    ),
     "asyncio.futures": ("Future",),
 }
 
 
 def _policy() -> asyncio.AbstractEventLoopPolicy:
     # Python 3.14 deprecates the public getter and setter; the private ones are silent there.
-    getter = getattr(asyncio.events, "_get_event_loop_policy", None) or asyncio.get_event_loop_policy
+    getter = (
+        getattr(asyncio.events, "_get_event_loop_policy", None) or asyncio.get_event_loop_policy
+    )
     return getter()
 
 
 def _set_policy(policy: asyncio.AbstractEventLoopPolicy) -> None:
-    setter = getattr(asyncio.events, "_set_event_loop_policy", None) or asyncio.set_event_loop_policy
+    setter = (
+        getattr(asyncio.events, "_set_event_loop_policy", None) or asyncio.set_event_loop_policy
+    )
     setter(policy)
 
 
 def _loop_classes() -> list[type]:
-    classes: list[type] = [asyncio.AbstractEventLoop, asyncio.BaseEventLoop, asyncio.SelectorEventLoop,
-                           type(_policy())]
+    classes: list[type] = [
+        asyncio.AbstractEventLoop,
+        asyncio.BaseEventLoop,
+        asyncio.SelectorEventLoop,
+        type(_policy()),
+    ]
     uvloop = sys.modules.get("uvloop")
     if uvloop is not None:
         classes += [uvloop.Loop, getattr(uvloop, "EventLoopPolicy", object)]
@@ -59,7 +92,9 @@ def snapshot() -> dict[str, tuple[Any, str, Any]]:
     return state
 
 
-def changes(before: dict[str, tuple[Any, str, Any]], after: dict[str, tuple[Any, str, Any]]) -> list[str]:
+def changes(
+    before: dict[str, tuple[Any, str, Any]], after: dict[str, tuple[Any, str, Any]]
+) -> list[str]:
     """Where two snapshots differ (by identity), sorted; empty when nothing was replaced. An
     attribute added to a class that ``before`` recorded counts; a class first imported later
     (uvloop) does not."""

@@ -9,8 +9,14 @@ import zlib
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # colour type -> samples per pixel (8-bit, no palette)
 COLOURS = {
-    "black": (0, 0, 0), "white": (255, 255, 255), "red": (220, 30, 30), "green": (30, 160, 50),
-    "blue": (30, 60, 220), "yellow": (240, 220, 40), "orange": (245, 140, 20), "purple": (130, 50, 170),
+    "black": (0, 0, 0),
+    "white": (255, 255, 255),
+    "red": (220, 30, 30),
+    "green": (30, 160, 50),
+    "blue": (30, 60, 220),
+    "yellow": (240, 220, 40),
+    "orange": (245, 140, 20),
+    "purple": (130, 50, 170),
     "grey": (128, 128, 128),
 }
 
@@ -22,8 +28,8 @@ def decode_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
         raise ValueError("not a PNG")
     pos, idat, header = len(_SIGNATURE), b"", None
     while pos + 8 <= len(data):
-        length, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        chunk = data[pos + 8:pos + 8 + length]
+        length, kind = struct.unpack(">I4s", data[pos : pos + 8])
+        chunk = data[pos + 8 : pos + 8 + length]
         pos += 12 + length
         if kind == b"IHDR":
             header = struct.unpack(">IIBBBBB", chunk)
@@ -35,13 +41,15 @@ def decode_png(data: bytes) -> tuple[int, int, list[tuple[int, int, int]]]:
         raise ValueError("PNG without IHDR")
     width, height, depth, colour, _, _, interlace = header
     if depth != 8 or colour not in _CHANNELS or interlace:
-        raise ValueError(f"unsupported PNG (bit depth {depth}, colour type {colour}, interlace {interlace})")
+        raise ValueError(
+            f"unsupported PNG (bit depth {depth}, colour type {colour}, interlace {interlace})"
+        )
     channels = _CHANNELS[colour]
     rows = _unfilter(zlib.decompress(idat), width * channels, height, channels)
     pixels = []
     for row in rows:
         for x in range(width):
-            px = row[x * channels:(x + 1) * channels]
+            px = row[x * channels : (x + 1) * channels]
             pixels.append((px[0], px[0], px[0]) if channels < 3 else (px[0], px[1], px[2]))
     return width, height, pixels
 
@@ -52,7 +60,7 @@ def _unfilter(raw: bytes, stride: int, height: int, bpp: int) -> list[bytearray]
     prev = bytearray(stride)
     for y in range(height):
         start = y * (stride + 1)
-        kind, line = raw[start], bytearray(raw[start + 1:start + 1 + stride])
+        kind, line = raw[start], bytearray(raw[start + 1 : start + 1 + stride])
         for i in range(stride):
             left = line[i - bpp] if i >= bpp else 0
             up, corner = prev[i], prev[i - bpp] if i >= bpp else 0
@@ -79,7 +87,10 @@ def colour_name(pixels: list[tuple[int, int, int]]) -> str:
     """The named colour nearest the pixels' mean."""
     n = max(1, len(pixels))
     mean = tuple(sum(p[i] for p in pixels) / n for i in range(3))
-    return min(COLOURS, key=lambda name: sum((a - b) ** 2 for a, b in zip(COLOURS[name], mean, strict=True)))
+    return min(
+        COLOURS,
+        key=lambda name: sum((a - b) ** 2 for a, b in zip(COLOURS[name], mean, strict=True)),
+    )
 
 
 def data_uri_colour(url: str) -> str:

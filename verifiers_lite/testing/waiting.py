@@ -15,7 +15,9 @@ from typing import TypeVar, cast
 T = TypeVar("T")
 
 
-def wait_until(check: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.02) -> T:
+def wait_until(
+    check: Callable[[], T], what: str, timeout: float = 30.0, interval: float = 0.02
+) -> T:
     """Call ``check`` until it returns a truthy value and return it; AssertionError (naming
     ``what`` and the last value) once ``timeout`` seconds pass."""
     deadline = time.monotonic() + timeout
@@ -28,8 +30,9 @@ def wait_until(check: Callable[[], T], what: str, timeout: float = 30.0, interva
         time.sleep(interval)
 
 
-async def wait_until_async(check: Callable[[], T | Awaitable[T]], what: str, timeout: float = 30.0,
-                           interval: float = 0.01) -> T:
+async def wait_until_async(
+    check: Callable[[], T | Awaitable[T]], what: str, timeout: float = 30.0, interval: float = 0.01
+) -> T:
     """:func:`wait_until` for a coroutine: the event loop runs while it waits, and ``check`` may
     be a coroutine function (an HTTP request, say)."""
     deadline = time.monotonic() + timeout

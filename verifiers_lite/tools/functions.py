@@ -142,9 +142,12 @@ def _signature(fn: Callable[..., Any]) -> _Signature:
         default = ... if param.default is inspect.Parameter.empty else param.default
         fields[f"p{i}"] = (Annotated[annotation, pydantic.Field(alias=pname)], default)
         names[f"p{i}"] = pname
-    config = pydantic.ConfigDict(extra="allow" if takes_kwargs else "forbid",
-                                 arbitrary_types_allowed=True)
-    model = pydantic.create_model(f"{getattr(fn, '__name__', 'tool')}_args", __config__=config, **fields)
+    config = pydantic.ConfigDict(
+        extra="allow" if takes_kwargs else "forbid", arbitrary_types_allowed=True
+    )
+    model = pydantic.create_model(
+        f"{getattr(fn, '__name__', 'tool')}_args", __config__=config, **fields
+    )
     spec = _Signature(model, names, takes_kwargs)
     with contextlib.suppress(TypeError):  # not weak-referenceable (a builtin): rebuilt per call
         cache[key] = spec
@@ -201,7 +204,11 @@ def function_to_schema(fn: Callable[..., Any], name: str | None = None) -> dict[
         "function": {
             "name": name or fn.__name__,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": raw.get("required", [])},
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": raw.get("required", []),
+            },
         },
     }
 
@@ -248,12 +255,15 @@ def validate_arguments(fn: Callable[..., Any], args: dict[str, Any], tool: str) 
         validated = spec.model.model_validate(args)
     except pydantic.ValidationError as exc:
         problems = "; ".join(
-            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_problem(err)}" for err in exc.errors()
+            f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_problem(err)}"
+            for err in exc.errors()
         )
         raise ToolCallError("bad_arguments", tool, f"invalid arguments: {problems}") from exc
     # Only what the model sent: the function's own defaults apply to the rest.
     given = validated.model_fields_set
-    kwargs = {pname: getattr(validated, field) for field, pname in spec.fields.items() if field in given}
+    kwargs = {
+        pname: getattr(validated, field) for field, pname in spec.fields.items() if field in given
+    }
     if spec.takes_kwargs:
         kwargs.update(validated.model_extra or {})
     return kwargs
@@ -348,7 +358,9 @@ async def answer_tool_call(
             raise ToolCallError("parse_error", tool, f"could not parse tool call: {parse_error}")
         fn = tools.get(tool)
         if fn is None:
-            raise ToolCallError("unknown_tool", tool, f"no such tool; available: {', '.join(tools) or 'none'}")
+            raise ToolCallError(
+                "unknown_tool", tool, f"no such tool; available: {', '.join(tools) or 'none'}"
+            )
         return await call_tool(fn, arguments, timeout, raise_errors=True, name=tool), None
     except ToolCallError as err:
         return tool_error_message(err), err.kind

@@ -52,7 +52,9 @@ def reward_of(row: Row) -> float:
     """The reward of a row :func:`trainable_rows` kept (each has one)."""
     reward = row.get("reward")
     if reward is None:
-        raise ValueError(f"row of example {row.get('example_id')} has no reward: it is not trainable")
+        raise ValueError(
+            f"row of example {row.get('example_id')} has no reward: it is not trainable"
+        )
     return float(reward)
 
 
@@ -75,17 +77,19 @@ def to_verl(rows: RowSource) -> list[dict[str, Any]]:
     for row in trainable_rows(rows):
         prompt, comp, mask, lps = _tokens(row)
         timing = row.get("timing") or {}
-        out.append({
-            "prompt_ids": prompt,
-            "response_ids": comp,
-            "response_mask": mask,
-            "response_logprobs": lps,
-            "reward_score": reward_of(row),
-            "num_turns": _num_turns(row),
-            # verl's AgentLoopMetrics: seconds spent generating (tool time is not measured here).
-            "metrics": {"generate_sequences": float(timing.get("generation_ms", 0.0)) / 1000.0},
-            "extra_fields": _ids(row),
-        })
+        out.append(
+            {
+                "prompt_ids": prompt,
+                "response_ids": comp,
+                "response_mask": mask,
+                "response_logprobs": lps,
+                "reward_score": reward_of(row),
+                "num_turns": _num_turns(row),
+                # verl's AgentLoopMetrics: seconds spent generating (tool time is not measured here).
+                "metrics": {"generate_sequences": float(timing.get("generation_ms", 0.0)) / 1000.0},
+                "extra_fields": _ids(row),
+            }
+        )
     return out
 
 
@@ -101,10 +105,15 @@ def to_skyrl(rows: RowSource) -> dict[str, Any]:
         "rewards": rewards,
         "loss_masks": [t[2] for t in toks],
         "stop_reasons": [str(r.get("stop_reason")) for r in kept],
-        "rollout_metrics": {"generate/avg_reward": sum(rewards) / len(rewards)} if rewards else None,
+        "rollout_metrics": {"generate/avg_reward": sum(rewards) / len(rewards)}
+        if rewards
+        else None,
         "rollout_logprobs": [t[3] for t in toks],
         "trajectory_ids": [
-            {"instance_id": str(r.get("example_id")), "repetition_id": int(r.get("rollout_index") or 0)}
+            {
+                "instance_id": str(r.get("example_id")),
+                "repetition_id": int(r.get("rollout_index") or 0),
+            }
             for r in kept
         ],
     }
@@ -115,15 +124,17 @@ def to_prime_rl(rows: RowSource) -> list[dict[str, Any]]:
     out = []
     for row in trainable_rows(rows):
         prompt, comp, mask, lps = _tokens(row)
-        out.append({
-            "prompt_ids": prompt,
-            "prompt_mask": [0] * len(prompt),
-            "completion_ids": comp,
-            "completion_mask": mask,
-            "completion_logprobs": lps,
-            "advantage": _float(row.get("advantage")),
-            "reward": reward_of(row),
-        })
+        out.append(
+            {
+                "prompt_ids": prompt,
+                "prompt_mask": [0] * len(prompt),
+                "completion_ids": comp,
+                "completion_mask": mask,
+                "completion_logprobs": lps,
+                "advantage": _float(row.get("advantage")),
+                "reward": reward_of(row),
+            }
+        )
     return out
 
 

@@ -63,8 +63,14 @@ class EnvironmentRollouts:
     """
 
     def __init__(
-        self, env: Any, sampler: Sampler | None, template: Template, *,
-        sampling_params: SamplingParams | None = None, ratio_every: int = 1, seed: int = 0,
+        self,
+        env: Any,
+        sampler: Sampler | None,
+        template: Template,
+        *,
+        sampling_params: SamplingParams | None = None,
+        ratio_every: int = 1,
+        seed: int = 0,
         model_name: str = "policy",
     ) -> None:
         self.env = env
@@ -88,8 +94,16 @@ class EnvironmentRollouts:
         if num_examples >= 0:
             inputs = inputs[:num_examples]
         return datasets.Dataset.from_list(
-            [{"prompt": [{"role": m["role"], "content": m.get("content") or ""} for m in inp["prompt"]],
-              "example_id": inp.get("example_id")} for inp in inputs]
+            [
+                {
+                    "prompt": [
+                        {"role": m["role"], "content": m.get("content") or ""}
+                        for m in inp["prompt"]
+                    ],
+                    "example_id": inp.get("example_id"),
+                }
+                for inp in inputs
+            ]
         )
 
     # -- TRL's hook -------------------------------------------------------------------------
@@ -100,7 +114,11 @@ class EnvironmentRollouts:
         client = TokenClient(sampler, self.template, self.sampling_params)
         step = int(trainer.state.global_step)
         out = self.env.generate_sync(
-            inputs, client, self.model_name, seed=self.seed * 1_000_003 + step, progress=False,
+            inputs,
+            client,
+            self.model_name,
+            seed=self.seed * 1_000_003 + step,
+            progress=False,
         )
         rows = _in_prompt_order(inputs, out.rows)
         trainable = [r for r in rows if _has_tokens(r)]
@@ -111,7 +129,9 @@ class EnvironmentRollouts:
         return self._to_trl(rows)
 
     @staticmethod
-    def reward(prompts: Any = None, completions: Any = None, vf_reward: Any = None, **_: Any) -> list[float | None]:
+    def reward(
+        prompts: Any = None, completions: Any = None, vf_reward: Any = None, **_: Any
+    ) -> list[float | None]:
         """TRL reward function: the environment's rubric reward of each rollout (None for a
         rollout that failed: TRL leaves it out of its group's baseline)."""
         return list(vf_reward or [])
@@ -140,22 +160,38 @@ class EnvironmentRollouts:
                 env_mask.append(list(row["completion_mask"]))
                 rewards.append(row.get("reward"))
             else:  # a failed rollout: one masked end-of-turn token, no reward, nothing learned
-                prompt_ids.append(self.template.encode_messages(row["prompt"], add_generation_prompt=True))
+                prompt_ids.append(
+                    self.template.encode_messages(row["prompt"], add_generation_prompt=True)
+                )
                 completion_ids.append([self.template.stop_token_ids[0]])
                 logprobs.append([0.0])
                 env_mask.append([0])
                 rewards.append(None)
-        return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "logprobs": logprobs,
-                "env_mask": env_mask, "vf_reward": rewards}
+        return {
+            "prompt_ids": prompt_ids,
+            "completion_ids": completion_ids,
+            "logprobs": logprobs,
+            "env_mask": env_mask,
+            "vf_reward": rewards,
+        }
 
     def _record(
-        self, step: int, rows: list[Row], trainable: list[Row], trainer: Any, clocks: dict[str, float],
+        self,
+        step: int,
+        rows: list[Row],
+        trainable: list[Row],
+        trainer: Any,
+        clocks: dict[str, float],
     ) -> None:
         scored = [float(reward) for r in rows if (reward := r.get("reward")) is not None]
         entry: dict[str, Any] = {
-            "step": step, "rollouts": len(rows), "errors": sum(1 for r in rows if r.get("error")),
+            "step": step,
+            "rollouts": len(rows),
+            "errors": sum(1 for r in rows if r.get("error")),
             "reward_mean": sum(scored) / len(scored) if scored else None,
-            "reward_ci95": _reward_ci95(rows), **clocks, "ratio_s": 0.0,
+            "reward_ci95": _reward_ci95(rows),
+            **clocks,
+            "ratio_s": 0.0,
         }
         if self.ratio_every and (step + 1) % self.ratio_every == 0 and trainable:
             t0 = time.perf_counter()
@@ -171,7 +207,9 @@ def _ratio_check(rows: list[Row], model: Any) -> dict[str, Any]:
     was_training = model.training
     model.eval()
     try:
-        stats: dict[str, Any] = logprob_report(rows, _batch_scorer(model, rows), name="sampler vs trainer").stats()
+        stats: dict[str, Any] = logprob_report(
+            rows, _batch_scorer(model, rows), name="sampler vs trainer"
+        ).stats()
         if hasattr(model, "disable_adapter"):
             with model.disable_adapter():
                 base = _batch_scorer(model, rows)
@@ -194,8 +232,14 @@ def _batch_scorer(model: Any, rows: list[Row]) -> Any:
         ids[b, : len(x)] = torch.tensor(x)
         attn[b, : len(x)] = 1
     with torch.no_grad():
-        logits = model(input_ids=ids.to(model.device), attention_mask=attn.to(model.device)).logits.float().cpu()
-        picked = torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+        logits = (
+            model(input_ids=ids.to(model.device), attention_mask=attn.to(model.device))
+            .logits.float()
+            .cpu()
+        )
+        picked = (
+            torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
+        )
     table = {tuple(x): [0.0, *picked[b, : len(x) - 1].tolist()] for b, x in enumerate(seqs)}
     fallback = hf_scorer(model)
     return lambda x: table.get(tuple(x)) or fallback(x)
@@ -222,7 +266,11 @@ class _TimedSampler:
 def _reward_ci95(rows: list[Row]) -> list[float] | None:
     """The 95% interval of the step's mean reward, clustered by question (a group's rollouts
     share their prompt, so they are not independent); None when it cannot be computed."""
-    scored = [(float(reward), r.get("example_id")) for r in rows if (reward := r.get("reward")) is not None]
+    scored = [
+        (float(reward), r.get("example_id"))
+        for r in rows
+        if (reward := r.get("reward")) is not None
+    ]
     est = clustered_mean([v for v, _ in scored], [eid for _, eid in scored])
     lo, hi = est.ci
     return None if lo != lo or hi != hi else [float(lo), float(hi)]
@@ -254,7 +302,11 @@ def _index_examples(inputs: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 
 
 def _has_tokens(row: Row) -> bool:
-    return not row.get("error") and bool(row.get("completion_ids")) and row.get("prompt_ids") is not None
+    return (
+        not row.get("error")
+        and bool(row.get("completion_ids"))
+        and row.get("prompt_ids") is not None
+    )
 
 
 def _in_prompt_order(inputs: list[dict[str, Any]], rows: list[Row]) -> list[Row]:
@@ -272,9 +324,17 @@ def _in_prompt_order(inputs: list[dict[str, Any]], rows: list[Row]) -> list[Row]
 
 
 def grpo_trainer(
-    env: Any, model: Any, args: Any = None, *, sampler: Sampler | None = None,
-    template: Template | None = None, tokenizer: Any = None, sampling_params: SamplingParams | None = None,
-    num_examples: int = -1, ratio_every: int = 1, **trainer_kwargs: Any,
+    env: Any,
+    model: Any,
+    args: Any = None,
+    *,
+    sampler: Sampler | None = None,
+    template: Template | None = None,
+    tokenizer: Any = None,
+    sampling_params: SamplingParams | None = None,
+    num_examples: int = -1,
+    ratio_every: int = 1,
+    **trainer_kwargs: Any,
 ) -> Any:
     """A TRL ``GRPOTrainer`` training ``model`` (a checkpoint path or a transformers model) on
     ``env``'s dataset, rewarded by its rubric; the :class:`EnvironmentRollouts` is
@@ -284,7 +344,8 @@ def grpo_trainer(
     with ``args.use_vllm`` in server mode, samples from TRL's vLLM server (TRL syncs its weights).
     Any other sampler (llama.cpp, a vLLM server TRL does not update), or a trainer in bf16/fp16
     (its logprobs differ from the sampler's by bf16 rounding), is off-policy: TRL's importance-sampling
-    correction is switched on for it (one more forward pass a step; TRL logs the ratios). ``args`` is a ``trl.GRPOConfig``;
+    correction is switched on for it (one more forward pass a step; TRL logs the ratios). ``args``
+    is a ``trl.GRPOConfig``;
     ``trainer_kwargs`` go to ``GRPOTrainer`` (``peft_config=peft.LoraConfig(...)`` trains a LoRA
     adapter, TRL's documented way; the sampler then samples through the adapter). ``ratio_every``:
     see :class:`EnvironmentRollouts`.
@@ -300,13 +361,25 @@ def grpo_trainer(
     template = template or Template.from_pretrained(str(path))
     args = args or trl.GRPOConfig(output_dir="outputs/grpo")
     if args.temperature != 1.0:
-        raise ValueError(f"GRPOConfig.temperature must be 1.0 (the sampler's logprobs are at 1.0), got {args.temperature}")
-    rollouts = EnvironmentRollouts(env, sampler, template, sampling_params=sampling_params,
-                                   ratio_every=ratio_every, seed=args.seed)
+        raise ValueError(
+            f"GRPOConfig.temperature must be 1.0 (the sampler's logprobs are at 1.0), got {args.temperature}"
+        )
+    rollouts = EnvironmentRollouts(
+        env,
+        sampler,
+        template,
+        sampling_params=sampling_params,
+        ratio_every=ratio_every,
+        seed=args.seed,
+    )
     trainer = trl.GRPOTrainer(
-        model=model, reward_funcs=[rollouts.reward], args=args,
+        model=model,
+        reward_funcs=[rollouts.reward],
+        args=args,
         train_dataset=trainer_kwargs.pop("train_dataset", None) or rollouts.dataset(num_examples),
-        processing_class=tokenizer, rollout_func=rollouts, **trainer_kwargs,
+        processing_class=tokenizer,
+        rollout_func=rollouts,
+        **trainer_kwargs,
     )
     trainer.vf_rollouts = rollouts
     if sampler is None and args.use_vllm and args.vllm_mode == "server":
@@ -329,7 +402,9 @@ def _enable_importance_sampling(trainer: Any) -> None:
     weight sync is replaced by a no-op since these weights cannot be updated.
     """
     if not trainer.args.vllm_importance_sampling_correction:
-        logger.warning("off-policy sampler with vllm_importance_sampling_correction=False: no correction")
+        logger.warning(
+            "off-policy sampler with vllm_importance_sampling_correction=False: no correction"
+        )
         return
     trainer.use_vllm = True
     trainer.vllm_importance_sampling_correction = True

@@ -15,7 +15,15 @@ from typing import Any
 
 __all__ = ["StepProfiler", "StepTimes"]
 
-PHASES = ("sampling", "scoring", "ratio_check", "trl_prepare", "forward_backward", "optimizer", "logging")
+PHASES = (
+    "sampling",
+    "scoring",
+    "ratio_check",
+    "trl_prepare",
+    "forward_backward",
+    "optimizer",
+    "logging",
+)
 
 
 @dataclass
@@ -58,7 +66,9 @@ class StepProfiler:
     def attach(cls, trainer: Any) -> StepProfiler:
         """A profiler registered on ``trainer`` (a ``vf.train.grpo_trainer`` result)."""
         if not hasattr(trainer, "vf_rollouts"):
-            raise TypeError("StepProfiler.attach needs a trainer made by vf.train.grpo_trainer (no vf_rollouts)")
+            raise TypeError(
+                "StepProfiler.attach needs a trainer made by vf.train.grpo_trainer (no vf_rollouts)"
+            )
         profiler = cls(trainer.vf_rollouts)
         original = trainer._generate_and_score_completions
 
@@ -92,12 +102,14 @@ class StepProfiler:
         stats = self._rollouts.step_stats[-1] if self._rollouts.step_stats else {}
         rollout_s = float(stats.get("rollout_s", 0.0))
         times = StepTimes(
-            step=step, sampling=float(stats.get("sampling_s", 0.0)),
+            step=step,
+            sampling=float(stats.get("sampling_s", 0.0)),
             scoring=rollout_s - float(stats.get("sampling_s", 0.0)),
             ratio_check=float(stats.get("ratio_s", 0.0)),
             trl_prepare=self._prepare_s - rollout_s - float(stats.get("ratio_s", 0.0)),
             forward_backward=pre - m["begin"] - self._prepare_s,
-            optimizer=m["end"] - pre, total=m["end"] - m["begin"],
+            optimizer=m["end"] - pre,
+            total=m["end"] - m["begin"],
         )
         self.steps.append(times)
 

@@ -20,8 +20,18 @@ from .formats import RowSource, reward_of, trainable_rows
 __all__ = ["TOKEN_ROW_COLUMNS", "read_token_rows", "write_token_rows"]
 
 TOKEN_ROW_COLUMNS: tuple[str, ...] = (
-    "example_id", "rollout_index", "trajectory_id", "task", "reward", "advantage", "stop_reason",
-    "turns", "prompt_ids", "completion_ids", "completion_mask", "completion_logprobs",
+    "example_id",
+    "rollout_index",
+    "trajectory_id",
+    "task",
+    "reward",
+    "advantage",
+    "stop_reason",
+    "turns",
+    "prompt_ids",
+    "completion_ids",
+    "completion_mask",
+    "completion_logprobs",
 )
 
 
@@ -59,13 +69,22 @@ def write_token_rows(rows: RowSource, path: str | os.PathLike[str]) -> Path:
         return p
     pa = require("pyarrow", "write_token_rows (Parquet)", "train")
     pq = require("pyarrow.parquet", "write_token_rows (Parquet)", "train", package="pyarrow")
-    schema = pa.schema([
-        ("example_id", pa.int64()), ("rollout_index", pa.int64()), ("trajectory_id", pa.string()),
-        ("task", pa.string()), ("reward", pa.float64()), ("advantage", pa.float64()),
-        ("stop_reason", pa.string()), ("turns", pa.int64()), ("prompt_ids", pa.list_(pa.int32())),
-        ("completion_ids", pa.list_(pa.int32())), ("completion_mask", pa.list_(pa.int8())),
-        ("completion_logprobs", pa.list_(pa.float32())),
-    ])
+    schema = pa.schema(
+        [
+            ("example_id", pa.int64()),
+            ("rollout_index", pa.int64()),
+            ("trajectory_id", pa.string()),
+            ("task", pa.string()),
+            ("reward", pa.float64()),
+            ("advantage", pa.float64()),
+            ("stop_reason", pa.string()),
+            ("turns", pa.int64()),
+            ("prompt_ids", pa.list_(pa.int32())),
+            ("completion_ids", pa.list_(pa.int32())),
+            ("completion_mask", pa.list_(pa.int8())),
+            ("completion_logprobs", pa.list_(pa.float32())),
+        ]
+    )
     pq.write_table(pa.Table.from_pylist(records, schema=schema), p)
     return p
 

@@ -99,11 +99,16 @@ def _as_rows(rows: Any) -> list[Any]:
         logprobs = rows.get("rollout_logprobs")
         for key in ("response_ids", "loss_masks"):
             if len(rows.get(key) or []) != n:
-                raise ValueError(f"SkyRL output: {key} has {len(rows.get(key) or [])} rows, prompt_token_ids {n}")
+                raise ValueError(
+                    f"SkyRL output: {key} has {len(rows.get(key) or [])} rows, prompt_token_ids {n}"
+                )
         return [
-            {"prompt_token_ids": rows["prompt_token_ids"][i], "response_ids": rows["response_ids"][i],
-             "loss_masks": rows["loss_masks"][i],
-             "rollout_logprobs": None if logprobs is None else logprobs[i]}
+            {
+                "prompt_token_ids": rows["prompt_token_ids"][i],
+                "response_ids": rows["response_ids"][i],
+                "loss_masks": rows["loss_masks"][i],
+                "rollout_logprobs": None if logprobs is None else logprobs[i],
+            }
             for i in range(n)
         ]
     if isinstance(rows, Mapping) or not isinstance(rows, Sequence):
@@ -113,16 +118,36 @@ def _as_rows(rows: Any) -> list[Any]:
 
 def _normalise(i: int, row: Mapping[str, Any]) -> _Sequence:
     if "response_ids" in row and "prompt_token_ids" in row:  # SkyRL
-        return _Sequence(list(row["prompt_token_ids"]), list(row["response_ids"]),
-                         _list(row.get("loss_masks")), _list(row.get("rollout_logprobs")), "response_ids")
+        return _Sequence(
+            list(row["prompt_token_ids"]),
+            list(row["response_ids"]),
+            _list(row.get("loss_masks")),
+            _list(row.get("rollout_logprobs")),
+            "response_ids",
+        )
     if "response_ids" in row:  # verl
-        return _Sequence(list(row.get("prompt_ids") or []), list(row["response_ids"]),
-                         _list(row.get("response_mask")), _list(row.get("response_logprobs")), "response_ids")
+        return _Sequence(
+            list(row.get("prompt_ids") or []),
+            list(row["response_ids"]),
+            _list(row.get("response_mask")),
+            _list(row.get("response_logprobs")),
+            "response_ids",
+        )
     if "completion_ids" in row:
-        steps = [s["tokens"] for s in row.get("trajectory") or [] if isinstance(s, Mapping) and s.get("tokens")]
-        return _Sequence(list(row.get("prompt_ids") or []), list(row["completion_ids"]),
-                         _list(row.get("completion_mask")), _list(row.get("completion_logprobs")),
-                         "completion_ids", _list(row.get("prompt_mask")), steps)
+        steps = [
+            s["tokens"]
+            for s in row.get("trajectory") or []
+            if isinstance(s, Mapping) and s.get("tokens")
+        ]
+        return _Sequence(
+            list(row.get("prompt_ids") or []),
+            list(row["completion_ids"]),
+            _list(row.get("completion_mask")),
+            _list(row.get("completion_logprobs")),
+            "completion_ids",
+            _list(row.get("prompt_mask")),
+            steps,
+        )
     raise KeyError(
         f"row {i} has no token fields: expected completion_ids, response_ids or input_ids/labels "
         f"(keys: {sorted(row)[:12]})"
@@ -142,30 +167,69 @@ def _check_sequence(i: int, s: _Sequence) -> list[TrainingIssue]:
     n = len(s.completion)
     if s.prompt_mask is not None:
         if len(s.prompt_mask) != len(s.prompt):
-            out.append(_issue(i, min(len(s.prompt_mask), len(s.prompt)), "mask_length", "prompt_ids",
-                              f"prompt_mask has {len(s.prompt_mask)} entries for {len(s.prompt)} prompt tokens"))
+            out.append(
+                _issue(
+                    i,
+                    min(len(s.prompt_mask), len(s.prompt)),
+                    "mask_length",
+                    "prompt_ids",
+                    f"prompt_mask has {len(s.prompt_mask)} entries for {len(s.prompt)} prompt tokens",
+                )
+            )
         else:
-            out += [_issue(i, p, "label_on_unsampled", "prompt_ids", "prompt_mask marks a prompt token for the loss")
-                    for p, m in enumerate(s.prompt_mask) if m][:1]
+            out += [
+                _issue(
+                    i,
+                    p,
+                    "label_on_unsampled",
+                    "prompt_ids",
+                    "prompt_mask marks a prompt token for the loss",
+                )
+                for p, m in enumerate(s.prompt_mask)
+                if m
+            ][:1]
     mask = s.mask if s.mask is not None else [1] * n
     if len(mask) != n:
-        out.append(_issue(i, min(len(mask), n), "mask_length", s.where,
-                          f"mask has {len(mask)} entries for {n} tokens"))
+        out.append(
+            _issue(
+                i,
+                min(len(mask), n),
+                "mask_length",
+                s.where,
+                f"mask has {len(mask)} entries for {n} tokens",
+            )
+        )
         return out
     if s.logprobs is None:
         return out
     if len(s.logprobs) != n:
-        out.append(_issue(i, min(len(s.logprobs), n), "logprob_alignment", s.where,
-                          f"{len(s.logprobs)} logprobs for {n} tokens"))
+        out.append(
+            _issue(
+                i,
+                min(len(s.logprobs), n),
+                "logprob_alignment",
+                s.where,
+                f"{len(s.logprobs)} logprobs for {n} tokens",
+            )
+        )
         return out
     for p, (lp, m) in enumerate(zip(s.logprobs, mask, strict=True)):
         if lp is None or not math.isfinite(lp) or lp > 1e-6:
-            out.append(_issue(i, p, "logprob_alignment", s.where, f"{lp!r} is not a log-probability"))
+            out.append(
+                _issue(i, p, "logprob_alignment", s.where, f"{lp!r} is not a log-probability")
+            )
             break
         if not m and lp != 0.0:
-            out.append(_issue(i, p, "logprob_alignment", s.where,
-                              f"logprob {lp:.4g} on a token outside the mask: logprobs are not aligned "
-                              "with the sampled tokens"))
+            out.append(
+                _issue(
+                    i,
+                    p,
+                    "logprob_alignment",
+                    s.where,
+                    f"logprob {lp:.4g} on a token outside the mask: logprobs are not aligned "
+                    "with the sampled tokens",
+                )
+            )
             break
     return out
 
@@ -181,12 +245,21 @@ def _check_turns(i: int, s: _Sequence) -> list[TrainingIssue]:
         sampled = list(turn.get("completion_ids") or [])
         lps = turn.get("completion_logprobs")
         if prompt[: len(seen)] != seen:
-            pos = next((p for p, (a, b) in enumerate(zip(prompt, seen, strict=False)) if a != b),
-                       min(len(prompt), len(seen)))
-            out.append(_issue(i, pos, "prefix_break", f"turn {t} prompt_ids",
-                              f"turn {t}'s prompt does not extend turn {t - 1}'s prompt + completion "
-                              f"(token {prompt[pos] if pos < len(prompt) else 'missing'} where "
-                              f"{seen[pos] if pos < len(seen) else 'nothing'} was)"))
+            pos = next(
+                (p for p, (a, b) in enumerate(zip(prompt, seen, strict=False)) if a != b),
+                min(len(prompt), len(seen)),
+            )
+            out.append(
+                _issue(
+                    i,
+                    pos,
+                    "prefix_break",
+                    f"turn {t} prompt_ids",
+                    f"turn {t}'s prompt does not extend turn {t - 1}'s prompt + completion "
+                    f"(token {prompt[pos] if pos < len(prompt) else 'missing'} where "
+                    f"{seen[pos] if pos < len(seen) else 'nothing'} was)",
+                )
+            )
             return out
         bridge = len(prompt) - len(seen) if t else 0
         expected_mask += [0] * bridge + [1] * len(sampled)
@@ -196,15 +269,29 @@ def _check_turns(i: int, s: _Sequence) -> list[TrainingIssue]:
         return out  # the merged fields cover something else (or nothing): nothing to compare
     for pos, (m, e) in enumerate(zip(s.mask, expected_mask, strict=True)):
         if m and not e:
-            out.append(_issue(i, pos, "label_on_unsampled", s.where,
-                              f"mask 1 on token {s.completion[pos]}, which the environment wrote "
-                              "between turns (a tool answer or template bridge)"))
+            out.append(
+                _issue(
+                    i,
+                    pos,
+                    "label_on_unsampled",
+                    s.where,
+                    f"mask 1 on token {s.completion[pos]}, which the environment wrote "
+                    "between turns (a tool answer or template bridge)",
+                )
+            )
             break
     if s.logprobs is not None and len(s.logprobs) == len(expected_lps):
         for pos, (lp, want) in enumerate(zip(s.logprobs, expected_lps, strict=True)):
             if want is not None and abs(lp - want) > 1e-6:
-                out.append(_issue(i, pos, "logprob_alignment", s.where,
-                                  f"logprob {lp:.4g} where the sampler returned {want:.4g}"))
+                out.append(
+                    _issue(
+                        i,
+                        pos,
+                        "logprob_alignment",
+                        s.where,
+                        f"logprob {lp:.4g} where the sampler returned {want:.4g}",
+                    )
+                )
                 break
     return out
 
@@ -213,26 +300,59 @@ def _check_labels(i: int, row: Mapping[str, Any]) -> list[TrainingIssue]:
     """A token-engine trajectory: unshifted labels (label == token where sampled, else -100)."""
     ids, labels = list(row["input_ids"]), list(row["labels"])
     if len(labels) != len(ids):
-        return [_issue(i, min(len(labels), len(ids)), "mask_length", "labels",
-                       f"{len(labels)} labels for {len(ids)} input_ids")]
+        return [
+            _issue(
+                i,
+                min(len(labels), len(ids)),
+                "mask_length",
+                "labels",
+                f"{len(labels)} labels for {len(ids)} input_ids",
+            )
+        ]
     attn = row.get("attention_mask")
     if attn is not None and len(attn) != len(ids):
-        return [_issue(i, min(len(attn), len(ids)), "mask_length", "attention_mask",
-                       f"{len(attn)} attention_mask entries for {len(ids)} input_ids")]
+        return [
+            _issue(
+                i,
+                min(len(attn), len(ids)),
+                "mask_length",
+                "attention_mask",
+                f"{len(attn)} attention_mask entries for {len(ids)} input_ids",
+            )
+        ]
     prompt_length = int(row.get("prompt_length") or 0)
     for p, (tok, lab) in enumerate(zip(ids, labels, strict=True)):
         if lab == IGNORE_INDEX:
             continue
         if p < prompt_length or lab != tok:
-            why = "a prompt token" if p < prompt_length else f"label {lab} is not the token there ({tok})"
+            why = (
+                "a prompt token"
+                if p < prompt_length
+                else f"label {lab} is not the token there ({tok})"
+            )
             return [_issue(i, p, "label_on_unsampled", "labels", f"label on {why}")]
     lps = row.get("logprobs")
     n_labels = sum(lab != IGNORE_INDEX for lab in labels)
     if lps is not None and len(lps) == len(ids) != n_labels:  # per position: 0.0 off labels
         for p, (lp, lab) in enumerate(zip(lps, labels, strict=True)):
             if lab == IGNORE_INDEX and lp != 0.0:
-                return [_issue(i, p, "logprob_alignment", "logprobs", f"logprob {lp:.4g} on an unlabelled token")]
+                return [
+                    _issue(
+                        i,
+                        p,
+                        "logprob_alignment",
+                        "logprobs",
+                        f"logprob {lp:.4g} on an unlabelled token",
+                    )
+                ]
     elif lps is not None and len(lps) != n_labels:
-        return [_issue(i, min(len(lps), n_labels), "logprob_alignment", "logprobs",
-                       f"{len(lps)} logprobs for {n_labels} sampled tokens or {len(ids)} positions")]
+        return [
+            _issue(
+                i,
+                min(len(lps), n_labels),
+                "logprob_alignment",
+                "logprobs",
+                f"{len(lps)} logprobs for {n_labels} sampled tokens or {len(ids)} positions",
+            )
+        ]
     return []

@@ -27,8 +27,14 @@ class TqdmProgress:
     def on_start(self, stats: RunStats) -> None:
         from tqdm.auto import tqdm
 
-        self.bar = tqdm(total=stats.total, initial=stats.finished, desc=self.desc, file=sys.stderr,
-                        mininterval=0.25, dynamic_ncols=True)
+        self.bar = tqdm(
+            total=stats.total,
+            initial=stats.finished,
+            desc=self.desc,
+            file=sys.stderr,
+            mininterval=0.25,
+            dynamic_ncols=True,
+        )
 
     def on_progress(self, stats: RunStats, rows: list[Row]) -> None:
         self.on_update(stats)
@@ -71,5 +77,9 @@ def postfix(stats: RunStats, final: bool = False) -> str:
     if stats.scored:
         se = stats.stderr
         reward = f"{stats.mean_reward:.3f}" + (f"±{se:.3f}" if math.isfinite(se) else "")
-    stops = ",".join(f"{k}={v}" for k, v in sorted(stats.stop_reasons.items(), key=lambda kv: -kv[1]))
-    return f"{running}reward={reward} errors={stats.error_count}" + (f" stop[{stops}]" if stops else "")
+    stops = ",".join(
+        f"{k}={v}" for k, v in sorted(stats.stop_reasons.items(), key=lambda kv: -kv[1])
+    )
+    return f"{running}reward={reward} errors={stats.error_count}" + (
+        f" stop[{stops}]" if stops else ""
+    )

@@ -13,6 +13,7 @@ from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params
 
 __all__ = ["LlamaCppSampler", "load_llama"]
 
+
 def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) -> Any:
     """A ``llama_cpp.Llama`` over ``model_path`` (default: the embedded SmolLM2 GGUF)."""
     llama_cpp = require("llama_cpp", "LlamaCppSampler", "local", package="llama-cpp-python")

@@ -34,14 +34,22 @@ class TransformersSampler:
     """
 
     def __init__(
-        self, model: Any, tokenizer: Any = None, *, dtype: str = "float32", max_batch_size: int = 64,
-        max_context_tokens: int | None = None, share_prefill: bool = True,
+        self,
+        model: Any,
+        tokenizer: Any = None,
+        *,
+        dtype: str = "float32",
+        max_batch_size: int = 64,
+        max_context_tokens: int | None = None,
+        share_prefill: bool = True,
     ) -> None:
         torch = _torch()
         if isinstance(model, str) or not hasattr(model, "config"):
             transformers = require("transformers", "TransformersSampler", "train")
             path = str(model)
-            model = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=getattr(torch, dtype))
+            model = transformers.AutoModelForCausalLM.from_pretrained(
+                path, dtype=getattr(torch, dtype)
+            )
             tokenizer = tokenizer or transformers.AutoTokenizer.from_pretrained(path)
         if max_batch_size < 1:
             raise ValueError(f"max_batch_size must be >= 1, got {max_batch_size}")
@@ -51,7 +59,9 @@ class TransformersSampler:
         self.share_prefill = share_prefill
         self.prefill_calls = 0
         self.prefill_tokens = 0
-        self.max_context_tokens = max_context_tokens or getattr(model.config, "max_position_embeddings", None)
+        self.max_context_tokens = max_context_tokens or getattr(
+            model.config, "max_position_embeddings", None
+        )
         self._pad = int(getattr(model.config, "pad_token_id", None) or 0)
         # The model's end-of-sequence ids stop a sample, as they do in vLLM and llama.cpp.
         eos = getattr(getattr(model, "generation_config", None), "eos_token_id", None)
@@ -84,9 +94,13 @@ class TransformersSampler:
 
     def _check(self, p: SamplingParams) -> None:
         if p.repetition_penalty != 1.0 or p.extra:
-            raise ValueError("TransformersSampler supports neither repetition_penalty nor extra parameters")
+            raise ValueError(
+                "TransformersSampler supports neither repetition_penalty nor extra parameters"
+            )
         if p.stop and self.tokenizer is None:
-            raise ValueError("stop strings need the tokenizer: TransformersSampler(model, tokenizer)")
+            raise ValueError(
+                "stop strings need the tokenizer: TransformersSampler(model, tokenizer)"
+            )
 
     def _generators(self, plist: list[SamplingParams]) -> list[Any]:
         torch = _torch()
@@ -113,20 +127,32 @@ class TransformersSampler:
         ids = torch.full((len(unique), width), self._pad, dtype=torch.long)
         attn = torch.zeros((len(unique), width), dtype=torch.long)
         for b, prompt in enumerate(unique):
-            ids[b, width - len(prompt):] = torch.tensor(prompt, dtype=torch.long)
-            attn[b, width - len(prompt):] = 1
+            ids[b, width - len(prompt) :] = torch.tensor(prompt, dtype=torch.long)
+            attn[b, width - len(prompt) :] = 1
         ids, attn = ids.to(device), attn.to(device)
         positions = (attn.cumsum(-1) - 1).clamp(min=0)
-        out = self.model(input_ids=ids, attention_mask=attn, position_ids=positions, use_cache=True,
-                         logits_to_keep=1)
+        out = self.model(
+            input_ids=ids,
+            attention_mask=attn,
+            position_ids=positions,
+            use_cache=True,
+            logits_to_keep=1,
+        )
         self.prefill_calls += 1
         self.prefill_tokens += int(attn.sum())
         index = torch.tensor(which, dtype=torch.long, device=device)
         if len(unique) < len(prompts):
             out.past_key_values.reorder_cache(index)  # index_select along the batch dimension
-        return out.past_key_values, out.logits[index, -1, :].float().cpu(), attn[index], positions[index]
+        return (
+            out.past_key_values,
+            out.logits[index, -1, :].float().cpu(),
+            attn[index],
+            positions[index],
+        )
 
-    def _sample_batch(self, prompts: list[Sequence[int]], plist: list[SamplingParams]) -> list[SampleResult]:
+    def _sample_batch(
+        self, prompts: list[Sequence[int]], plist: list[SamplingParams]
+    ) -> list[SampleResult]:
         torch = _torch()
         device = self.model.device
         cache, logits, attn, positions = self._prefill(prompts)
@@ -137,11 +163,16 @@ class TransformersSampler:
             nxt = [row.step(logits[b], logp[b], self) for b, row in enumerate(rows)]
             if all(row.done for row in rows):
                 break
-            attn = torch.cat([attn, torch.ones((len(rows), 1), dtype=torch.long, device=device)], dim=1)
+            attn = torch.cat(
+                [attn, torch.ones((len(rows), 1), dtype=torch.long, device=device)], dim=1
+            )
             positions = positions[:, -1:] + 1
             out = self.model(
                 input_ids=torch.tensor(nxt, dtype=torch.long, device=device).unsqueeze(1),
-                attention_mask=attn, position_ids=positions, past_key_values=cache, use_cache=True,
+                attention_mask=attn,
+                position_ids=positions,
+                past_key_values=cache,
+                use_cache=True,
             )
             cache = out.past_key_values
             logits = out.logits[:, -1, :].float().cpu()
@@ -172,7 +203,11 @@ class _Row:
         if self.p.logprobs:
             values, index = torch.topk(logp, self.p.logprobs)
             self.top.append({int(i): float(v) for i, v in zip(index, values, strict=True)})
-        if tok in self.p.stop_token_ids or tok in sampler.eos_token_ids or self._stop_string(sampler):
+        if (
+            tok in self.p.stop_token_ids
+            or tok in sampler.eos_token_ids
+            or self._stop_string(sampler)
+        ):
             self.done, self.finish = True, "stop"
         elif len(self.ids) >= self.p.max_tokens:
             self.done = True
@@ -203,7 +238,9 @@ class _Row:
 
     def result(self) -> SampleResult:
         return SampleResult(
-            list(self.ids), self.finish,  # type: ignore[arg-type]
+            list(self.ids),
+            self.finish,  # type: ignore[arg-type]
             list(self.logprobs) if self.p.logprobs is not None else None,
-            None, list(self.top) if self.p.logprobs else None,
+            None,
+            list(self.top) if self.p.logprobs else None,
         )

@@ -10,6 +10,7 @@ from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params
 
 __all__ = ["VLLMSampler"]
 
+
 def _import_vllm() -> Any:
     return require("vllm", "VLLMSampler", "vllm")
 

@@ -25,7 +25,8 @@ class LocalBackend:
     The request's ``metadata`` carries ``model`` (else ``model`` given here, else the one model
     the request's ``chat_completions_url`` lists at ``GET /models``), ``sampling_args``,
     ``example_id``, ``info`` and ``task`` (or the whole rollout ``input``), and
-    ``return_state``; ``label`` is the answer; ``extra_fields`` is ``info["extra_fields"]``. A rollout is graded (when asked), then the
+    ``return_state``; ``label`` is the answer; ``extra_fields`` is ``info["extra_fields"]``. A
+    rollout is graded (when asked), then the
     rubric's cleanup runs once. With ``artifacts_dir`` each finished row, trajectory included,
     is written to ``<artifacts_dir>/<rollout_id>.json`` before the rollout stops counting as
     active.
@@ -126,7 +127,8 @@ class LocalBackend:
                 state = await asyncio.wait_for(task, request.agent_timeout_sec)
             except TimeoutError as exc:
                 raise RolloutFailure(
-                    WireErrorCategory.TIMEOUT, f"agent did not finish within {request.agent_timeout_sec}s"
+                    WireErrorCategory.TIMEOUT,
+                    f"agent did not finish within {request.agent_timeout_sec}s",
                 ) from exc
             finally:
                 self._running.pop(request.rollout_id, None)
@@ -158,7 +160,9 @@ class LocalBackend:
         if request.grade and not state.get("error") and not ctx.cancel_requested.is_set():
             ctx.set_status("grading")
             try:
-                await asyncio.wait_for(self.env.rubric.score_rollout(state), request.grader_timeout_sec)
+                await asyncio.wait_for(
+                    self.env.rubric.score_rollout(state), request.grader_timeout_sec
+                )
             except TimeoutError as exc:
                 timed_out = exc
                 state["reward"] = state["advantage"] = None  # the rollout stays, ungraded
@@ -169,7 +173,8 @@ class LocalBackend:
             row["remove_sample"] = True  # a reward function asked to drop this sample
         if timed_out is not None:
             raise RolloutFailure(
-                WireErrorCategory.TIMEOUT, f"grader did not finish within {request.grader_timeout_sec}s",
+                WireErrorCategory.TIMEOUT,
+                f"grader did not finish within {request.grader_timeout_sec}s",
                 sample=row,
             ) from timed_out
         return row
@@ -213,15 +218,25 @@ async def discover_model(base_url: str, api_key: str | None, timeout: float = 10
     url = base_url.rstrip("/") + "/models"
     try:
         models = await list_models(base_url, api_key, timeout)
-    except (aiohttp.ClientError, TimeoutError, ValueError, LookupError, TypeError, AttributeError) as exc:
+    except (
+        aiohttp.ClientError,
+        TimeoutError,
+        ValueError,
+        LookupError,
+        TypeError,
+        AttributeError,
+    ) as exc:
         raise RolloutFailure(
             WireErrorCategory.VALIDATION_ERROR,
             f"no model: the request's metadata has no 'model', the server has no default model "
             f"(vf-lite serve --model) and {url} did not name one ({type(exc).__name__}: {exc})",
         ) from exc
     try:
-        return only_model(models, base_url.rstrip("/"),
-                          "name the model in the request's metadata ('model') or start the server with --model")
+        return only_model(
+            models,
+            base_url.rstrip("/"),
+            "name the model in the request's metadata ('model') or start the server with --model",
+        )
     except ValueError as exc:
         raise RolloutFailure(WireErrorCategory.VALIDATION_ERROR, f"no model: {exc}") from exc
 

@@ -9,4 +9,11 @@ from .config import Lifetime, MCPHTTPServer, MCPServerConfig, MCPStdioServer
 from .tool import MCPTool
 from .toolset import MCPToolset
 
-__all__ = ["Lifetime", "MCPHTTPServer", "MCPServerConfig", "MCPStdioServer", "MCPTool", "MCPToolset"]
+__all__ = [
+    "Lifetime",
+    "MCPHTTPServer",
+    "MCPServerConfig",
+    "MCPStdioServer",
+    "MCPTool",
+    "MCPToolset",
+]

@@ -17,22 +17,36 @@ a fresh one for each rollout, so no rollout sees another's state."""
 _PREFIX = re.compile(r"^[A-Za-z0-9_-]*$")
 
 
-def _check_common(kind: str, name: str | None, lifetime: str, startup_timeout: float, tool_prefix: str) -> None:
+def _check_common(
+    kind: str, name: str | None, lifetime: str, startup_timeout: float, tool_prefix: str
+) -> None:
     if name is not None and (not isinstance(name, str) or not name.strip()):
         raise ValueError(f"{kind}: name must be a non-empty string, got {name!r}")
     if lifetime not in get_args(Lifetime):
-        raise ValueError(f"{kind}: lifetime must be one of {', '.join(get_args(Lifetime))}; got {lifetime!r}")
-    if not isinstance(startup_timeout, (int, float)) or not math.isfinite(startup_timeout) or startup_timeout <= 0:
-        raise ValueError(f"{kind}: startup_timeout must be a positive number of seconds, got {startup_timeout!r}")
+        raise ValueError(
+            f"{kind}: lifetime must be one of {', '.join(get_args(Lifetime))}; got {lifetime!r}"
+        )
+    if (
+        not isinstance(startup_timeout, (int, float))
+        or not math.isfinite(startup_timeout)
+        or startup_timeout <= 0
+    ):
+        raise ValueError(
+            f"{kind}: startup_timeout must be a positive number of seconds, got {startup_timeout!r}"
+        )
     if not isinstance(tool_prefix, str) or not _PREFIX.match(tool_prefix):
-        raise ValueError(f"{kind}: tool_prefix may hold only letters, digits, '_' and '-'; got {tool_prefix!r}")
+        raise ValueError(
+            f"{kind}: tool_prefix may hold only letters, digits, '_' and '-'; got {tool_prefix!r}"
+        )
 
 
 def _check_strings(kind: str, what: str, mapping: Mapping[str, str] | None) -> None:
     if mapping is None:
         return
     if not isinstance(mapping, Mapping):
-        raise TypeError(f"{kind}: {what} must be a mapping of strings to strings, got {type(mapping).__name__}")
+        raise TypeError(
+            f"{kind}: {what} must be a mapping of strings to strings, got {type(mapping).__name__}"
+        )
     bad = [k for k, v in mapping.items() if not isinstance(k, str) or not isinstance(v, str)]
     if bad:
         raise TypeError(f"{kind}: {what} must map strings to strings; not so for {bad[:3]}")

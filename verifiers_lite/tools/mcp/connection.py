@@ -66,14 +66,18 @@ class MCPConnection:
         self.loop = asyncio.get_running_loop()
         ready: asyncio.Future[None] = self.loop.create_future()
         self._stop = asyncio.Event()
-        self._owner = self.loop.create_task(self._hold(ready), name=f"mcp-server:{self.config.label}")
+        self._owner = self.loop.create_task(
+            self._hold(ready), name=f"mcp-server:{self.config.label}"
+        )
         try:
             await asyncio.wait_for(asyncio.shield(ready), self.config.startup_timeout)
         except TimeoutError:
             await self.aclose()
-            raise ToolServerError(self.describe(
-                f"did not complete the MCP handshake within startup_timeout={self.config.startup_timeout:g}s"
-            )) from None
+            raise ToolServerError(
+                self.describe(
+                    f"did not complete the MCP handshake within startup_timeout={self.config.startup_timeout:g}s"
+                )
+            ) from None
         except BaseException:
             await self.aclose()
             raise
@@ -100,7 +104,9 @@ class MCPConnection:
         except Exception as exc:
             self.lost = self.lost or exception_text(exc)
             if not ready.done():
-                ready.set_exception(ToolServerError(self.describe(f"could not be started: {exception_text(exc)}")))
+                ready.set_exception(
+                    ToolServerError(self.describe(f"could not be started: {exception_text(exc)}"))
+                )
         finally:
             self.session = None
             self.lost = self.lost or "closed"
@@ -124,7 +130,10 @@ class MCPConnection:
             # The server's stderr, quoted when it fails; open while it runs, closed by aclose.
             self._stderr = tempfile.TemporaryFile()  # noqa: SIM115
             params = mcp.StdioServerParameters(
-                command=config.command, args=list(config.args), env=dict(config.env or {}), cwd=config.cwd
+                command=config.command,
+                args=list(config.args),
+                env=dict(config.env or {}),
+                cwd=config.cwd,
             )
             return mcp.stdio_client(params, errlog=self._stderr)
         assert isinstance(config, MCPHTTPServer)
@@ -208,6 +217,13 @@ async def _http_transport(config: MCPHTTPServer) -> AsyncIterator[Any]:
     import httpx2
 
     # The SDK's recommended timeouts: 30 s to connect, 300 s to read (a server may hold a stream open).
-    client = httpx2.AsyncClient(headers=dict(config.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0))
-    async with client, mcp.client.streamable_http.streamable_http_client(config.url, http_client=client) as streams:
+    client = httpx2.AsyncClient(
+        headers=dict(config.headers or {}), timeout=httpx2.Timeout(30.0, read=300.0)
+    )
+    async with (
+        client,
+        mcp.client.streamable_http.streamable_http_client(
+            config.url, http_client=client
+        ) as streams,
+    ):
         yield streams

@@ -70,7 +70,9 @@ class ServerHandle:
             scope.add(lambda: self._close_rollout(key))
         conn = await asyncio.shield(opening)
         if conn.lost is not None:
-            raise ToolServerError(f"MCP server '{self.config.label}' of this rollout is gone ({conn.lost})")
+            raise ToolServerError(
+                f"MCP server '{self.config.label}' of this rollout is gone ({conn.lost})"
+            )
         return conn
 
     async def _close_rollout(self, key: int) -> None:
@@ -105,7 +107,9 @@ class ServerHandle:
         entry.conn = await MCPConnection(self.config).open()
         return entry.conn
 
-    def _hold(self, entry: _Shared, loop: asyncio.AbstractEventLoop, scope: ResourceScope | None) -> None:
+    def _hold(
+        self, entry: _Shared, loop: asyncio.AbstractEventLoop, scope: ResourceScope | None
+    ) -> None:
         if scope is None:
             entry.unscoped = True
         elif id(scope) not in entry.holders:

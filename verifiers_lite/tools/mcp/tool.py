@@ -35,10 +35,17 @@ class MCPTool(SchemaTool):
         parameters = dict(spec.input_schema or {})
         parameters.setdefault("type", "object")
         parameters.setdefault("properties", {})
-        self.schema = {"type": "function", "function": {
-            "name": self.name, "description": spec.description or "", "parameters": parameters,
-        }}
-        self._validator: Any = None  # built on first use (and again after pickling: it does not pickle)
+        self.schema = {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": spec.description or "",
+                "parameters": parameters,
+            },
+        }
+        self._validator: Any = (
+            None  # built on first use (and again after pickling: it does not pickle)
+        )
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_validator": None}
@@ -55,7 +62,9 @@ class MCPTool(SchemaTool):
         except Exception:  # a schema the validator cannot apply: the server checks the arguments
             return
         if errors:
-            problems = "; ".join(f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}"[:200] for e in errors)
+            problems = "; ".join(
+                f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}"[:200] for e in errors
+            )
             raise ToolCallError("bad_arguments", self.name, f"invalid arguments: {problems}")
 
     async def invoke(self, arguments: dict[str, Any], timeout: float | None) -> str:
@@ -83,10 +92,12 @@ class MCPTool(SchemaTool):
             kind = "bad_arguments" if exc.code == INVALID_PARAMS else "exception"
             return ToolCallError(kind, self.name, f"the MCP server refused the call: {exc}")
         conn.lost = conn.lost or exception_text(exc)
-        return ToolServerError(conn.describe(
-            f"stopped answering during the call to '{self.remote_name}' ({exception_text(exc)}): "
-            "it exited, crashed or closed the connection"
-        ))
+        return ToolServerError(
+            conn.describe(
+                f"stopped answering during the call to '{self.remote_name}' ({exception_text(exc)}): "
+                "it exited, crashed or closed the connection"
+            )
+        )
 
 
 def result_text(result: CallToolResult) -> str:

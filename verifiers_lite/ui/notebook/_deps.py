@@ -15,7 +15,11 @@ def pyplot() -> ModuleType:
     mpl = require("matplotlib", "the notebook plots", "notebook")
     # In a kernel matplotlib-inline is the default already; elsewhere without a display,
     # force Agg so figure creation never tries to open a window.
-    if "matplotlib.pyplot" not in sys.modules and not os.environ.get("DISPLAY") and "ipykernel" not in sys.modules:
+    if (
+        "matplotlib.pyplot" not in sys.modules
+        and not os.environ.get("DISPLAY")
+        and "ipykernel" not in sys.modules
+    ):
         mpl.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -63,8 +63,10 @@ def _hint_once() -> None:
     global _hint_shown
     if not _hint_shown:
         _hint_shown = True
-        print(f"verifiers_lite: text progress (for the live widget: {install_hint('notebook')})",
-              file=sys.stderr)
+        print(
+            f"verifiers_lite: text progress (for the live widget: {install_hint('notebook')})",
+            file=sys.stderr,
+        )
 
 
 class NotebookProgress:
@@ -73,8 +75,13 @@ class NotebookProgress:
     ``clock`` (default the system's) throttles redraws and runs the flush timer.
     """
 
-    def __init__(self, desc: str = "rollouts", min_interval: float = MIN_INTERVAL,
-                 show: bool = True, clock: Clock | None = None) -> None:
+    def __init__(
+        self,
+        desc: str = "rollouts",
+        min_interval: float = MIN_INTERVAL,
+        show: bool = True,
+        clock: Clock | None = None,
+    ) -> None:
         self.desc = desc
         self.min_interval = min_interval
         self.show = show  # False in unit tests: build and update widgets without displaying
@@ -93,15 +100,22 @@ class NotebookProgress:
         import ipywidgets as w
 
         self._stats = stats
-        self.bar = w.IntProgress(min=0, max=max(stats.total, 1), value=stats.done, bar_style="info",
-                                 layout=w.Layout(width="45%"))
+        self.bar = w.IntProgress(
+            min=0,
+            max=max(stats.total, 1),
+            value=stats.done,
+            bar_style="info",
+            layout=w.Layout(width="45%"),
+        )
         self.count = w.HTML()
         self.figures = w.HTML()
         self.stops = w.HTML()
         self.hist = w.HTML()
         self.log = w.HTML()
-        header = w.HBox([w.HTML(f"<b>{_esc(self.desc)}</b>"), self.bar, self.count],
-                        layout=w.Layout(align_items="center"))
+        header = w.HBox(
+            [w.HTML(f"<b>{_esc(self.desc)}</b>"), self.bar, self.count],
+            layout=w.Layout(align_items="center"),
+        )
         self.box = w.VBox([header, self.figures, self.stops, self.hist, self.log])
         self._render(stats)
         if self.show:
@@ -128,8 +142,9 @@ class NotebookProgress:
         with self._lock:
             self._logs = (self._logs + [message])[-3:]
             if hasattr(self, "log"):
-                self.log.value = "".join(f'<div style="color:#b26a00;font-size:11px">{_esc(m)}</div>'
-                                         for m in self._logs)
+                self.log.value = "".join(
+                    f'<div style="color:#b26a00;font-size:11px">{_esc(m)}</div>' for m in self._logs
+                )
 
     def on_end(self, stats: RunStats) -> None:
         with self._lock:
@@ -148,7 +163,9 @@ class NotebookProgress:
             self._render(stats, final=True)
             self.bar.bar_style = style
             if self._handle is not None:
-                self._handle.update(_FinalFrame(final_frame_html(self.desc, stats, style), self.text()))
+                self._handle.update(
+                    _FinalFrame(final_frame_html(self.desc, stats, style), self.text())
+                )
 
     # -- drawing --------------------------------------------------------------------------
     def _flush(self) -> None:

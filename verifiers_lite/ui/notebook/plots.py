@@ -31,6 +31,7 @@ def runs_frame(data: Any) -> pd.DataFrame:
     ``run`` label naming what differs between runs (``vf.compare``'s labels: the task, model,
     an environment or sampling argument)."""
     import pandas as pd  # a core dependency, imported when a plot is drawn
+
     items = list(data.items()) if isinstance(data, dict) else [(None, d) for d in _as_list(data)]
     frames, metas = [], []
     for name, item in items:
@@ -45,7 +46,9 @@ def runs_frame(data: Any) -> pd.DataFrame:
         if "task" in meta and "task" not in df.columns:
             df["task"] = meta["task"]
         df["run"] = label
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["reward", "run"])
+    return (
+        pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=["reward", "run"])
+    )
 
 
 def _as_list(data: Any) -> list[Any]:
@@ -54,6 +57,7 @@ def _as_list(data: Any) -> list[Any]:
 
 def _one_frame(item: Any) -> tuple[pd.DataFrame, dict[str, Any]]:
     import pandas as pd  # a core dependency, imported when a plot is drawn
+
     if isinstance(item, pd.DataFrame):
         first = item.iloc[0] if len(item) else {}
         meta = {k: first.get(k) for k in ("env", "model", "temperature")} if len(item) else {}
@@ -85,15 +89,26 @@ def _axes(ax: Axes | None) -> Axes:
 def _legend(ax: Axes) -> None:
     """The legend beside the plot area, never over the data, each swatch on a clear background."""
     if ax.get_legend_handles_labels()[0]:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, fontsize="small",
-                  frameon=False)
+        ax.legend(
+            loc="upper left",
+            bbox_to_anchor=(1.01, 1.0),
+            borderaxespad=0.0,
+            fontsize="small",
+            frameon=False,
+        )
 
 
 def _series_style(i: int) -> dict[str, Any]:
     """Line and marker of the ``i``-th line series (see ``_LINE_STYLES``)."""
-    return {"linestyle": _LINE_STYLES[i % len(_LINE_STYLES)], "linewidth": max(1.0, 2.4 - 0.5 * i),
-            "marker": _MARKERS[i % len(_MARKERS)], "markersize": 6 + 3 * i,
-            "markerfacecolor": None if i == 0 else "none", "markeredgewidth": 1.5, "zorder": 2 + i}
+    return {
+        "linestyle": _LINE_STYLES[i % len(_LINE_STYLES)],
+        "linewidth": max(1.0, 2.4 - 0.5 * i),
+        "marker": _MARKERS[i % len(_MARKERS)],
+        "markersize": 6 + 3 * i,
+        "markerfacecolor": None if i == 0 else "none",
+        "markeredgewidth": 1.5,
+        "zorder": 2 + i,
+    }
 
 
 def _label(name: str, values: Any) -> str:
@@ -119,8 +134,9 @@ def _numeric_bars(ax: Axes, groups: list[tuple[str, Any]], distinct: list[float]
     ax.set_xlim(distinct[0] - slot, distinct[-1] + slot)
 
 
-def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes | None = None,
-                 bins: int = 20) -> Axes:
+def plot_rewards(
+    data: Any, by: str | None = None, kind: str = "hist", ax: Axes | None = None, bins: int = 20
+) -> Axes:
     """Reward distribution as a histogram (``kind="hist"``) or ECDF, one series per run or per
     value of column ``by``. Few distinct rewards (e.g. 0/1) are drawn as grouped bars."""
     if kind not in ("hist", "ecdf"):
@@ -131,8 +147,14 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
     if kind == "ecdf":
         for k, (name, r) in enumerate(groups):
             xs = sorted(r)
-            ax.step(xs, [(i + 1) / len(xs) for i in range(len(xs))], where="post", label=_label(name, r),
-                    linestyle=_LINE_STYLES[k % len(_LINE_STYLES)], linewidth=max(1.0, 2.4 - 0.5 * k))
+            ax.step(
+                xs,
+                [(i + 1) / len(xs) for i in range(len(xs))],
+                where="post",
+                label=_label(name, r),
+                linestyle=_LINE_STYLES[k % len(_LINE_STYLES)],
+                linewidth=max(1.0, 2.4 - 0.5 * k),
+            )
         ax.set_ylabel("fraction of rollouts ≤ reward")
         ax.set_ylim(0, 1.02)
     else:
@@ -142,8 +164,16 @@ def plot_rewards(data: Any, by: str | None = None, kind: str = "hist", ax: Axes 
         else:
             for name, r in groups:
                 weights = [1 / len(r)] * len(r) if len(r) else None
-                ax.hist(r, bins=bins, weights=weights, alpha=0.5, histtype="stepfilled",
-                        edgecolor="black", linewidth=0.6, label=_label(name, r))
+                ax.hist(
+                    r,
+                    bins=bins,
+                    weights=weights,
+                    alpha=0.5,
+                    histtype="stepfilled",
+                    edgecolor="black",
+                    linewidth=0.6,
+                    label=_label(name, r),
+                )
         ax.set_ylabel("fraction of rollouts")
     ax.set_xlabel("reward")
     ax.set_title("Reward distribution" + (f" by {by}" if by else ""))
@@ -161,8 +191,14 @@ def plot_reward_vs_turns(data: Any, by: str | None = None, ax: Axes | None = Non
     for i, (name, g) in enumerate(groups):
         turns, means, lo, hi = _by_turns(g)
         shift = (i - (len(groups) - 1) / 2) * min(0.1, 0.6 / max(1, len(groups)))
-        ax.errorbar([t + shift for t in turns], means, yerr=[lo, hi], fmt="o", capsize=3,
-                    label=_label(name, g["reward"]))
+        ax.errorbar(
+            [t + shift for t in turns],
+            means,
+            yerr=[lo, hi],
+            fmt="o",
+            capsize=3,
+            label=_label(name, g["reward"]),
+        )
     ax.set_xlabel("turns")
     ax.set_ylabel("mean reward")
     ax.set_title("Reward vs turns")
@@ -190,7 +226,10 @@ def _by_turns(g: pd.DataFrame) -> tuple[list[int], list[float], list[float], lis
 
 
 def plot_pass_at_k(
-    data: Any, by: str | None = None, threshold: float | None = None, ax: Axes | None = None,
+    data: Any,
+    by: str | None = None,
+    threshold: float | None = None,
+    ax: Axes | None = None,
     criterion: PassCriterion | str | float | None = None,
 ) -> Axes:
     """pass@k for k = 1 .. group size (unbiased estimator over each example's scored rollouts).
@@ -205,11 +244,17 @@ def plot_pass_at_k(
     for i, (name, g) in enumerate(_groups(df, by)):
         metric = g[crit.metric] if crit.metric != "reward" and crit.metric in g.columns else None
         records: list[Row] = [
-            {"example_id": eid, "reward": reward, "metrics": {crit.metric: None if metric is None else metric.iloc[i]}}
+            {
+                "example_id": eid,
+                "reward": reward,
+                "metrics": {crit.metric: None if metric is None else metric.iloc[i]},
+            }
             for i, (eid, reward) in enumerate(zip(g["example_id"], g["reward"], strict=True))
         ]
         curve = pass_at_k_curve(records, criterion=crit)
-        ax.plot(list(curve), list(curve.values()), label=name or crit.describe(), **_series_style(i))
+        ax.plot(
+            list(curve), list(curve.values()), label=name or crit.describe(), **_series_style(i)
+        )
     ax.set_xlabel("k (samples per example)")
     ax.set_ylabel("pass@k")
     ax.set_ylim(0, 1.05)
@@ -227,7 +272,9 @@ def _pass_criterion(data: Any, threshold: float | None, criterion: Any) -> PassC
     return data.pass_criterion if isinstance(data, GenerateOutputs) else PassCriterion()
 
 
-def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bins: int = 21) -> Axes:
+def plot_advantages(
+    data: Any, by: str | None = None, ax: Axes | None = None, bins: int = 21
+) -> Axes:
     """Distribution of group advantages (reward − group mean); zero-advantage groups carry no
     training signal, so their share is given in the legend."""
     df = runs_frame(data)
@@ -236,8 +283,16 @@ def plot_advantages(data: Any, by: str | None = None, ax: Axes | None = None, bi
         adv = g["advantage"].astype(float).dropna()
         zero = float((adv.abs() < 1e-9).mean()) if len(adv) else math.nan
         weights = [1 / len(adv)] * len(adv) if len(adv) else None
-        ax.hist(adv, bins=bins, weights=weights, alpha=0.5, histtype="stepfilled", edgecolor="black",
-                linewidth=0.6, label=f"{name + '  ' if name else ''}(n={len(adv)}, zero={zero:.0%})")
+        ax.hist(
+            adv,
+            bins=bins,
+            weights=weights,
+            alpha=0.5,
+            histtype="stepfilled",
+            edgecolor="black",
+            linewidth=0.6,
+            label=f"{name + '  ' if name else ''}(n={len(adv)}, zero={zero:.0%})",
+        )
     ax.axvline(0, color="gray", linewidth=0.8, linestyle="--")
     ax.set_xlabel("advantage (reward − group mean)")
     ax.set_ylabel("fraction of rollouts")

@@ -62,7 +62,10 @@ def _content_text(message: dict[str, Any]) -> str:
     its base64), a tool-call turn as its count."""
     content = message.get("content")
     if isinstance(content, list):
-        content = " ".join(str(p.get("text", "")) if part_kind(p) == "text" else f"[{part_kind(p)}]" for p in content)
+        content = " ".join(
+            str(p.get("text", "")) if part_kind(p) == "text" else f"[{part_kind(p)}]"
+            for p in content
+        )
     if content:
         return str(content)
     return f"[tool calls: {len(message['tool_calls'])}]" if message.get("tool_calls") else ""
@@ -74,8 +77,14 @@ def _message_cell(messages: Any, role: str) -> str:
         return _e(_short(messages))
     message = _last_message(messages, role)
     reasoning = reasoning_of(message)
-    folded = "" if reasoning is None else (
-        f'<details><summary {_MUTED}>reasoning</summary><div {_MUTED}>{_e(_short(reasoning, 4 * MAX_TEXT))}</div></details>')
+    folded = (
+        ""
+        if reasoning is None
+        else (
+            f"<details><summary {_MUTED}>reasoning</summary><div "
+            f"{_MUTED}>{_e(_short(reasoning, 4 * MAX_TEXT))}</div></details>"
+        )
+    )
     return folded + _e(_short(_content_text(message)))
 
 
@@ -84,24 +93,32 @@ def _kv_table(pairs: list[tuple[str, str]]) -> str:
     return f"<table {_TABLE}>{body}</table>"
 
 
-def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
-    """Summary (env, model, counts, reward ± clustered stderr and 95% interval, metrics, errors)
-    and the first rows."""
+def _run_facts(outputs: SummarizedRun) -> list[tuple[str, str]]:
+    """The run's headline facts: env, model, counts, mean reward, status, duration, tokens, time."""
     s, meta = outputs.summary, outputs.metadata
     n_ex = meta.get("num_examples", len({r.get("example_id") for r in outputs.rows}))
     per = meta.get("rollouts_per_example", "?")
     seconds = run_duration(meta)
     sessions = len(meta.get("sessions") or [])
-    duration = "" if seconds is None else f"{seconds:.1f}s" + (
-        f" (resumed: {sessions} sessions)" if meta.get("resumed") else "")
+    duration = (
+        ""
+        if seconds is None
+        else f"{seconds:.1f}s" + (f" (resumed: {sessions} sessions)" if meta.get("resumed") else "")
+    )
     facts = [
         ("env", _e(meta.get("env_id", "—"))),
         ("model", _e(meta.get("model", "—"))),
         ("rollouts", f"{s['num_rollouts']} ({_e(n_ex)} examples × {_e(per)})"),
-        ("mean reward", f"<b>{_e(format_estimate(s['reward_mean'], s['reward_stderr'], s['reward_ci']))}</b>"
-                        + f" <span {_MUTED}>(± stderr clustered by example)</span>"
-                        + ("" if s["num_scored"] == s["num_rollouts"] else
-                           f" over {s['num_scored']} scored (errored rollouts are not scored)")),
+        (
+            "mean reward",
+            f"<b>{_e(format_estimate(s['reward_mean'], s['reward_stderr'], s['reward_ci']))}</b>"
+            + f" <span {_MUTED}>(± stderr clustered by example)</span>"
+            + (
+                ""
+                if s["num_scored"] == s["num_rollouts"]
+                else f" over {s['num_scored']} scored (errored rollouts are not scored)"
+            ),
+        ),
     ]
     if meta.get("status"):
         facts.append(("status", _e(meta["status"])))
@@ -110,44 +127,92 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
     if s["completion_tokens"]:
         facts.append(("tokens", token_line(s)))
     if s.get("timing_ms"):
-        facts.append(("time / rollout", _e(format_timing(s["timing_ms"])) + f" <span {_MUTED}>(mean)</span>"))
+        facts.append(
+            ("time / rollout", _e(format_timing(s["timing_ms"])) + f" <span {_MUTED}>(mean)</span>")
+        )
+    return facts
+
+
+def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
+    """Summary (env, model, counts, reward ± clustered stderr and 95% interval, metrics, errors)
+    and the first rows."""
+    s = outputs.summary
+    facts = _run_facts(outputs)
     parts = [f'<div class="vf-results" {_BOX}><h4 {_H}>GenerateOutputs</h4>', _kv_table(facts)]
     if s["metrics_mean"]:
         parts.append(f"<h4 {_H}>Metrics (mean ± stderr, 95% CI)</h4>")
-        parts.append(_kv_table([(k, f'<span {_NUM}>{_e(format_estimate(v, s["metrics_stderr"][k], s["metrics_ci"][k]))}</span>')
-                                for k, v in s["metrics_mean"].items()]))
+        parts.append(
+            _kv_table(
+                [
+                    (
+                        k,
+                        f"<span {_NUM}>{_e(format_estimate(v, s['metrics_stderr'][k], s['metrics_ci'][k]))}</span>",
+                    )
+                    for k, v in s["metrics_mean"].items()
+                ]
+            )
+        )
     if s["stop_reasons"]:
         parts.append(f"<h4 {_H}>Stop reasons</h4>")
-        parts.append(_kv_table([(str(k), f'<span {_NUM}>{v}</span>') for k, v in s["stop_reasons"].items()]))
+        parts.append(
+            _kv_table([(str(k), f"<span {_NUM}>{v}</span>") for k, v in s["stop_reasons"].items()])
+        )
         warning = length_warning(s["stop_reasons"], s["num_rollouts"])
         if warning and not shown_in_this_cell(warning):  # once per cell: the run's display said it
             parts.append(warning_html(warning, "margin:2px 0 8px"))
     if s["errors"]:
         parts.append(f"<h4 {_H}>Errors by category</h4>")
-        parts.append(_kv_table([(str(k), f'<span {_ERR}>{v}</span>') for k, v in sorted(s["errors"].items(), key=lambda kv: -kv[1])]))
+        parts.append(
+            _kv_table(
+                [
+                    (str(k), f"<span {_ERR}>{v}</span>")
+                    for k, v in sorted(s["errors"].items(), key=lambda kv: -kv[1])
+                ]
+            )
+        )
     else:
-        parts.append(f'<div {_MUTED}>no errors</div>')
+        parts.append(f"<div {_MUTED}>no errors</div>")
     parts.append(_rows_table(outputs.rows, max_rows))
     return "".join(parts) + "</div>"
 
 
 def _rows_table(rows: Sequence[Row], max_rows: int) -> str:
     if not rows:
-        return f'<div {_MUTED}>no rows</div>'
-    head = ["example", "#", "reward", "adv.", "turns", "stop", "question", "completion", "answer", "error"]
-    out = [f"<h4 {_H}>First {min(max_rows, len(rows))} of {len(rows)} rows</h4><table {_TABLE}><tr>"]
+        return f"<div {_MUTED}>no rows</div>"
+    head = [
+        "example",
+        "#",
+        "reward",
+        "adv.",
+        "turns",
+        "stop",
+        "question",
+        "completion",
+        "answer",
+        "error",
+    ]
+    out = [
+        f"<h4 {_H}>First {min(max_rows, len(rows))} of {len(rows)} rows</h4><table {_TABLE}><tr>"
+    ]
     out.append("".join(f"<th {_TH}>{h}</th>" for h in head) + "</tr>")
     for r in rows[:max_rows]:
         err = r.get("error")
-        err_text = f"{err.get('category', '')}: {err.get('message', '')}" if isinstance(err, dict) and err else (err or "")
+        err_text = (
+            f"{err.get('category', '')}: {err.get('message', '')}"
+            if isinstance(err, dict) and err
+            else (err or "")
+        )
         cells = [
-            _e(r.get("example_id")), _e(r.get("rollout_index", "")),
-            f'<span {_NUM}>{_num(r.get("reward"))}</span>', f'<span {_NUM}>{_num(r.get("advantage"))}</span>',
-            _e(r.get("turns", "")), _e(r.get("stop_reason") or ""),
+            _e(r.get("example_id")),
+            _e(r.get("rollout_index", "")),
+            f"<span {_NUM}>{_num(r.get('reward'))}</span>",
+            f"<span {_NUM}>{_num(r.get('advantage'))}</span>",
+            _e(r.get("turns", "")),
+            _e(r.get("stop_reason") or ""),
             _message_cell(r.get("prompt"), "user"),
             _message_cell(r.get("completion"), "assistant"),
             _e(_short(r.get("answer"), 40)),
-            f'<span {_ERR}>{_e(_short(err_text, 80))}</span>',
+            f"<span {_ERR}>{_e(_short(err_text, 80))}</span>",
         ]
         out.append("<tr>" + "".join(f"<td {_TD}>{c}</td>" for c in cells) + "</tr>")
     return "".join(out) + "</table>"

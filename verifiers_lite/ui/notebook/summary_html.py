@@ -84,9 +84,11 @@ def histogram_html(rewards: list[float], bins: int = 10, ticks: int = 5) -> str:
         f'white-space:nowrap">{lo + k * (hi - lo) / (ticks - 1):g}</span>'
         for k in range(ticks)
     )
-    y_axis = (f'<div class="vf-yaxis" style="width:34px;height:{HIST_HEIGHT}px;margin-top:{label_h}px;display:flex;'
-              'flex-direction:column;justify-content:space-between;align-items:flex-end;padding-right:4px;'
-              f'box-sizing:border-box;line-height:1"><span>{top}</span><span>0</span></div>')
+    y_axis = (
+        f'<div class="vf-yaxis" style="width:34px;height:{HIST_HEIGHT}px;margin-top:{label_h}px;display:flex;'
+        "flex-direction:column;justify-content:space-between;align-items:flex-end;padding-right:4px;"
+        f'box-sizing:border-box;line-height:1"><span>{top}</span><span>0</span></div>'
+    )
     return (
         '<div class="vf-hist" style="display:inline-block;font-size:11px;color:#555;margin-top:6px">'
         f'<div style="margin-left:34px;color:#333">reward histogram · {len(rewards)} rollouts'

@@ -63,7 +63,9 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
         body = run.detail(budget_s=STATS_BUDGET_S)
         source = (body["metadata"].get("rescored_from") or {}).get("path")
         found = registry.find(source) if isinstance(source, str) else None
-        body["rescored_from_run"] = found.run_id if found is not None else None  # the page links to it
+        body["rescored_from_run"] = (
+            found.run_id if found is not None else None
+        )  # the page links to it
         indexer.finish(run)
         return JSONResponse(json_safe(body))
 
@@ -84,13 +86,25 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
         max_metric: float | None = None,
     ) -> JSONResponse:
         run = _get_run(registry, run_id)
-        f = RowFilter(sort, q, error, stop_reason, example_id, min_reward, max_reward, metric,
-                      min_metric, max_metric)
+        f = RowFilter(
+            sort,
+            q,
+            error,
+            stop_reason,
+            example_id,
+            min_reward,
+            max_reward,
+            metric,
+            min_metric,
+            max_metric,
+        )
         return JSONResponse(json_safe(_rows_page(run, f, offset, limit, indexer)))
 
     @router.get("/{run_id}/rows/{example_id}/{rollout_index}")
     def row_detail(run_id: str, example_id: str, rollout_index: int) -> JSONResponse:
-        return JSONResponse(json_safe(_rollout(_get_run(registry, run_id), example_id, rollout_index)))
+        return JSONResponse(
+            json_safe(_rollout(_get_run(registry, run_id), example_id, rollout_index))
+        )
 
     return router
 
@@ -100,8 +114,10 @@ def compare_router(registry: RunRegistry) -> APIRouter:
     router = APIRouter()
 
     @router.get("/api/compare")
-    def compare(runs: Annotated[list[str], Query(min_length=2, max_length=8)],
-                limit: Annotated[int, Query(ge=1, le=5000)] = 200) -> JSONResponse:
+    def compare(
+        runs: Annotated[list[str], Query(min_length=2, max_length=8)],
+        limit: Annotated[int, Query(ge=1, le=5000)] = 200,
+    ) -> JSONResponse:
         return JSONResponse(json_safe(_comparison([_get_run(registry, r) for r in runs], limit)))
 
     return router
@@ -114,7 +130,9 @@ def _get_run(registry: RunRegistry, run_id: str) -> Run:
     return run
 
 
-def _rows_page(run: Run, f: RowFilter, offset: int, limit: int, indexer: BackgroundIndexer) -> dict[str, Any]:
+def _rows_page(
+    run: Run, f: RowFilter, offset: int, limit: int, indexer: BackgroundIndexer
+) -> dict[str, Any]:
     """A page of the rows ``f`` selects. An unfiltered page needs only the file's start (the
     rest is indexed in the background); a filter or a sort needs the whole file."""
     if f.is_plain:
@@ -130,16 +148,20 @@ def _rows_page(run: Run, f: RowFilter, offset: int, limit: int, indexer: Backgro
         generation = run.index.generation
         positions = run.select(f)
         try:
-            page_rows = run.index.read(positions[offset:offset + limit], generation)
+            page_rows = run.index.read(positions[offset : offset + limit], generation)
             break
         except (StaleIndexError, ValueError):  # the file was replaced under us: start over
             if attempt == 2:
                 raise HTTPException(503, "results file changing too fast; retry") from None
             run.index.scan()
     return {
-        "total": len(positions), "num_rows": len(run.index), "complete": run.index.at_eof,
+        "total": len(positions),
+        "num_rows": len(run.index),
+        "complete": run.index.at_eof,
         "status": run.status(run.metadata()),
-        "offset": offset, "limit": limit, "rows": [row_summary(r) for r in page_rows],
+        "offset": offset,
+        "limit": limit,
+        "rows": [row_summary(r) for r in page_rows],
     }
 
 
@@ -150,7 +172,9 @@ def _rollout(run: Run, example_id: str, rollout_index: int) -> dict[str, Any]:
     same_example = run.index.positions_of(example_id)
     matches = [i for i in same_example if cols.rollout_index[i] == rollout_index]
     if not matches:
-        raise HTTPException(404, f"no rollout {rollout_index} of example {example_id!r} in run {run.run_id!r}")
+        raise HTTPException(
+            404, f"no rollout {rollout_index} of example {example_id!r} in run {run.run_id!r}"
+        )
     try:
         row = run.index.read(matches[-1:])[0]
     except StaleIndexError:
@@ -163,26 +187,38 @@ def _rollout(run: Run, example_id: str, rollout_index: int) -> dict[str, Any]:
 def _comparison(chosen: list[Run], limit: int) -> dict[str, Any]:
     envs = {r.metadata().get("env_id") for r in chosen}
     if len(envs) > 1:
-        raise HTTPException(422, f"compare needs runs of one environment, got {sorted(map(str, envs))}")
+        raise HTTPException(
+            422, f"compare needs runs of one environment, got {sorted(map(str, envs))}"
+        )
     for r in chosen:
         r.index.scan()
     try:
         metas = [r.metadata() for r in chosen]
-        scores = [example_scores(r.index, run_few_shot(m)) for r, m in zip(chosen, metas, strict=True)]
-        labels = run_labels([run_facts(m, r.first_prompt()) for r, m in zip(chosen, metas, strict=True)])
+        scores = [
+            example_scores(r.index, run_few_shot(m)) for r, m in zip(chosen, metas, strict=True)
+        ]
+        labels = run_labels(
+            [run_facts(m, r.first_prompt()) for r, m in zip(chosen, metas, strict=True)]
+        )
     except StaleIndexError:
         raise HTTPException(503, "results file being rewritten; retry") from None
     # Each run against the first, paired over shared examples (vf.compare_runs' figures);
     # runs holding other inputs under the same ids get no paired figures, only the reason.
     paired, paired_error = [], None
     try:
-        paired = [compare_scores(scores[0], s, (labels[0], labels[i + 1])).to_dict()
-                  for i, s in enumerate(scores[1:])]
+        paired = [
+            compare_scores(scores[0], s, (labels[0], labels[i + 1])).to_dict()
+            for i, s in enumerate(scores[1:])
+        ]
     except ExamplesMismatchError as exc:
         paired_error = str(exc)
     examples = compare_examples(scores)
     runs_out = [{**r.summary(), "label": label} for r, label in zip(chosen, labels, strict=True)]
     return {
-        "runs": runs_out, "num_examples": len(examples), "paired": paired, "paired_error": paired_error,
-        "examples": examples[:limit], "diff": "last - first" if len(chosen) == 2 else "max - min",
+        "runs": runs_out,
+        "num_examples": len(examples),
+        "paired": paired,
+        "paired_error": paired_error,
+        "examples": examples[:limit],
+        "diff": "last - first" if len(chosen) == 2 else "max - min",
     }

@@ -17,13 +17,17 @@ _ASSETS = {"app.js": "text/javascript; charset=utf-8", "app.css": "text/css; cha
 _LOOPBACK_HOSTS = {"127.0.0.1", "localhost", "::1", "[::1]"}
 # Scripts and styles only from this server: even a rendering bug could not run injected code.
 # Images of rollouts (data: URIs, http(s) URLs) show as thumbnails, sent without a referrer.
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
-        "connect-src 'self'; base-uri 'none'; form-action 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data: http: https:; "
+    "connect-src 'self'; base-uri 'none'; form-action 'none'"
+)
 
 
 def asset(name: str) -> str:
     """A static asset shipped in the package (``index.html``, ``app.js``, ``app.css``)."""
-    return (resources.files("verifiers_lite.ui.viewer") / "static" / name).read_text(encoding="utf-8")
+    return (resources.files("verifiers_lite.ui.viewer") / "static" / name).read_text(
+        encoding="utf-8"
+    )
 
 
 def _host_name(host_header: str) -> str:
@@ -44,10 +48,15 @@ def create_viewer_app(registry: RunRegistry, token: str | None = None) -> FastAP
     return app
 
 
-def _guard(token: str | None) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
+def _guard(
+    token: str | None,
+) -> Callable[[Request, Callable[[Request], Awaitable[Response]]], Awaitable[Response]]:
     """The middleware every request passes: the token (or a loopback Host), then headers that
     keep the page to this server's own scripts."""
-    async def guard(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+
+    async def guard(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
         refusal = _refusal(request, token)
         if refusal is not None:
             return refusal
@@ -71,9 +80,13 @@ def _refusal(request: Request, token: str | None) -> JSONResponse | None:
         given = auth[7:].strip()
     if token is not None:
         if not hmac.compare_digest(given.encode(), token.encode()):
-            return JSONResponse({"detail": "token required: open the URL vf-lite view printed"}, status_code=401)
+            return JSONResponse(
+                {"detail": "token required: open the URL vf-lite view printed"}, status_code=401
+            )
     elif _host_name(request.headers.get("host", "")) not in _LOOPBACK_HOSTS:
-        return JSONResponse({"detail": "this viewer only answers loopback host names"}, status_code=403)
+        return JSONResponse(
+            {"detail": "this viewer only answers loopback host names"}, status_code=403
+        )
     return None
 
 

@@ -61,7 +61,7 @@ def _fields(line: bytes) -> dict[str, Any] | None:
         cut = line.rfind(_REWARD_KEY)
         if cut > 0:
             try:
-                tail = json.loads(b"{" + line[cut + 2:])
+                tail = json.loads(b"{" + line[cut + 2 :])
                 ids = _INT_IDS.match(line)
                 if ids is not None and isinstance(tail, dict):  # integer ids: no decoding at all
                     tail["example_id"], tail["rollout_index"] = int(ids[1]), int(ids[2])
@@ -94,7 +94,9 @@ class _Columns:
     rollout_ms: array = field(default_factory=lambda: array("d"))  # the rollout's own time
     total_ms: array = field(default_factory=lambda: array("d"))  # ... until its group was scored
     # its parts (records.TIMING_PARTS: slot wait, model request, environment, group wait, scoring)
-    timing: dict[str, array] = field(default_factory=lambda: {k: array("d") for k, _ in TIMING_PARTS})
+    timing: dict[str, array] = field(
+        default_factory=lambda: {k: array("d") for k, _ in TIMING_PARTS}
+    )
     example_id: list[Any] = field(default_factory=list)
     metrics: dict[str, array] = field(default_factory=dict)
 
@@ -170,7 +172,9 @@ class RowIndex:
                 for taken, (offset, line) in enumerate(run_dir.complete_lines(f, self._pos), 1):
                     self._pos = offset + len(line)
                     row = _fields(line)
-                    whole = self._writes.take(row, (offset, len(line), row)) if row is not None else ()
+                    whole = (
+                        self._writes.take(row, (offset, len(line), row)) if row is not None else ()
+                    )
                     for o, n, r in whole:  # a line that is not a JSON object is skipped
                         self._commit(o, n, r)
                     if taken == self.CHUNK:
@@ -205,7 +209,11 @@ class RowIndex:
         c.turns.append(turns if turns.__class__ is int else 0)
         c.stop.append(self._code(self.stop_names, self._stop_codes, row.get("stop_reason")))
         err = row.get("error")
-        category = (err.get("category") or "unknown") if isinstance(err, dict) else ("unknown" if err else None)
+        category = (
+            (err.get("category") or "unknown")
+            if isinstance(err, dict)
+            else ("unknown" if err else None)
+        )
         c.error.append(self._code(self.error_names, self._error_codes, category))
         usage = _dict(row.get("usage"))
         c.prompt_tokens.append(_int(usage.get("prompt_tokens")))

@@ -16,7 +16,15 @@ from verifiers_lite.stats.error_bars import clustered_mean
 from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.rows import row_text
 
-SORT_FIELDS = ("reward", "example_id", "rollout_index", "turns", "completion_tokens", "rollout_ms", "total_ms")
+SORT_FIELDS = (
+    "reward",
+    "example_id",
+    "rollout_index",
+    "turns",
+    "completion_tokens",
+    "rollout_ms",
+    "total_ms",
+)
 HIST_BINS = 20
 _SCAN_BATCH = 2048
 
@@ -43,24 +51,36 @@ class RowFilter:
         return self == RowFilter()
 
     def check(self, index: RowIndex) -> None:
-        for name, value in (("min_reward", self.min_reward), ("max_reward", self.max_reward),
-                            ("min_metric", self.min_metric), ("max_metric", self.max_metric)):
+        for name, value in (
+            ("min_reward", self.min_reward),
+            ("max_reward", self.max_reward),
+            ("min_metric", self.min_metric),
+            ("max_metric", self.max_metric),
+        ):
             if value is not None and math.isnan(value):
                 raise ValueError(f"{name} must be a number, got nan")
         key = self.sort.removeprefix("-")
         if key and key not in SORT_FIELDS and key not in index.cols.metrics:
-            raise ValueError(f"sort must be one of {', '.join(SORT_FIELDS)} or a metric of this run "
-                             f"({', '.join(index.cols.metrics) or 'none'}), optionally prefixed by '-'; got {self.sort!r}")
+            raise ValueError(
+                f"sort must be one of {', '.join(SORT_FIELDS)} or a metric of this run "
+                f"({', '.join(index.cols.metrics) or 'none'}), optionally prefixed by '-'; got {self.sort!r}"
+            )
         known = {"any", "none", "unknown", *ERROR_CATEGORIES, *(n for n in index.error_names if n)}
         if self.error and self.error not in known:
-            raise ValueError(f"error must be 'any', 'none' or an error category ({', '.join(ERROR_CATEGORIES)}); got {self.error!r}")
+            raise ValueError(
+                f"error must be 'any', 'none' or an error category ({', '.join(ERROR_CATEGORIES)}); got {self.error!r}"
+            )
         stops = {*STOP_REASONS, *(n for n in index.stop_names if n)}
         if self.stop_reason and self.stop_reason not in stops:
-            raise ValueError(f"stop_reason must be one of {', '.join(sorted(stops))}; got {self.stop_reason!r}")
+            raise ValueError(
+                f"stop_reason must be one of {', '.join(sorted(stops))}; got {self.stop_reason!r}"
+            )
         if (self.min_metric is not None or self.max_metric is not None) and not self.metric:
             raise ValueError("min_metric/max_metric need metric=NAME")
         if self.metric and self.metric not in index.cols.metrics:
-            raise ValueError(f"metric {self.metric!r} is not a metric of this run ({', '.join(index.cols.metrics) or 'none'})")
+            raise ValueError(
+                f"metric {self.metric!r} is not a metric of this run ({', '.join(index.cols.metrics) or 'none'})"
+            )
 
 
 def _in_range(v: float, lo: float | None, hi: float | None) -> bool:
@@ -106,7 +126,7 @@ def _search(index: RowIndex, pos: list[int], q: str) -> list[int]:
     raw = needle.encode()
     out: list[int] = []
     for start in range(0, len(pos), _SCAN_BATCH):
-        batch = pos[start:start + _SCAN_BATCH]
+        batch = pos[start : start + _SCAN_BATCH]
         lines = index.raw_lines(batch)
         for i, line in zip(batch, lines, strict=True):
             if raw_ok and raw not in line.lower():
@@ -126,9 +146,15 @@ def _sorted(index: RowIndex, pos: list[int], sort: str) -> list[int]:
     key = sort.removeprefix("-")
     cols = index.cols
     if key == "example_id":
+
         def eid(i: int) -> tuple[int, Any, int]:
             v = cols.example_id[i]
-            return (0, v, 0) if isinstance(v, (int, float)) and not isinstance(v, bool) else (1, str(v), 0)
+            return (
+                (0, v, 0)
+                if isinstance(v, (int, float)) and not isinstance(v, bool)
+                else (1, str(v), 0)
+            )
+
         return sorted(pos, key=lambda i: (eid(i), cols.rollout_index[i]), reverse=desc)
     column: Any = cols.metrics[key] if key in cols.metrics else getattr(cols, key)
     present = [i for i in pos if not (isinstance(column[i], float) and math.isnan(column[i]))]
@@ -148,7 +174,9 @@ def _histogram(values: list[float]) -> list[dict[str, Any]]:
     counts = [0] * HIST_BINS
     for v in values:
         counts[min(int((v - lo) / width), HIST_BINS - 1)] += 1
-    return [{"lo": lo + k * width, "hi": lo + (k + 1) * width, "count": c} for k, c in enumerate(counts)]
+    return [
+        {"lo": lo + k * width, "hi": lo + (k + 1) * width, "count": c} for k, c in enumerate(counts)
+    ]
 
 
 def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
@@ -161,7 +189,9 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
     rewards = [cols.reward[i] for i in scored]
     ids = [cols.example_id[i] for i in scored]
     reward = clustered_mean(rewards, ids)
-    metric_estimates = {name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()}
+    metric_estimates = {
+        name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()
+    }
     metrics = {k: None if math.isnan(e.mean) else e.mean for k, e in metric_estimates.items()}
     own = [t for t in cols.rollout_ms if not math.isnan(t)]
     parts = {k: [t for t in col if not math.isnan(t)] for k, col in cols.timing.items()}
@@ -207,7 +237,9 @@ def _pass_at_k(index: RowIndex, scored: list[int], criterion: PassCriterion) -> 
         if values is not None and values[i] >= criterion.threshold:  # NaN compares False
             acc[1] += 1
     kmax = min((n for n, _ in counts.values()), default=0)
-    ks = sorted({k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= kmax} | ({kmax} if kmax else set()))
+    ks = sorted(
+        {k for k in (1, 2, 4, 8, 16, 32, 64, 128) if k <= kmax} | ({kmax} if kmax else set())
+    )
     pairs = [(n, c) for n, c in counts.values()]
     return {str(k): pass_at_k_from_counts(pairs, k) for k in ks}
 
@@ -237,6 +269,7 @@ def example_scores(index: RowIndex, few_shot: Any = None) -> dict[str, ExampleSc
 def compare_examples(scores: list[dict[str, ExampleScore]]) -> list[dict[str, Any]]:
     """Per-example mean reward of each run and its difference (last - first for two runs, else
     max - min), largest difference first; examples missing or unscored in a run come last."""
+
     def order(e: str) -> tuple[int, int, str]:
         digits = e.lstrip("-").isdigit()
         return (0 if digits else 1, int(e) if digits else 0, e)
@@ -245,11 +278,19 @@ def compare_examples(scores: list[dict[str, ExampleScore]]) -> list[dict[str, An
     for e in sorted(set().union(*scores), key=order):
         vals = [m[e].mean if e in m else math.nan for m in scores]
         present = [v for v in vals if not math.isnan(v)]
-        if len(vals) == 2:
+        if len(vals) == 2:  # noqa: SIM108  (a nested conditional expression reads worse)
             diff = vals[1] - vals[0]
         else:
             diff = max(present) - min(present) if len(present) > 1 else math.nan
-        out.append({"example_id": e, "means": vals, "counts": [m[e].scored if e in m else 0 for m in scores],
-                    "diff": diff})
-    out.sort(key=lambda x: (math.isnan(x["diff"]), -abs(x["diff"]) if not math.isnan(x["diff"]) else 0.0))
+        out.append(
+            {
+                "example_id": e,
+                "means": vals,
+                "counts": [m[e].scored if e in m else 0 for m in scores],
+                "diff": diff,
+            }
+        )
+    out.sort(
+        key=lambda x: (math.isnan(x["diff"]), -abs(x["diff"]) if not math.isnan(x["diff"]) else 0.0)
+    )
     return out

@@ -58,7 +58,11 @@ def last_message(messages: Any, role: str) -> str:
             return _short(text)
         calls = m.get("tool_calls") or []
         if calls:
-            names = [str((c.get("function") or {}).get("name", "?")) for c in calls if isinstance(c, dict)]
+            names = [
+                str((c.get("function") or {}).get("name", "?"))
+                for c in calls
+                if isinstance(c, dict)
+            ]
             return _short("→ " + ", ".join(names))
     return ""
 
@@ -75,29 +79,39 @@ def row_summary(row: Row) -> dict[str, Any]:
     usage, timing = row.get("usage"), row.get("timing")
     usage = usage if isinstance(usage, dict) else {}
     timing = timing if isinstance(timing, dict) else {}
-    return json_safe({
-        "example_id": row.get("example_id"),
-        "rollout_index": row.get("rollout_index", 0),
-        "reward": _number(row.get("reward")),
-        "metrics": row.get("metrics") or {},
-        "turns": row.get("turns"),
-        "stop_reason": row.get("stop_reason"),
-        "error_category": (err.get("category") if isinstance(err, dict) else ("unknown" if err else None)),
-        "error": _short(str(err.get("message", "")) if isinstance(err, dict) else str(err or ""), 120),
-        "prompt": last_message(row.get("prompt"), "user"),
-        "completion": last_message(row.get("completion"), "assistant"),
-        "answer": _short(str(row.get("answer") if row.get("answer") is not None else ""), 60),
-        "tool_calls": count_tool_calls(row.get("completion")),
-        "completion_tokens": usage.get("completion_tokens"),
-        "rollout_ms": timing.get("rollout_ms"),
-        "total_ms": timing.get("total_ms"),
-    })
+    return json_safe(
+        {
+            "example_id": row.get("example_id"),
+            "rollout_index": row.get("rollout_index", 0),
+            "reward": _number(row.get("reward")),
+            "metrics": row.get("metrics") or {},
+            "turns": row.get("turns"),
+            "stop_reason": row.get("stop_reason"),
+            "error_category": (
+                err.get("category") if isinstance(err, dict) else ("unknown" if err else None)
+            ),
+            "error": _short(
+                str(err.get("message", "")) if isinstance(err, dict) else str(err or ""), 120
+            ),
+            "prompt": last_message(row.get("prompt"), "user"),
+            "completion": last_message(row.get("completion"), "assistant"),
+            "answer": _short(str(row.get("answer") if row.get("answer") is not None else ""), 60),
+            "tool_calls": count_tool_calls(row.get("completion")),
+            "completion_tokens": usage.get("completion_tokens"),
+            "rollout_ms": timing.get("rollout_ms"),
+            "total_ms": timing.get("total_ms"),
+        }
+    )
 
 
 def row_text(row: Row) -> str:
     """Everything a text search looks at: messages (their reasoning too), tool calls, answer,
     error, task, info."""
-    parts: list[str] = [str(row.get("example_id")), str(row.get("answer") or ""), str(row.get("task") or "")]
+    parts: list[str] = [
+        str(row.get("example_id")),
+        str(row.get("answer") or ""),
+        str(row.get("task") or ""),
+    ]
     for key in ("prompt", "completion"):
         msgs = row.get(key)
         if isinstance(msgs, str):

@@ -52,8 +52,11 @@ class Run:
         if status in _FINISHED:
             return str(status)
         try:
-            mtime = max(os.stat(self.path / name).st_mtime for name in (RESULTS_FILE, METADATA_FILE)
-                        if (self.path / name).exists())
+            mtime = max(
+                os.stat(self.path / name).st_mtime
+                for name in (RESULTS_FILE, METADATA_FILE)
+                if (self.path / name).exists()
+            )
         except ValueError:
             return "running"
         return "running" if time.time() - mtime < STALE_AFTER_S else "stale"
@@ -65,7 +68,10 @@ class Run:
         self.index.scan(budget_s=budget_s)
         key = (self.index.generation, len(self.index))
         if self._stats is None or self._stats[0] != key:
-            self._stats = (key, run_stats(self.index, PassCriterion.coerce(meta.get("pass_criterion"))))
+            self._stats = (
+                key,
+                run_stats(self.index, PassCriterion.coerce(meta.get("pass_criterion"))),
+            )
         return {**self._stats[1], "complete": self.index.at_eof}
 
     def select(self, f: RowFilter) -> list[int]:
@@ -85,8 +91,14 @@ class Run:
         """The Run page: metadata (sampling and environment args), status and statistics."""
         meta = self.metadata()
         stats = self.stats(meta, budget_s)
-        return {"run_id": self.run_id, "path": str(self.path), "status": self.status(meta),
-                "metadata": meta, "stats": stats, "system_prompt": self.system_prompt()}
+        return {
+            "run_id": self.run_id,
+            "path": str(self.path),
+            "status": self.status(meta),
+            "metadata": meta,
+            "stats": stats,
+            "system_prompt": self.system_prompt(),
+        }
 
     def first_prompt(self) -> Any:
         """The first rollout's prompt (None before the first row, or while the file is rewritten)."""
@@ -111,8 +123,16 @@ class Run:
         holds the clustered figures (``reward_ci``; older runs' stderr was not clustered)."""
         meta = self.metadata()
         status = self.status(meta)
-        keys = ("num_rollouts", "num_scored", "num_errors", "reward_mean", "reward_stderr", "reward_ci",
-                "reward_ci_undefined", "errors")
+        keys = (
+            "num_rollouts",
+            "num_scored",
+            "num_errors",
+            "reward_mean",
+            "reward_stderr",
+            "reward_ci",
+            "reward_ci_undefined",
+            "errors",
+        )
         if status in _FINISHED and "reward_ci" in meta:
             s = {k: meta.get(k) for k in keys}
         else:
@@ -120,11 +140,17 @@ class Run:
             s = {k: st[k] for k in keys}
         planned = meta.get("num_rollouts")
         return {
-            "run_id": self.run_id, "env_id": meta.get("env_id"), "model": meta.get("model"),
-            "start_time": meta.get("start_time"), "end_time": meta.get("end_time"),
-            "duration_s": run_duration(meta), "resumed": bool(meta.get("resumed")),
+            "run_id": self.run_id,
+            "env_id": meta.get("env_id"),
+            "model": meta.get("model"),
+            "start_time": meta.get("start_time"),
+            "end_time": meta.get("end_time"),
+            "duration_s": run_duration(meta),
+            "resumed": bool(meta.get("resumed")),
             "rescored": bool(meta.get("rescored_from")),
-            "status": status, "planned_rollouts": planned, **s,
+            "status": status,
+            "planned_rollouts": planned,
+            **s,
         }
 
 
@@ -145,7 +171,9 @@ class RunRegistry:
         if not path.exists():
             raise FileNotFoundError(f"{root}: no such file or directory")
         if not path.is_dir():
-            raise NotADirectoryError(f"{root}: not a directory (give a run directory or a folder of runs)")
+            raise NotADirectoryError(
+                f"{root}: not a directory (give a run directory or a folder of runs)"
+            )
         with self._lock:
             if path not in self.roots:
                 self.roots.append(path)

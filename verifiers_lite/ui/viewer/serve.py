@@ -66,8 +66,13 @@ def _url(host: str, port: int, token: str | None, fragment: str = "") -> str:
     return f"http://{shown}:{port}/{query}{fragment}"
 
 
-def run_viewer(paths: list[Path], host: str = "127.0.0.1", port: int = DEFAULT_PORT,
-               token: str | None = None, open_browser: bool = True) -> int:
+def run_viewer(
+    paths: list[Path],
+    host: str = "127.0.0.1",
+    port: int = DEFAULT_PORT,
+    token: str | None = None,
+    open_browser: bool = True,
+) -> int:
     """Serve ``paths`` until interrupted (the ``vf-lite view`` command). A non-loopback
     ``host`` needs a token; pass ``token=""`` to have a random one made and printed."""
     _require_server_deps()
@@ -78,17 +83,23 @@ def run_viewer(paths: list[Path], host: str = "127.0.0.1", port: int = DEFAULT_P
     if token == "":
         token = secrets.token_urlsafe(24)
     if not is_loopback(host) and not token:
-        raise ValueError(f"--host {host} serves other machines: add --token (a random token is printed "
-                         "and required on every request)")
+        raise ValueError(
+            f"--host {host} serves other machines: add --token (a random token is printed "
+            "and required on every request)"
+        )
     registry = RunRegistry(paths)
     runs = registry.refresh()
     sock = bind_socket(host, port)
     url = _url(host, sock.getsockname()[1], token)
-    print(f"vf-lite view: {len(runs)} run(s) under {', '.join(map(str, registry.roots))}", flush=True)
+    print(
+        f"vf-lite view: {len(runs)} run(s) under {', '.join(map(str, registry.roots))}", flush=True
+    )
     print(f"vf-lite view: serving at {url}  (Ctrl+C to stop)", flush=True)
     if open_browser:
         webbrowser.open(url)
-    config = uvicorn.Config(create_viewer_app(registry, token), log_level="warning", access_log=False)
+    config = uvicorn.Config(
+        create_viewer_app(registry, token), log_level="warning", access_log=False
+    )
     server = uvicorn.Server(config)
     with contextlib.suppress(KeyboardInterrupt):  # uvicorn already stopped gracefully
         server.run(sockets=[sock])
@@ -111,10 +122,16 @@ class ViewerServer:
         self.registry = RunRegistry([])
         self._sock = bind_socket("127.0.0.1", 0)
         self.port = self._sock.getsockname()[1]
-        config = uvicorn.Config(create_viewer_app(self.registry), log_level="warning", access_log=False)
+        config = uvicorn.Config(
+            create_viewer_app(self.registry), log_level="warning", access_log=False
+        )
         self._server = uvicorn.Server(config)
-        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
-                                        name="vf-lite-viewer", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.run,
+            kwargs={"sockets": [self._sock]},
+            name="vf-lite-viewer",
+            daemon=True,
+        )
         self._thread.start()
 
     @classmethod
@@ -168,16 +185,25 @@ class ViewerFrame:
         from html import escape
 
         box = f"vf-view-{secrets.token_hex(6)}"
-        again = (f"; afterwards <code>vf-lite view {escape(shlex.quote(self.source))}</code> serves it again"
-                 if self.source else "")
+        again = (
+            f"; afterwards <code>vf-lite view {escape(shlex.quote(self.source))}</code> serves it again"
+            if self.source
+            else ""
+        )
         # The probe's answer is opaque (another origin): resolving at all means the server lives.
-        script = _LIVE_FRAME_JS.substitute(box=json.dumps(box), height=int(self.height), url=json.dumps(self.url),
-                                           probe=json.dumps(self.url.split("#", 1)[0] + "api/runs"))
+        script = _LIVE_FRAME_JS.substitute(
+            box=json.dumps(box),
+            height=int(self.height),
+            url=json.dumps(self.url),
+            probe=json.dumps(self.url.split("#", 1)[0] + "api/runs"),
+        )
         script = script.replace("</", "<\\/")  # nothing in it may close the script element
-        return (f'<div id="{box}" class="vf-view" style="font-family:sans-serif;font-size:13px">{self.snapshot}'
-                f'<div style="font-size:11px;color:#777;margin:2px 0">vf-lite view: <a href="{escape(self.url)}" '
-                f'target="_blank">{escape(self.url)}</a> (live while this kernel runs{again})</div></div>'
-                f"<script>{script}</script>")
+        return (
+            f'<div id="{box}" class="vf-view" style="font-family:sans-serif;font-size:13px">{self.snapshot}'
+            f'<div style="font-size:11px;color:#777;margin:2px 0">vf-lite view: <a href="{escape(self.url)}" '
+            f'target="_blank">{escape(self.url)}</a> (live while this kernel runs{again})</div></div>'
+            f"<script>{script}</script>"
+        )
 
     def __repr__(self) -> str:
         return f"ViewerFrame({self.url!r})"
@@ -194,15 +220,22 @@ def _snapshot(run_ids: list[str], registry: RunRegistry) -> str:
             continue
         s = run.summary()
         reward = s.get("reward_mean")
-        figures = (f"mean reward <b>{reward:.3f}</b> ± {s.get('reward_stderr') or 0:.3f}"
-                   if isinstance(reward, (int, float)) else "no scored rollouts")
-        lines.append(f"<li><b>{escape(str(s.get('env_id') or run_id))}</b> · {escape(str(s.get('model') or '?'))}"
-                     f" · {s.get('num_rollouts', 0)} rollouts · {figures} · errors {s.get('num_errors', 0)}"
-                     f" · {escape(str(s.get('status')))}</li>")
+        figures = (
+            f"mean reward <b>{reward:.3f}</b> ± {s.get('reward_stderr') or 0:.3f}"
+            if isinstance(reward, (int, float))
+            else "no scored rollouts"
+        )
+        lines.append(
+            f"<li><b>{escape(str(s.get('env_id') or run_id))}</b> · {escape(str(s.get('model') or '?'))}"
+            f" · {s.get('num_rollouts', 0)} rollouts · {figures} · errors {s.get('num_errors', 0)}"
+            f" · {escape(str(s.get('status')))}</li>"
+        )
     more = f"<li>… and {len(run_ids) - 20} more</li>" if len(run_ids) > 20 else ""
-    return (f'<div class="vf-view-snapshot" style="border:1px solid #ddd;padding:4px 8px;background:#fafafa">'
-            f'<div style="color:#555">{len(run_ids)} run(s) in the viewer</div>'
-            f'<ul style="margin:2px 0;padding-left:18px">{"".join(lines)}{more}</ul></div>')
+    return (
+        f'<div class="vf-view-snapshot" style="border:1px solid #ddd;padding:4px 8px;background:#fafafa">'
+        f'<div style="color:#555">{len(run_ids)} run(s) in the viewer</div>'
+        f'<ul style="margin:2px 0;padding-left:18px">{"".join(lines)}{more}</ul></div>'
+    )
 
 
 def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) -> ViewerFrame:
@@ -223,5 +256,6 @@ def view(target: str | os.PathLike[str] | GenerateOutputs, height: int = 720) ->
     server = ViewerServer.shared()
     ids = server.registry.add_root(path)
     fragment = f"#/runs/{quote(ids[0], safe='')}" if len(ids) == 1 else "#/"
-    return ViewerFrame(server.url + fragment, height, _snapshot(ids, server.registry),
-                       str(path) if saved else "")
+    return ViewerFrame(
+        server.url + fragment, height, _snapshot(ids, server.registry), str(path) if saved else ""
+    )

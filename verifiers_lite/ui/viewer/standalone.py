@@ -23,7 +23,9 @@ _JS_TAG = '<script src="static/app.js"></script>'
 def _asset(name: str) -> str:
     from importlib import resources
 
-    return (resources.files("verifiers_lite.ui.viewer") / "static" / name).read_text(encoding="utf-8")
+    return (resources.files("verifiers_lite.ui.viewer") / "static" / name).read_text(
+        encoding="utf-8"
+    )
 
 
 def run_slug(outputs: GenerateOutputs) -> str:
@@ -48,19 +50,26 @@ def _data(outputs: GenerateOutputs, label: str) -> dict[str, Any]:
     for r in rows:
         strip_token_ids(r)
         items.append({"s": row_summary(r), "r": r})
-    return json_safe({"runs": [summary], "details": {run.run_id: detail}, "rows": {run.run_id: items}})
+    return json_safe(
+        {"runs": [summary], "details": {run.run_id: detail}, "rows": {run.run_id: items}}
+    )
 
 
 def standalone_html(outputs: GenerateOutputs, label: str = "") -> str:
     """The page as one string. Data travel as JSON in a non-executable script element, with
     every ``<`` escaped so no text a model wrote can close that element."""
-    payload = json.dumps(_data(outputs, label), ensure_ascii=False, allow_nan=False).replace("<", "\\u003c")
+    payload = json.dumps(_data(outputs, label), ensure_ascii=False, allow_nan=False).replace(
+        "<", "\\u003c"
+    )
     js, css = _asset("app.js"), _asset("app.css")
     if "</script" in js.lower() or "</style" in css.lower():
         raise RuntimeError("viewer assets cannot be inlined: they contain a closing tag")
     page = _asset("index.html")
     page = page.replace(_CSS_LINK, f"<style>{css}</style>")
-    return page.replace(_JS_TAG, f'<script id="vf-data" type="application/json">{payload}</script>\n<script>{js}</script>')
+    return page.replace(
+        _JS_TAG,
+        f'<script id="vf-data" type="application/json">{payload}</script>\n<script>{js}</script>',
+    )
 
 
 def write_html(outputs: GenerateOutputs, path: str | os.PathLike[str]) -> Path:
