@@ -355,9 +355,8 @@ def judge_and_groups() -> nbformat.NotebookNode:
             ),
             code(
                 "import pandas as pd\n\n"
-                "per_task = pd.DataFrame(\n"
-                '    {t: {**o.summary, "pass@1": o.pass_at_k(1)} for t, o in results.by_task().items()}\n'
-                ").T\n"
+                'per_task = pd.DataFrame({t: {**o.summary, "pass@1": o.pass_at_k(1)} '
+                "for t, o in results.by_task().items()}).T\n"
                 'per_task[["num_rollouts", "reward_mean", "reward_stderr", "pass@1"]]'
             ),
             code('vf.plot_rewards(results, by="task");'),
