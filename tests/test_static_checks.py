@@ -160,6 +160,62 @@ def test_layers_are_kept():
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-1000:]
 
 
+def _no_ui_contract() -> dict:
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    (contract,) = [
+        c for c in contracts["contracts"] if c["name"].startswith("Everything below the UI")
+    ]
+    return contract
+
+
+def _ui_libraries_named(tree: ast.Module, libraries: list[str]) -> list[str]:
+    """Strings naming a UI library (``sys.modules.get("IPython")``, ``import_module("tqdm")``):
+    the lookups import-linter cannot see, since no import statement names the module."""
+    return [
+        f"line {node.lineno}: {node.value!r}"
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and any(node.value == lib or node.value.startswith(lib + ".") for lib in libraries)
+    ]
+
+
+def test_no_module_below_the_ui_looks_up_a_ui_library_by_name():
+    """The layers contract forbids importing a UI library below the UI; this also refuses a
+    module that reaches one by its name (``sys.modules``, ``importlib``), e.g. to ask IPython for
+    the running cell: that belongs to ``ui/``."""
+    contract = _no_ui_contract()
+    libraries = contract["forbidden_modules"]
+    files: list[Path] = []
+    for module in contract["source_modules"]:
+        path = ROOT / module.replace(".", "/")
+        files += sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]
+    assert len(files) > 100 and all(f.exists() for f in files)
+    hits = [
+        f"{f.relative_to(ROOT)} {hit}"
+        for f in files
+        for hit in _ui_libraries_named(ast.parse(f.read_text()), libraries)
+    ]
+    assert hits == [], hits
+
+
+def test_the_ui_library_lookup_check_finds_one():
+    tree = ast.parse(
+        "import sys, importlib\n"
+        "shell = sys.modules.get('IPython')\n"
+        "display = importlib.import_module('IPython.display')\n"
+        "note = 'IPython renders this'  # prose naming it is fine\n"
+        "bar = sys.modules['tqdm'].tqdm\n"
+    )
+    assert _ui_libraries_named(tree, _no_ui_contract()["forbidden_modules"]) == [
+        "line 2: 'IPython'",
+        "line 3: 'IPython.display'",
+        "line 5: 'tqdm'",
+    ]
+
+
 # A function longer than this (its docstring included) does several things: split it into named
 # steps. Each entry here names a function still over it and why it may stay for now; an entry
 # that no longer applies fails the test, so the list only shrinks.

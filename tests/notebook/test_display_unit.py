@@ -9,7 +9,7 @@ from verifiers_lite.core import progress
 from verifiers_lite.core.progress import CallbackSet, RunStats, default_progress
 from verifiers_lite.testing.clock import ManualClock
 from verifiers_lite.testing.waiting import wait_until
-from verifiers_lite.ui.notebook import detect, display
+from verifiers_lite.ui.notebook import cells, detect, display
 from verifiers_lite.ui.notebook.display import NotebookProgress, notebook_progress
 from verifiers_lite.ui.terminal_progress import TqdmProgress
 
@@ -58,6 +58,25 @@ def test_detection(monkeypatch, name, kernel, qt, expected):
     monkeypatch.setattr(IPython, "get_ipython", lambda: _shell(name, kernel))
     monkeypatch.setattr(detect, "_parent_is_qtconsole", lambda: qt)
     assert detect.in_jupyter_kernel() is expected
+
+
+def test_a_warning_shown_in_a_cell_is_known_there_only(monkeypatch):
+    """The cell a display showed a warning in is told apart from the next, and outside IPython
+    nothing is noted (the results' HTML then always shows the warning)."""
+    import IPython
+
+    monkeypatch.setattr(cells, "_SHOWN_IN_CELL", {})
+    shell = _shell("ZMQInteractiveShell")
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    shell.execution_count = 3
+    cells.note_shown("too long")
+    assert cells.shown_in_this_cell("too long") and not cells.shown_in_this_cell("other")
+    shell.execution_count = 4
+    assert not cells.shown_in_this_cell("too long")
+    monkeypatch.delitem(sys.modules, "IPython")  # a script: no cell
+    cells.note_shown("in a script")
+    assert cells._SHOWN_IN_CELL == {"too long": 3}
+    assert not cells.shown_in_this_cell("in a script")
 
 
 def test_override_and_missing_ipywidgets_hint(monkeypatch, capsys):

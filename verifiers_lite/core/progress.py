@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextvars
-import sys
 import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
@@ -144,35 +143,6 @@ def length_warning(
         f"{n} of {total} rollouts ({100 * n / total:.0f}%) stopped at the token limit "
         f"(stop_reason 'length'): {remedy}, or ask for shorter answers"
     )
-
-
-# A warning a progress display has shown in the running notebook cell is not repeated by the
-# results' HTML in that same cell (a cell runs a job and shows what it returned): warning text ->
-# the cell's execution count.
-_SHOWN_IN_CELL: dict[str, int] = {}
-
-
-def current_cell() -> int | None:
-    """The running IPython cell's execution count; None outside IPython (never imported here)."""
-    ipython = sys.modules.get("IPython")
-    shell = (
-        ipython.get_ipython() if ipython is not None and hasattr(ipython, "get_ipython") else None
-    )
-    count = getattr(shell, "execution_count", None)
-    return count if isinstance(count, int) else None
-
-
-def note_shown(warning: str) -> None:
-    """A display has shown ``warning`` to the user in the current cell."""
-    cell = current_cell()
-    if cell is not None:
-        _SHOWN_IN_CELL[warning] = cell
-
-
-def shown_in_this_cell(warning: str) -> bool:
-    """Whether a display already showed ``warning`` in the running cell."""
-    cell = current_cell()
-    return cell is not None and _SHOWN_IN_CELL.get(warning) == cell
 
 
 def format_stop_reasons(stop_reasons: Any) -> str:

@@ -9,8 +9,9 @@ import threading
 import time
 from typing import Any
 
-from verifiers_lite.core.progress import RunStats, note_shown
+from verifiers_lite.core.progress import RunStats
 from verifiers_lite.core.records import Row
+from verifiers_lite.ui.notebook.cells import note_shown
 
 
 class TqdmProgress:

@@ -8,12 +8,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.content import part_kind
-from verifiers_lite.core.progress import format_timing, length_warning, shown_in_this_cell
+from verifiers_lite.core.progress import format_timing, length_warning
 from verifiers_lite.core.reasoning import reasoning_of
 from verifiers_lite.core.records import Row
 from verifiers_lite.results.aggregate import token_line
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats.error_bars import format_estimate
+from verifiers_lite.ui.notebook.cells import shown_in_this_cell
 from verifiers_lite.ui.notebook.summary_html import warning_html
 
 if TYPE_CHECKING:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import html
 import math
 
-from verifiers_lite.core.progress import RunStats, format_stop_reasons, note_shown
+from verifiers_lite.core.progress import RunStats, format_stop_reasons
+from verifiers_lite.ui.notebook.cells import note_shown
 
 BAR_COLORS = {"success": "#4caf50", "warning": "#ff9800", "danger": "#e53935", "info": "#2196f3"}
 
