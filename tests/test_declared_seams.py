@@ -50,6 +50,29 @@ def test_no_two_classes_share_a_name() -> None:
     assert twice == {}, f"one name, one class: {twice}"
 
 
+def _assigned_names(node: ast.stmt) -> list[str]:
+    """The names a module-level statement binds by assignment (an alias included)."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign):
+        targets = [node.target]
+    else:
+        return []
+    return [t.id for t in targets if isinstance(t, ast.Name)]
+
+
+def test_a_chat_message_is_defined_once() -> None:
+    """``Message`` is assigned in ``core/messages.py`` alone; every other module imports it (the
+    classic names included: they mean the same dict)."""
+    where = [
+        f"{path.relative_to(PACKAGE)}"
+        for path in _sources()
+        for node in ast.parse(path.read_text(), str(path)).body
+        if "Message" in _assigned_names(node)
+    ]
+    assert where == ["core/messages.py"], where
+
+
 def test_the_old_name_of_a_turns_usage_still_imports_with_a_warning() -> None:
     from verifiers_lite import clients
 

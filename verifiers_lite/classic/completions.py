@@ -13,7 +13,8 @@ from typing import Any
 
 from verifiers_lite.classic.errors import ClassicUnsupportedError
 from verifiers_lite.classic.parsers import content_text
-from verifiers_lite.core.model_client import ChatResponse, Message
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse
 
 
 def completion_prompt(messages: list[Message]) -> str:

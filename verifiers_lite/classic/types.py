@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
 from verifiers_lite.classic.messages import ClassicMessage, ClassicToolCall, tool_call
+from verifiers_lite.core.messages import Message
 
 
 class _RoleMessage(ClassicMessage):
@@ -47,8 +48,7 @@ class ToolMessage(_RoleMessage):
 
 
 ToolCall = ClassicToolCall
-Message = dict[str, Any]
-ChatMessage = dict[str, Any]
+ChatMessage = Message
 Messages = list[Any]
 ChatMessages = list[Any]
 Info = dict[str, Any]

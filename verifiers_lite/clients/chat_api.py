@@ -16,7 +16,8 @@ from typing import Any, Protocol
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import openai_error
 from verifiers_lite.core.errors import ModelAPIError
-from verifiers_lite.core.model_client import ChatResponse, Message, ModelClient
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
 
 __all__ = ["ChatAPI", "ChatAPIClient", "OpenAIChatAPI", "chat_api_client", "clean_messages"]
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from verifiers_lite.clients.routing import EndpointRouter
-from verifiers_lite.core.model_client import ChatResponse, Message
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse
 
 
 class ClientGroup(list[Any]):

@@ -24,7 +24,8 @@ from verifiers_lite.clients.retry import (
 )
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ModelAPIError
-from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage, text_only_model
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage, text_only_model
 from verifiers_lite.core.reasoning import assistant_message
 
 if TYPE_CHECKING:

@@ -8,7 +8,8 @@ from typing import Any
 
 from verifiers_lite.clients.http import parse_chat_completion
 from verifiers_lite.core.errors import ModelAPIError
-from verifiers_lite.core.model_client import ChatResponse, Message
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse
 
 # What asyncio/httpx raise when a connection pool made on one event loop is used on another.
 _LOOP_ERRORS = (

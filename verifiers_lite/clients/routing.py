@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from verifiers_lite.clients.slots import acquire
-from verifiers_lite.core.model_client import ChatResponse, Message, ModelClient
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
 
 FAILING_STREAK = 5  # consecutive failed requests before an endpoint is reported as failing
 # A failing endpoint gets no new groups while another is healthy, except one probe group after

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from verifiers_lite.clients.model_turn import ModelTurn, current_model_turn
-from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 
 Reply = str | dict[str, Any] | ChatResponse
 ToolCallSpec = dict[str, Any]

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-Message = dict[str, Any]
+from verifiers_lite.core.messages import Message
 
 
 class ContentNotSupportedError(ValueError):

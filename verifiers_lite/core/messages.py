@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 Message = dict[str, Any]
+"""A chat message (OpenAI format) as a plain dict; the one definition the package shares."""
 Messages = list[Message]
 
 ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-Message = dict[str, Any]
+from verifiers_lite.core.messages import Message
 
 
 @dataclass(slots=True)

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any, Literal, get_args
 
-Message = dict[str, Any]
+from verifiers_lite.core.messages import Message
 
 REASONING_KEY = "reasoning_content"
 """The one key a message's reasoning is kept under (the field name most endpoints read back)."""

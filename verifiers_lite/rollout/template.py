@@ -14,7 +14,7 @@ from functools import cached_property
 from typing import Any
 
 from verifiers_lite.core.content import text_only
-from verifiers_lite.core.model_client import Message
+from verifiers_lite.core.messages import Message
 
 __all__ = ["Template", "hermes_tool_prompt"]
 

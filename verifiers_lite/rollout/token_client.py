@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from verifiers_lite.core.model_client import ChatResponse, Message, TurnUsage
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 from verifiers_lite.core.reasoning import reasoning_of, split_think
 
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
