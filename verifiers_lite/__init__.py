@@ -137,13 +137,9 @@ _SUBPACKAGES = frozenset(
 )
 
 
-_lazy_getattr, __dir__ = lazy_exports(__name__, _LAZY, globals(), moved=_MOVED)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _SUBPACKAGES:  # ``vf.rollout.logprob_report(...)``: a package, on first use
-        return importlib.import_module(f"verifiers_lite.{name}")
-    return _lazy_getattr(name)
+__getattr__, __dir__ = lazy_exports(
+    __name__, _LAZY, globals(), moved=_MOVED, subpackages=_SUBPACKAGES
+)
 
 
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 import importlib
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -16,25 +16,33 @@ def lazy_exports(
     exports: dict[str, str],
     namespace: dict[str, Any],
     moved: dict[str, str] | None = None,
+    subpackages: Iterable[str] = (),
 ) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """``(__getattr__, __dir__)`` for ``package``: ``exports`` maps a name to the module holding
     it (absolute, or relative to ``package`` when it starts with a dot); a name once loaded is
     cached in ``namespace`` (the package's globals). ``moved`` maps a name the package no longer
-    offers to the package that does: it still resolves, with a DeprecationWarning naming the new
-    place (and is not cached, so every use warns)."""
+    offers to where it is now, ``"module"`` (same name) or ``"module:NewName"``: it still resolves,
+    with a DeprecationWarning naming the new place (and is not cached, so every use warns).
+    ``subpackages`` are packages below ``package`` reached as attributes (``vf.server``), imported
+    on first use."""
     names = sorted(namespace.get("__all__") or exports)
     moved_names: dict[str, str] = moved or {}
+    packages = frozenset(subpackages)
 
     def __getattr__(name: str) -> Any:
         module = exports.get(name)
         if module is None and name in moved_names:
+            home, _, new_name = moved_names[name].partition(":")
+            new_name = new_name or name
             warnings.warn(
-                f"{package}.{name} moved to {moved_names[name]}.{name}; the old name is removed in the "
+                f"{package}.{name} moved to {home}.{new_name}; the old name is removed in the "
                 f"next release",
                 DeprecationWarning,
                 stacklevel=2,
             )
-            return getattr(importlib.import_module(moved_names[name]), name)
+            return getattr(importlib.import_module(home), new_name)
+        if module is None and name in packages:
+            return importlib.import_module(f"{package}.{name}")
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         value = getattr(importlib.import_module(module, package), name)
