@@ -75,9 +75,10 @@ def test_a_chat_message_is_defined_once() -> None:
 
 def test_the_old_name_of_a_turns_usage_still_imports_with_a_warning() -> None:
     from verifiers_lite import clients
+    from verifiers_lite.core.model_client import TurnUsage
 
     with pytest.warns(DeprecationWarning, match="TurnUsage"):
-        assert clients.Usage is clients.TurnUsage
+        assert clients.Usage is TurnUsage
 
 
 def test_the_old_name_of_the_wires_categories_still_imports_with_a_warning() -> None:

@@ -249,7 +249,8 @@ def test_where_reasoning_is_read_from_written_out():
 
 @pytest.mark.parametrize("history", ["keep", "strip"])
 def test_the_chat_api_rollout_keeps_reasoning_and_sends_it_back_as_told(fake_server, history):
-    from verifiers_lite.rollout import OpenAIChatAPI, ToolManager
+    from verifiers_lite.clients import OpenAIChatAPI
+    from verifiers_lite.rollout import ToolManager
 
     api = OpenAIChatAPI("fake-think-reasoning", base_url=fake_server.base_url, api_key="x")
     (traj,) = vf.APIMultiTurnRollout(

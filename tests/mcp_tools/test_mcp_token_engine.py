@@ -9,10 +9,10 @@ import pytest
 from mcp_helpers import new_tag, server_processes, tagged_server
 
 import verifiers_lite as vf
+from verifiers_lite.clients import OpenAIChatAPI
+from verifiers_lite.envs import APIMultiTurnRollout
 from verifiers_lite.rollout import (
-    APIMultiTurnRollout,
     MultiTurnRollout,
-    OpenAIChatAPI,
     ParsedToolCall,
     SamplingParams,
     ToolManager,

@@ -14,7 +14,9 @@ import time
 
 import pytest
 
-from verifiers_lite.rollout import APIMultiTurnRollout, OpenAIChatAPI, SamplingParams, ToolManager
+from verifiers_lite.clients import OpenAIChatAPI
+from verifiers_lite.envs import APIMultiTurnRollout
+from verifiers_lite.rollout import SamplingParams, ToolManager
 from verifiers_lite.rollout.trajectory import STOP_REASONS, is_truncated
 from verifiers_lite.testing.waiting import wait_until
 
@@ -360,7 +362,7 @@ def _free_port() -> int:
 )
 def test_real_llama_cpp_server() -> None:
     pytest.importorskip("uvicorn", reason="llama-cpp-python[server] extras missing")
-    from verifiers_lite.rollout import OpenAIChatAPI, smollm2_gguf_path
+    from verifiers_lite.local import smollm2_gguf_path
 
     port = _free_port()
     proc = subprocess.Popen(

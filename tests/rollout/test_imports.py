@@ -8,8 +8,8 @@ import sys
 
 def test_rollout_import_is_light() -> None:
     code = (
-        "import sys, verifiers_lite.rollout as r, verifiers_lite.tools.functions\n"
-        "r.MultiTurnRollout, r.APIMultiTurnRollout, r.TokenClient, r.build_training_batch, r.ToolManager\n"
+        "import sys, verifiers_lite.rollout as r, verifiers_lite.envs as e, verifiers_lite.tools.functions\n"
+        "r.MultiTurnRollout, e.APIMultiTurnRollout, r.TokenClient, r.build_training_batch, r.ToolManager\n"
         "heavy = [m for m in ('vllm', 'torch', 'ray', 'llama_cpp', 'transformers') if m in sys.modules]\n"
         "assert not heavy, heavy\n"
     )

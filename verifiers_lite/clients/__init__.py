@@ -1,35 +1,32 @@
-"""Model access: the ModelClient interface, a lean HTTP client, the OpenAI adapter, routing."""
+"""Model access: a lean HTTP client, the OpenAI adapter, routing, the response cache, scripted
+clients and the one-turn chat APIs."""
 
-from verifiers_lite.clients.http import ChatClient
-from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
-from verifiers_lite.clients.resolve import as_model_client, as_model_clients
-from verifiers_lite.clients.retry import RetryPolicy
-from verifiers_lite.clients.routing import EndpointRouter, LimitedClient
-from verifiers_lite.core.model_client import ChatResponse, ModelClient, TurnUsage
+from __future__ import annotations
 
-__all__ = [
-    "ChatClient",
-    "ChatResponse",
-    "EndpointRouter",
-    "LimitedClient",
-    "ModelClient",
-    "OpenAIClientAdapter",
-    "RetryPolicy",
-    "TurnUsage",
-    "as_model_client",
-    "as_model_clients",
-]
+from typing import TYPE_CHECKING
 
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
 
-def __getattr__(name: str) -> object:
-    # The turn's token counts were called Usage, the name of a row's summed usage too.
-    if name == "Usage":
-        import warnings
+# The public names are the imports of the TYPE_CHECKING block below, each imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
+__all__ = sorted(_LAZY)
+# The model-client protocol and its response live in core (``vf.ModelClient``, ``vf.ChatResponse``);
+# a turn's token counts were called Usage, the name of a row's summed usage too.
+_MOVED: dict[str, str] = {
+    "ChatResponse": "verifiers_lite.core.model_client",
+    "ModelClient": "verifiers_lite.core.model_client",
+    "TurnUsage": "verifiers_lite.core.model_client",
+    "Usage": "verifiers_lite.core.model_client:TurnUsage",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), moved=_MOVED)
 
-        warnings.warn(
-            "verifiers_lite.clients.Usage is now TurnUsage (verifiers_lite.Usage is a row's usage)",
-            DeprecationWarning,
-            stacklevel=2,
-        )
-        return TurnUsage
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
+    from verifiers_lite.clients.cache import CachedClient, ResponseCache
+    from verifiers_lite.clients.chat_api import ChatAPI, ChatAPIClient, OpenAIChatAPI
+    from verifiers_lite.clients.group import ClientGroup
+    from verifiers_lite.clients.http import ChatClient
+    from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
+    from verifiers_lite.clients.resolve import as_model_client, as_model_clients
+    from verifiers_lite.clients.retry import RetryPolicy
+    from verifiers_lite.clients.routing import EndpointRouter, LimitedClient
+    from verifiers_lite.clients.scripted import ScriptedClient

@@ -123,7 +123,7 @@ class APIMultiTurnRollout:
     ``max_turns`` (the ``max_turns``-th model turn ended the rollout; its tool calls are not
     run), ``error`` (``error`` holds the core's ``{"category", "message"}`` record: e.g.
     ``model_http_error``, ``model_connection``, ``env_error``). ``truncated`` follows
-    :func:`~verifiers_lite.rollout.trajectory.is_truncated`. A tool that fails is answered to the
+    :func:`~verifiers_lite.core.records.is_truncated`. A tool that fails is answered to the
     model and listed in ``tool_errors``; the trajectory goes on. A thinking model's reasoning
     is kept on its messages as ``reasoning_content`` and sent back as ``reasoning_history``
     says (see ``Environment``).

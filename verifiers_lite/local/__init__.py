@@ -1,1 +1,23 @@
 """The embedded model: the llama.cpp server supervisor, model paths, and CPU safety."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
+
+# The public names are the imports of the TYPE_CHECKING block below, each imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
+    from verifiers_lite.local.models import smollm2_gguf_path
+    from verifiers_lite.local.supervisor import (
+        LocalModel,
+        LocalModelError,
+        local_model,
+        local_model_client,
+        shared_local_models,
+        stop_shared_local_model,
+    )

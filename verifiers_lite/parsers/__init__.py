@@ -1,8 +1,18 @@
 """Answer extraction: plain, XML tags, think blocks, \\boxed{}."""
 
-from verifiers_lite.parsers.boxed import extract_boxed_answer
-from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.parsers.think import ThinkParser
-from verifiers_lite.parsers.xml import XMLParser
+from __future__ import annotations
 
-__all__ = ["Parser", "ThinkParser", "XMLParser", "extract_boxed_answer"]
+from typing import TYPE_CHECKING
+
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
+
+# The public names are the imports of the TYPE_CHECKING block below, each imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
+    from verifiers_lite.parsers.boxed import extract_boxed_answer
+    from verifiers_lite.parsers.parser import Parser
+    from verifiers_lite.parsers.think import ThinkParser
+    from verifiers_lite.parsers.xml import XMLParser

@@ -1,14 +1,17 @@
 """Untrusted code execution: bubblewrap namespaces plus resource limits, pooled workers."""
 
-from verifiers_lite.sandbox.launch import SandboxUnavailableError, bwrap_path
-from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
-from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
+from __future__ import annotations
 
-__all__ = [
-    "ExecResult",
-    "Sandbox",
-    "SandboxLimits",
-    "SandboxSession",
-    "SandboxUnavailableError",
-    "bwrap_path",
-]
+from typing import TYPE_CHECKING
+
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
+
+# The public names are the imports of the TYPE_CHECKING block below, each imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
+    from verifiers_lite.sandbox.launch import SandboxUnavailableError, bwrap_path
+    from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
+    from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession

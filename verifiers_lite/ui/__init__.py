@@ -1,6 +1,5 @@
 """What people look at: notebook displays and plots, the results viewer, the terminal progress bar."""
 
-# ruff: noqa: F401  (the TYPE_CHECKING imports are there for type checkers)
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -4,7 +4,15 @@ exported as one self-contained HTML file."""
 
 from __future__ import annotations
 
-from verifiers_lite.ui.viewer.serve import ViewerFrame, run_viewer, view
-from verifiers_lite.ui.viewer.standalone import standalone_html, write_html
+from typing import TYPE_CHECKING
 
-__all__ = ["ViewerFrame", "run_viewer", "standalone_html", "view", "write_html"]
+from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
+
+# The public names are the imports of the TYPE_CHECKING block below, each imported on first use.
+_LAZY: dict[str, str] = type_checking_exports(__file__)
+__all__ = sorted(_LAZY)
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
+
+if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
+    from verifiers_lite.ui.viewer.serve import ViewerFrame, run_viewer, view
+    from verifiers_lite.ui.viewer.standalone import standalone_html, write_html
