@@ -12,8 +12,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STRICT_MODULES = (
+    "verifiers_lite/clients/cache.py",
     "verifiers_lite/core/records.py",
     "verifiers_lite/core/runnable.py",
+    "verifiers_lite/results/compare.py",
+    "verifiers_lite/results/export.py",
+    "verifiers_lite/results/labels.py",
+    "verifiers_lite/results/manifest.py",
+    "verifiers_lite/results/outputs.py",
+    "verifiers_lite/results/rescore.py",
+    "verifiers_lite/results/run_data.py",
     "verifiers_lite/results/run_dir.py",
     "verifiers_lite/results/run_metadata.py",
     "verifiers_lite/results/sessions.py",
@@ -21,7 +29,9 @@ STRICT_MODULES = (
     "verifiers_lite/ui/viewer/runs.py",
 )
 """The rollout record family, the protocol the scheduler runs environments through, the run
-directory's reader of whole writes, the typed run metadata and its readers and writers here."""
+directory's reader of whole writes, the typed run metadata and its readers and writers here
+(a run's outputs, export and loading, re-scoring, comparison and labels, manifests, the response
+cache's summary)."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

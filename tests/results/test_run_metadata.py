@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -76,3 +78,65 @@ def test_unknown_keys_and_missing_figures_are_kept(tmp_path: Path) -> None:
     meta = {"model": "m", "reward_mean": None, "seed": None, "written_by_a_newer_version": [1]}
     (run_dir / "metadata.json").write_text(json.dumps(meta), encoding="utf-8")
     assert read_run_metadata(run_dir) == meta
+
+
+def test_a_parquet_files_metadata_is_read_through_the_same_check(tmp_path: Path) -> None:
+    """A run saved as Parquet loads with its metadata as written; a wrong kind in the schema's
+    metadata is refused naming the file and the key, as in ``metadata.json``."""
+    pq = pytest.importorskip("pyarrow.parquet")
+    run = vf.load_results(SAVED_RUN)
+    path = run.to_parquet(tmp_path / "run.parquet")
+    assert vf.load_results(path).metadata == run.metadata
+    table = pq.read_table(path)
+    wrong = {**run.metadata, "num_examples": "two"}
+    bad = tmp_path / "bad.parquet"
+    pq.write_table(
+        table.replace_schema_metadata({b"verifiers_lite": json.dumps(wrong).encode()}), bad
+    )
+    with pytest.raises(ValueError, match="'num_examples' must be int") as err:
+        vf.load_results(bad)
+    assert "bad.parquet" in str(err.value)
+
+
+def test_a_run_split_by_task_names_its_task_with_a_documented_key(tmp_path: Path) -> None:
+    (part,) = vf.load_results(SAVED_RUN).by_task().values()
+    assert part.metadata["task"] == "default"
+    assert set(part.metadata) <= RUN_METADATA_KEYS, set(part.metadata) - RUN_METADATA_KEYS
+
+
+def test_vf_lite_rescore_refuses_a_wrong_metadata_file_naming_the_key(tmp_path: Path) -> None:
+    run_dir = tmp_path / "run"
+    shutil.copytree(SAVED_RUN, run_dir)
+    meta = json.loads((run_dir / "metadata.json").read_text(encoding="utf-8"))
+    (run_dir / "metadata.json").write_text(json.dumps({**meta, "resumed": 1}), encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "verifiers_lite.cli", "rescore", str(run_dir)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2 and "'resumed' must be bool" in proc.stderr, proc.stderr
+
+
+def test_a_runs_metadata_is_typed_for_its_readers(tmp_path: Path) -> None:
+    """``GenerateOutputs.metadata`` is :class:`RunMetadata`: a documented key reads with its type,
+    a key the metadata does not have, or a value read as the wrong type, is a type error (mypy)."""
+    module = tmp_path / "reads_metadata.py"
+    module.write_text(
+        "import verifiers_lite as vf\n"
+        "def read(out: vf.GenerateOutputs) -> None:\n"
+        "    mean: float | None = out.metadata['reward_mean']\n"
+        "    task: str = out.metadata.get('task', 'default')\n"
+        "    out.metadata['reward_means']\n"
+        "    count: str = out.metadata['num_examples']\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", str(module)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=Path(vf.__file__).parents[1],
+    )
+    errors = [line for line in proc.stdout.splitlines() if ": error:" in line]
+    assert [e.split(": error:")[0].rsplit(":", 1)[-1] for e in errors] == ["5", "6"], proc.stdout
+    assert "typeddict-item" in errors[0] and "assignment" in errors[1], proc.stdout

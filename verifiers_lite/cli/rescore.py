@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from verifiers_lite.results.run_metadata import RunMetadata
 
 
 def add_rescore_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -55,12 +57,13 @@ def run_rescore(
     ValueError / FileNotFoundError / FileExistsError (the caller prints them, exit 2)."""
     import verifiers_lite as vf
     from verifiers_lite.cli.report import format_table, run_summary
+    from verifiers_lite.results.run_metadata import read_run_metadata
 
     run_dir = Path(args.run_dir)
     meta_file = run_dir / "metadata.json"
     if not meta_file.exists():
         raise FileNotFoundError(f"{run_dir} holds no run (no metadata.json)")
-    saved = json.loads(meta_file.read_text(encoding="utf-8"))
+    saved = read_run_metadata(run_dir)
     env_id = saved.get("env_id")
     if not isinstance(env_id, str) or not env_id:
         raise ValueError(
@@ -102,7 +105,7 @@ def run_rescore(
     return 0
 
 
-def _check_loadable(env_ids: list[str], saved: dict[str, Any], run_dir: Path) -> None:
+def _check_loadable(env_ids: list[str], saved: RunMetadata, run_dir: Path) -> None:
     """Refuse a run whose environment cannot be loaded by id (defined in a notebook or a script),
     with the way out that works where it is defined."""
     from verifiers_lite.core.registry import is_registered

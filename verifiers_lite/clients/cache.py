@@ -20,15 +20,10 @@ import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
-from verifiers_lite.core.model_client import (
-    ChatResponse,
-    Message,
-    ModelClient,
-    ModelClientLike,
-    TurnUsage,
-)
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike, TurnUsage
 
 CACHE_ENV_VAR = "VERIFIERS_LITE_CACHE"
 _SCHEMA = """CREATE TABLE IF NOT EXISTS responses (
@@ -285,11 +280,20 @@ def _decode(text: str) -> ChatResponse:
     )
 
 
+class CacheSummary(TypedDict):
+    """The response cache's use in the run (in-process runs with ``cache=``), as the run's metadata keeps it."""
+
+    path: str  #: the cache file
+    hits: int  #: requests answered from the cache
+    misses: int  #: requests sent to the model (then stored)
+    hit_ratio: float | None  #: hits / (hits + misses); None when there was no request
+
+
 class CacheMeter:
     """Hits and misses of one run over the caching clients it uses (deltas: a client that
     caches on its own may have served earlier runs)."""
 
-    def __init__(self, clients: list[CachedClient], path: str | None) -> None:
+    def __init__(self, clients: list[CachedClient], path: str) -> None:
         self.clients = clients
         self.path = path
         self._start = cache_counts(clients) or (0, 0)
@@ -298,8 +302,8 @@ class CacheMeter:
         hits, misses = cache_counts(self.clients) or (0, 0)
         return hits - self._start[0], misses - self._start[1]
 
-    def summary(self) -> dict[str, Any]:
-        """``{"path", "hits", "misses", "hit_ratio"}`` for the run's metadata."""
+    def summary(self) -> CacheSummary:
+        """The run's use of the cache, for its metadata."""
         hits, misses = self.counts()
         total = hits + misses
         return {

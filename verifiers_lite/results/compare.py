@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve_from_counts
+from verifiers_lite.results.run_metadata import RunMetadata
 from verifiers_lite.results.sessions import run_duration
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def outputs_facts(run: GenerateOutputs) -> dict[str, Any]:
     return run_facts(run.metadata, first)
 
 
-def _columns(metadata: dict[str, Any]) -> dict[str, Any]:
+def _columns(metadata: RunMetadata) -> dict[str, Any]:
     """The ``env``, ``model`` and ``temperature`` columns of a run."""
     return {
         "env": metadata.get("env_id"),

@@ -13,13 +13,13 @@ import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from numbers import Integral, Number
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.flat_rows import flatten_row
-from verifiers_lite.results.run_metadata import read_run_metadata
+from verifiers_lite.results.run_metadata import RunMetadata, as_run_metadata, read_run_metadata
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
 
 if TYPE_CHECKING:
@@ -164,7 +164,7 @@ def save_results(outputs: RunData, path: str | os.PathLike[str]) -> Path:
     return directory
 
 
-def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any]]:
+def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], RunMetadata]:
     """The rows and metadata of a saved run: a directory from ``save()`` or ``results_path``
     (rows stay on disk, read on demand through the row index; rows with ids that are not integers
     are read into memory), in example order, then rollout, as the run's outputs were; or a
@@ -176,8 +176,7 @@ def read_run(path: str | os.PathLike[str]) -> tuple[Sequence[Row], dict[str, Any
         raise FileNotFoundError(
             f"no {RESULTS_FILE} in {p} (expected a directory written by save() or results_path)"
         )
-    # checked, then handed on as the plain dict a run's outputs hold
-    metadata = cast(dict[str, Any], read_run_metadata(p)) if (p / METADATA_FILE).exists() else {}
+    metadata = read_run_metadata(p) if (p / METADATA_FILE).exists() else RunMetadata()
     on_disk = DiskRows.open(p / RESULTS_FILE, sort=True)  # example order, as a run's outputs are
     if on_disk is not None:
         return on_disk, metadata
@@ -194,7 +193,7 @@ def _order_key(value: Any) -> tuple[int, Any]:
     )
 
 
-def _read_parquet(path: Path) -> tuple[list[Row], dict[str, Any]]:
+def _read_parquet(path: Path) -> tuple[list[Row], RunMetadata]:
     """Rows from Parquet come back flat (one column per metric), with messages decoded."""
     import pyarrow.parquet as pq
 
@@ -205,4 +204,4 @@ def _read_parquet(path: Path) -> tuple[list[Row], dict[str, Any]]:
         for col in JSON_COLUMNS:
             if isinstance(r.get(col), str):
                 r[col] = json.loads(r[col])
-    return rows, json.loads(raw) if raw else {}
+    return rows, as_run_metadata(json.loads(raw), f"{path} (its schema's metadata)") if raw else {}

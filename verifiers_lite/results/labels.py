@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from verifiers_lite.results.run_metadata import RunMetadata
+
 # Shown as their bare value; every other plain fact as key=value.
 _BARE = ("env", "task", "model")
 _GROUPS = ("env_args", "sampling_args")
@@ -19,7 +21,7 @@ _PROMPT_FACTS = ("system_prompt", "few_shot", "rubric", "rescored")
 _PREVIEW_WORDS, _PREVIEW_CHARS = 4, 28
 
 
-def run_facts(metadata: Mapping[str, Any], first_prompt: Any = None) -> dict[str, Any]:
+def run_facts(metadata: RunMetadata, first_prompt: Any = None) -> dict[str, Any]:
     """What defines a run, from its metadata: ``env``, ``task`` (one task of an environment
     group), ``model``, ``env_args.NAME`` per environment argument, ``sampling_args.NAME`` per
     sampling argument, ``seed``, ``system_prompt`` and ``few_shot`` (the prompt template the
@@ -29,8 +31,9 @@ def run_facts(metadata: Mapping[str, Any], first_prompt: Any = None) -> dict[str
     if metadata.get("task") is not None:
         facts["task"] = metadata["task"]
     facts["model"] = metadata.get("model")
+    by_name: Mapping[str, Any] = metadata  # the argument groups, read by their keys' names
     for group in _GROUPS:
-        for key, value in sorted((metadata.get(group) or {}).items()):
+        for key, value in sorted((by_name.get(group) or {}).items()):
             facts[f"{group}.{key}"] = value
     if metadata.get("seed") is not None:
         facts["seed"] = metadata["seed"]

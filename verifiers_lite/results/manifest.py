@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite.clients.cache import CachedClient, endpoint_identity
 from verifiers_lite.core.records import Row
 from verifiers_lite.results.code_identity import code_hash
-from verifiers_lite.results.run_metadata import SessionRecord
+from verifiers_lite.results.run_metadata import RunMetadata, SessionRecord
 
 if TYPE_CHECKING:
     from verifiers_lite.core.model_client import ModelClientLike
@@ -236,7 +236,7 @@ def _described(entry: dict[str, Any]) -> str:
     return f"{client} at {entry['endpoint']}{identity}"
 
 
-def session_manifests(metadata: dict[str, Any]) -> list[dict[str, Any]]:
+def session_manifests(metadata: RunMetadata) -> list[dict[str, Any]]:
     """Each session's manifest, first session first; a run saved with one manifest for the
     whole run (rewritten by each of its sessions) has that one."""
     found = [

@@ -20,6 +20,7 @@ from verifiers_lite.results.metrics import (
     scored_reward,
 )
 from verifiers_lite.results.rescore import rescore_run
+from verifiers_lite.results.run_metadata import RunMetadata
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -40,10 +41,10 @@ class GenerateOutputs:
     """
 
     def __init__(
-        self, rows: Sequence[Row] | None = None, metadata: dict[str, Any] | None = None
+        self, rows: Sequence[Row] | None = None, metadata: RunMetadata | None = None
     ) -> None:
         self.rows: Sequence[Row] = [] if rows is None else rows
-        self.metadata: dict[str, Any] = {} if metadata is None else metadata
+        self.metadata: RunMetadata = {} if metadata is None else metadata
         self._aggregates: dict[PassCriterion, RowAggregate] = {}
 
     @property

@@ -22,6 +22,7 @@ from verifiers_lite.core.records import Row
 from verifiers_lite.results.compare import as_outputs, outputs_facts
 from verifiers_lite.results.labels import run_labels, varying_keys
 from verifiers_lite.results.metrics import scored_reward
+from verifiers_lite.results.run_metadata import RunMetadata
 from verifiers_lite.stats.error_bars import (
     ALPHA,
     POWER,
@@ -82,7 +83,7 @@ def example_key(row: Mapping[str, Any], few_shot: Any = None) -> str:
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()[:16]
 
 
-def run_few_shot(metadata: Mapping[str, Any]) -> list[Any] | None:
+def run_few_shot(metadata: RunMetadata) -> list[Any] | None:
     """The few-shot turns a run recorded in its prompt template (None for none, or a group)."""
     template = metadata.get("prompt_template")
     return (template.get("few_shot") or None) if isinstance(template, Mapping) else None

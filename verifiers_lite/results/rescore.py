@@ -23,7 +23,7 @@ from collections import Counter
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Final, cast
 
 from verifiers_lite.core.errors import cleanup_error
 from verifiers_lite.core.records import Row
@@ -34,12 +34,13 @@ from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
 from verifiers_lite.results.run_data import RunData
+from verifiers_lite.results.run_metadata import RunMetadata, add_summary
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, ResultsStore, read_rows
 
 if TYPE_CHECKING:
     from verifiers_lite.core.runnable import ScoringRubric
 
-RESCORED_FROM_KEY = "rescored_from"
+RESCORED_FROM_KEY: Final = "rescored_from"
 _GROUPS_IN_FLIGHT = 64
 
 
@@ -49,7 +50,7 @@ async def rescore_run(
     *,
     results_path: str | os.PathLike[str] | None = None,
     overwrite: bool = False,
-) -> tuple[Sequence[Row], dict[str, Any]]:
+) -> tuple[Sequence[Row], RunMetadata]:
     """The rows and metadata of ``run`` (a run's results or a run directory) re-scored by
     ``rubric``; what :func:`verifiers_lite.rescore` returns as a ``GenerateOutputs``."""
     source, outputs = _load(run)
@@ -106,7 +107,7 @@ class _Loaded:
     """A run directory's rows and metadata, as :func:`_load` hands them on."""
 
     rows: Sequence[Row]
-    metadata: dict[str, Any]
+    metadata: RunMetadata
 
 
 def _rubric_and_tools(rubric: Any) -> tuple[ScoringRubric, list[dict[str, Any]] | None]:
@@ -152,7 +153,7 @@ def _target(
 async def _rescored_groups(
     rows: Iterable[Row],
     rubric: ScoringRubric,
-    meta: dict[str, Any],
+    meta: RunMetadata,
     tool_defs: list[dict[str, Any]] | None,
 ) -> AsyncIterator[list[Row]]:
     """The rows re-scored, one group (an example's rollouts; one rollout under independent
@@ -181,7 +182,7 @@ async def _rescored_groups(
 async def _score_batch(
     groups: list[list[Row]],
     rubric: ScoringRubric,
-    meta: dict[str, Any],
+    meta: RunMetadata,
     tool_defs: list[dict[str, Any]] | None,
 ) -> list[list[Row]]:
     """Each group's rows rebuilt as States, scored together, cleaned up once each, and turned
@@ -212,15 +213,16 @@ async def _score_batch(
 
 
 def _metadata(
-    old: dict[str, Any],
+    old: RunMetadata,
     totals: RowAggregate,
     rubric: ScoringRubric,
     source: Path | None,
     target: Path | None,
-) -> dict[str, Any]:
+) -> RunMetadata:
     """The source run's metadata with the new scores' summary, pass criterion and fingerprint,
     and where it came from."""
-    meta = {**old, **totals.summary()}
+    meta = old.copy()
+    add_summary(meta, totals.summary())
     meta["status"] = "completed_with_errors" if totals.errors else "completed"
     meta["score_rollouts"] = True
     meta["pass_criterion"] = rubric.pass_criterion.to_dict()

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from verifiers_lite.core.records import Row
+from verifiers_lite.results.run_metadata import RunMetadata
 
 
 @runtime_checkable
@@ -20,7 +21,7 @@ class RunData(Protocol):
     def rows(self) -> Sequence[Row]: ...
 
     @property
-    def metadata(self) -> dict[str, Any]: ...
+    def metadata(self) -> RunMetadata: ...
 
 
 class SummarizedRun(RunData, Protocol):

@@ -14,16 +14,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypedDict, cast
 
+from verifiers_lite.clients.cache import CacheSummary
 from verifiers_lite.results.run_dir import METADATA_FILE
-
-
-class CacheSummary(TypedDict):
-    """The response cache's use in the run (in-process runs with ``cache=``)."""
-
-    path: str  #: the cache file
-    hits: int  #: requests answered from the cache
-    misses: int  #: requests sent to the model (then stored)
-    hit_ratio: float | None  #: hits / (hits + misses); None when there was no request
 
 
 class RescoredFrom(TypedDict):
@@ -51,9 +43,8 @@ class SessionRecord(TypedDict, total=False):
 class RunMetadata(TypedDict, total=False):
     """The keys of a run's ``metadata.json`` (all optional: older runs lack some)."""
 
-    env_id: (
-        str | None
-    )  #: the environment's id (its class name when built in place; None when it has none)
+    #: the environment's id (its class name when built in place; None when it has none)
+    env_id: str | None
     env_args: dict[str, Any]  #: the arguments the environment was loaded with
     model: str  #: the model name requests were sent for
     rollouts_per_example: int  #: rollouts of each example (the group size)
@@ -63,24 +54,21 @@ class RunMetadata(TypedDict, total=False):
     independent_scoring: bool  #: each rollout scored alone (no groups)
     score_rollouts: bool  #: whether rows were scored
     pass_criterion: dict[str, Any]  #: what counts as a pass (``PassCriterion.to_dict()``)
-    prompt_template: dict[
-        str, Any
-    ]  #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
+    #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
+    prompt_template: dict[str, Any]
     tasks: dict[str, Any]  #: per task of an environment group: its facts (pass criterion, ...)
     max_concurrent: int | None  #: the bound on rollouts in flight (None: none)
     seed: int | None  #: the run's seed (None: unseeded)
     results_path: str  #: where the run was saved, as given
     library_version: str  #: the verifiers_lite version that wrote it
-    fingerprint: dict[
-        str, Any
-    ]  #: what a resume must match (environment, model, sampling, rubric, ...)
+    #: what a resume must match (environment, model, sampling, rubric, ...)
+    fingerprint: dict[str, Any]
     sessions: list[SessionRecord]  #: the first call and each resume, in order
     resumed: bool  #: the run took more than one session
     start_time: float  #: when its first session started (epoch seconds)
     end_time: float  #: when its last session ended
-    duration_s: (
-        float  #: its sessions' durations summed (time between a crash and its resume not counted)
-    )
+    #: its sessions' durations summed (time between a crash and its resume not counted)
+    duration_s: float
     status: str  #: running, completed, completed_with_errors or interrupted
     executor: str  #: which executor ran the rollouts (local, ray, remote)
     endpoints: list[dict[str, Any]]  #: per endpoint: requests, failures, groups, most in flight
@@ -106,6 +94,8 @@ class RunMetadata(TypedDict, total=False):
     reasoning_tokens: int  #: of those, tokens spent reasoning
     timing_ms: dict[str, float | None]  #: per part of a rollout's time: its mean (ms)
     rescored_from: RescoredFrom  #: a re-scored run's source
+    #: the task the rows are, in a part of a run split by task (``GenerateOutputs.by_task``)
+    task: str
     #: the whole run's manifest, as runs wrote it before sessions had their own (read as the
     #: last session's)
     manifest: dict[str, Any]
@@ -122,6 +112,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "status",
             "executor",
             "reward_ci_undefined",
+            "task",
         ),
         (str,),
     ),
@@ -201,3 +192,11 @@ def read_run_metadata(run_dir: Path) -> RunMetadata:
     except json.JSONDecodeError as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from exc
     return as_run_metadata(obj, str(path))
+
+
+def add_summary(metadata: RunMetadata, summary: Mapping[str, Any]) -> None:
+    """Merge a summary into ``metadata`` as the run ends: the executor's (``executor``,
+    ``endpoints``, its own figures) and the rows' (reward, errors, tokens, timing). Their keys
+    are the ones documented above; an executor may add its own, kept as they are, and each is
+    checked when the file is read back."""
+    metadata.update(cast(RunMetadata, summary))

@@ -19,7 +19,7 @@ from typing import Any, cast
 from verifiers_lite.results.run_metadata import RunMetadata, SessionRecord
 
 
-def earlier_sessions(saved: dict[str, Any], results_file: Path) -> list[SessionRecord]:
+def earlier_sessions(saved: RunMetadata, results_file: Path) -> list[SessionRecord]:
     """The sessions recorded in a run's saved metadata, each closed (a run saved before
     sessions were recorded counts as one session, from its start and end times). A run saved
     with one ``manifest`` for the whole run had it rewritten by each session: it is the last
@@ -54,7 +54,7 @@ def _closed(session: SessionRecord, results_file: Path) -> SessionRecord:
 
 
 def begin_session(
-    metadata: dict[str, Any],
+    metadata: RunMetadata,
     earlier: list[SessionRecord],
     start: float,
     manifest: dict[str, Any],
@@ -68,24 +68,25 @@ def begin_session(
     )
 
 
-def current_session(metadata: dict[str, Any]) -> tuple[int, SessionRecord]:
+def current_session(metadata: RunMetadata) -> tuple[int, SessionRecord]:
     """The running session: its index in ``metadata["sessions"]`` and its record."""
-    sessions: list[SessionRecord] = metadata["sessions"]
+    sessions = metadata["sessions"]
     return len(sessions) - 1, sessions[-1]
 
 
-def end_session(metadata: dict[str, Any], end: float, rollouts: int) -> None:
+def end_session(metadata: RunMetadata, end: float, rollouts: int) -> None:
     """Close the current session (``rollouts`` run in it) and sum the run's duration."""
-    sessions = metadata.setdefault("sessions", [{"start_time": metadata.get("start_time", end)}])
+    first: SessionRecord = {"start_time": metadata.get("start_time", end)}
+    sessions = metadata.setdefault("sessions", [first])
     current = sessions[-1]
-    current.update(
-        end_time=end, duration_s=end - float(current.get("start_time", end)), rollouts=rollouts
-    )
+    current["end_time"] = end
+    current["duration_s"] = end - float(current.get("start_time", end))
+    current["rollouts"] = rollouts
     metadata["duration_s"] = sum(float(s.get("duration_s") or 0.0) for s in sessions)
     metadata["end_time"] = end
 
 
-def run_duration(metadata: RunMetadata | dict[str, Any]) -> float | None:
+def run_duration(metadata: RunMetadata) -> float | None:
     """Seconds the run took: its sessions' durations summed (``duration_s``); for runs saved
     before sessions were recorded, end minus start; None while unknown."""
     if isinstance(metadata.get("duration_s"), (int, float)):

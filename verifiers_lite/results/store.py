@@ -28,7 +28,7 @@ from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
 from verifiers_lite.results.run_dir import METADATA_FILE as METADATA_FILE
 from verifiers_lite.results.run_dir import RESULTS_FILE as RESULTS_FILE
-from verifiers_lite.results.run_metadata import read_run_metadata
+from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 
 
 def _dumps(obj: Any) -> str:
@@ -94,8 +94,8 @@ class ResultsStore:
 
     def open(
         self,
-        metadata: dict[str, Any],
-        check_same_run: Callable[[dict[str, Any]], None] | None = None,
+        metadata: RunMetadata,
+        check_same_run: Callable[[RunMetadata], None] | None = None,
     ) -> bool:
         """Create or reopen the directory; True when it holds an earlier run whose finished rows
         (:func:`iter_rows`) may be resumed.
@@ -108,9 +108,7 @@ class ResultsStore:
         self.path.mkdir(parents=True, exist_ok=True)
         resuming = False
         if self.metadata_file.exists():
-            old = cast(
-                dict[str, Any], read_run_metadata(self.path)
-            )  # checked; the resume check reads it as a dict
+            old = read_run_metadata(self.path)
             if check_same_run is not None:
                 check_same_run(old)
             resuming = True
@@ -211,7 +209,7 @@ class ResultsStore:
             ):  # its event loop is gone (the run was torn down)
                 done.get_loop().call_soon_threadsafe(_settle, done, error)
 
-    def write_metadata(self, metadata: dict[str, Any]) -> None:
+    def write_metadata(self, metadata: RunMetadata) -> None:
         write_json_atomic(self.metadata_file, metadata)
 
     def close(self) -> None:

@@ -47,7 +47,7 @@ from verifiers_lite.results.manifest import (
 )
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
-from verifiers_lite.results.run_metadata import RunMetadata
+from verifiers_lite.results.run_metadata import RunMetadata, add_summary
 from verifiers_lite.results.sessions import (
     begin_session,
     current_session,
@@ -223,7 +223,7 @@ class _Run:
             )
         self.session, _ = current_session(self.metadata)
 
-    def _check_saved(self, saved: dict[str, Any]) -> None:
+    def _check_saved(self, saved: RunMetadata) -> None:
         """The saved metadata, before anything on disk changes: refuse another run's directory,
         or this run resumed by another model client unless the caller allows it; carry the
         saved sessions over to this one."""
@@ -345,7 +345,9 @@ class _Run:
             self.builds
         )  # of the rows this session made
         end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
-        metadata.update(status=status, **self.executor.summary(), **self.totals.summary())
+        metadata["status"] = status
+        add_summary(metadata, self.executor.summary())
+        add_summary(metadata, self.totals.summary())
 
     def outputs(self) -> GenerateOutputs:
         """The run's rows (in memory, or read from results.jsonl on demand) and metadata."""
@@ -415,7 +417,7 @@ def _run_metadata(
     limit: int | None,
     score: bool,
     run_seed: int | None,
-) -> dict[str, Any]:
+) -> RunMetadata:
     """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
     sampling = {**env.sampling_args, **(config.sampling_args or {})}
     metadata = RunMetadata(
@@ -448,7 +450,7 @@ def _run_metadata(
     )
     if run_seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = run_seed
-    return dict(metadata)  # the run keeps adding to it: a plain dict from here on
+    return metadata
 
 
 def _resume(
@@ -530,7 +532,7 @@ def _client_change_refusal(path: Any, change: str) -> str:
 
 
 def _check_same_run(
-    saved: dict[str, Any], metadata: dict[str, Any], path: Any, env: RunnableEnvironment
+    saved: RunMetadata, metadata: RunMetadata, path: Any, env: RunnableEnvironment
 ) -> None:
     """Refuse to resume a results directory that holds another run, naming what differs."""
     diff = fingerprint_diff(saved.get(FINGERPRINT_KEY), metadata[FINGERPRINT_KEY])
