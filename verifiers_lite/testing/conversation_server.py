@@ -9,10 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import subprocess
-import sys
-import time
-import urllib.request
 from typing import Any
 
 from verifiers_lite.testing.conversation_model import (
@@ -22,7 +18,8 @@ from verifiers_lite.testing.conversation_model import (
     apply_stop,
     text_of,
 )
-from verifiers_lite.testing.fake_server import _json, free_port
+from verifiers_lite.testing.fake_server import _json
+from verifiers_lite.testing.server_process import ServerProcess, request_body, serve
 
 
 def _usage(prompt: str, completion: str) -> dict[str, int]:
@@ -68,20 +65,9 @@ class ConversationServer:
         self.requests = 0
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif msg["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await request_body(scope, receive, send)
+        if body is None:
+            return
         await self._route(scope["path"], scope["method"], body, send)
 
     async def _route(self, path: str, method: str, body: bytes, send: Any) -> None:
@@ -107,66 +93,14 @@ class ConversationServer:
             await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
 
 
-class ConversationServerProcess:
+class ConversationServerProcess(ServerProcess):
     """The server in a child process on 127.0.0.1; a context manager that always stops it."""
 
-    def __init__(self, port: int | None = None) -> None:
-        self.port = port or free_port()
-        self.proc: subprocess.Popen[bytes] | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
-    def start(self, timeout: float = 20.0) -> ConversationServerProcess:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "verifiers_lite.testing.conversation_server",
-                "--port",
-                str(self.port),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(
-                    f"conversation server exited with {self.proc.returncode}: {err[-2000:]}"
-                )
-            try:
-                urllib.request.urlopen(f"http://127.0.0.1:{self.port}/health", timeout=1).read()
-                return self
-            except OSError:
-                time.sleep(0.05)  # a poll with a deadline: the child binds its port
-        self.stop()
-        raise TimeoutError(f"conversation server on port {self.port} not healthy within {timeout}s")
+    module = "verifiers_lite.testing.conversation_server"
+    name = "conversation server"
 
     def stats(self) -> dict[str, Any]:
-        return json.loads(
-            urllib.request.urlopen(f"http://127.0.0.1:{self.port}/_control/stats", timeout=5).read()
-        )
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc is not None and self.proc.stderr:
-            self.proc.stderr.close()
-
-    def __enter__(self) -> ConversationServerProcess:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
+        return dict(self.request_json("/_control/stats"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -175,17 +109,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     parser.add_argument("--port", type=int, default=8012)
     args = parser.parse_args(argv)
-    import uvicorn
-
-    uvicorn.run(
-        ConversationServer(),
-        host="127.0.0.1",
-        port=args.port,
-        log_level="warning",
-        access_log=False,
-        backlog=4096,
-        timeout_keep_alive=60,
-    )
+    serve(ConversationServer(), args.port)
 
 
 if __name__ == "__main__":

@@ -42,13 +42,12 @@ import asyncio
 import hashlib
 import json
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from collections import Counter, deque
 from typing import Any
+
+from verifiers_lite.testing.server_process import ServerProcess, request_body, serve
+from verifiers_lite.testing.server_process import free_port as free_port  # where tests import it
 
 _EXPR = re.compile(r"(-?\d+)\s*([+\-*])\s*(-?\d+)")
 _NUM = re.compile(r"-?\d+")
@@ -101,20 +100,9 @@ class FakeChatServer:
         self.system_fingerprint = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "lifespan":
-            while True:
-                msg = await receive()
-                if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})
-                elif msg["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})
-                    return
-        body = b""
-        while True:
-            msg = await receive()
-            body += msg.get("body", b"")
-            if not msg.get("more_body"):
-                break
+        body = await request_body(scope, receive, send)
+        if body is None:
+            return
         path, method = scope["path"], scope["method"]
         if path.endswith("/chat/completions") and method == "POST":
             await self._chat(body, send)
@@ -306,22 +294,27 @@ class FakeChatServer:
             result = str(messages[-1].get("content") or "")
             return {"role": "assistant", "content": f"The calculator says \\boxed{{{result}}}."}
         match = _EXPR.search(last_user)
-        expression = match.group(0) if match else "1 + 1"
-        n = sum(1 for m in messages if m.get("role") == "assistant")
-        return {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"call_{n}",
-                    "type": "function",
-                    "function": {
-                        "name": "calculator",
-                        "arguments": json.dumps({"expression": expression}),
-                    },
-                }
-            ],
-        }
+        return _calculator_call(messages, match.group(0) if match else "1 + 1")
+
+
+def _calculator_call(messages: list[dict[str, Any]], expression: str) -> dict[str, Any]:
+    """An assistant turn calling the ``calculator`` tool on ``expression`` (its call id counts
+    the assistant turns before it)."""
+    n = sum(1 for m in messages if m.get("role") == "assistant")
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": f"call_{n}",
+                "type": "function",
+                "function": {
+                    "name": "calculator",
+                    "arguments": json.dumps({"expression": expression}),
+                },
+            }
+        ],
+    }
 
 
 def _apply(match: re.Match[str]) -> int:
@@ -347,23 +340,7 @@ def _think_answer(
         reasoning = (
             f"At a glance the answer is \\boxed{{{guess}}}, but I will check with the calculator."
         )
-        n = sum(1 for m in messages if m.get("role") == "assistant")
-        message = {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {
-                    "id": f"call_{n}",
-                    "type": "function",
-                    "function": {
-                        "name": "calculator",
-                        "arguments": json.dumps(
-                            {"expression": match.group(0) if match else "1 + 1"}
-                        ),
-                    },
-                }
-            ],
-        }
+        message = _calculator_call(messages, match.group(0) if match else "1 + 1")
     if field is None:
         message["content"] = f"<think>{reasoning}</think>{message['content'] or ''}"
     else:
@@ -428,15 +405,11 @@ async def _json(
     await send({"type": "http.response.body", "body": data})
 
 
-def free_port() -> int:
-    """A free TCP port on 127.0.0.1."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-class FakeServerProcess:
+class FakeServerProcess(ServerProcess):
     """Runs the fake server in a child process; a context manager that always stops it."""
+
+    module = "verifiers_lite.testing.fake_server"
+    name = "fake server"
 
     def __init__(
         self,
@@ -445,58 +418,23 @@ class FakeServerProcess:
         port: int | None = None,
         models: tuple[str, ...] | list[str] = MODELS,
     ) -> None:
-        self.port = port or free_port()
+        super().__init__(port)
         self.latency_ms = latency_ms
         self.correct_rate = correct_rate
         self.models = list(models)
-        self.proc: subprocess.Popen[bytes] | None = None
 
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    @property
-    def base_url(self) -> str:
-        return f"{self.url}/v1"
-
-    def start(self, timeout: float = 20.0) -> FakeServerProcess:
-        self.proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "verifiers_lite.testing.fake_server",
-                "--port",
-                str(self.port),
-                "--latency-ms",
-                str(self.latency_ms),
-                "--correct-rate",
-                str(self.correct_rate),
-                "--models",
-                ",".join(self.models),
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # a Ctrl-C / kernel interrupt of the caller must not kill it
-        )
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                err = self.proc.stderr.read().decode() if self.proc.stderr else ""
-                raise RuntimeError(f"fake server exited with {self.proc.returncode}: {err[-2000:]}")
-            try:
-                urllib.request.urlopen(f"{self.url}/health", timeout=1).read()
-                return self
-            except OSError:
-                time.sleep(0.05)
-        self.stop()
-        raise TimeoutError(f"fake server on port {self.port} not healthy within {timeout}s")
+    def child_args(self) -> list[str]:
+        return [
+            "--latency-ms",
+            str(self.latency_ms),
+            "--correct-rate",
+            str(self.correct_rate),
+            "--models",
+            ",".join(self.models),
+        ]
 
     def control(self, path: str, payload: dict[str, Any] | None = None) -> dict[str, Any]:
-        data = json.dumps(payload).encode() if payload is not None else None
-        req = urllib.request.Request(
-            f"{self.url}/_control/{path}", data=data, method="POST" if data is not None else "GET"
-        )
-        return json.loads(urllib.request.urlopen(req, timeout=5).read())
+        return dict(self.request_json(f"/_control/{path}", payload))
 
     def configure(self, **cfg: Any) -> None:
         self.control("config", cfg)
@@ -510,23 +448,6 @@ class FakeServerProcess:
     def requests(self) -> list[dict[str, Any]]:
         """The bodies of the last chat requests the server received, oldest first."""
         return list(self.control("requests")["requests"])
-
-    def stop(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(5)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        if self.proc is not None and self.proc.stderr:
-            self.proc.stderr.close()
-
-    def __enter__(self) -> FakeServerProcess:
-        return self.start()
-
-    def __exit__(self, *exc: Any) -> None:
-        self.stop()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -542,18 +463,8 @@ def main(argv: list[str] | None = None) -> None:
         help="comma-separated model ids GET /v1/models lists (default: all)",
     )
     args = parser.parse_args(argv)
-    import uvicorn
-
     models = [m.strip() for m in args.models.split(",") if m.strip()]
-    uvicorn.run(
-        FakeChatServer(args.latency_ms, args.correct_rate, models),
-        host="127.0.0.1",
-        port=args.port,
-        log_level="warning",
-        access_log=False,
-        backlog=4096,
-        timeout_keep_alive=60,
-    )
+    serve(FakeChatServer(args.latency_ms, args.correct_rate, models), args.port)
 
 
 if __name__ == "__main__":
