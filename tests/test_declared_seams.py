@@ -130,3 +130,48 @@ def test_a_runs_client_is_typed_as_what_a_run_takes(tmp_path: Path) -> None:
     assert len(errors) == 1 and "uses_clients.py:12:" in errors[0] and "arg-type" in errors[0], (
         proc.stdout
     )
+
+
+def test_the_sdk_clients_a_signature_takes_are_typed(tmp_path: Path) -> None:
+    """Where a signature takes the ``openai`` SDK's client it says so: the SDK's clients
+    type-check (a classic judge, the SDK path's adapter, the lean client made from one, the
+    blocking ChatAPI), a number does not; ``client: Any`` stays only where documented why."""
+    import subprocess
+    import sys
+
+    module = tmp_path / "uses_sdk_clients.py"
+    module.write_text(
+        "import openai\n"
+        "import verifiers_lite as vf\n"
+        "from verifiers_lite.classic import JudgeRubric\n"
+        "from verifiers_lite.classic.completions import TextCompletions\n"
+        "from verifiers_lite.clients import OpenAIChatAPI, OpenAIClientAdapter\n"
+        "def fine(sdk: openai.AsyncOpenAI, blocking: openai.OpenAI, c: vf.ChatClient) -> None:\n"
+        "    JudgeRubric(judge_client=sdk)\n"
+        "    OpenAIClientAdapter(sdk)\n"
+        "    vf.ChatClient.from_openai(sdk)\n"
+        "    OpenAIChatAPI('m', client=blocking)\n"
+        "    TextCompletions(c)\n"
+        "def wrong() -> None:\n"
+        "    JudgeRubric(judge_client=42)\n"
+        "    OpenAIClientAdapter(42)\n"
+        "    vf.ChatClient.from_openai(42)\n"
+        "    OpenAIChatAPI('m', client=42)\n"
+        "    TextCompletions(42)\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-m", "mypy", "--follow-imports=silent", str(module)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=PACKAGE.parent,
+    )
+    lines = [line.split(":")[1] for line in proc.stdout.splitlines() if ": error:" in line]
+    assert lines == ["13", "14", "15", "16", "17"], proc.stdout
+    loose = [
+        f"{p.relative_to(PACKAGE)}: {line.strip()}"
+        for p in _sources()
+        for line in p.read_text().splitlines()
+        if re.search(r"\bclient: Any\b", line)
+    ]
+    assert loose == ["clients/openai_adapter.py: def _copy_for_loop(client: Any) -> Any:"], loose

@@ -14,7 +14,7 @@ from typing import Any
 from verifiers_lite.classic.errors import ClassicUnsupportedError
 from verifiers_lite.classic.parsers import content_text
 from verifiers_lite.core.messages import Message
-from verifiers_lite.core.model_client import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
 
 
 def completion_prompt(messages: list[Message]) -> str:
@@ -33,7 +33,7 @@ def completion_prompt(messages: list[Message]) -> str:
 class TextCompletions:
     """A model client whose every turn is a text completion over ``client`` (see the module)."""
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: ModelClient) -> None:
         complete = getattr(client, "complete_text", None)
         if complete is None:
             raise ClassicUnsupportedError(

@@ -15,6 +15,7 @@ from typing import Any
 
 from verifiers_lite.classic.rubric import Rubric
 from verifiers_lite.classic.utils import maybe_await
+from verifiers_lite.core.model_client import OpenAIClientLike
 from verifiers_lite.results.code_identity import code_hash
 
 DEFAULT_JUDGE_PROMPT = """Given a ground truth answer \
@@ -56,7 +57,7 @@ class JudgeRubric(Rubric):
         self,
         parser: Any = None,
         parallelize_scoring: bool = False,
-        judge_client: Any = None,
+        judge_client: OpenAIClientLike | None = None,
         judge_model: str = "gpt-4.1-nano",
         judge_sampling_args: dict[str, Any] | None = None,
         judge_prompt: str = DEFAULT_JUDGE_PROMPT,

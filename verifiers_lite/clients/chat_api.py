@@ -17,7 +17,7 @@ from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import openai_error
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.messages import Message
-from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.model_client import ChatResponse, ModelClient, OpenAIClientLike
 
 __all__ = ["ChatAPI", "ChatAPIClient", "OpenAIChatAPI", "chat_api_client", "clean_messages"]
 
@@ -45,7 +45,8 @@ class OpenAIChatAPI:
     ``chat`` is the ``openai`` package's blocking call. Driven as a model client
     (:func:`chat_api_client`), an endpoint this class connected to itself is called through the
     library's async :class:`ChatClient` (same URL, key, timeout; ``max_retries`` through the
-    library's retry policy); a ``client`` given by the caller is called as it is.
+    library's retry policy); a ``client`` given by the caller (a blocking ``openai.OpenAI``, or
+    shaped like one) is called as it is.
     """
 
     def __init__(
@@ -55,7 +56,7 @@ class OpenAIChatAPI:
         api_key: str | None = None,
         timeout: float = 120.0,
         max_retries: int = 2,
-        client: Any = None,
+        client: OpenAIClientLike | None = None,
     ) -> None:
         self.model = model
         self.async_client: ChatClient | None = None
@@ -69,7 +70,7 @@ class OpenAIChatAPI:
                 max_retries=max_retries,
             )
             self.async_client = ChatClient.from_openai(client)
-        self.client = client
+        self.client: OpenAIClientLike = client  # a blocking openai.OpenAI, or shaped like one
 
     def chat(
         self,

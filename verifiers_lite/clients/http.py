@@ -30,6 +30,7 @@ from verifiers_lite.core.reasoning import assistant_message
 
 if TYPE_CHECKING:
     from verifiers_lite.clients.cache import CachedClient
+    from verifiers_lite.clients.openai_settings import OpenAISDKClient
 
 # ``chat.completions.create`` options that shape the HTTP request rather than the body.
 _REQUEST_OPTIONS = ("extra_headers", "extra_query", "timeout")
@@ -113,7 +114,7 @@ class ChatClient:
         weakref.finalize(self, _close_quietly, self._sessions)
 
     @classmethod
-    def from_openai(cls, client: Any, **kwargs: Any) -> ChatClient:
+    def from_openai(cls, client: OpenAISDKClient, **kwargs: Any) -> ChatClient:
         """The lean client for the same endpoint as an ``openai.AsyncOpenAI`` (base URL, key,
         organization/project, custom headers, timeout, ``max_retries``, proxy environment):
         ~10x less CPU per request than the OpenAI client itself. ``kwargs`` override."""

@@ -9,7 +9,7 @@ from typing import Any
 from verifiers_lite.clients.http import parse_chat_completion
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.messages import Message
-from verifiers_lite.core.model_client import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse, OpenAIClientLike
 
 # What asyncio/httpx raise when a connection pool made on one event loop is used on another.
 _LOOP_ERRORS = (
@@ -35,6 +35,8 @@ _registry: weakref.WeakKeyDictionary[Any, _LoopClients] = weakref.WeakKeyDiction
 
 
 def _copy_for_loop(client: Any) -> Any:
+    # Any: the adapter takes anything shaped like an AsyncOpenAI, and only the SDK's own client
+    # has copy(http_client=...); a stand-in without it fails here as the SDK path would.
     import openai
 
     return client.copy(http_client=openai.DefaultAsyncHttpxClient())
@@ -69,7 +71,7 @@ class OpenAIClientAdapter:
     is used (same endpoint, key, headers, timeout, retries).
     """
 
-    def __init__(self, client: Any) -> None:
+    def __init__(self, client: OpenAIClientLike) -> None:
         self.client = client
         self.base_url = str(getattr(client, "base_url", "")).rstrip("/")
         self.api_key = getattr(client, "api_key", None)

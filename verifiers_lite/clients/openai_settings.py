@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import urllib.request
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from verifiers_lite.clients.retry import RetryPolicy
 
+if TYPE_CHECKING:
+    import openai
 
-def openai_settings(client: Any) -> dict[str, Any]:
+    OpenAISDKClient: TypeAlias = openai.AsyncOpenAI | openai.OpenAI
+    """A client of the ``openai`` SDK (async, or blocking), as the user configured it."""
+
+
+def openai_settings(client: OpenAISDKClient) -> dict[str, Any]:
     """:class:`ChatClient` arguments for an ``AsyncOpenAI``'s endpoint, key, organization and
     project, custom headers, (read) timeout and ``max_retries``; proxies from the environment."""
     headers: dict[str, str] = {}

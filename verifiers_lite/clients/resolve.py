@@ -12,13 +12,16 @@ from __future__ import annotations
 import contextlib
 import weakref
 from collections.abc import Sequence
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from verifiers_lite.clients.cache import CachedClient, CacheMeter, ResponseCache
 from verifiers_lite.clients.http import ChatClient
 from verifiers_lite.clients.openai_adapter import OpenAIClientAdapter
 from verifiers_lite.clients.openai_settings import openai_settings, read_timeout
-from verifiers_lite.core.model_client import ModelClient, ModelClientLike
+from verifiers_lite.core.model_client import ModelClient, ModelClientLike, OpenAIClientLike
+
+if TYPE_CHECKING:
+    import openai
 
 # One lean client per user client, so every rollout and every evaluate call on it shares one
 # connection pool. Keyed on the settings too: a client whose key or URL was changed gets a new one.
@@ -33,7 +36,8 @@ def as_model_client(client: ModelClientLike) -> ModelClient:
         return ChatClient(client)
     completions = getattr(getattr(client, "chat", None), "completions", None)
     if completions is not None and hasattr(completions, "create"):
-        return lean_client(client) or OpenAIClientAdapter(client)
+        sdk = cast(OpenAIClientLike, client)  # it answers chat.completions.create
+        return lean_client(sdk) or OpenAIClientAdapter(sdk)
     if callable(getattr(client, "chat", None)):
         return cast(ModelClient, client)
     raise TypeError(
@@ -51,12 +55,13 @@ def as_model_clients(client: ModelClientLike) -> list[ModelClient]:
     return [as_model_client(client)]
 
 
-def lean_client(client: Any) -> ChatClient | None:
+def lean_client(client: OpenAIClientLike) -> ChatClient | None:
     """The :class:`ChatClient` standing in for a stock ``AsyncOpenAI``, or None when the client
     carries a setting the lean transport cannot honour (then the SDK itself is used)."""
     if sdk_only_reason(client) is not None:
         return None
-    settings = openai_settings(client)
+    # sdk_only_reason found a stock openai.AsyncOpenAI: the SDK's own type from here
+    settings = openai_settings(cast("openai.AsyncOpenAI", client))
     key = tuple(sorted((k, repr(v)) for k, v in settings.items()))
     try:
         cached = _lean.get(client)
@@ -70,7 +75,7 @@ def lean_client(client: Any) -> ChatClient | None:
     return lean
 
 
-def sdk_only_reason(client: Any) -> str | None:
+def sdk_only_reason(client: object) -> str | None:
     """Why ``client`` must keep the SDK path (a setting the lean transport cannot honour), or
     None when :class:`ChatClient` can do exactly what it would do."""
     try:
