@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Create .venv-osmosis: osmosis-ai's released client and server (its `server` extra; Python >= 3.12), for
-# the interoperability tests in tests/server/test_server_osmosis_*.py. Idempotent. Without a
-# Python >= 3.12 on the machine it prints a note and exits 0 (those tests then skip, saying why).
+# the interoperability tests (tests/server/test_osmosis_client.py, tests/remote/test_osmosis_server.py).
+# Idempotent. Without a Python >= 3.12 on the machine it prints a note and exits 0 (those tests then
+# skip, saying why).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=.venv-osmosis

@@ -7,4 +7,4 @@ cd "$(dirname "$0")/.."
 # forward pass measured 10x slower than with one). Override on a quiet machine.
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-1}"
 export TRL_EXPERIMENTAL_SILENCE=1
-exec .venv-vllm/bin/python -m pytest tests/rollout -m train -q -p no:cacheprovider "$@"
+exec .venv-vllm/bin/python -m pytest tests/rollout tests/train -m train -q -p no:cacheprovider "$@"

@@ -15,8 +15,6 @@ from verifiers_lite.testing.conversation_server import ConversationServerProcess
 
 collect_ignore_glob = ["corpus/*"]  # the corpus modules are environments, not tests
 
-CONDITIONS = ("without_verifiers", "beside_verifiers_0_4")
-
 
 def _selected(session: pytest.Session) -> list[str]:
     """The corpus environments this session's classic tests ask for; other folders' tests may

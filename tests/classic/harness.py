@@ -17,20 +17,22 @@ from typing import Any
 
 from tests.classic import records
 from tests.classic.corpus_specs import module_file
+from tests.helpers.paths import REPO
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-ORACLE_PYTHON = ROOT / ".venv-verifiers031" / "bin" / "python"
-BESIDE_SITE = ROOT / ".venv-verifiers04-site"
-CACHE_DIR = ROOT / ".cache" / "classic-oracle"
+ORACLE_PYTHON = REPO / ".venv-verifiers031" / "bin" / "python"
+BESIDE_SITE = REPO / ".venv-verifiers04-site"
+CACHE_DIR = REPO / ".cache" / "classic-oracle"
 _MODEL_FILES = ("conversation_model.py", "conversation_server.py")
+# The two conditions verifiers_lite runs the corpus under: alone, and with verifiers 0.4 importable.
+CONDITIONS = ("without_verifiers", "beside_verifiers_0_4")
 _HARNESS_FILES = ("local_datasets.py", "records.py", "corpus_specs.py", "run_oracle.py")
 
 
 def oracle_version() -> str | None:
     """The verifiers version in the reference venv (None when it is not built)."""
     site = sorted(
-        (ROOT / ".venv-verifiers031" / "lib").glob("python*/site-packages/verifiers-*.dist-info")
+        (REPO / ".venv-verifiers031" / "lib").glob("python*/site-packages/verifiers-*.dist-info")
     )
     return site[0].name.removeprefix("verifiers-").removesuffix(".dist-info") if site else None
 
@@ -42,10 +44,10 @@ def oracle_key(name: str) -> str:
         module_file(name),
         *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
         *(HERE / f for f in _HARNESS_FILES),
-        *(ROOT / "verifiers_lite" / "testing" / f for f in _MODEL_FILES),
+        *(REPO / "verifiers_lite" / "testing" / f for f in _MODEL_FILES),
     ]
     for f in files:
-        label = f.relative_to(ROOT).as_posix() if f.is_relative_to(ROOT) else f.name
+        label = f.relative_to(REPO).as_posix() if f.is_relative_to(REPO) else f.name
         h.update(label.encode() + b"\0" + f.read_bytes() + b"\0")
     return h.hexdigest()[:24]
 
@@ -56,7 +58,7 @@ _STUB_KEYS = {"OPENAI_API_KEY": "stub", "JUDGE_API_KEY": "stub"}
 
 def _run(cmd: list[str], env: dict[str, str], what: str, timeout: float) -> None:
     proc = subprocess.run(
-        cmd, env={**_STUB_KEYS, **env}, capture_output=True, text=True, timeout=timeout, cwd=ROOT
+        cmd, env={**_STUB_KEYS, **env}, capture_output=True, text=True, timeout=timeout, cwd=REPO
     )
     if proc.returncode != 0:
         raise RuntimeError(f"{what} exited with {proc.returncode}:\n{proc.stderr[-4000:]}")
@@ -112,7 +114,7 @@ def lite_results(
 ) -> dict[str, Any]:
     """verifiers_lite's rollouts for ``names``, run in a process where ``verifiers`` is absent or
     is the real 0.4 distribution; ``_process`` says which ``verifiers`` it saw before and after."""
-    path = [str(ROOT)] + ([str(BESIDE_SITE)] if beside_verifiers_04 else [])
+    path = [str(REPO)] + ([str(BESIDE_SITE)] if beside_verifiers_04 else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     _run(
         [

@@ -21,6 +21,8 @@ import traceback
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# Run by path, possibly by another venv's Python (.venv-verifiers031 has no verifiers_lite and no
+# pytest rootdir): the checkout goes on the path so that ``tests.classic`` imports.
 sys.path.insert(0, str(HERE.parents[1]))
 
 from tests.classic import local_datasets  # noqa: E402

@@ -11,17 +11,16 @@ import pickle
 import subprocess
 import sys
 import textwrap
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
 
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
+from tests.helpers.paths import REPO
 from verifiers_lite.classic.completions import TextCompletions, completion_prompt
 from verifiers_lite.classic.messages import classic_message, to_plain
 
-ROOT = Path(__file__).resolve().parents[2]
 ROWS = [{"question": "2+2", "answer": "4"}]
 
 
@@ -195,7 +194,7 @@ def test_vf_lite_eval_runs_a_classic_module_with_env_args(tmp_path):
             return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric(funcs=[right]))
     """)
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(tmp_path)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])}
     with FakeServerProcess() as server:
         proc = subprocess.run(
             [

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from tests.classic import records
-from tests.classic.conftest import CONDITIONS
 from tests.classic.corpus_specs import SPECS
+from tests.classic.harness import CONDITIONS
 
 # Environments verifiers_lite does not run like verifiers 0.3.1 yet, and why (strict: an
 # environment that starts to pass must be taken off this list).

@@ -14,7 +14,7 @@ import textwrap
 import tomllib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
 
 CLASSIC_MODULE = """
 import verifiers as vf
@@ -132,7 +132,7 @@ def _write_modules(base: Path, fake_verifiers: bool) -> None:
 
 def _run_child(tmp_path: Path, fake_verifiers: bool) -> dict:
     _write_modules(tmp_path, fake_verifiers)
-    path = [str(ROOT), str(tmp_path)] + ([str(tmp_path / "site")] if fake_verifiers else [])
+    path = [str(REPO), str(tmp_path)] + ([str(tmp_path / "site")] if fake_verifiers else [])
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(path)}
     proc = subprocess.run(
         [sys.executable, "-c", CHILD],
@@ -182,9 +182,9 @@ def test_without_any_verifiers_classic_modules_run_and_verifiers_stays_unimporta
 
 def test_verifiers_lite_installs_no_top_level_verifiers_package():
     """The distribution ships only verifiers_lite's own packages: no ``verifiers`` of its own."""
-    config = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
     include = config["tool"]["setuptools"]["packages"]["find"]["include"]
     assert include and all(
         p.split(".")[0] in ("verifiers_lite", "verifiers_lite_envs") for p in include
     )
-    assert not (ROOT / "verifiers").exists() and not (ROOT / "environments" / "verifiers").exists()
+    assert not (REPO / "verifiers").exists() and not (REPO / "environments" / "verifiers").exists()

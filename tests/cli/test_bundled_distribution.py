@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
+from tests.helpers.paths import REPO
 from verifiers_lite.core.registry import ENTRY_POINT_GROUP
 
-ROOT = Path(__file__).resolve().parents[2]
-BUNDLED_DIR = ROOT / "environments" / "verifiers_lite_envs"
+BUNDLED_DIR = REPO / "environments" / "verifiers_lite_envs"
 
 
 def _bundled_modules() -> set[str]:
@@ -30,7 +30,7 @@ def _expected_entry_points() -> dict[str, str]:
 
 
 def test_every_bundled_environment_is_registered_as_an_entry_point():
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     assert project["entry-points"][ENTRY_POINT_GROUP] == _expected_entry_points()
     assert set(vf.list_environments(installed=False)) == _bundled_modules()
 
@@ -46,10 +46,10 @@ def test_the_wheel_holds_the_bundled_package_and_no_top_level_environments(tmp_p
     src = tmp_path / "src"
     skip = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info", "build")
     for name in ("verifiers_lite", "environments"):
-        shutil.copytree(ROOT / name, src / name, ignore=skip)
+        shutil.copytree(REPO / name, src / name, ignore=skip)
     for name in ("pyproject.toml", "README.md", "LICENSE"):
-        if (ROOT / name).exists():
-            shutil.copy(ROOT / name, src / name)
+        if (REPO / name).exists():
+            shutil.copy(REPO / name, src / name)
     built = subprocess.run(
         [
             sys.executable,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from scipy import stats
-from test_cli_eval import _run_dir, vf_lite
 
 import verifiers_lite as vf
+from tests.cli.helpers import run_dir, vf_lite
 
 
 def _eval(fake_server, tmp_path: Path, name: str, *args: str) -> Path:
@@ -34,7 +34,7 @@ def _eval(fake_server, tmp_path: Path, name: str, *args: str) -> Path:
         cwd=tmp_path,
     )
     assert r.returncode == 0, r.stderr
-    return _run_dir(tmp_path / name)
+    return run_dir(tmp_path / name)
 
 
 def _example_means(run: Path) -> dict[int, float]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from test_cli_eval import _run_dir, vf_lite
+from tests.cli.helpers import run_dir, vf_lite
 
 
 def _rows(run: Path) -> list[dict]:
@@ -43,7 +43,7 @@ def test_errors_past_the_threshold_exit_1_and_resume_reruns_them(fake_server, tm
         cwd=tmp_path,
     )
     assert r.returncode == 1, r.stderr
-    run = _run_dir(out)
+    run = run_dir(out)
     last = r.stderr.strip().splitlines()[-1]
     assert "5 of 16 (31%) rollouts failed" in last and f"--resume {run}" in last, last
     assert json.loads((run / "metadata.json").read_text())["status"] == "completed_with_errors"

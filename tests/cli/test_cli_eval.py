@@ -4,32 +4,12 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import urllib.request
-from pathlib import Path
 
 import pytest
 
+from tests.cli.helpers import run_dir, vf_lite
 from verifiers_lite.cli import main
-
-
-def vf_lite(*args: str, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    return subprocess.run(
-        [sys.executable, "-m", "verifiers_lite.cli", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
-def _run_dir(root: Path) -> Path:
-    runs = [p for p in root.glob("*/*") if (p / "metadata.json").exists()]
-    assert len(runs) == 1, runs
-    return runs[0]
 
 
 def test_eval_against_fake_server_prints_summary_and_writes_files(fake_server, tmp_path):
@@ -73,7 +53,7 @@ def test_eval_against_fake_server_prints_summary_and_writes_files(fake_server, t
         assert needle in out, (needle, out)
     assert "  correct" in out and "  answered" in out
     assert "rollouts" in r.stderr and "18/18" in r.stderr  # the tqdm progress bar
-    run = _run_dir(tmp_path / "out")
+    run = run_dir(tmp_path / "out")
     assert run.parent.name == "arithmetic--fake-arith"
     rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
     assert len(rows) == 18
@@ -138,7 +118,7 @@ def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_serv
         )
         assert r.returncode == 0, r.stderr
         assert "using 'fake-guess', the one model" in r.stderr
-    run = _run_dir(root)
+    run = run_dir(root)
     assert run.parent.name == "guess_number--fake-guess"
     rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines()]
     # fake-guess bisects on 1..10: it finds every secret within the turn budget
@@ -230,7 +210,7 @@ def test_eval_on_ray_workers(fake_server, tmp_path):
         timeout=180,
     )
     assert r.returncode == 0, r.stderr
-    meta = json.loads((_run_dir(tmp_path / "out") / "metadata.json").read_text())
+    meta = json.loads((run_dir(tmp_path / "out") / "metadata.json").read_text())
     assert meta["executor"] == "ray" and sum(w["units"] for w in meta["workers"]) == 6
     assert "pass@2" in r.stdout
 
@@ -335,7 +315,7 @@ def test_eval_against_the_embedded_model(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "SmolLM2-135M-Instruct" in r.stdout and "pass@2" in r.stdout
-    run = _run_dir(tmp_path / "out")
+    run = run_dir(tmp_path / "out")
     assert (run / "reward_hist.png").exists() and len(
         (run / "results.jsonl").read_text().splitlines()
     ) == 6

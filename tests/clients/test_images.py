@@ -11,24 +11,12 @@ from urllib.parse import urlparse
 import pytest
 
 import verifiers_lite as vf
+from tests.helpers.fake_model import png
 from verifiers_lite.core.content import ContentNotSupportedError, image_part
 from verifiers_lite.testing.fault_proxy import FaultProxy
 from verifiers_lite.testing.png import decode_png
 
 FAST = vf.RetryPolicy(max_attempts=4, base_delay=0.01, max_delay=0.02)
-
-
-def png(colour: tuple[int, int, int], size: tuple[int, int] = (7, 5), noise: bool = True) -> bytes:
-    """A PNG written by Pillow (an encoder independent of the fake model's decoder), its
-    pixels varied a little so its filters are not all zero."""
-    Image = pytest.importorskip("PIL.Image")
-    img = Image.new("RGB", size, colour)
-    if noise:
-        for x in range(size[0]):
-            img.putpixel((x, x % size[1]), tuple(max(0, c - 9 * (x % 3)) for c in colour))
-    buf = io.BytesIO()
-    img.save(buf, format="PNG", optimize=True)
-    return buf.getvalue()
 
 
 def picture_rows(colours: dict[str, tuple[int, int, int]]) -> list[dict]:

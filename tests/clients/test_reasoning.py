@@ -5,22 +5,16 @@ message apart from the answer, counted, never scored, and sent back as the histo
 from __future__ import annotations
 
 import html
-import re
 
 import pytest
 
 import verifiers_lite as vf
+from tests.helpers.fake_model import calculator, expected_reasoning
 
 QUESTIONS = [
     {"question": "What is 3 + 4?", "answer": "7"},
     {"question": "What is 5 * 6?", "answer": "30"},
 ]
-
-
-def calculator(expression: str) -> str:
-    """Evaluate ``A op B``."""
-    a, op, b = re.fullmatch(r"\s*(-?\d+)\s*([+\-*])\s*(-?\d+)\s*", expression).groups()
-    return str({"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[op])
 
 
 def boxed_answer(completion, answer, parser) -> float:
@@ -36,15 +30,6 @@ def tool_env(parser: vf.Parser | None = None, **kwargs) -> vf.ToolEnv:
         rubric=vf.Rubric([boxed_answer], parser=parser),
         **kwargs,
     )
-
-
-def expected_reasoning(a: int, op: str, b: int) -> list[str]:
-    """What fake-think thinks, written out here: a wrong first guess, then the tool's result."""
-    truth = a + b if op == "+" else a * b
-    return [
-        f"At a glance the answer is \\boxed{{{truth + 1}}}, but I will check with the calculator.",
-        f"The calculator returned {truth}, so my first guess was wrong.",
-    ]
 
 
 @pytest.mark.parametrize("model", ["fake-think", "fake-think-reasoning", "fake-think-inline"])

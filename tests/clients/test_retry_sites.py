@@ -4,9 +4,10 @@ and computes a growing or random wait (``**``, ``random``, a name saying backoff
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "verifiers_lite"
+from tests.helpers.paths import REPO
+
+PACKAGE = REPO / "verifiers_lite"
 POLICY = PACKAGE / "clients" / "retry.py"
 # random's draws a jittered wait is made of (not random.Random(seed).shuffle of a dataset).
 _RANDOM_WAITS = {

@@ -24,7 +24,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
+
 README = REPO / "README.md"
 DOCS = REPO / "docs"
 PYTHON, SHELL = ("python", "py"), ("bash", "sh", "shell", "console")

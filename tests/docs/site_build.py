@@ -9,19 +9,19 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.helpers.paths import REPO
 
 
 def build_site(target: Path) -> subprocess.CompletedProcess[str]:
     """``mkdocs build --strict`` of this checkout into ``target``; any warning fails it."""
     env = {
         **os.environ,
-        "PYTHONPATH": os.pathsep.join([str(ROOT), str(ROOT / "environments")]),
+        "PYTHONPATH": os.pathsep.join([str(REPO), str(REPO / "environments")]),
         "NO_MKDOCS_2_WARNING": "1",
     }
     return subprocess.run(
         [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(target)],
-        cwd=ROOT,
+        cwd=REPO,
         env=env,
         capture_output=True,
         text=True,

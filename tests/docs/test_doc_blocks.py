@@ -25,10 +25,9 @@ from typing import Any
 
 import pytest
 
+from tests.docs import doc_blocks as rb
 from verifiers_lite.cli.parser import build_parser
 from verifiers_lite.cli.serve import build_parser as build_serve_parser
-
-from . import doc_blocks as rb
 
 REPO = rb.REPO
 PAGES = [rb.parse(p) for p in rb.pages()]

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from . import doc_blocks as rb
+from tests.docs import doc_blocks as rb
 
 _LINK = re.compile(r"!?\[(?:[^\]\[]|\[[^\]]*\])*\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
 _EXTERNAL = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|//)", re.I)

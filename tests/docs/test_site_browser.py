@@ -7,21 +7,21 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-sync_api = pytest.importorskip("playwright.sync_api", reason="needs playwright (the dev extra)")
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from tests.helpers.browser import CHROMIUM, NO_CHROMIUM, NO_PLAYWRIGHT, TIMEOUT_MS, launch_chromium
+from tests.helpers.paths import DOCS
+
+sync_api = pytest.importorskip("playwright.sync_api", reason=NO_PLAYWRIGHT)
 if CHROMIUM is None:
-    pytest.skip("chromium not installed (run .ci/install_chromium.sh)", allow_module_level=True)
-TIMEOUT_MS = 30_000
-DOCS = Path(__file__).resolve().parents[2] / "docs"
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -48,11 +48,8 @@ def site_url(built_site: Path) -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield b
-        b.close()
+def browser() -> Iterator[Any]:
+    yield from launch_chromium()
 
 
 @pytest.fixture

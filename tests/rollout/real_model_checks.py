@@ -7,8 +7,8 @@ from typing import Any
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from rollout_invariants import check_trajectory
 
+from tests.rollout.rollout_invariants import check_trajectory
 from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, ToolManager
 from verifiers_lite.rollout.tool_manager import ParsedToolCall, ParseResult
 

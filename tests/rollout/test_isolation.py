@@ -5,8 +5,7 @@ from __future__ import annotations
 import json
 import logging
 
-from rollout_invariants import check_trajectory, unrolled
-
+from tests.rollout.rollout_invariants import check_trajectory, unrolled
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.rollout import MultiTurnRollout, SamplingParams, Template, ToolManager
 from verifiers_lite.rollout.sampling import SampleResult, sample_isolated

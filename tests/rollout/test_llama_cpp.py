@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-import real_model_checks as checks
+
+from tests.rollout import real_model_checks as checks
 
 pytestmark = pytest.mark.local_model
 

@@ -114,18 +114,13 @@ def test_plot_draws_one_point_per_token() -> None:
 
 
 def test_committed_mismatch_notebook_ran_from_its_current_sources() -> None:
-    import sys
-    from pathlib import Path
-
     import nbformat
 
-    notebooks = Path(__file__).resolve().parents[2] / "notebooks"
-    sys.path.insert(0, str(notebooks))
-    try:
-        import build_logprob_notebook as builder
-    finally:
-        sys.path.remove(str(notebooks))
-    nb = nbformat.read(notebooks / builder.NAME, as_version=4)
+    from tests.helpers.notebooks import notebook_script
+    from tests.helpers.paths import NOTEBOOKS
+
+    builder = notebook_script("build_logprob_notebook")
+    nb = nbformat.read(NOTEBOOKS / builder.NAME, as_version=4)
     built = builder.build()
     assert [(c.cell_type, c.source) for c in nb.cells] == [
         (c.cell_type, c.source) for c in built.cells

@@ -8,8 +8,8 @@ import re
 import time
 
 import pytest
-from rollout_invariants import check_trajectory, unrolled
 
+from tests.rollout.rollout_invariants import check_trajectory, unrolled
 from verifiers_lite.rollout import IGNORE_INDEX, MultiTurnRollout, SamplingParams, ToolManager
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.rollout.trajectory import STOP_REASONS, is_truncated

@@ -9,19 +9,18 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import socket
 import subprocess
 import sys
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from real_model_checks import EveryTurnParser, note
-from rollout_invariants import check_trajectory
 
 import verifiers_lite as vf
+from tests.helpers.paths import DOCS
+from tests.rollout.real_model_checks import EveryTurnParser, note
+from tests.rollout.rollout_invariants import check_trajectory
 from verifiers_lite.rollout import (
     MultiTurnRollout,
     SamplingParams,
@@ -32,6 +31,7 @@ from verifiers_lite.rollout import (
     build_training_batch,
     smollm2_hf_checkpoint,
 )
+from verifiers_lite.testing.fake_server import free_port
 from verifiers_lite.testing.waiting import wait_until
 
 pytestmark = [
@@ -45,16 +45,10 @@ pytestmark = [
 TOL = 0.02  # |vLLM - transformers| per sampled token, both float32 on CPU
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, str]]:
     path = str(smollm2_hf_checkpoint())
-    port = _free_port()
+    port = free_port()
     log = tmp_path_factory.mktemp("vllm") / "server.log"
     env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": os.environ.get("VLLM_CPU_KVCACHE_SPACE", "1")}
     cmd = [
@@ -184,9 +178,7 @@ def test_token_client_over_vllm_http_in_a_tool_env(server) -> None:
 
 
 def test_the_docs_vllm_section_names_the_working_command() -> None:
-    readme = (
-        Path(__file__).resolve().parents[2] / "docs" / "guides" / "command-line.md"
-    ).read_text()
+    readme = (DOCS / "guides" / "command-line.md").read_text()
     for flag in ("python -m vllm.entrypoints.openai.api_server", "--gpu-memory-utilization",
                  "--enable-auto-tool-choice", "--tool-call-parser hermes"):  # fmt: skip
         assert flag in readme, flag

@@ -8,7 +8,8 @@ import time
 from typing import Any
 
 import pytest
-import real_model_checks as checks
+
+from tests.rollout import real_model_checks as checks
 
 pytestmark = [
     pytest.mark.vllm,

@@ -16,8 +16,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
-from rollout_invariants import check_trajectory
 
+from tests.rollout.rollout_invariants import check_trajectory
 from verifiers_lite.clients.http import parse_chat_completion
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.rollout import (

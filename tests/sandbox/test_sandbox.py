@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
+from tests.helpers.paths import REPO
 from verifiers_lite.sandbox import SandboxUnavailableError, launch
 from verifiers_lite.testing.waiting import wait_until
 
-ROOT = Path(__file__).resolve().parents[2]
 LIMITS = vf.SandboxLimits(
     timeout=8, cpu=8, memory_mb=512, max_processes=16, max_file_mb=1, max_output_bytes=1000
 )
@@ -202,7 +202,7 @@ def test_runs_as_a_dedicated_uid_without_capabilities(sandbox):
 def test_bubblewrap_hides_home_project_and_network(sandbox):
     if sandbox.isolation != "bubblewrap":
         pytest.skip(f"bubblewrap unavailable here ({sandbox.isolation})")
-    paths = [str(ROOT), str(Path.home()), "/root", "/home", "/var", "/work"]
+    paths = [str(REPO), str(Path.home()), "/root", "/home", "/var", "/work"]
     r = run(
         sandbox,
         f"import os\nprint([os.path.exists(p) for p in {paths!r}])\n"
@@ -331,7 +331,7 @@ def test_a_busy_worker_and_its_run_die_with_the_process_that_started_them(isolat
         os._exit(0)  # mid-run: no close(), no atexit
     """)
     out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=ROOT
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, cwd=REPO
     )
     pids = [int(p) for p in out.stdout.split()]
     assert len(pids) >= 2, (
