@@ -28,12 +28,6 @@ def body(**kw: Any) -> dict[str, Any]:
     return out
 
 
-@pytest.fixture
-async def http(server: ServerProc) -> Any:
-    async with httpx.AsyncClient(base_url=server.url, timeout=10) as c:
-        yield c
-
-
 async def submit(http: httpx.AsyncClient, **kw: Any) -> dict[str, Any]:
     resp = await http.post("/rollout", json=body(**kw))
     assert resp.status_code == 202, resp.text

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import uuid
-from collections.abc import AsyncIterator
 from typing import Any
 
 import httpx
@@ -27,12 +26,6 @@ def body(**kw: Any) -> dict[str, Any]:
         "label": "42",
         **kw,
     }
-
-
-@pytest.fixture
-async def http(server: ServerProc) -> AsyncIterator[httpx.AsyncClient]:
-    async with httpx.AsyncClient(base_url=server.url, timeout=10) as c:
-        yield c
 
 
 async def get(http: httpx.AsyncClient, acc: dict[str, Any], **params: Any) -> httpx.Response:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.ui.notebook.helpers import install_kernelspec
 from tests.ui.notebook.kernel_session import KernelSession
-from tests.ui.notebook.nb_helpers import install_kernelspec
 
 
 @pytest.fixture(scope="session")
@@ -53,7 +53,7 @@ def executed_quickstart(
     jupyter_kernel: str, notebook_backend: str, tmp_path_factory: pytest.TempPathFactory
 ):
     """The quickstart executed once (shared by the notebook and the browser tests)."""
-    from tests.ui.notebook.nb_helpers import errors_of, execute
+    from tests.ui.notebook.helpers import errors_of, execute
 
     workdir = tmp_path_factory.mktemp("quickstart")
     nb, client = execute(

@@ -227,7 +227,7 @@ def test_committed_notebook_reads_without_a_kernel(tmp_path):
     import nbformat
     from nbconvert import HTMLExporter
 
-    from tests.ui.notebook.nb_helpers import NOTEBOOKS
+    from tests.ui.notebook.helpers import NOTEBOOKS
 
     nb = nbformat.read(NOTEBOOKS / "02_custom_multiturn_env.ipynb", as_version=4)
     body, _ = HTMLExporter().from_notebook_node(nb)

@@ -7,7 +7,7 @@ import nbformat
 import pytest
 
 from tests.helpers.notebooks import notebook_script
-from tests.ui.notebook.nb_helpers import NOTEBOOKS
+from tests.ui.notebook.helpers import NOTEBOOKS
 
 build_notebooks = notebook_script("build_notebooks")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.ui.notebook.nb_helpers import errors_of, execute, outputs_of
+from tests.ui.notebook.helpers import errors_of, execute, outputs_of
 
 pytestmark = pytest.mark.slow
 

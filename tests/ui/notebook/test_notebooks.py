@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.ui.notebook.nb_helpers import errors_of, execute, outputs_of, widget_models
+from tests.ui.notebook.helpers import errors_of, execute, outputs_of, widget_models
 
 pytestmark = pytest.mark.slow
 

@@ -13,7 +13,7 @@ import nbformat
 import pytest
 
 from tests.helpers.browser import CHROMIUM, NO_CHROMIUM
-from tests.ui.notebook.nb_helpers import RecordingClient
+from tests.ui.notebook.helpers import RecordingClient
 
 pytestmark = pytest.mark.slow
 WIDTH = 1300
