@@ -6,18 +6,9 @@ from __future__ import annotations
 import re
 
 import verifiers_lite.classic as vf
+from tests.helpers.tool_player import add
 from verifiers_lite.rollout import IGNORE_INDEX, SamplingParams, TokenClient, build_training_batch
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: first addend
-        b: second addend
-    """
-    return a + b
 
 
 def respond(prompt: str) -> str:

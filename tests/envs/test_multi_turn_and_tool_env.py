@@ -7,6 +7,7 @@ import json
 
 import verifiers_lite as vf
 from tests.helpers.envs import boxed_correct
+from tests.helpers.tool_player import add
 from verifiers_lite.core.model_client import ChatResponse
 
 
@@ -62,16 +63,6 @@ def test_env_response_messages_are_validated():
 
     row = _run(BadReply(max_turns=3), ScriptedClient(["a", "b"]))
     assert row["error"]["category"] == "env_error" and "missing 'role'" in row["error"]["message"]
-
-
-def add(a: int, b: int) -> int:
-    """Add two integers.
-
-    Args:
-        a: first addend
-        b: second addend
-    """
-    return a + b
 
 
 async def slow(seconds: float) -> str:

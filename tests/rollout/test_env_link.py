@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import verifiers_lite as vf
-from tests.rollout.tool_player import add, boxed_correct, tool_player
+from tests.helpers.tool_player import add, boxed_correct, tool_player
 from verifiers_lite.rollout import IGNORE_INDEX, SamplingParams, TokenClient, build_training_batch
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import verifiers_lite as vf
-from tests.rollout.tool_player import add, boxed_correct, tool_player
+from tests.helpers.tool_player import add, boxed_correct, tool_player
 from verifiers_lite._util.sync import run_sync
 from verifiers_lite.rollout import (
     IGNORE_INDEX,

@@ -15,7 +15,7 @@ torch = pytest.importorskip("torch")
 trl = pytest.importorskip("trl")
 
 import verifiers_lite as vf  # noqa: E402
-from tests.rollout.tool_player import add, boxed_correct, tool_player  # noqa: E402
+from tests.helpers.tool_player import add, boxed_correct, tool_player  # noqa: E402
 from verifiers_lite.rollout import SamplingParams, Template, smollm2_hf_checkpoint  # noqa: E402
 from verifiers_lite.rollout.mismatch import hf_scorer as vf_hf_scorer  # noqa: E402
 from verifiers_lite.rollout.testing import ScriptedSampler  # noqa: E402
