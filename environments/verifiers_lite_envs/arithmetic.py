@@ -10,10 +10,15 @@ varied rewards. The answer is the number the model states after
 Reward: ``correct`` (1/0). Metric (weight 0): ``answered`` (a number could be read at all).
 With ``scorer="math"`` the reward is ``math_verified`` (``vf.MathRubric``: mathematical equality
 by math-verify) instead of string equality of the parsed numbers.
+
+``split="train"|"validation"|"test"`` draws distinct questions from a third of all questions,
+fixed by a hash of the question's text, so the three splits never share a question whatever
+their seeds (one-digit subtraction has only 100 questions: seeds alone would repeat them).
 """
 
 from __future__ import annotations
 
+import hashlib
 import random
 from typing import Any
 
@@ -23,6 +28,8 @@ from ._common import NumberParser, answered, exact_number_reward
 
 SYSTEM_PROMPT = "Solve the arithmetic problem. Reply with the equation and its result."
 OPERATIONS = {"+": lambda a, b: a + b, "-": lambda a, b: a - b, "*": lambda a, b: a * b}
+SPLITS = ("train", "validation", "test")
+ENUMERATE_UP_TO = 100_000  # question spaces this small are listed; larger ones are sampled
 
 
 def few_shot(operations: str) -> list[dict[str, str]]:
@@ -36,13 +43,51 @@ def few_shot(operations: str) -> list[dict[str, str]]:
     return shots
 
 
-def make_rows(num_examples: int, seed: int, digits: int, operations: str) -> list[dict[str, Any]]:
-    """Deterministic questions for ``seed``."""
+def question_split(a: int, op: str, b: int) -> str:
+    """The split ``a op b`` belongs to (a stable hash of its text, not Python's salted one)."""
+    digest = hashlib.sha256(f"{a} {op} {b}".encode()).digest()
+    return SPLITS[int.from_bytes(digest[:8], "big") % len(SPLITS)]
+
+
+def _split_questions(
+    rng: random.Random, num_examples: int, hi: int, operations: str, split: str
+) -> list[tuple[int, str, int]]:
+    """At most ``num_examples`` distinct questions of ``split``, in ``rng``'s order."""
+    if (hi + 1) ** 2 * len(operations) <= ENUMERATE_UP_TO:
+        pool = [
+            (a, op, b)
+            for op in sorted(set(operations))
+            for a in range(hi + 1)
+            for b in range(hi + 1)
+            if question_split(a, op, b) == split
+        ]
+        rng.shuffle(pool)
+        return pool[:num_examples]
+    seen: dict[tuple[int, str, int], None] = {}
+    for _ in range(100 * num_examples):  # a third of a space of > 10**5: few draws are wasted
+        q = (rng.randint(0, hi), rng.choice(operations), rng.randint(0, hi))
+        if question_split(*q) == split:
+            seen.setdefault(q)
+            if len(seen) == num_examples:
+                break
+    return list(seen)
+
+
+def make_rows(
+    num_examples: int, seed: int, digits: int, operations: str, split: str | None = None
+) -> list[dict[str, Any]]:
+    """Deterministic questions for ``seed`` (``split``: distinct questions of that split)."""
     rng = random.Random(seed)
     hi = 10**digits - 1
+    if split is None:
+        questions = []
+        for _ in range(num_examples):
+            a, b, op = rng.randint(0, hi), rng.randint(0, hi), rng.choice(operations)
+            questions.append((a, op, b))
+    else:
+        questions = _split_questions(rng, num_examples, hi, operations, split)
     rows = []
-    for i in range(num_examples):
-        a, b, op = rng.randint(0, hi), rng.randint(0, hi), rng.choice(operations)
+    for i, (a, op, b) in enumerate(questions):
         rows.append(
             {
                 "example_id": i,
@@ -69,6 +114,7 @@ def load_environment(
     system_prompt: str = SYSTEM_PROMPT,
     max_tokens: int = 16,
     scorer: str = "exact",
+    split: str | None = None,
 ) -> vf.SingleTurnEnv:
     """Build the arithmetic environment.
 
@@ -81,6 +127,9 @@ def load_environment(
         system_prompt: the system message.
         max_tokens: default completion budget (short answers are all this task needs).
         scorer: ``"exact"`` (parsed number equals the answer) or ``"math"`` (math-verify).
+        split: None (any question, repeats possible) or ``"train"``, ``"validation"``,
+            ``"test"``: distinct questions of that third only (fewer than ``num_examples`` when
+            the third has fewer).
     """
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
@@ -91,13 +140,15 @@ def load_environment(
         raise ValueError(f"operations must be made of {sorted(OPERATIONS)}, got {operations!r}")
     if scorer not in ("exact", "math"):
         raise ValueError(f"scorer must be 'exact' or 'math', got {scorer!r}")
+    if split is not None and split not in SPLITS:
+        raise ValueError(f"split must be None or one of {SPLITS}, got {split!r}")
     parser = NumberParser()
     if scorer == "math":
         rubric: vf.Rubric = vf.MathRubric(parser=parser, funcs=[answered], weights=[0.0])
     else:
         rubric = vf.Rubric([correct, answered], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
-        dataset=lambda: make_rows(num_examples, seed, digits, operations),
+        dataset=lambda: make_rows(num_examples, seed, digits, operations, split),
         system_prompt=system_prompt,
         few_shot=few_shot(operations) if use_few_shot else None,
         parser=parser,

@@ -58,6 +58,27 @@ def test_arithmetic_options_are_checked():
     assert ops == {"+", "-", "*"}
 
 
+def test_arithmetic_splits_share_no_question_and_repeat_none():
+    def questions(split, seed, digits=1, n=1000):
+        env = vf.load_environment(
+            "arithmetic", num_examples=n, seed=seed, digits=digits, operations="-", split=split
+        )
+        return [(r["info"]["a"], r["info"]["b"]) for r in env.get_eval_dataset()]
+
+    parts = {
+        split: questions(split, seed) for seed, split in enumerate(("train", "validation", "test"))
+    }
+    everything = {(a, b) for a in range(10) for b in range(10)}
+    assert all(len(set(q)) == len(q) for q in parts.values())  # distinct within a split
+    assert set().union(*map(set, parts.values())) == everything  # the thirds cover all 100
+    assert sum(len(q) for q in parts.values()) == 100  # and overlap nowhere
+    assert questions("test", 5) != parts["test"] and set(questions("test", 5)) == set(parts["test"])
+    big = questions("test", 1, digits=3, n=50)  # a space too large to list: sampled, still distinct
+    assert len(set(big)) == 50 and not set(big) & set(questions("train", 1, digits=3, n=50))
+    with pytest.raises(ValueError, match="split"):
+        vf.load_environment("arithmetic", split="held_out")
+
+
 def test_calculator_tool_env_against_fake_model(fake_server):
     env = vf.load_environment("calculator", num_examples=6)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
