@@ -25,6 +25,7 @@ from verifiers_lite.rollout.template import Template
 from verifiers_lite.rollout.token_client import TokenClient
 from verifiers_lite.stats.error_bars import clustered_mean
 
+from .shared_prompt import share_prompt_pass
 from .validate import validate_training_rows
 
 __all__ = ["EnvironmentRollouts", "grpo_trainer"]
@@ -220,27 +221,19 @@ def _ratio_check(rows: list[Row], model: Any) -> dict[str, Any]:
 
 
 def _batch_scorer(model: Any, rows: list[Row]) -> Any:
-    """``hf_scorer``'s answers for the rows' sequences from one right-padded float32 forward
-    pass over all of them (instead of one pass per sequence); other sequences go to
-    ``hf_scorer``."""
-    torch = require("torch", "grpo_trainer", "train")
-    seqs = [[*r["prompt_ids"], *r["completion_ids"]] for r in rows]
-    width = max(len(x) for x in seqs)
-    ids = torch.zeros((len(seqs), width), dtype=torch.long)
-    attn = torch.zeros((len(seqs), width), dtype=torch.long)
-    for b, x in enumerate(seqs):
-        ids[b, : len(x)] = torch.tensor(x)
-        attn[b, : len(x)] = 1
-    with torch.no_grad():
-        logits = (
-            model(input_ids=ids.to(model.device), attention_mask=attn.to(model.device))
-            .logits.float()
-            .cpu()
-        )
-        picked = (
-            torch.log_softmax(logits[:, :-1], dim=-1).gather(2, ids[:, 1:].unsqueeze(2)).squeeze(2)
-        )
-    table = {tuple(x): [0.0, *picked[b, : len(x) - 1].tolist()] for b, x in enumerate(seqs)}
+    """``hf_scorer``'s answers for the rows' sequences, from one batched float32 pass over all of
+    them, each distinct prompt prefilled once (``TransformersSampler.score``: the sampler's own
+    way); other sequences go to ``hf_scorer``."""
+    from verifiers_lite.rollout.samplers.transformers import TransformersSampler
+
+    prompts = [list(r["prompt_ids"]) for r in rows]
+    completions = [list(r["completion_ids"]) for r in rows]
+    scored = TransformersSampler(model, max_batch_size=max(1, len(rows))).score(
+        prompts, completions
+    )
+    table = {
+        (*p, *c): [0.0] * len(p) + lp for p, c, lp in zip(prompts, completions, scored, strict=True)
+    }
     fallback = hf_scorer(model)
     return lambda x: table.get(tuple(x)) or fallback(x)
 
@@ -334,6 +327,7 @@ def grpo_trainer(
     sampling_params: SamplingParams | None = None,
     num_examples: int = -1,
     ratio_every: int = 1,
+    share_prompt: bool = True,
     **trainer_kwargs: Any,
 ) -> Any:
     """A TRL ``GRPOTrainer`` training ``model`` (a checkpoint path or a transformers model) on
@@ -348,7 +342,9 @@ def grpo_trainer(
     is a ``trl.GRPOConfig``;
     ``trainer_kwargs`` go to ``GRPOTrainer`` (``peft_config=peft.LoraConfig(...)`` trains a LoRA
     adapter, TRL's documented way; the sampler then samples through the adapter). ``ratio_every``:
-    see :class:`EnvironmentRollouts`.
+    see :class:`EnvironmentRollouts`. ``share_prompt``: the trainer's logprob passes (forward and
+    backward) run a group's prompt once, not once per completion (:func:`share_prompt_pass`: the
+    same loss and gradient up to float rounding).
     """
     trl = require("trl", "grpo_trainer", "train")
     transformers = require("transformers", "grpo_trainer", "train")
@@ -382,6 +378,15 @@ def grpo_trainer(
         **trainer_kwargs,
     )
     trainer.vf_rollouts = rollouts
+    if share_prompt:
+        share_prompt_pass(trainer)
+    _connect_sampler(trainer, rollouts, sampler, args)
+    return trainer
+
+
+def _connect_sampler(trainer: Any, rollouts: EnvironmentRollouts, sampler: Any, args: Any) -> None:
+    """TRL's vLLM server as the sampler in server mode; the importance-sampling correction for
+    an off-policy sampler or a half-precision trainer."""
     if sampler is None and args.use_vllm and args.vllm_mode == "server":
         from verifiers_lite.rollout.samplers.vllm_server import VLLMServerSampler
 
@@ -390,7 +395,6 @@ def grpo_trainer(
     elif not args.use_vllm and (sampler is not None or args.bf16 or args.fp16):
         # A half-precision trainer's logprobs differ from its own sampler's (batch shapes, cache).
         _enable_importance_sampling(trainer)
-    return trainer
 
 
 def _enable_importance_sampling(trainer: Any) -> None:

@@ -31,6 +31,7 @@ class TransformersSampler:
     not depend on its batch. ``repetition_penalty`` other than 1 and ``extra`` keys are refused.
     ``share_prefill=False`` prefills every prompt on its own row (the same samples, more work);
     ``prefill_calls``/``prefill_tokens`` count the prompt forward passes and the tokens they ran.
+    :meth:`score` gives the logprobs of given completions the same way (a prompt prefilled once).
     """
 
     def __init__(
@@ -91,6 +92,52 @@ class TransformersSampler:
                 return out
         finally:
             self.model.train(was_training)
+
+    def score(
+        self, prompts: Sequence[Sequence[int]], completions: Sequence[Sequence[int]]
+    ) -> list[list[float]]:
+        """The model's logprob of each token of each completion after its prompt (teacher-forced,
+        log-softmax in float32), the distinct prompts of a batch prefilled once."""
+        if len(prompts) != len(completions):
+            raise ValueError(f"{len(prompts)} prompts for {len(completions)} completions")
+        torch = _torch()
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            with torch.no_grad():
+                out: list[list[float]] = []
+                for start in range(0, len(prompts), self.max_batch_size):
+                    end = start + self.max_batch_size
+                    out += self._score_batch(list(prompts[start:end]), list(completions[start:end]))
+                return out
+        finally:
+            self.model.train(was_training)
+
+    def _score_batch(
+        self, prompts: list[Sequence[int]], completions: list[Sequence[int]]
+    ) -> list[list[float]]:
+        torch = _torch()
+        device = self.model.device
+        cache, last, attn, positions = self._prefill(prompts)
+        width = max(len(c) for c in completions)
+        if width == 0:
+            return [[] for _ in completions]
+        ids = torch.full((len(prompts), width), self._pad, dtype=torch.long)
+        mask = torch.zeros((len(prompts), width), dtype=torch.long)
+        for b, comp in enumerate(completions):
+            ids[b, : len(comp)] = torch.tensor(list(comp), dtype=torch.long)
+            mask[b, : len(comp)] = 1
+        out = self.model(
+            input_ids=ids.to(device),
+            attention_mask=torch.cat([attn, mask.to(device)], dim=1),
+            position_ids=positions[:, -1:] + 1 + torch.arange(width, device=device),
+            past_key_values=cache,
+            use_cache=True,
+        )
+        # Token j is predicted by the position before it: the prompt's last one for j = 0.
+        logits = torch.cat([last.unsqueeze(1), out.logits[:, :-1].float().cpu()], dim=1)
+        picked = torch.log_softmax(logits, dim=-1).gather(2, ids.unsqueeze(2)).squeeze(2)
+        return [picked[b, : len(c)].tolist() for b, c in enumerate(completions)]
 
     def _check(self, p: SamplingParams) -> None:
         if p.repetition_penalty != 1.0 or p.extra:
