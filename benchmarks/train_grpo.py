@@ -3,23 +3,27 @@ one-digit subtraction (the bundled ``arithmetic`` environment, ``operations="-"`
 answers are negative, and the base model gets about a third right), sampling its own rollouts
 with its current weights (``TransformersSampler``: on-policy, exact logprobs).
 
-Three question sets from three seeds of the environment's generator: training questions, a
-validation set (the settings were chosen on it, ``--split validation``) and the held-out set,
-evaluated exactly twice (before and after training, through ``evaluate()``: run directories
-``vf-lite view`` shows) and compared paired over questions with ``vf.compare_runs``.
+Three question sets, the environment's ``train``, ``validation`` and ``test`` splits: thirds of
+the 100 questions that share none (a hash of the question decides), each question once. The
+settings were chosen on the validation questions (``--split validation``); the held-out ones
+(``test``) are evaluated exactly twice, before and after training, through ``evaluate()`` in
+float32 (the trained adapter merged into the weights: the same model class and precision both
+times), as run directories ``vf-lite view`` shows, and compared paired over questions with
+``vf.compare_runs``. The whole run, both evaluations included, fits ``--total-minutes`` (30):
+training ends when the time left is what the second evaluation needs.
 
-After the run the benchmark times the loop: a few steps of the previous loop (every prompt prefilled
-on its own, all weights trained, the ratio check every step) beside the current one (a group
-prefilled once, a LoRA adapter through TRL's ``peft_config``, TRL's forward/backward under
-bfloat16 autocast without gradient checkpointing), same questions, same batch,
-with the per-phase breakdown (``vf.train.StepProfiler``). Per step it keeps the reward with
-its interval, TRL's entropy, and every few steps the importance ratios and the KL to the base
-model; PNGs of the curves are written beside ``summary.json``. Needs torch, transformers,
-trl and peft (``.venv-vllm``):
-    nice .venv-vllm/bin/python benchmarks/train_grpo.py [--train-minutes 17] [--out outputs/train_grpo]
+After the run the benchmark times the loop: a few steps of the previous loop (every prompt
+prefilled and trained on its own, all weights trained, TRL's gradient checkpointing, the ratio
+check every step) beside the current one (a group's prompt prefilled once in sampling and run
+once in the trainer's forward/backward, a LoRA adapter through TRL's ``peft_config``, the ratio
+check every 4th step), same questions, same batch, with the per-phase breakdown
+(``vf.train.StepProfiler``). bfloat16 autocast only on CPUs with AMX (``bf16_is_fast``). Per
+step it keeps the reward with its interval, TRL's entropy, and every few steps the importance
+ratios and the KL to the base model; PNGs of the curves are written beside ``summary.json``.
+Needs torch, transformers, trl and peft (``.venv-vllm``):
+    .venv-vllm/bin/python benchmarks/train_grpo.py [--total-minutes 30] [--out outputs/train_grpo]
 A finished run is not redone: ``run()`` reads ``summary.json`` back (delete the directory to
-train again). ``notebooks/06_train_grpo.ipynb`` shows the figures. Measured figures: README,
-"Training".
+train again). ``notebooks/06_train_grpo.ipynb`` shows the figures; docs: guides/training.md.
 """
 
 from __future__ import annotations
@@ -33,16 +37,19 @@ from pathlib import Path
 from typing import Any
 
 ENV_ARGS = {"digits": 1, "operations": "-"}
-SEEDS = {"train": 0, "validation": 99, "held_out": 1234}  # three disjoint draws of questions
+SEEDS = {"train": 0, "validation": 99, "held_out": 1234}
+ENV_SPLITS = {"train": "train", "validation": "validation", "held_out": "test"}
 EVAL_SEED = 7
+MARGIN_S = 60.0  # of the run's total, for building the trainer and merging the adapter
 
 
 @dataclass
 class Settings:
     """One training configuration (``loop="before"``: the previous loop, for the timing)."""
 
-    steps: int = 200  # at most; the run stops when train_minutes are spent
-    train_minutes: float = 17.0
+    steps: int = 1000  # at most; the run stops when train_minutes are spent
+    train_minutes: float = 60.0  # at most; the run's training ends early enough for total_minutes
+    total_minutes: float = 30.0  # the whole run: both evaluations and the training
     questions_per_step: int = 4
     num_generations: int = 8
     learning_rate: float = 5e-4
@@ -51,8 +58,9 @@ class Settings:
     max_tokens: int = 12  # "a - b = c" and the end of turn need 8-9
     ratio_every: int = 4  # the ratio check and the KL to the base, every 4th step
     share_prefill: bool = True
+    share_prompt: bool = True  # the trainer's passes run a group's prompt once
     sampler_batch: int = 64
-    bf16: bool = True  # bfloat16 autocast (AMX) on every forward pass of the trained model
+    bf16: bool | None = None  # bfloat16 autocast of the trainer's passes; None: bf16_is_fast()
     gradient_checkpointing: bool = False  # TRL's default (True) runs each forward twice
     threads: int = 1
     extra: dict[str, Any] = field(default_factory=dict)
@@ -62,6 +70,7 @@ BEFORE = dict(
     lora_rank=0,
     learning_rate=1e-5,
     share_prefill=False,
+    share_prompt=False,
     ratio_every=1,
     sampler_batch=16,
     bf16=False,
@@ -73,11 +82,17 @@ def load_avg() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def environment(split: str, num_examples: int) -> Any:
+def environment(split: str, num_examples: int = 1000) -> Any:
+    """The distinct questions of ``split`` (the environment's ``train``/``validation``/``test``
+    thirds of all questions, which share none), in its seed's order."""
     import verifiers_lite as vf
 
     return vf.load_environment(
-        "arithmetic", num_examples=num_examples, seed=SEEDS[split], **ENV_ARGS
+        "arithmetic",
+        num_examples=num_examples,
+        seed=SEEDS[split],
+        split=ENV_SPLITS[split],
+        **ENV_ARGS,
     )
 
 
@@ -121,7 +136,7 @@ def trainer_for(
         logging_steps=1,
         report_to="none",
         use_cpu=True,
-        bf16=s.bf16,
+        bf16=bf16_is_fast() if s.bf16 is None else s.bf16,
         save_strategy="no",
         seed=SEEDS["train"],
         max_completion_length=s.max_tokens,
@@ -149,6 +164,7 @@ def trainer_for(
         args,
         template=template,
         ratio_every=s.ratio_every,
+        share_prompt=s.share_prompt,
         sampling_params=SamplingParams(max_tokens=s.max_tokens, logprobs=0),
         **kwargs,
     )
@@ -175,6 +191,25 @@ def _time_budget(seconds: float) -> Any:
                 control.should_training_stop = True
 
     return TimeBudget()
+
+
+def trained_model(trainer: Any) -> Any:
+    """The trained policy as the base model was evaluated: a plain float32 model (the LoRA
+    adapter merged into its weights), outside accelerate's autocast wrapper."""
+    model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+    if hasattr(model, "merge_and_unload"):
+        model = model.merge_and_unload()
+    return model.float().eval()
+
+
+def bf16_is_fast() -> bool:
+    """Whether bfloat16 autocast pays on this CPU: with AMX tiles. Without them (AVX-512 alone,
+    AVX2) a step measured no faster in bfloat16, and a bfloat16 trainer is off-policy against its
+    float32 sampler (TRL's importance-sampling correction: one more forward pass a step)."""
+    import torch
+
+    probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
+    return bool(probe and probe())
 
 
 def fresh_model(path: str) -> Any:
@@ -233,12 +268,15 @@ def train_and_evaluate(
     t0 = time.perf_counter()
     evaluate(model, template, target, "base", out, eval_rollouts, s.max_tokens)
     eval_s = time.perf_counter() - t0
+    # The second evaluation takes as long as the first: training gets what is left of the run.
+    left = 60 * s.total_minutes - (time.perf_counter() - t_start) - eval_s - MARGIN_S
+    s.train_minutes = min(s.train_minutes, left / 60)
     trainer, profiler = trainer_for(s, model, template, environment("train", 400), out)
     t0 = time.perf_counter()
     trainer.train()
     train_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    evaluate(trainer.model, template, target, "grpo", out, eval_rollouts, s.max_tokens)
+    evaluate(trained_model(trainer), template, target, "grpo", out, eval_rollouts, s.max_tokens)
     eval_s += time.perf_counter() - t0
     cmp = vf.compare_runs(out / "eval_base", out / "eval_grpo", labels=("base", "grpo"))
     return {
@@ -250,7 +288,7 @@ def train_and_evaluate(
         "ci95": list(cmp.ci),
         "p_value": cmp.p_value,
         "wins_ties_losses": [cmp.wins, cmp.ties, cmp.losses],
-        "eval_examples": eval_examples,
+        "eval_examples": len(target.get_dataset()),
         "eval_rollouts": eval_rollouts,
         "step_stats": trainer.vf_rollouts.step_stats,
         "trl_log": [h for h in trainer.state.log_history if "reward" in h],
@@ -263,10 +301,10 @@ def train_and_evaluate(
 
 def run(
     out: str | Path = "outputs/train_grpo",
-    steps: int = 200,
+    steps: int = 1000,
     split: str = "held_out",
-    eval_examples: int = 100,
-    eval_rollouts: int = 2,
+    eval_examples: int = 1000,
+    eval_rollouts: int = 16,
     timing_steps: int = 1,
     **changes: Any,
 ) -> dict[str, Any]:
@@ -404,11 +442,21 @@ def report(s: dict[str, Any]) -> list[str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="outputs/train_grpo")
-    ap.add_argument("--steps", type=int, default=200, help="at most (--train-minutes ends the run)")
-    ap.add_argument("--train-minutes", type=float, default=Settings.train_minutes)
+    ap.add_argument(
+        "--steps", type=int, default=1000, help="at most (the time budget ends the run)"
+    )
+    ap.add_argument("--train-minutes", type=float, default=Settings.train_minutes, help="at most")
+    ap.add_argument(
+        "--total-minutes",
+        type=float,
+        default=Settings.total_minutes,
+        help="the whole run, both evaluations included",
+    )
     ap.add_argument("--split", choices=["validation", "held_out"], default="held_out")
-    ap.add_argument("--eval-examples", type=int, default=100)
-    ap.add_argument("--eval-rollouts", type=int, default=2)
+    ap.add_argument(
+        "--eval-examples", type=int, default=1000, help="at most (the split's distinct questions)"
+    )
+    ap.add_argument("--eval-rollouts", type=int, default=16)
     ap.add_argument(
         "--timing-steps",
         type=int,
@@ -431,6 +479,7 @@ def main() -> None:
         learning_rate=args.lr,
         threads=args.threads,
         train_minutes=args.train_minutes,
+        total_minutes=args.total_minutes,
     )
     print("\n".join(report(s)))
 
