@@ -29,9 +29,13 @@ CELLS = [
         "adapter, TRL's `peft_config`) samples its own rollouts with its current weights "
         "(`TransformersSampler`, a group's prompt prefilled once), so the rollouts are on-policy "
         "and the importance ratios should sit at 1.\n\n"
-        "Three question sets come from three seeds: training, validation (where the settings were "
-        "chosen) and held-out, evaluated exactly twice, before and after training, through "
-        "`evaluate()`, and compared paired over questions with `vf.compare_runs`."
+        "Three question sets, the environment's `train`, `validation` and `test` splits, share no "
+        "question (thirds of the 100, by a hash of the question): training, validation (where the "
+        "settings were chosen) and held-out, evaluated exactly twice, before and after training, "
+        "through `evaluate()` in float32 (the adapter merged into the weights for the second), "
+        "and compared paired over questions with `vf.compare_runs`. This notebook reads the "
+        "benchmark's finished run (`benchmarks/train_grpo.py`); with no run directory it trains "
+        "(30 minutes on 2 cores)."
     ),
     new_code_cell(
         "import sys\n"
@@ -60,8 +64,9 @@ CELLS = [
         "the held-out means; TRL's mean token entropy; every 4th step the KL of the policy to the "
         "base model (the adapter switched off; no KL term in the loss, `beta=0`) and the "
         "importance ratios of sampler vs trainer logprobs (`vf.rollout.logprob_report`, re-scored with "
-        "the weights about to be updated); every step TRL's own importance ratios (its "
-        "bfloat16 forward against the sampler's logprobs: TRL corrects that mismatch)."
+        "the weights about to be updated); with a bfloat16 trainer (CPUs with AMX) also TRL's own "
+        "importance ratios every step (its bfloat16 forward against the sampler's logprobs: TRL "
+        "corrects that mismatch)."
     ),
     new_code_cell(
         "from IPython.display import Image, display\n\n"
@@ -78,10 +83,11 @@ CELLS = [
     new_markdown_cell(
         "## Where a step's time goes, before and after the loop's speed-up\n\n"
         "The same questions and batch (4 questions x 8 rollouts) for a few steps each, one after "
-        "the other in the benchmark's run: the previous loop (every prompt prefilled on its own, "
-        "all weights trained, the ratio check every step) and the current one (a group prefilled "
-        "once, a LoRA adapter, TRL's forward/backward under bfloat16 autocast without gradient "
-        "checkpointing, the ratio check every 4th step). Seconds per step by phase "
+        "the other in the benchmark's run: the previous loop (every prompt prefilled and trained "
+        "on its own, all weights trained with TRL's gradient checkpointing, the ratio check every "
+        "step) and the current one (a group's prompt prefilled once when sampling and run once in "
+        "TRL's forward/backward, a LoRA adapter, the ratio check every 4th step). Seconds per "
+        "step by phase "
         "(`vf.train.StepProfiler`), the first step left out."
     ),
     new_code_cell(
