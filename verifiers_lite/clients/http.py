@@ -399,6 +399,8 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
         system_fingerprint=fingerprint
         if isinstance(fingerprint := payload.get("system_fingerprint"), str)
         else None,
+        response_id=rid if isinstance(rid := payload.get("id"), str) else None,
+        created=created if isinstance(created := payload.get("created"), int) else None,
     )
 
 

@@ -37,6 +37,8 @@ class ChatResponse:
     completion_ids: list[int] | None = None
     completion_logprobs: list[float] | None = None
     system_fingerprint: str | None = None  #: the serving build, when the server reports one
+    response_id: str | None = None  #: the completion's ``id``, when the server gave one
+    created: int | None = None  #: the completion's ``created`` (epoch seconds), when given
 
     @property
     def content(self) -> str:

@@ -26,9 +26,13 @@ Behaviour is chosen by the request's ``model``:
 ``GET /v1/models`` lists every one of these (``models=`` / ``--models`` lists a subset, e.g. one,
 like a vLLM or llama.cpp server). Any other model name is answered as ``fake-arith``.
 
+``POST /v1/responses`` gives the same answers in the Responses API's dialect, and either route
+streams (server-sent events) when the request asks ``"stream": true``; bodies and events are
+written by :mod:`verifiers_lite.clients.openai_wire`.
+
 Control endpoints: ``POST /_control/config``
-({latency_ms, faults: [...], correct_rate, system_fingerprint}; a system_fingerprint is then
-returned with every completion),
+({latency_ms, faults: [...], correct_rate, system_fingerprint, created}; a system_fingerprint is
+then returned with every completion, and ``created`` fixes every completion's creation time),
 ``POST /_control/reset``, ``GET /_control/stats``, ``GET /_control/requests`` (the bodies of
 the last 1,000 chat requests, oldest first: what each request sent). A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
@@ -46,6 +50,16 @@ import time
 from collections import Counter, deque
 from typing import Any
 
+from verifiers_lite.clients.openai_wire import (
+    chat_completion_body,
+    chat_completion_chunks,
+    dumps,
+    responses_body,
+    responses_events,
+    responses_request,
+    sse,
+)
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 from verifiers_lite.testing.server_process import ServerProcess, request_body, serve
 from verifiers_lite.testing.server_process import free_port as free_port  # where tests import it
 
@@ -98,6 +112,7 @@ class FakeChatServer:
         self.recorded: deque[bytes] = deque(maxlen=_RECORDED)
         self.faults = []
         self.system_fingerprint = None
+        self.created: int | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = await request_body(scope, receive, send)
@@ -106,6 +121,8 @@ class FakeChatServer:
         path, method = scope["path"], scope["method"]
         if path.endswith("/chat/completions") and method == "POST":
             await self._chat(body, send)
+        elif path.endswith("/responses") and method == "POST":
+            await self._responses(body, send)
         elif path == "/_control/config" and method == "POST":
             cfg = json.loads(body or b"{}")
             if "latency_ms" in cfg:
@@ -116,6 +133,8 @@ class FakeChatServer:
                 self.faults = list(cfg["faults"])
             if "system_fingerprint" in cfg:
                 self.system_fingerprint = cfg["system_fingerprint"]
+            if "created" in cfg:
+                self.created = cfg["created"]
             await _json(send, 200, {"ok": True})
         elif path == "/_control/reset" and method == "POST":
             self.reset()
@@ -211,38 +230,59 @@ class FakeChatServer:
                 await _json(send, 500, {"error": {"message": _LIST_CONTENT_ERROR}})
                 return
             message, finish = self._answer(model, messages, req)
-            await _json(send, 200, self._completion(model, messages, message, finish))
+            await self._reply(send, req, model, self._turn(messages, message, finish))
         finally:
             self.in_flight -= 1
             self.by_status[status] += 1
 
-    def _completion(
-        self, model: str, messages: list[dict[str, Any]], message: dict[str, Any], finish: str
-    ) -> dict[str, Any]:
-        """A chat completion body for ``message``, with usage counted in words (reasoning words
-        counted as completion tokens and reported apart, as OpenAI-compatible servers do)."""
+    def _turn(
+        self, messages: list[dict[str, Any]], message: dict[str, Any], finish: str
+    ) -> ChatResponse:
+        """The turn for ``message``, with usage counted in words (reasoning words counted as
+        completion tokens and reported apart, as OpenAI-compatible servers do)."""
         prompt_tokens = sum(len(str(m.get("content") or "").split()) for m in messages)
         completion_tokens = len(str(message.get("content") or "").split()) + 1
-        usage: dict[str, Any] = {"prompt_tokens": prompt_tokens}
         reasoning = message.get("reasoning_content") or message.get("reasoning")
-        if reasoning:
-            usage["completion_tokens_details"] = {"reasoning_tokens": len(reasoning.split())}
-            completion_tokens += len(reasoning.split())
-        body: dict[str, Any] = {
-            "id": f"chatcmpl-{self.requests}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": model,
-            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": {
-                **usage,
-                "completion_tokens": completion_tokens,
-                "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
-        if self.system_fingerprint:
-            body["system_fingerprint"] = self.system_fingerprint
-        return body
+        reasoning_tokens = len(reasoning.split()) if reasoning else 0
+        return ChatResponse(
+            message,
+            finish,
+            TurnUsage(prompt_tokens, completion_tokens + reasoning_tokens, reasoning_tokens),
+            system_fingerprint=self.system_fingerprint,
+            response_id=f"chatcmpl-{self.requests}",
+            created=int(time.time()) if self.created is None else self.created,
+        )
+
+    async def _reply(self, send: Any, req: dict[str, Any], model: str, turn: ChatResponse) -> None:
+        """The turn as a chat completion, or as its chunks when the request streams."""
+        rid, created = turn.response_id or "", turn.created or 0
+        if req.get("stream"):
+            usage = bool((req.get("stream_options") or {}).get("include_usage"))
+            chunks = chat_completion_chunks(turn, model, rid, created, include_usage=usage)
+            await _stream(send, sse(chunks, done=True))
+        else:
+            await _raw(send, 200, dumps(chat_completion_body(turn, model, rid, created)))
+
+    async def _responses(self, body: bytes, send: Any) -> None:
+        """The Responses API: the same answers as the chat route, in that dialect."""
+        self.requests += 1
+        self.recorded.append(body)
+        try:
+            req = json.loads(body)
+            parsed = responses_request(req)
+        except (ValueError, TypeError, AttributeError) as exc:
+            self.by_status[400] += 1
+            await _json(send, 400, {"error": {"message": f"bad request: {exc}"}})
+            return
+        model = parsed.model or "fake-arith"
+        message, finish = self._answer(model, parsed.messages, parsed.sampling_args)
+        turn = self._turn(parsed.messages, message, finish)
+        rid, created = turn.response_id or "", turn.created or 0
+        self.by_status[200] += 1
+        if parsed.stream:
+            await _stream(send, sse(responses_events(turn, model, rid, created), named=True))
+        else:
+            await _raw(send, 200, dumps(responses_body(turn, model, rid, created)))
 
     def _correct(self, messages: list[dict[str, Any]], req: dict[str, Any]) -> bool:
         key = json.dumps(messages, sort_keys=True)
@@ -393,6 +433,18 @@ def _bisect_guess(messages: list[dict[str, Any]]) -> str:
             elif "lower" in low:
                 hi = guess - 1
     return f"My guess is {(lo + hi) // 2}"
+
+
+async def _raw(send: Any, status: int, data: bytes) -> None:
+    hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    await send({"type": "http.response.start", "status": status, "headers": hdrs})
+    await send({"type": "http.response.body", "body": data})
+
+
+async def _stream(send: Any, data: bytes) -> None:
+    hdrs = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
+    await send({"type": "http.response.start", "status": 200, "headers": hdrs})
+    await send({"type": "http.response.body", "body": data})
 
 
 async def _json(
