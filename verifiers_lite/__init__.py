@@ -121,6 +121,7 @@ _SUBPACKAGES = frozenset(
         "executors",
         "local",
         "parsers",
+        "programs",
         "remote",
         "results",
         "rollout",
@@ -187,6 +188,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.parsers.parser import Parser
     from verifiers_lite.parsers.think import ThinkParser
     from verifiers_lite.parsers.xml import XMLParser
+    from verifiers_lite.programs.env import ProgramEnv
     from verifiers_lite.results.compare import compare
     from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs, load_results, rescore, rescore_async

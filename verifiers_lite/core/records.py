@@ -14,24 +14,27 @@ from typing import Any, Literal, Required, TypedDict, get_args
 
 from verifiers_lite.core.messages import Messages
 
-StopReason = Literal["stop", "length", "max_turns", "env_done", "error"]
+StopReason = Literal["stop", "length", "max_turns", "env_done", "timeout", "error"]
 
-STOP_REASONS: tuple[str, ...] = ("stop", "length", "max_turns", "env_done", "error")
+STOP_REASONS: tuple[str, ...] = ("stop", "length", "max_turns", "env_done", "timeout", "error")
 """Why a rollout (or a token-engine trajectory) ended; the closed set every engine uses.
 
 - ``stop``: the model answered and nothing asked for more (no tool call; a natural end).
 - ``length``: a token limit ended it (``max_tokens``, or ``max_trajectory_tokens``).
 - ``max_turns``: the turn budget ran out while the model still wanted to go on.
 - ``env_done``: the environment ended it (its ``is_completed`` said so).
+- ``timeout``: a wall-time limit stopped it (a program environment's ``timeout``); what it
+  left is scored.
 - ``error``: it failed; the row's ``error`` says why (model API, tools, template, prompt too
   long, scoring); other rollouts are unaffected.
 """
 
-_TRUNCATING = frozenset({"length", "max_turns"})
+_TRUNCATING = frozenset({"length", "max_turns", "timeout"})
 
 
 def is_truncated(stop_reason: str) -> bool:
-    """True exactly when a limit cut the rollout short (``length``, ``max_turns``); a natural
+    """True exactly when a limit cut the rollout short (``length``, ``max_turns``,
+    ``timeout``); a natural
     end is complete and ``error`` is a failure, not a truncation."""
     if stop_reason not in STOP_REASONS:
         raise ValueError(

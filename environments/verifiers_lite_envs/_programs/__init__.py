@@ -1,0 +1,1 @@
+"""Agent programs the bundled program environments run (each a script a user could write)."""

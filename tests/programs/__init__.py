@@ -1,0 +1,1 @@
+"""Tests of verifiers_lite/programs: program environments and the interception endpoint."""

@@ -1,0 +1,21 @@
+"""A driver the no-orphan tests kill: ``python -m tests.programs.driver PIDS_FILE``.
+
+Runs one program rollout (a program that forks a child ignoring SIGTERM, both hanging, their
+pids written to PIDS_FILE) with a long timeout, so only the driver's death can end it.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import verifiers_lite as vf
+from tests.programs.helpers import agent, program_env
+
+
+def main() -> None:
+    env = program_env(agent("fork", sys.argv[1]), limits=vf.programs.ProgramLimits(timeout=600))
+    env.evaluate_sync(vf.ScriptedClient("x"), "m", progress=False)
+
+
+if __name__ == "__main__":
+    main()

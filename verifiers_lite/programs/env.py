@@ -1,0 +1,294 @@
+"""ProgramEnv: an environment whose rollout is a program that speaks the OpenAI API."""
+
+from __future__ import annotations
+
+import contextvars
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, cast
+
+from verifiers_lite.core.dataset import DatasetLike, RolloutInput
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.records import StopReason
+from verifiers_lite.core.state import State
+from verifiers_lite.envs.environment import Environment
+from verifiers_lite.programs.capture import CallLog
+from verifiers_lite.programs.delivery import (
+    Command,
+    StdinMode,
+    argv_for,
+    child_env,
+    command_argv,
+    snapshot_files,
+    stdin_for,
+    task_fields,
+    write_files,
+    write_task,
+)
+from verifiers_lite.programs.interception import interception_server
+from verifiers_lite.programs.process import ProgramResult, run_program
+from verifiers_lite.programs.session import Limits, RolloutSession
+
+__all__ = ["ProgramEnv", "ProgramError", "ProgramLimits", "ProgramState"]
+
+
+@dataclass(frozen=True)
+class ProgramLimits:
+    """What one program rollout may use. ``max_calls`` (stop reason ``max_turns``) and
+    ``max_total_tokens`` (prompt + completion over all calls; ``length``): the call past the
+    limit is answered with an HTTP 400 error the SDKs raise, then the program is stopped.
+    ``timeout`` seconds of wall time (``timeout``). A stopped program gets SIGTERM, then SIGKILL
+    ``kill_grace`` seconds later. Its stdout is kept up to ``max_output_bytes`` (the rest is
+    cut, with a note)."""
+
+    max_calls: int | None = None
+    max_total_tokens: int | None = None
+    timeout: float = 300.0
+    max_output_bytes: int = 1 << 20
+    kill_grace: float = 2.0
+
+    def __post_init__(self) -> None:
+        for name in ("max_calls", "max_total_tokens"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(
+                    f"ProgramLimits.{name} must be a positive integer or None, got {value!r}"
+                )
+        if not self.timeout > 0:
+            raise ValueError(
+                f"ProgramLimits.timeout must be positive seconds, got {self.timeout!r}"
+            )
+        if self.max_output_bytes < 1 or self.kill_grace < 0:
+            raise ValueError("ProgramLimits.max_output_bytes must be >= 1 and kill_grace >= 0")
+
+
+class ProgramState(State, total=False):
+    """A program rollout's State: what the program left, and every call it made."""
+
+    program: dict[str, Any]  #: exit_code, stdout, stderr_tail, answer, files, stopped, ...
+    program_calls: list[dict[str, Any]]  #: every captured call, in order (with its branch)
+
+
+class ProgramError(RuntimeError):
+    """The program crashed or exited non-zero (an ``env_error`` row): its exit code and the
+    tail of its stderr."""
+
+
+class ProgramEnv(Environment):
+    """An environment whose rollout is a program: any command that calls an OpenAI-compatible
+    API (the ``openai`` SDK, the OpenAI Agents SDK, a shell loop with curl).
+
+    Each rollout runs ``command`` once in a working directory of its own (a fresh temporary
+    directory, or a copy of ``workdir_template``), with ``OPENAI_BASE_URL``/``OPENAI_API_KEY``
+    pointing at the run's interception endpoint, which forwards every call to the run's model
+    client and captures it; an example's ``info["files"]`` (relative path -> text) are written
+    there before the program starts. ``command`` is an argv list (placeholders ``{question}``,
+    ``{task_file}``, ``{workdir}``, ``{example_id}``, ``{info[key]}``) or a top-level Python
+    function, called in a subprocess with the task's fields. ``stdin`` gives the program the
+    question (default), the task as JSON, or nothing; ``env`` adds variables; the driver's
+    variables that look like secrets (``*_KEY``, ``*TOKEN*``, ``OPENAI_*``, ...) are withheld
+    unless named in ``pass_env``.
+
+    What the program left is scored: the answer (its stdout, stripped, or the text of
+    ``answer_file`` in its working directory) is the completion's last assistant message,
+    after the captured conversation it ended on; ``state["program"]`` holds ``exit_code``,
+    ``stdout``, ``stderr_tail``, ``answer``, ``files`` (the text of the files it left),
+    ``stopped`` and ``program_models`` (the model names it asked for), and
+    ``state["program_calls"]`` every captured call. ``limits`` is a :class:`ProgramLimits` or a
+    dict of its fields (``{"max_calls": 8, "timeout": 60}``). A crash or a non-zero exit is an
+    ``env_error`` row. Other keywords are :class:`~verifiers_lite.envs.Environment`'s
+    (``rubric``, ``sampling_args`` — enforced on every call —, ``max_concurrent``, ...).
+    """
+
+    def __init__(
+        self,
+        command: Command,
+        dataset: DatasetLike = None,
+        eval_dataset: DatasetLike = None,
+        *,
+        stdin: StdinMode = "question",
+        env: Mapping[str, str] | None = None,
+        pass_env: Sequence[str] = (),
+        workdir_template: str | os.PathLike[str] | None = None,
+        answer_file: str | None = None,
+        limits: ProgramLimits | Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        self.argv = command_argv(command)
+        if stdin not in ("question", "task", "none"):
+            raise ValueError(f"stdin must be 'question', 'task' or 'none', got {stdin!r}")
+        if workdir_template is not None and not Path(workdir_template).is_dir():
+            raise ValueError(f"workdir_template {str(workdir_template)!r} is not a directory")
+        if env is not None and not all(isinstance(v, str) for v in env.values()):
+            raise ValueError("env values must be strings")
+        super().__init__(dataset, eval_dataset, **kwargs)
+        self.command = command
+        self.stdin = stdin
+        self.env = dict(env or {})
+        self.pass_env = tuple(pass_env)
+        self.workdir_template = Path(workdir_template) if workdir_template is not None else None
+        self.answer_file = answer_file
+        self.limits = _limits(limits)
+        self.env_args.setdefault("command", self.argv)
+
+    async def rollout(
+        self,
+        input: RolloutInput,
+        client: ModelClient,
+        model: str,
+        sampling_args: dict[str, Any] | None = None,
+    ) -> State:
+        state = cast(ProgramState, self.init_state(input, model, sampling_args))
+        server = await interception_server()
+        limits = Limits(self.limits.max_calls, self.limits.max_total_tokens)
+        args = {**self.sampling_args, **state["sampling_args"]}
+        session = RolloutSession(client, model, args, limits, contextvars.copy_context())
+        server.add(session)
+        workdir = Path(tempfile.mkdtemp(prefix="vf-program-"))
+        result: ProgramResult | None = None
+        try:
+            if self.workdir_template is not None:
+                shutil.copytree(self.workdir_template, workdir, dirs_exist_ok=True)
+            result = await self._run(state, session, workdir, server.base_url)
+            files = snapshot_files(workdir)
+        finally:
+            server.remove(session)
+            session.end("done")
+            _record_calls(state, session)
+            shutil.rmtree(workdir, ignore_errors=True)
+        self._record_result(state, session, result, files)
+        return state
+
+    async def _run(
+        self, state: State, session: RolloutSession, workdir: Path, base_url: str
+    ) -> ProgramResult:
+        fields = task_fields(state)
+        write_task(workdir, fields)
+        write_files(workdir, state["info"].get("files"))
+        endpoint = {
+            "OPENAI_BASE_URL": base_url,
+            "OPENAI_API_KEY": session.token,
+            "VF_TASK_FILE": str(workdir / "task.json"),
+            "VF_QUESTION": str(fields["question"]),
+            "VF_EXAMPLE_ID": str(fields["example_id"]),
+            "VF_WORKDIR": str(workdir),
+            "VF_MODEL": session.model,
+        }
+        return await run_program(
+            argv_for(self.argv, fields, workdir),
+            cwd=workdir,
+            env=child_env(os.environ, pass_env=self.pass_env, own=self.env, endpoint=endpoint),
+            stdin=stdin_for(self.stdin, fields),
+            timeout=self.limits.timeout,
+            stop=session.stop,
+            max_output_bytes=self.limits.max_output_bytes,
+            kill_grace=self.limits.kill_grace,
+        )
+
+    def _record_result(
+        self,
+        state: ProgramState,
+        session: RolloutSession,
+        result: ProgramResult | None,
+        files: dict[str, str],
+    ) -> None:
+        assert result is not None
+        answer = self._answer(result, files)
+        state["program"] = {
+            "exit_code": result.exit_code,
+            "stdout": result.stdout,
+            "stderr_tail": result.stderr_tail,
+            "answer": answer,
+            "files": files,
+            "stopped": result.stopped,
+            "seconds": round(result.seconds, 3),
+            "output_cut": result.stdout_cut,
+            "program_models": list(session.program_models),
+        }
+        state["completion"] = _completion(session.log, answer)
+        if result.stopped is not None:
+            state["stop_reason"] = cast(StopReason, result.stopped)
+            return
+        state["stop_reason"] = "stop"
+        if result.exit_code != 0:
+            message = (
+                f"the program exited with code {result.exit_code}; its stderr ends: "
+                f"{result.stderr_tail[-1500:].strip() or '(empty)'}"
+            )
+            if session.model_error is not None:  # the model failed first: that is the cause
+                raise ModelAPIError(
+                    f"{session.model_error}; then {message}",
+                    category=session.model_error.category,
+                    retryable=False,
+                )
+            raise ProgramError(message)
+
+    def _answer(self, result: ProgramResult, files: dict[str, str]) -> str:
+        if self.answer_file is not None:
+            return files.get(self.answer_file, "").strip()
+        return result.stdout.strip()
+
+
+def _limits(limits: ProgramLimits | Mapping[str, Any] | None) -> ProgramLimits:
+    if limits is None or isinstance(limits, ProgramLimits):
+        return limits or ProgramLimits()
+    if not isinstance(limits, Mapping):
+        raise ValueError(f"limits must be a ProgramLimits or a dict of its fields, got {limits!r}")
+    unknown = set(limits) - set(ProgramLimits.__dataclass_fields__)
+    if unknown:
+        raise ValueError(
+            f"unknown limits {sorted(unknown)}: use max_calls, max_total_tokens, timeout, "
+            "max_output_bytes, kill_grace"
+        )
+    return ProgramLimits(**limits)
+
+
+def _record_calls(state: ProgramState, session: RolloutSession) -> None:
+    """The captured calls on the state: all of them (``program_calls``), the branch the program
+    ended on as the trajectory (with its token ids when the backend gave them), usage, turns."""
+    log = session.log
+    state["program_calls"] = log.steps
+    state["turns"] = len(log.steps)
+    state["usage"]["prompt_tokens"] = log.prompt_tokens
+    state["usage"]["completion_tokens"] = log.completion_tokens
+    generation = sum(float(s.get("latency_ms") or 0.0) for s in log.steps)
+    state["timing"]["generation_ms"] = generation
+    main = log.main_branch()
+    if main is None:
+        return
+    state["trajectory"] = [
+        {k: s[k] for k in ("finish_reason", "message", "tokens") if k in s}
+        for s in log.steps
+        if s["branch"] == main
+    ]
+    tokens = log.branch_tokens(main)
+    if tokens is not None:
+        state.update(tokens)
+
+
+def _completion(log: CallLog, answer: str) -> list[Message]:
+    """The conversation the program ended on, after its opening system/user messages, then its
+    answer as an assistant message (unless its last reply already says it)."""
+    main = log.main_branch()
+    conversation = log.branch_conversation(main) if main is not None else []
+    start = 0
+    while start < len(conversation) and conversation[start].get("role") in ("system", "user"):
+        start += 1
+    transcript = [dict(m) for m in conversation[start:]]
+    last = transcript[-1] if transcript else None
+    said = (
+        last is not None
+        and last.get("role") == "assistant"
+        and (last.get("content") or "").strip() == answer
+    )
+    if not said:
+        transcript.append({"role": "assistant", "content": answer})
+    return transcript

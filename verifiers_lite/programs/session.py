@@ -1,0 +1,149 @@
+"""One rollout's side of the interception endpoint: its token, client, limits and captured calls."""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from verifiers_lite.clients.model_turn import model_turn
+from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.messages import Message
+from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.reasoning import assistant_message
+from verifiers_lite.programs.capture import CallLog
+
+__all__ = ["PROGRAM_FIELDS", "CallRefused", "Limits", "RolloutSession"]
+
+PROGRAM_FIELDS = (
+    "temperature",
+    "top_p",
+    "max_tokens",
+    "stop",
+    "seed",
+    "presence_penalty",
+    "frequency_penalty",
+    "tool_choice",
+    "parallel_tool_calls",
+    "response_format",
+    "logprobs",
+    "top_logprobs",
+)
+"""The request fields a program may set (``max_completion_tokens`` is read as ``max_tokens``);
+the environment's sampling arguments override any of them, and other fields are dropped."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Per-rollout limits: model calls (stop reason ``max_turns``) and tokens over all calls,
+    prompt and completion (``length``). None: no limit."""
+
+    max_calls: int | None = None
+    max_total_tokens: int | None = None
+
+
+class CallRefused(Exception):
+    """A call answered with an error instead of a turn: ``status``, ``code``, ``message``."""
+
+    def __init__(self, status: int, code: str, message: str, stop: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+        self.stop = stop  # the stop reason to end the rollout with, once the answer is sent
+
+
+@dataclass
+class RolloutSession:
+    """What the endpoint knows of one rollout; calls made with its ``token`` reach it only."""
+
+    client: ModelClient
+    model: str
+    sampling_args: dict[str, Any]
+    limits: Limits
+    context: contextvars.Context
+    token: str = field(default_factory=lambda: "vfp-" + secrets.token_urlsafe(24))
+    log: CallLog = field(default_factory=CallLog)
+    stop: asyncio.Future[str] = field(
+        default_factory=lambda: asyncio.get_running_loop().create_future()
+    )
+    program_models: list[str] = field(default_factory=list)
+    model_error: ModelAPIError | None = None
+
+    def end(self, reason: str) -> None:
+        """Stop the program (the rollout then ends with ``reason``); the first reason wins."""
+        if not self.stop.done():
+            self.stop.set_result(reason)
+
+    def _check_limits(self) -> None:
+        if self.stop.done():
+            reason = str(self.stop.result())
+            raise CallRefused(
+                400, reason, f"this rollout has ended ({reason}): no more model calls"
+            )
+        limits = self.limits
+        if limits.max_calls is not None and len(self.log.steps) >= limits.max_calls:
+            raise CallRefused(
+                400,
+                "max_turns",
+                f"model call limit reached ({limits.max_calls} calls per rollout)",
+                stop="max_turns",
+            )
+        if limits.max_total_tokens is not None and self.log.total_tokens >= limits.max_total_tokens:
+            raise CallRefused(
+                400,
+                "length",
+                f"token limit reached ({self.log.total_tokens} of {limits.max_total_tokens} "
+                "tokens per rollout)",
+                stop="length",
+            )
+
+    def sampling_for(self, requested: dict[str, Any]) -> dict[str, Any]:
+        """The program's allowed fields, then the environment's sampling arguments over them."""
+        wanted = dict(requested)
+        if "max_completion_tokens" in wanted:
+            wanted.setdefault("max_tokens", wanted.pop("max_completion_tokens"))
+        own = {k: wanted[k] for k in PROGRAM_FIELDS if wanted.get(k) is not None}
+        return {**own, **self.sampling_args}
+
+    async def call(
+        self,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        requested: dict[str, Any],
+        meta: dict[str, Any],
+    ) -> ChatResponse:
+        """Forward one call to the run's client (in the rollout's own context), capture it."""
+        self._check_limits()
+        name = str(meta.get("program_model") or "")
+        if name and name not in self.program_models:
+            self.program_models.append(name)
+        args = self.sampling_for(requested)
+        index = len(self.log.steps)
+        t0 = time.perf_counter()
+        task = asyncio.get_running_loop().create_task(
+            self._chat(index, messages, tools, args), context=self.context
+        )
+        try:
+            response = await task
+        except ModelAPIError as exc:
+            self.model_error = self.model_error or exc
+            raise CallRefused(502, exc.category, f"model call failed: {exc}") from exc
+        meta = {**meta, "latency_ms": (time.perf_counter() - t0) * 1000}
+        self.log.record(messages, tools, args, response, meta)
+        return response
+
+    async def _chat(
+        self,
+        index: int,
+        messages: list[Message],
+        tools: list[dict[str, Any]] | None,
+        args: dict[str, Any],
+    ) -> ChatResponse:
+        with model_turn(index, self.limits.max_calls):
+            response = await self.client.chat(self.model, messages, args or None, tools)
+        response.message = assistant_message(response.message)
+        return response
