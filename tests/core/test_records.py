@@ -18,10 +18,9 @@ from verifiers_lite.rollout.training import merge_turns
 
 def test_core_and_token_engine_share_one_closed_set_of_stop_reasons():
     assert state.STOP_REASONS is records.STOP_REASONS is trajectory.STOP_REASONS
-    assert set(records.STOP_REASONS) == {"stop", "length", "max_turns", "env_done", "error"}
-    assert [
-        records.is_truncated(r) for r in ("stop", "length", "max_turns", "env_done", "error")
-    ] == [False, True, True, False, False]
+    reasons = ("stop", "length", "max_turns", "env_done", "timeout", "error")
+    assert set(records.STOP_REASONS) == set(reasons)
+    assert [records.is_truncated(r) for r in reasons] == [False, True, True, False, True, False]
     with pytest.raises(ValueError, match="unknown stop_reason 'api_error'"):
         records.is_truncated("api_error")
 
