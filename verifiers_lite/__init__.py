@@ -74,6 +74,8 @@ _registry.register_module_importer(
 # Names the root offered before they moved to their package (``vf.server.create_rollout_server``):
 # they resolve for one more release, with a DeprecationWarning naming the new place.
 _MOVED: dict[str, str] = {
+    # a record, not an exception: renamed, and left the root for vf.VerifiersError's place
+    "RolloutError": "verifiers_lite.core.records:ErrorRecord",
     "LocalBackend": "verifiers_lite.server",
     "RolloutBackend": "verifiers_lite.server",
     "RolloutResultResponse": "verifiers_lite.server",
@@ -158,6 +160,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         ModelAPIError,
         ResumeMismatchError,
         ToolServerError,
+        VerifiersError,
     )
     from verifiers_lite.core.messages import Messages
     from verifiers_lite.core.model_client import ChatResponse, ModelClient
@@ -165,7 +168,6 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.core.records import (
         DatasetRow,
         ErrorCategory,
-        RolloutError,
         RolloutInput,
         Row,
         State,

@@ -7,7 +7,7 @@ import asyncio
 import pytest
 
 import verifiers_lite as vf
-from verifiers_lite.core import records, state
+from verifiers_lite.core import columns, records, state
 from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 from verifiers_lite.results.flat_rows import flatten_row
 from verifiers_lite.results.outputs import GenerateOutputs
@@ -44,7 +44,7 @@ def test_dataframe_columns_follow_the_row_schema():
         "timing": {"generation_ms": 1.0, "scoring_ms": 2.0, "rollout_ms": 1.5, "total_ms": 3.0},
         "usage": {"prompt_tokens": 5, "completion_tokens": 6},
     }
-    assert set(row) == set(records.ROW_KEYS)
+    assert set(row) == set(columns.ROW_KEYS)
     flat = flatten_row(row)
     # Written out by hand: the row's scalar columns in order, then the expanded ones.
     assert list(flat) == [
@@ -187,7 +187,7 @@ def test_typed_records_name_every_field_the_library_lays_out():
         records.State.__annotations__
     )
     row = state_to_row(st)
-    assert set(row) == set(records.ROW_KEYS) and set(row) <= set(records.Row.__annotations__)
+    assert set(row) == set(columns.ROW_KEYS) and set(row) <= set(records.Row.__annotations__)
     assert set(records.RolloutInput.__annotations__) >= {
         "prompt",
         "answer",
@@ -233,7 +233,7 @@ def test_one_closed_set_of_error_categories_and_token_keys():
     assert set(records.TOKEN_KEYS) <= set(records.Row.__annotations__) & set(
         records.Trajectory.__annotations__
     )
-    assert set(records.RolloutError.__annotations__) == {"category", "message"}
+    assert set(records.ErrorRecord.__annotations__) == {"category", "message"}
 
 
 def test_the_wire_sample_is_a_row_plus_remove_sample():

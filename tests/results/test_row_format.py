@@ -193,5 +193,5 @@ def test_error_rows_written_now_carry_the_typed_error(tmp_path):
     env.evaluate_sync(vf.ScriptedClient("x"), "m", results_path=tmp_path, progress=False)
     (row,) = [json.loads(line) for line in (tmp_path / "results.jsonl").read_text().splitlines()]
     assert row["error"] == {"category": "env_error", "message": "RuntimeError: boom"}
-    assert set(row["error"]) == set(records.RolloutError.__annotations__)
+    assert set(row["error"]) == set(records.ErrorRecord.__annotations__)
     assert row["error"]["category"] in records.ERROR_CATEGORIES and row["stop_reason"] == "error"

@@ -11,7 +11,7 @@ import pydantic
 import pytest
 
 from verifiers_lite.tools.functions import (
-    ToolCallError,
+    ToolCallFailed,
     call_tool,
     function_to_schema,
     parse_docstring,
@@ -111,7 +111,7 @@ async def test_call_tool_errors_become_text_or_raise() -> None:
     assert "timeout" in await asyncio.wait_for(call_tool(slow, {}, timeout=0.05), 30)
     assert "timeout" in await asyncio.wait_for(call_tool(slow_sync, {}, timeout=0.05), 30)
     release.set()  # let the abandoned worker thread finish
-    with pytest.raises(ToolCallError) as ei:
+    with pytest.raises(ToolCallFailed) as ei:
         await call_tool(boom, {}, raise_errors=True)
     assert ei.value.kind == "exception" and ei.value.tool == "boom"
 
@@ -205,7 +205,7 @@ async def test_bad_arguments_name_every_problem_before_the_call() -> None:
         calls.append(n)
         return "ok"
 
-    with pytest.raises(ToolCallError) as ei:
+    with pytest.raises(ToolCallFailed) as ei:
         await call_tool(f, {"n": "three", "unit": "kelvin", "extra": 1}, raise_errors=True)
     msg = str(ei.value)
     assert ei.value.kind == "bad_arguments"

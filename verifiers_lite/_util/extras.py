@@ -11,6 +11,8 @@ import importlib.util
 import sys
 from types import ModuleType
 
+from verifiers_lite._util.errors import VerifiersError
+
 __all__ = [
     "MissingDependencyError",
     "install_hint",
@@ -27,7 +29,7 @@ _EXTRA_NOTES = {
 }
 
 
-class MissingDependencyError(ImportError):
+class MissingDependencyError(VerifiersError, ImportError):
     """An optional package is missing; ``package`` and ``extra`` say what to install."""
 
     def __init__(self, message: str, *, package: str, extra: str) -> None:

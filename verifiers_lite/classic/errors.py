@@ -6,8 +6,10 @@ with the exception's class and message.
 
 from __future__ import annotations
 
+from verifiers_lite._util.errors import VerifiersError
 
-class Error(Exception):
+
+class Error(VerifiersError):
     """Base of the classic errors."""
 
 

@@ -10,6 +10,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.tools.functions import function_to_schema
 
 
@@ -67,7 +68,7 @@ def convert_func_to_tool_def(func: Callable[..., Any]) -> dict[str, Any]:
     return dict(function_to_schema(func)["function"])
 
 
-class MissingKeyError(ValueError):
+class MissingKeyError(VerifiersError, ValueError):
     """Required environment variables are not set."""
 
     def __init__(self, keys: list[str]) -> None:

@@ -1,5 +1,7 @@
 """The command line's one error type."""
 
+from verifiers_lite._util.errors import VerifiersError
 
-class CLIError(Exception):
+
+class CLIError(VerifiersError):
     """A user mistake: printed as ``error: ...`` and exit code 2 (no traceback)."""

@@ -14,6 +14,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.clients.model_turn import ModelTurn, current_model_turn
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse, TurnUsage
@@ -24,7 +25,7 @@ Script = Reply | Sequence[Reply] | Callable[[list[Message]], Any]
 ToolScript = Sequence[Sequence[ToolCallSpec] | None] | Callable[[list[Message]], Any] | None
 
 
-class ScriptExhaustedError(ValueError):
+class ScriptExhaustedError(VerifiersError, ValueError):
     """The script has no reply for this turn (recorded on the rollout's row as ``env_error``)."""
 
 

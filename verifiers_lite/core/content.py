@@ -15,10 +15,11 @@ import os
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.messages import Message
 
 
-class ContentNotSupportedError(ValueError):
+class ContentNotSupportedError(VerifiersError, ValueError):
     """A message holds a part (an image) the model cannot read; nothing was sent."""
 
 

@@ -1,19 +1,86 @@
-"""Error categories recorded on failed rollouts, and the exceptions that carry them."""
+"""The library's exceptions, one tree under :class:`VerifiersError`, and the error categories a
+failed rollout records.
+
+``except vf.VerifiersError`` catches every error the library raises of its own. Where callers
+catch a builtin (``ValueError`` for bad input, ``TimeoutError``, ``KeyError``, ``RuntimeError``,
+``ImportError``), the class keeps that base beside it, shown after the name. A failing rollout
+never raises: its exception becomes a row's ``error`` (:func:`categorize`), so most of these
+reach a user only as a category on a row. **Yours** marks the ones that mean the caller's
+input or setup is wrong (fix the call); the others are the model, a server, the machine or the
+library's own plumbing.
+
+::
+
+    VerifiersError
+    ├── bad input — yours, raised before any work starts
+    │   ├── ContentNotSupportedError (ValueError)   an image for a text-only model
+    │   ├── ResumeMismatchError (ValueError)        results_path holds another run
+    │   ├── ExamplesMismatchError (ValueError)      compared runs hold other inputs under one id
+    │   ├── TrainingDataError (ValueError)          rows a trainer format cannot take
+    │   ├── UndefinedStatistic (ValueError)         a statistic of too few examples
+    │   ├── ScriptExhaustedError (ValueError)       a ScriptedClient's script ran out
+    │   ├── MissingDependencyError (ImportError)    an optional extra is not installed
+    │   └── CLIError                                a vf-lite command line mistake (exit 2)
+    ├── in a rollout — recorded on its row as a category, never raised to the run
+    │   ├── ModelAPIError                           a model request failed (category model_*)
+    │   ├── RolloutTimeoutError (TimeoutError)      the rollout outlived rollout_timeout
+    │   ├── RewardFunctionError                     a reward function raised (rubric_error)
+    │   ├── ToolServerError                         an MCP tool server died (env_error)
+    │   └── ToolCallFailed                          a tool call failed: the model is told why
+    ├── the machine and servers
+    │   ├── LocalModelError (RuntimeError)          the embedded model's server failed
+    │   ├── SandboxUnavailableError (RuntimeError)  no sandbox on this machine
+    │   ├── SandboxProcessError (RuntimeError)      the sandbox worker failed
+    │   │   └── SandboxTimeout                      its code outlived the limit
+    │   ├── WorkerStartError (RuntimeError)         a Ray worker did not start
+    │   ├── RolloutAdmissionTimeoutError (TimeoutError)  a rollout server never took a rollout
+    │   └── RolloutProtocolError (RuntimeError)     a rollout server answered off protocol
+    ├── the rollout server's own (answered as HTTP statuses, not raised to users)
+    │   ├── RolloutFailure                          a rollout failed on the server
+    │   ├── BackendFullError                        429: no room for another rollout
+    │   ├── DuplicateRolloutError (KeyError)        409: that rollout id is taken
+    │   └── RegistryClosedError (RuntimeError)      503: shutting down
+    │       └── NotAcceptingError
+    ├── plumbing (caught inside the library)
+    │   ├── SingleRoute                             the batched route cannot take a rollout
+    │   ├── StaleRowsError (RuntimeError)           results.jsonl was replaced while read
+    │   └── StaleIndexError (RuntimeError)          ... under the viewer's index
+    └── classic ``verifiers`` environments' own (``vf.Error`` and below, as verifiers 0.3.1)
+        └── Error
+            ├── ModelError > InvalidModelResponseError > EmptyModelResponseError
+            ├── OverlongPromptError
+            ├── ToolError > ToolParseError, ToolCallError
+            ├── InfraError > SandboxError
+            └── ClassicUnsupportedError (NotImplementedError)   yours: a feature not run here
+        MissingKeyError (ValueError)                yours: a classic parser's missing key
+
+One exception is not a ``VerifiersError``: ``RunInterrupted`` (``_util/interrupt.py``) is a
+``KeyboardInterrupt`` — an interrupt, which ``except Exception`` must not swallow.
+"""
 
 from __future__ import annotations
 
 import asyncio
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core import records
-from verifiers_lite.core.records import ErrorCategory, RolloutError
+from verifiers_lite.core.records import ErrorCategory, ErrorRecord
+
+__all__ = [
+    "ERROR_CATEGORIES",
+    "ModelAPIError",
+    "ResumeMismatchError",
+    "RewardFunctionError",
+    "RolloutTimeoutError",
+    "ToolServerError",
+    "VerifiersError",
+    "categorize",
+    "cleanup_error",
+]
 
 # Every failed rollout row carries exactly one of these in ``error["category"]`` (the closed set
 # is defined, one category per line, beside the row it is part of).
 ERROR_CATEGORIES = records.ERROR_CATEGORIES
-
-
-class VerifiersError(Exception):
-    """Base class of the library's own exceptions."""
 
 
 class ModelAPIError(VerifiersError):
@@ -59,7 +126,7 @@ class ResumeMismatchError(VerifiersError, ValueError):
     """``results_path`` holds a run of another env/model/rollouts_per_example."""
 
 
-def cleanup_error(owner: str, exc: BaseException) -> RolloutError:
+def cleanup_error(owner: str, exc: BaseException) -> ErrorRecord:
     """The error recorded on a rollout whose rubric cleanup (``owner``'s) raised: ``env_error``."""
     err = categorize(exc)
     err["category"] = "env_error"
@@ -67,7 +134,7 @@ def cleanup_error(owner: str, exc: BaseException) -> RolloutError:
     return err
 
 
-def categorize(exc: BaseException) -> RolloutError:
+def categorize(exc: BaseException) -> ErrorRecord:
     """Turn any exception into the ``{"category", "message"}`` record stored on a row."""
     category: ErrorCategory
     if isinstance(exc, (ModelAPIError, RolloutTimeoutError)):

@@ -10,13 +10,12 @@ object per line of ``results.jsonl``), the rollout server sends (``RolloutSample
 
 from __future__ import annotations
 
-from typing import Any, Literal, Required, TypedDict, get_args
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, Required, TypedDict, get_args, get_type_hints
 
 from verifiers_lite.core.messages import Messages
 
 StopReason = Literal["stop", "length", "max_turns", "env_done", "timeout", "error"]
-
-STOP_REASONS: tuple[str, ...] = ("stop", "length", "max_turns", "env_done", "timeout", "error")
 """Why a rollout (or a token-engine trajectory) ended; the closed set every engine uses.
 
 - ``stop``: the model answered and nothing asked for more (no tool call; a natural end).
@@ -28,6 +27,9 @@ STOP_REASONS: tuple[str, ...] = ("stop", "length", "max_turns", "env_done", "tim
 - ``error``: it failed; the row's ``error`` says why (model API, tools, template, prompt too
   long, scoring); other rollouts are unaffected.
 """
+
+STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
+"""The stop reasons as a tuple (the closed set, in the order above)."""
 
 _TRUNCATING = frozenset({"length", "max_turns", "timeout"})
 
@@ -66,34 +68,50 @@ ERROR_CATEGORIES: tuple[ErrorCategory, ...] = get_args(ErrorCategory)
 """The error categories as a tuple (the closed set, in the order above)."""
 
 
-class RolloutError(TypedDict):
+class ErrorRecord(TypedDict):
     """A failed rollout's ``error`` (see :func:`verifiers_lite.core.errors.categorize`)."""
 
     category: ErrorCategory  #: which kind of failure (one of :data:`ERROR_CATEGORIES`)
     message: str  #: the exception's type and text (at most 2000 characters)
 
 
+@dataclass(frozen=True)
+class TimingPart:
+    """Marks a :class:`Timing` key as one part of where a rollout's time went (the parts add up
+    to ``total_ms``), with the name displays give it."""
+
+    label: str
+
+
 class Timing(TypedDict, total=False):
     """Where a rollout's time went (written by the run; a remote row may lack some keys)."""
 
     start: float  #: when the rollout started (epoch seconds)
-    queue_ms: float  #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``), summed over turns
-    generation_ms: (
-        float  #: in the model requests (sent until answered, retries included), summed over turns
-    )
-    env_ms: float  #: in the environment: the rollout's own steps and tools (rollout_ms less the two above)
+    #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``), summed over turns
+    queue_ms: Annotated[float, TimingPart("waiting for a request slot")]
+    #: in the model requests (sent until answered, retries included), summed over turns
+    generation_ms: Annotated[float, TimingPart("in the model request")]
+    #: in the environment: the rollout's own steps and tools (rollout_ms less the two above)
+    env_ms: Annotated[float, TimingPart("in the environment")]
     rollout_ms: float  #: the rollout itself: queue_ms + generation_ms + env_ms
-    group_wait_ms: float  #: after its rollout, waiting for the group's other rollouts to end
-    scoring_ms: float  #: the rubric's scoring (of the whole group)
+    #: after its rollout, waiting for the group's other rollouts to end
+    group_wait_ms: Annotated[float, TimingPart("waiting for its group")]
+    scoring_ms: Annotated[
+        float, TimingPart("scoring")
+    ]  #: the rubric's scoring (of the whole group)
     total_ms: float  #: rollout, group wait, scoring and cleanup
 
 
-TIMING_PARTS: tuple[tuple[str, str], ...] = (
-    ("queue_ms", "waiting for a request slot"),
-    ("generation_ms", "in the model request"),
-    ("env_ms", "in the environment"),
-    ("group_wait_ms", "waiting for its group"),
-    ("scoring_ms", "scoring"),
+_TIMING_HINTS = get_type_hints(Timing, include_extras=True)
+
+TIMING_KEYS: tuple[str, ...] = tuple(k for k in _TIMING_HINTS if k != "start")
+"""The durations of :class:`Timing` (milliseconds), in its order: a row's timing columns."""
+
+TIMING_PARTS: tuple[tuple[str, str], ...] = tuple(
+    (key, meta.label)
+    for key, hint in _TIMING_HINTS.items()
+    for meta in getattr(hint, "__metadata__", ())
+    if isinstance(meta, TimingPart)
 )
 """Where a rollout's time went, each part of :class:`Timing` by the name displays give it."""
 
@@ -108,25 +126,9 @@ class Usage(TypedDict, total=False):
     reasoning_tokens: int
 
 
-ROW_KEYS: tuple[str, ...] = (
-    "example_id",
-    "rollout_index",
-    "trajectory_id",
-    "task",
-    "prompt",
-    "completion",
-    "answer",
-    "info",
-    "reward",
-    "metrics",
-    "advantage",
-    "turns",
-    "stop_reason",
-    "error",
-    "timing",
-    "usage",
-)
-"""Keys of every output row, in DataFrame column order (nested ones are expanded there)."""
+USAGE_KEYS: tuple[str, ...] = tuple(Usage.__annotations__)
+"""The token counts of :class:`Usage`, in its order: a row's usage columns."""
+
 
 DatasetRow = dict[str, Any]
 """A caller's dataset row, any columns: validated into a :class:`RolloutInput` before a run."""
@@ -173,7 +175,7 @@ class RolloutFields(TypedDict, total=False):
     trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)
     turns: int  #: model calls made
     stop_reason: StopReason | None  #: why it ended (None while running)
-    error: RolloutError | None  #: the categorised failure, None if none
+    error: ErrorRecord | None  #: the categorised failure, None if none
     reward: float | None  #: the rubric's score; None when unscored or errored
     metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
     advantage: float | None  #: reward minus the group mean; None when unscored
@@ -198,7 +200,7 @@ class State(RolloutFields, total=False):
 
 
 class Row(RolloutFields, total=False):
-    """One finished rollout as stored and exported: :data:`ROW_KEYS`, plus token ids, ``judge``,
+    """One finished rollout as stored and exported: the keys ``columns.ROW_KEYS``, plus token ids, ``judge``,
     ``seed``, ``attempts``, the ``session`` that made it, where it ran (``endpoint``, ``worker``)
     and what a re-score needs of
     its State (``finish_reasons`` or ``trajectory`` — the model turns when they are not the
@@ -214,7 +216,7 @@ class Row(RolloutFields, total=False):
     env_state: dict[str, Any]  #: JSON values the environment put on the State under keys of its own
 
 
-class ToolError(TypedDict):
+class FailedToolCall(TypedDict):
     """A tool call of the token engine that failed (its answer to the model says so too)."""
 
     turn: int  #: the model turn that made the call
@@ -235,12 +237,11 @@ class Trajectory(TypedDict, total=False):
     turns: int  #: model calls made
     stop_reason: StopReason  #: why it ended
     truncated: bool  #: a limit cut it short (:func:`is_truncated`)
-    tool_errors: list[ToolError]  #: failed tool calls (the trajectory goes on)
-    error: RolloutError | None  #: why it failed (a categorised record), None if it did not
+    tool_errors: list[FailedToolCall]  #: failed tool calls (the trajectory goes on)
+    error: ErrorRecord | None  #: why it failed (a categorised record), None if it did not
     prompt_ids: list[int]  #: see :class:`TokenFields` (``MultiTurnRollout`` only)
     completion_ids: list[int]  #: see :class:`TokenFields`
     completion_mask: list[int]  #: see :class:`TokenFields`
     completion_logprobs: list[float]  #: see :class:`TokenFields`
-    prompt_length: (
-        int  #: tokens of the first prompt (also of one refused as too long; 0 unrendered)
-    )
+    #: tokens of the first prompt (also of one refused as too long; 0 unrendered)
+    prompt_length: int

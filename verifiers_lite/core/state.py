@@ -8,11 +8,13 @@ import uuid
 from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
+from verifiers_lite.core import columns
 from verifiers_lite.core.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.core.messages import normalize_messages
 from verifiers_lite.core.model_client import ChatResponse
-from verifiers_lite.core.records import ROW_KEYS, STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
+from verifiers_lite.core.records import STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
 
+ROW_KEYS = columns.ROW_KEYS
 __all__ = [
     "ROW_KEYS",
     "STOP_REASONS",
@@ -24,31 +26,10 @@ __all__ = [
     "row_to_state",
     "state_to_row",
 ]
-# Keys the framework itself puts on a state or row: never taken for extra dataset columns.
-_STATE_KEYS = frozenset(
-    (
-        *ROW_KEYS,
-        *TOKEN_KEYS,
-        "model",
-        "sampling_args",
-        "tool_defs",
-        "trajectory",
-        "retries",
-        "endpoint",
-        "worker",
-        "attempts",
-        "judge",
-        "seed",
-        "system_fingerprints",
-        "finish_reasons",
-        "env_state",
-        "input_hash",
-        "session",
-    )
-)
+# Keys the framework itself puts on a state or row (the typed ones): never taken for extra
+# dataset columns, never kept as the environment's own.
+_STATE_KEYS = frozenset(State.__annotations__) | frozenset(Row.__annotations__)
 _NOT_ENV_KEYS = _STATE_KEYS | frozenset(INPUT_FIELDS)  # what is left is the environment's own
-# Row keys beyond ROW_KEYS a row carries when its state has them.
-_OPTIONAL_ROW_KEYS = (*TOKEN_KEYS, "judge", "seed", "system_fingerprints")
 
 
 _ATOMS = (str, int, float, bool, type(None))
@@ -208,20 +189,20 @@ def state_to_row(state: State) -> Row:
     are the completion's assistant turns (else whole), and the JSON values an environment put
     on the State under keys of its own (``env_state``)."""
     fields: Mapping[str, Any] = state  # read by name, key by key
-    row: dict[str, Any] = {k: fields.get(k) for k in ROW_KEYS}
+    layout = columns.current()
+    row: dict[str, Any] = {k: fields.get(k) for k in layout.row_keys}
     reward, advantage = state.get("reward"), state.get("advantage")
     row["reward"] = float(reward) if reward is not None else None
     row["advantage"] = float(advantage) if advantage is not None else None
     row["metrics"] = dict(state.get("metrics") or {})
-    for (
-        k
-    ) in _OPTIONAL_ROW_KEYS:  # token ids, a judge's raw answer, the sampling seed, server builds
+    # Token ids, a judge's raw answer, the sampling seed, server builds: when the State has them.
+    for k in layout.optional_row_keys:
         if k in fields:
             row[k] = fields[k]
     trajectory = state.get("trajectory")
     if trajectory:
         _keep_trajectory(row, trajectory, state.get("completion") or [])
-    own = state.keys() - _NOT_ENV_KEYS
+    own = state.keys() - _NOT_ENV_KEYS - layout.written_keys
     if own:
         kept = {k: fields[k] for k in own if _is_json(fields[k])}
         if kept:

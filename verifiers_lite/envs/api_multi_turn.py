@@ -21,7 +21,7 @@ from verifiers_lite.core.dataset import RolloutInput
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ChatResponse, ModelClient
 from verifiers_lite.core.reasoning import ReasoningHistory, check_reasoning_history
-from verifiers_lite.core.records import ToolError
+from verifiers_lite.core.records import FailedToolCall
 from verifiers_lite.core.state import State
 from verifiers_lite.envs.tool_env import ToolEnv
 from verifiers_lite.rollout.multi_turn import split_tool_errors
@@ -34,7 +34,7 @@ __all__ = ["APIMultiTurnRollout"]
 
 
 class _APIState(State, total=False):
-    tool_errors: list[ToolError]  #: failed tool calls
+    tool_errors: list[FailedToolCall]  #: failed tool calls
     # The calls parsed from the latest model turn, for env_response: their parse errors are
     # answered to the model, and an OpenAI tool_calls entry cannot carry them.
     pending_tool_calls: list[ParsedToolCall]

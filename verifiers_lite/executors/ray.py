@@ -19,6 +19,7 @@ import math
 import re
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import require
 from verifiers_lite.core.records import RolloutInput, Row
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
@@ -31,7 +32,7 @@ def _import_ray() -> Any:
     return require("ray", "RayExecutor", "ray")
 
 
-class WorkerStartError(RuntimeError):
+class WorkerStartError(VerifiersError, RuntimeError):
     """No Ray worker could start (the message carries the first worker's exception)."""
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from verifiers_lite.core.errors import categorize
 from verifiers_lite.core.progress import track_rollout
-from verifiers_lite.core.records import RolloutError, RolloutInput, Row, State
+from verifiers_lite.core.records import ErrorRecord, RolloutInput, Row, State
 from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
 from verifiers_lite.remote.client import RolloutClient
 from verifiers_lite.remote.pool import RolloutClientPool
@@ -109,7 +109,7 @@ class RemoteExecutor:
         except asyncio.CancelledError:
             raise
         except Exception as exc:  # unreachable server, refused admission, bad answer: this row only
-            error: RolloutError = {
+            error: ErrorRecord = {
                 "category": "remote_error",
                 "message": f"rollout server: {categorize(exc)['message']}",
             }

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import is_installed, missing_dependency
 from verifiers_lite.clients.group import ClientGroup
 from verifiers_lite.clients.http import ChatClient
@@ -32,7 +33,7 @@ from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
 
 
-class LocalModelError(RuntimeError):
+class LocalModelError(VerifiersError, RuntimeError):
     """The local llama.cpp server could not be started or could not decode one token."""
 
 

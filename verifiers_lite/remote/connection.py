@@ -8,6 +8,7 @@ import asyncio
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import missing_server_dependency
 from verifiers_lite.clients.retry import ADMISSION_RETRY_AFTER, parse_retry_after
 from verifiers_lite.server.protocol import RolloutAccepted, RolloutResultResponse
@@ -24,7 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise missing_server_dependency(exc) from exc
 
 
-class SingleRoute(Exception):
+class SingleRoute(VerifiersError):
     """The batched route cannot take this rollout (absent, or over the body limit)."""
 
 

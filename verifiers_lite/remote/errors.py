@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from verifiers_lite._util.errors import VerifiersError
 
-class RolloutAdmissionTimeoutError(TimeoutError):
+
+class RolloutAdmissionTimeoutError(VerifiersError, TimeoutError):
     """Admission did not finish within ``admission_timeout_sec``.
 
     ``may_have_been_admitted`` is True when the deadline hit during an HTTP request: the server
@@ -16,7 +18,7 @@ class RolloutAdmissionTimeoutError(TimeoutError):
         self.may_have_been_admitted = may_have_been_admitted
 
 
-class RolloutProtocolError(RuntimeError):
+class RolloutProtocolError(VerifiersError, RuntimeError):
     """The server answered with an unexpected status code or an invalid payload."""
 
     def __init__(self, message: str, *, status_code: int | None = None) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import uuid
 from typing import Any, cast
 
-from verifiers_lite.core.records import ErrorCategory, RolloutError, RolloutInput, State
+from verifiers_lite.core.records import ErrorCategory, ErrorRecord, RolloutInput, State
 from verifiers_lite.server.protocol import core_category
 
 from .batching import ItemReply
@@ -81,7 +81,7 @@ async def _run_together(conn: RolloutConnection, body: dict[str, Any]) -> dict[s
     return await conn.poll_together(accepted, lease_deadline)
 
 
-def _row_error(status: str, err_category: Any, err_message: Any) -> RolloutError:
+def _row_error(status: str, err_category: Any, err_message: Any) -> ErrorRecord:
     # The wire's category stays in the message; the row gets the core category it stands for.
     category: ErrorCategory
     if status == "cancelled":
@@ -99,7 +99,7 @@ def _row_error(status: str, err_category: Any, err_message: Any) -> RolloutError
     return {"category": category, "message": reason}
 
 
-def failure_state(input: RolloutInput, model: str, error: RolloutError | None) -> State:
+def failure_state(input: RolloutInput, model: str, error: ErrorRecord | None) -> State:
     """The State of a rollout that produced none on the server: ``input`` laid out, unscored,
     with ``error`` (None: the caller fills it in)."""
     from verifiers_lite.core.state import new_state

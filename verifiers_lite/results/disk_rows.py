@@ -13,13 +13,14 @@ from typing import overload
 
 import numpy as np
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
 
 _READ_BUFFER = 1 << 20
 
 
-class StaleRowsError(RuntimeError):
+class StaleRowsError(VerifiersError, RuntimeError):
     """The results file was replaced (a resumed run rewrites it) after these rows were indexed."""
 
 

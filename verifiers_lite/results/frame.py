@@ -13,20 +13,13 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.records import Row
-from verifiers_lite.results.flat_rows import (
-    BASE_COLUMNS,
-    TIMING_COLUMNS,
-    USAGE_COLUMNS,
-    flatten_row,
-)
+from verifiers_lite.results.flat_rows import flatten_row, frame_columns
 
 if TYPE_CHECKING:
     import pandas as pd
     import pyarrow as pa
 
 CHUNK = 8192
-FRAME_COLUMNS = (*BASE_COLUMNS, "info", *TIMING_COLUMNS, *USAGE_COLUMNS)
-"""The columns of an empty run's DataFrame."""
 
 
 class _Column:
@@ -116,6 +109,6 @@ def rows_frame(rows: Iterable[Row], columns: Sequence[str] | None = None) -> pd.
             for col in cols.values():
                 col.flush()
     if not n and wanted is None:
-        return pd.DataFrame(columns=FRAME_COLUMNS)
+        return pd.DataFrame(columns=frame_columns())
     data = {k: col.finish() for k, col in cols.items()}
     return pd.DataFrame(data, columns=list(data), index=pd.RangeIndex(n))

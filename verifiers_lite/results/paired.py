@@ -18,6 +18,7 @@ from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.records import Row
 from verifiers_lite.results.compare import as_outputs, outputs_facts
 from verifiers_lite.results.labels import run_labels, varying_keys
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
 TIE = 1e-9  # per-example means closer than this are a tie
 
 
-class ExamplesMismatchError(ValueError):
+class ExamplesMismatchError(VerifiersError, ValueError):
     """The same example id holds different inputs in the two runs."""
 
 

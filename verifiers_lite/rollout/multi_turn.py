@@ -19,7 +19,7 @@ from typing import Any
 from verifiers_lite._util.sync import run_sync
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ModelAPIError, categorize
-from verifiers_lite.core.records import RolloutError, TokenFields, ToolError
+from verifiers_lite.core.records import ErrorRecord, FailedToolCall, TokenFields
 
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import TEXT_ONLY, Template
@@ -35,10 +35,10 @@ logger = logging.getLogger(__name__)
 
 def split_tool_errors(
     tool_msgs: list[dict[str, Any]], turn: int
-) -> tuple[list[dict[str, Any]], list[ToolError]]:
+) -> tuple[list[dict[str, Any]], list[FailedToolCall]]:
     """Tool messages without the ToolManager's ``error`` key, and that key as records."""
     clean: list[dict[str, Any]] = []
-    errors: list[ToolError] = []
+    errors: list[FailedToolCall] = []
     for m in tool_msgs:
         m = dict(m)
         err = m.pop("error", None)
@@ -73,7 +73,7 @@ def _token_fields(
     }
 
 
-def _failure(where: str, exc: BaseException) -> RolloutError:
+def _failure(where: str, exc: BaseException) -> ErrorRecord:
     """``exc`` as a row's error record (:func:`categorize`: a sampler's ``ModelAPIError`` keeps
     its category, other code's exceptions are ``env_error``), its message headed by where the
     trajectory failed."""
@@ -95,7 +95,7 @@ class _TrajectoryInFlight:
     labels: list[int]
     logprobs: list[float] | None
     turns: int = 0
-    tool_errors: list[ToolError] = field(default_factory=list)
+    tool_errors: list[FailedToolCall] = field(default_factory=list)
     pending: list[ParsedToolCall] = field(default_factory=list)
     last_sampled: list[int] = field(default_factory=list)
 
@@ -118,7 +118,7 @@ class MultiTurnRollout:
     that would overflow ends the trajectory (``length``). A prompt with no room for one sampled
     token is refused (``error`` category ``prompt_too_long``), never cut. A trajectory whose
     sampling, tools or template fail ends with ``stop_reason='error'`` and a categorised
-    :class:`~verifiers_lite.core.records.RolloutError` in ``error``; the others go on. Trace
+    :class:`~verifiers_lite.core.records.ErrorRecord` in ``error``; the others go on. Trace
     files that cannot be written are logged and counted in ``trace_errors``.
     """
 
@@ -225,7 +225,7 @@ class MultiTurnRollout:
         run.ids, run.labels = ids, [IGNORE_INDEX] * len(ids)
         return run
 
-    def _too_long(self, n: int) -> RolloutError:
+    def _too_long(self, n: int) -> ErrorRecord:
         cap = self.max_trajectory_tokens
         ctx = getattr(self.sampler, "max_context_tokens", None)
         limits = ", ".join(
@@ -236,14 +236,14 @@ class MultiTurnRollout:
         message = f"prompt of {n} tokens leaves no room to sample ({limits})"
         return {"category": "prompt_too_long", "message": message}
 
-    def _fail(self, run: _TrajectoryInFlight, error: RolloutError) -> None:
+    def _fail(self, run: _TrajectoryInFlight, error: ErrorRecord) -> None:
         logger.warning(
             "trajectory %d failed (%s): %s", run.index, error["category"], error["message"]
         )
         self._finish(run, "error", error)
 
     def _finish(
-        self, run: _TrajectoryInFlight, stop_reason: StopReason, error: RolloutError | None = None
+        self, run: _TrajectoryInFlight, stop_reason: StopReason, error: ErrorRecord | None = None
     ) -> None:
         # The row's token layout is the only one stored: the training view (input_ids, labels,
         # per-position logprobs, masks) is derived by training_view / build_training_batch.

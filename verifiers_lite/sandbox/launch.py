@@ -26,6 +26,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import install_hint
 from verifiers_lite.sandbox.limits import SandboxLimits
 
@@ -42,7 +43,7 @@ _uid_lock = threading.Lock()
 _warned = False
 
 
-class SandboxUnavailableError(RuntimeError):
+class SandboxUnavailableError(VerifiersError, RuntimeError):
     """The requested isolation cannot run on this machine."""
 
 

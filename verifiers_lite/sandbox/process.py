@@ -12,6 +12,7 @@ import subprocess
 import time
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.sandbox.launch import LaunchSpec, popen
 
 # Past the request's own deadline, the worker still needs a moment to kill and report.
@@ -19,7 +20,7 @@ _GRACE_S = 5.0
 _START_TIMEOUT_S = 30.0
 
 
-class SandboxProcessError(RuntimeError):
+class SandboxProcessError(VerifiersError, RuntimeError):
     """The sandbox process died or stopped answering."""
 
 

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 
-class RolloutFailure(Exception):
+
+class RolloutFailure(VerifiersError):
     """Raised by a backend to publish a failure result with a category.
 
     ``sample`` is the row produced before the failure (e.g. the rollout ran but its grader timed

@@ -14,16 +14,17 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass, field
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.server.protocol import RolloutResultResponse, RolloutStatus
 
 from .backend import RolloutContext
 
 
-class DuplicateRolloutError(KeyError):
+class DuplicateRolloutError(VerifiersError, KeyError):
     """The rollout_id is live or its result is still retained."""
 
 
-class RegistryClosedError(RuntimeError):
+class RegistryClosedError(VerifiersError, RuntimeError):
     """The server is shutting down; clients should retry elsewhere or later."""
 
 

@@ -8,6 +8,7 @@ import logging
 from typing import Any
 
 from verifiers_lite._util.clock import Clock, SystemClock
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.server.protocol import (
     CancelDisposition,
     RolloutRequest,
@@ -28,7 +29,7 @@ log = logging.getLogger(__name__)
 PERSIST_ONLY_KEYS = ("trajectory_messages",)
 
 
-class BackendFullError(Exception):
+class BackendFullError(VerifiersError):
     """Admission refused for now (HTTP 429)."""
 
     def __init__(self, retry_after_sec: float) -> None:

@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
+from verifiers_lite._util.errors import VerifiersError
+
 LEVEL = 0.95  # confidence level of every interval shown
 ALPHA = 0.05  # two-sided test level for power
 POWER = 0.80
@@ -49,7 +51,7 @@ ONE_EXAMPLE = "one example"
 NO_EXAMPLE = "no scored example"
 
 
-class UndefinedStatistic(ValueError):
+class UndefinedStatistic(VerifiersError, ValueError):
     """A power or sample-size figure asked of data that cannot give it (no variance, one example)."""
 
 

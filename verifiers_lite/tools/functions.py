@@ -21,9 +21,11 @@ from typing import Annotated, Any
 import docstring_parser
 import pydantic
 
+from verifiers_lite._util.errors import VerifiersError
+
 __all__ = [
     "SchemaTool",
-    "ToolCallError",
+    "ToolCallFailed",
     "answer_tool_call",
     "call_tool",
     "function_to_schema",
@@ -32,8 +34,9 @@ __all__ = [
 ]
 
 
-class ToolCallError(Exception):
-    """A tool call that could not produce a result.
+class ToolCallFailed(VerifiersError):
+    """A tool call that could not produce a result (the model is told why; the rollout goes
+    on). Classic environments' ``vf.ToolCallError`` is theirs, raised to stop a rollout.
 
     ``kind`` is one of ``parse_error``, ``unknown_tool``, ``bad_arguments``, ``timeout``,
     ``exception``.
@@ -49,7 +52,7 @@ class SchemaTool:
     """A tool that brings its own JSON schema (an MCP server's tool) instead of a Python
     signature: called with the model's decoded arguments, it checks them itself.
 
-    :meth:`invoke` answers with the result text, raises :class:`ToolCallError` for what the
+    :meth:`invoke` answers with the result text, raises :class:`ToolCallFailed` for what the
     model is told (bad arguments, a tool error, a timeout) and any other exception for a
     failure the rollout cannot go on from (recorded on its row with the exception's
     ``category``)."""
@@ -76,7 +79,7 @@ def tool_name(tool: Callable[..., Any]) -> str:
     return tool.name if isinstance(tool, SchemaTool) else str(tool.__name__)
 
 
-def tool_error_message(err: ToolCallError) -> str:
+def tool_error_message(err: ToolCallFailed) -> str:
     """The text a model sees in the tool message when a call failed."""
     return f"Error ({err.kind}) calling tool '{err.tool}': {err}"
 
@@ -249,7 +252,7 @@ def _clean(schema: Any) -> Any:
 def validate_arguments(fn: Callable[..., Any], args: dict[str, Any], tool: str) -> dict[str, Any]:
     """The keyword arguments for ``fn``: the model's values checked and converted to the
     annotated types (``"3"`` for an ``int`` becomes 3, an enum value its member). Raises
-    :class:`ToolCallError` ``bad_arguments`` naming every wrong, missing or unknown argument."""
+    :class:`ToolCallFailed` ``bad_arguments`` naming every wrong, missing or unknown argument."""
     spec = _signature(fn)
     try:
         validated = spec.model.model_validate(args)
@@ -258,7 +261,7 @@ def validate_arguments(fn: Callable[..., Any], args: dict[str, Any], tool: str) 
             f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {_problem(err)}"
             for err in exc.errors()
         )
-        raise ToolCallError("bad_arguments", tool, f"invalid arguments: {problems}") from exc
+        raise ToolCallFailed("bad_arguments", tool, f"invalid arguments: {problems}") from exc
     # Only what the model sent: the function's own defaults apply to the rest.
     given = validated.model_fields_set
     kwargs = {
@@ -299,12 +302,12 @@ async def call_tool(
     Coroutine functions are awaited; plain functions run in a worker thread so a slow tool does
     not block the event loop (a timed-out thread cannot be killed, only abandoned). ``args`` may
     be a dict or a JSON object string. Failures (bad arguments, timeout, exception) come back as
-    an error text for the model, or as :class:`ToolCallError` when ``raise_errors`` is true.
+    an error text for the model, or as :class:`ToolCallFailed` when ``raise_errors`` is true.
     """
     tool = name or str(getattr(fn, "__name__", "tool"))
     try:
         return _to_text(await _call(fn, args, timeout, tool))
-    except ToolCallError as err:
+    except ToolCallFailed as err:
         if raise_errors:
             raise
         return tool_error_message(err)
@@ -317,9 +320,9 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         try:
             args = json.loads(args)
         except json.JSONDecodeError as e:
-            raise ToolCallError("bad_arguments", tool, f"arguments are not valid JSON: {e}") from e
+            raise ToolCallFailed("bad_arguments", tool, f"arguments are not valid JSON: {e}") from e
     if not isinstance(args, dict):
-        raise ToolCallError(
+        raise ToolCallFailed(
             "bad_arguments", tool, f"arguments must be a JSON object, got {type(args).__name__}"
         )
     if isinstance(fn, SchemaTool):
@@ -332,11 +335,11 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
             result = await asyncio.wait_for(result, timeout)
         return result
     except TimeoutError as e:
-        raise ToolCallError("timeout", tool, f"timed out after {timeout} s") from e
-    except ToolCallError:
+        raise ToolCallFailed("timeout", tool, f"timed out after {timeout} s") from e
+    except ToolCallFailed:
         raise
     except Exception as e:
-        raise ToolCallError("exception", tool, f"{type(e).__name__}: {e}") from e
+        raise ToolCallFailed("exception", tool, f"{type(e).__name__}: {e}") from e
 
 
 async def answer_tool_call(
@@ -355,12 +358,28 @@ async def answer_tool_call(
     tool = name if isinstance(name, str) and name else "invalid_tool_call"
     try:
         if parse_error is not None:
-            raise ToolCallError("parse_error", tool, f"could not parse tool call: {parse_error}")
+            raise ToolCallFailed("parse_error", tool, f"could not parse tool call: {parse_error}")
         fn = tools.get(tool)
         if fn is None:
-            raise ToolCallError(
+            raise ToolCallFailed(
                 "unknown_tool", tool, f"no such tool; available: {', '.join(tools) or 'none'}"
             )
         return await call_tool(fn, arguments, timeout, raise_errors=True, name=tool), None
-    except ToolCallError as err:
+    except ToolCallFailed as err:
         return tool_error_message(err), err.kind
+
+
+def __getattr__(name: str) -> Any:
+    # The old name of ToolCallFailed answers for one more release (it read like classic
+    # environments' ToolCallError, a different exception).
+    if name == "ToolCallError":
+        import warnings
+
+        warnings.warn(
+            f"{__name__}.ToolCallError was renamed ToolCallFailed; the old name is removed in "
+            "the next release",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+        return ToolCallFailed
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

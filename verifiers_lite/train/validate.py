@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from verifiers_lite._util.errors import VerifiersError
+
 __all__ = ["TrainingDataError", "TrainingIssue", "validate_training_rows"]
 
 IGNORE_INDEX = -100  # the label of a token no loss is taken on (Hugging Face convention)
@@ -33,7 +35,7 @@ class TrainingIssue:
         return f"row {self.row}, {self.where} position {self.position}: {self.kind}: {self.detail}"
 
 
-class TrainingDataError(ValueError):
+class TrainingDataError(VerifiersError, ValueError):
     """Rows that would train the wrong tokens; ``issues`` lists every fault found."""
 
     def __init__(self, issues: list[TrainingIssue]) -> None:

@@ -14,7 +14,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.errors import ToolServerError
-from verifiers_lite.tools.functions import SchemaTool, ToolCallError
+from verifiers_lite.tools.functions import SchemaTool, ToolCallFailed
 
 from .connection import MCPConnection, exception_text
 from .lifetime import ServerHandle
@@ -51,7 +51,7 @@ class MCPTool(SchemaTool):
         return {**self.__dict__, "_validator": None}
 
     def check_arguments(self, arguments: dict[str, Any]) -> None:
-        """:class:`ToolCallError` ``bad_arguments`` naming every argument that does not fit."""
+        """:class:`ToolCallFailed` ``bad_arguments`` naming every argument that does not fit."""
         try:
             if self._validator is None:
                 import jsonschema
@@ -65,7 +65,7 @@ class MCPTool(SchemaTool):
             problems = "; ".join(
                 f"{'.'.join(map(str, e.path)) or 'arguments'}: {e.message}"[:200] for e in errors
             )
-            raise ToolCallError("bad_arguments", self.name, f"invalid arguments: {problems}")
+            raise ToolCallFailed("bad_arguments", self.name, f"invalid arguments: {problems}")
 
     async def invoke(self, arguments: dict[str, Any], timeout: float | None) -> str:
         self.check_arguments(arguments)
@@ -73,14 +73,14 @@ class MCPTool(SchemaTool):
         try:
             result = await asyncio.wait_for(conn.call_tool(self.remote_name, arguments), timeout)
         except TimeoutError as exc:
-            raise ToolCallError("timeout", self.name, f"timed out after {timeout} s") from exc
+            raise ToolCallFailed("timeout", self.name, f"timed out after {timeout} s") from exc
         except ToolServerError:
             raise
         except Exception as exc:
             raise self._failure(conn, exc) from exc
         text = result_text(result)
         if result.is_error:
-            raise ToolCallError("exception", self.name, text or "the tool reported an error")
+            raise ToolCallFailed("exception", self.name, text or "the tool reported an error")
         return text
 
     def _failure(self, conn: MCPConnection, exc: Exception) -> Exception:
@@ -90,7 +90,7 @@ class MCPTool(SchemaTool):
 
         if isinstance(exc, MCPError) and exc.code != CONNECTION_CLOSED:
             kind = "bad_arguments" if exc.code == INVALID_PARAMS else "exception"
-            return ToolCallError(kind, self.name, f"the MCP server refused the call: {exc}")
+            return ToolCallFailed(kind, self.name, f"the MCP server refused the call: {exc}")
         conn.lost = conn.lost or exception_text(exc)
         return ToolServerError(
             conn.describe(

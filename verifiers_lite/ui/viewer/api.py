@@ -5,9 +5,10 @@ from __future__ import annotations
 import threading
 from typing import Annotated, Any
 
-from fastapi import APIRouter, HTTPException, Query
+from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
+from verifiers_lite.core import columns
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores, run_few_shot
 from verifiers_lite.ui.viewer.index import StaleIndexError
@@ -71,6 +72,7 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
 
     @router.get("/{run_id}/rows")
     def rows(
+        request: Request,
         run_id: str,
         offset: int = Query(0, ge=0),
         limit: int = Query(50, ge=1, le=MAX_PAGE),
@@ -97,6 +99,7 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
             metric,
             min_metric,
             max_metric,
+            _ranges(request),
         )
         return JSONResponse(json_safe(_rows_page(run, f, offset, limit, indexer)))
 
@@ -121,6 +124,27 @@ def compare_router(registry: RunRegistry) -> APIRouter:
         return JSONResponse(json_safe(_comparison([_get_run(registry, r) for r in runs], limit)))
 
     return router
+
+
+def _ranges(request: Request) -> tuple[tuple[str, float | None, float | None], ...]:
+    """``min_NAME``/``max_NAME`` of every range-filtered column but the reward (its own
+    parameters); a bound that is not a number is a 422."""
+    out = []
+    for column in columns.current():
+        if column.filter != "range" or column.name == "reward":
+            continue
+        bounds = []
+        for end in ("min", "max"):
+            text = request.query_params.get(f"{end}_{column.name}")
+            try:
+                bounds.append(None if text in (None, "") else float(text))
+            except ValueError:
+                raise HTTPException(
+                    422, f"{end}_{column.name} must be a number, got {text!r}"
+                ) from None
+        if bounds != [None, None]:
+            out.append((column.name, bounds[0], bounds[1]))
+    return tuple(out)
 
 
 def _get_run(registry: RunRegistry, run_id: str) -> Run:

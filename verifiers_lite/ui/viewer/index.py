@@ -1,7 +1,8 @@
 """An offset index over one run's ``results.jsonl``: a few numbers per row, never the rows.
 
 The index keeps, per row, where its line lies in the file and the columns the viewer filters
-and sorts on (reward, metrics, error category, stop reason, tokens, timing) in typed arrays, so
+and sorts on (the indexed ones of ``core.columns``: reward, tokens, timing, ...; the error
+category and stop reason as codes; the metrics) in typed arrays, so
 100k rows cost a few MB; a page reads its own lines back from disk. It follows a file being
 appended (new rows are picked up on the next :meth:`RowIndex.scan`), honours the store's torn-write
 format (a group's rows appear only once every line of its write is on disk) and starts over when
@@ -17,10 +18,11 @@ import re
 import threading
 import time
 from array import array
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
+from verifiers_lite.core import columns
 from verifiers_lite.core.records import TIMING_PARTS, Row
 from verifiers_lite.results import run_dir
 
@@ -31,7 +33,7 @@ _DECODER = json.JSONDecoder()
 NAN = float("nan")
 
 
-class StaleIndexError(RuntimeError):
+class StaleIndexError(VerifiersError, RuntimeError):
     """The file was replaced between indexing and reading: rebuild and retry."""
 
 
@@ -78,27 +80,40 @@ def _fields(line: bytes) -> dict[str, Any] | None:
     return run_dir.parse_line(line)
 
 
-@dataclass
 class _Columns:
-    """Column arrays of the committed rows, in file order."""
+    """Column arrays of the committed rows, in file order: where each line lies, the example
+    ids, the metrics, and one array per indexed column (``values``: numbers, NaN or 0 where a
+    row has none; ``codes``: a menu column's values as indices into ``RowIndex.names``)."""
 
-    offset: array = field(default_factory=lambda: array("q"))
-    length: array = field(default_factory=lambda: array("q"))
-    reward: array = field(default_factory=lambda: array("d"))
-    rollout_index: array = field(default_factory=lambda: array("q"))
-    turns: array = field(default_factory=lambda: array("q"))
-    stop: array = field(default_factory=lambda: array("i"))
-    error: array = field(default_factory=lambda: array("i"))
-    prompt_tokens: array = field(default_factory=lambda: array("q"))
-    completion_tokens: array = field(default_factory=lambda: array("q"))
-    rollout_ms: array = field(default_factory=lambda: array("d"))  # the rollout's own time
-    total_ms: array = field(default_factory=lambda: array("d"))  # ... until its group was scored
-    # its parts (records.TIMING_PARTS: slot wait, model request, environment, group wait, scoring)
-    timing: dict[str, array] = field(
-        default_factory=lambda: {k: array("d") for k, _ in TIMING_PARTS}
-    )
-    example_id: list[Any] = field(default_factory=list)
-    metrics: dict[str, array] = field(default_factory=dict)
+    def __init__(self, indexed: tuple[columns.Column, ...]) -> None:
+        self.offset = array("q")
+        self.length = array("q")
+        self.example_id: list[Any] = []
+        self.metrics: dict[str, array] = {}
+        self.values: dict[str, array] = {
+            c.name: array("q" if c.kind == "int" else "d")
+            for c in indexed
+            if c.kind in ("int", "float")
+        }
+        self.codes: dict[str, array] = {c.name: array("i") for c in indexed if c.filter == "choice"}
+
+    def __getattr__(self, name: str) -> array:
+        """A numeric column by name (``cols.reward``); ``stop``/``error`` are the codes of the
+        stop reason and the error category."""
+        got = self.__dict__.get("values", {}).get(name)
+        if got is None:
+            got = self.__dict__.get("codes", {}).get(_CODE_NAMES.get(name, name))
+        if got is None:
+            raise AttributeError(name)
+        return got
+
+    @property
+    def timing(self) -> dict[str, array]:
+        """The parts of a rollout's time (records.TIMING_PARTS)."""
+        return {k: self.values[k] for k, _ in TIMING_PARTS if k in self.values}
+
+
+_CODE_NAMES = {"stop": "stop_reason", "error": "error_category"}
 
 
 class RowIndex:
@@ -113,11 +128,24 @@ class RowIndex:
         self._reset(None)
 
     def _reset(self, inode: int | None) -> None:
-        self.cols = _Columns()
-        self.stop_names: list[str | None] = [None]  # code 0: none
-        self.error_names: list[str | None] = [None]
-        self._stop_codes: dict[str, int] = {}
-        self._error_codes: dict[str, int] = {}
+        layout = columns.current()
+        self.cols = _Columns(layout.indexed)
+        # Per indexed column: the row key and part it is read from, or its derive function.
+        self._numbers = [
+            (self.cols.values[c.name], c.row_key, c.part, c.derive, c.kind == "int")
+            for c in layout.indexed
+            if c.name in self.cols.values
+        ]
+        # A menu column's codes, its values by code (code 0: none) and codes by value.
+        self._menus: list[tuple[array, columns.Column, list[str | None], dict[str, int]]] = [
+            (self.cols.codes[c.name], c, [None], {}) for c in layout.indexed if c.filter == "choice"
+        ]
+        self.names: dict[str, list[str | None]] = {c.name: names for _, c, names, _ in self._menus}
+        # The fast path parses a line from its reward on (and its ids): a column read from a
+        # key before it, or from keys unknown, needs whole lines.
+        keys = layout.row_keys
+        early = set(keys[: keys.index("reward")]) - {"example_id", "rollout_index"}
+        self._whole_lines = any(c.source in early or c.source is None for c in layout.indexed)
         self._pos = 0
         self._inode = inode
         self._writes: run_dir.WholeWrites[tuple[int, int, dict[str, Any]]] = run_dir.WholeWrites()
@@ -126,6 +154,14 @@ class RowIndex:
 
     def __len__(self) -> int:
         return len(self.cols.offset)
+
+    @property
+    def stop_names(self) -> list[str | None]:
+        return self.names.get("stop_reason", [None])
+
+    @property
+    def error_names(self) -> list[str | None]:
+        return self.names.get("error_category", [None])
 
     # -- scanning ------------------------------------------------------------------------------
 
@@ -171,7 +207,7 @@ class RowIndex:
             with open(self.path, "rb") as f:
                 for taken, (offset, line) in enumerate(run_dir.complete_lines(f, self._pos), 1):
                     self._pos = offset + len(line)
-                    row = _fields(line)
+                    row = run_dir.parse_line(line) if self._whole_lines else _fields(line)
                     whole = (
                         self._writes.take(row, (offset, len(line), row)) if row is not None else ()
                     )
@@ -196,35 +232,24 @@ class RowIndex:
         return code
 
     def _commit(self, offset: int, length: int, row: dict[str, Any]) -> None:
-        # The hot loop of indexing (100k calls for a large run): plain appends, no helpers.
+        # The hot loop of indexing (100k calls for a large run): plain appends, few helpers.
         c = self.cols
         n = len(c.offset)
         c.offset.append(offset)
         c.length.append(length)
-        reward = row.get("reward")
-        c.reward.append(float(reward) if reward.__class__ in (float, int) else NAN)
-        idx = row.get("rollout_index")
-        c.rollout_index.append(idx if idx.__class__ is int else 0)
-        turns = row.get("turns")
-        c.turns.append(turns if turns.__class__ is int else 0)
-        c.stop.append(self._code(self.stop_names, self._stop_codes, row.get("stop_reason")))
-        err = row.get("error")
-        category = (
-            (err.get("category") or "unknown")
-            if isinstance(err, dict)
-            else ("unknown" if err else None)
-        )
-        c.error.append(self._code(self.error_names, self._error_codes, category))
-        usage = _dict(row.get("usage"))
-        c.prompt_tokens.append(_int(usage.get("prompt_tokens")))
-        c.completion_tokens.append(_int(usage.get("completion_tokens")))
-        timing = _dict(row.get("timing"))
-        own, total = timing.get("rollout_ms"), timing.get("total_ms")
-        c.rollout_ms.append(float(own) if own.__class__ in (float, int) else NAN)
-        c.total_ms.append(float(total) if total.__class__ in (float, int) else NAN)
-        for key, part_col in c.timing.items():
-            part = timing.get(key)
-            part_col.append(float(part) if part.__class__ in (float, int) else NAN)
+        for values, key, part, derive, whole in self._numbers:
+            if derive is not None:
+                v = derive(row)
+            else:
+                v = row.get(key)  # type: ignore[arg-type]  # not derived: it has a row key
+                if part is not None:
+                    v = v.get(part) if v.__class__ is dict else None
+            if whole:
+                values.append(v if v.__class__ is int else _int(v))
+            else:
+                values.append(float(v) if v.__class__ in (float, int) else NAN)
+        for codes, column, names, known in self._menus:
+            codes.append(self._code(names, known, column.value(row)))
         c.example_id.append(row.get("example_id"))
         metrics = _dict(row.get("metrics"))
         for name, value in metrics.items():

@@ -8,6 +8,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from typing import Any
 
+from verifiers_lite.core import columns
 from verifiers_lite.core.errors import ERROR_CATEGORIES
 from verifiers_lite.core.state import STOP_REASONS
 from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
@@ -16,15 +17,6 @@ from verifiers_lite.stats.error_bars import clustered_mean
 from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.rows import row_text
 
-SORT_FIELDS = (
-    "reward",
-    "example_id",
-    "rollout_index",
-    "turns",
-    "completion_tokens",
-    "rollout_ms",
-    "total_ms",
-)
 HIST_BINS = 20
 _SCAN_BATCH = 2048
 
@@ -43,6 +35,15 @@ class RowFilter:
     metric: str = ""
     min_metric: float | None = None
     max_metric: float | None = None
+    #: other columns' ranges (``core.columns``' range filters): (name, min, max)
+    ranges: tuple[tuple[str, float | None, float | None], ...] = ()
+
+    @property
+    def all_ranges(self) -> tuple[tuple[str, float | None, float | None], ...]:
+        """Every range asked for, the reward's included."""
+        reward = (("reward", self.min_reward, self.max_reward),)
+        wanted = reward if self.min_reward is not None or self.max_reward is not None else ()
+        return (*wanted, *self.ranges)
 
     @property
     def is_plain(self) -> bool:
@@ -51,18 +52,26 @@ class RowFilter:
         return self == RowFilter()
 
     def check(self, index: RowIndex) -> None:
+        bounds = [
+            (f"{e}_{name}", v)
+            for name, lo, hi in self.all_ranges
+            for e, v in (("min", lo), ("max", hi))
+        ]
         for name, value in (
-            ("min_reward", self.min_reward),
-            ("max_reward", self.max_reward),
+            *bounds,
             ("min_metric", self.min_metric),
             ("max_metric", self.max_metric),
         ):
             if value is not None and math.isnan(value):
                 raise ValueError(f"{name} must be a number, got nan")
+        for name, _, _ in self.all_ranges:
+            if name not in index.cols.values:
+                raise ValueError(f"no range filter on {name!r}")
         key = self.sort.removeprefix("-")
-        if key and key not in SORT_FIELDS and key not in index.cols.metrics:
+        sortable = sort_fields()
+        if key and key not in sortable and key not in index.cols.metrics:
             raise ValueError(
-                f"sort must be one of {', '.join(SORT_FIELDS)} or a metric of this run "
+                f"sort must be one of {', '.join(sortable)} or a metric of this run "
                 f"({', '.join(index.cols.metrics) or 'none'}), optionally prefixed by '-'; got {self.sort!r}"
             )
         known = {"any", "none", "unknown", *ERROR_CATEGORIES, *(n for n in index.error_names if n)}
@@ -81,6 +90,11 @@ class RowFilter:
             raise ValueError(
                 f"metric {self.metric!r} is not a metric of this run ({', '.join(index.cols.metrics) or 'none'})"
             )
+
+
+def sort_fields() -> tuple[str, ...]:
+    """The columns the Rollouts table sorts on (``core.columns``); a run's metrics too."""
+    return columns.current().sortable
 
 
 def _in_range(v: float, lo: float | None, hi: float | None) -> bool:
@@ -105,8 +119,9 @@ def select(index: RowIndex, f: RowFilter) -> list[int]:
         pos = [i for i in pos if cols.stop[i] == code]
     if f.example_id is not None:
         pos = sorted(set(pos).intersection(index.positions_of(f.example_id)))
-    if f.min_reward is not None or f.max_reward is not None:
-        pos = [i for i in pos if _in_range(cols.reward[i], f.min_reward, f.max_reward)]
+    for name, lo, hi in f.all_ranges:
+        values = cols.values[name]
+        pos = [i for i in pos if _in_range(values[i], lo, hi)]
     if f.metric and (f.min_metric is not None or f.max_metric is not None):
         col = cols.metrics[f.metric]
         pos = [i for i in pos if _in_range(col[i], f.min_metric, f.max_metric)]
@@ -156,7 +171,7 @@ def _sorted(index: RowIndex, pos: list[int], sort: str) -> list[int]:
             )
 
         return sorted(pos, key=lambda i: (eid(i), cols.rollout_index[i]), reverse=desc)
-    column: Any = cols.metrics[key] if key in cols.metrics else getattr(cols, key)
+    column: Any = cols.metrics[key] if key in cols.metrics else cols.values[key]
     present = [i for i in pos if not (isinstance(column[i], float) and math.isnan(column[i]))]
     missing = [i for i in pos if isinstance(column[i], float) and math.isnan(column[i])]
     return sorted(present, key=lambda i: column[i], reverse=desc) + missing

@@ -6,8 +6,8 @@ import json
 import math
 from typing import Any, cast
 
-from verifiers_lite.core.records import Row
-from verifiers_lite.core.state import TOKEN_KEYS
+from verifiers_lite.core import columns
+from verifiers_lite.core.records import TOKEN_KEYS, Row
 
 EXCERPT = 160
 
@@ -67,41 +67,34 @@ def last_message(messages: Any, role: str) -> str:
     return ""
 
 
-def count_tool_calls(messages: Any) -> int:
-    if not isinstance(messages, list):
-        return 0
-    return sum(len(m.get("tool_calls") or []) for m in messages if isinstance(m, dict))
+# Who speaks last in a shown message column (its one-line excerpt); excerpt lengths of text.
+_SPEAKER = {"prompt": "user"}
+_EXCERPT = {"answer": 60}
 
 
 def row_summary(row: Row) -> dict[str, Any]:
-    """One table line of a rollout."""
+    """One table line of a rollout: every shown or indexed column (``core.columns``; messages
+    and text as one-line excerpts), the metrics, and the error's message."""
+    out: dict[str, Any] = {}
+    for column in columns.current():
+        if not (column.label or column.indexed) or column.expand:
+            continue
+        value = column.value(row)
+        if column.kind == "messages":
+            value = last_message(value, _SPEAKER.get(column.name, "assistant"))
+        elif column.kind == "float":
+            value = _number(value)
+        elif column.kind == "str" and column.name in _EXCERPT:
+            value = _short(str(value if value is not None else ""), _EXCERPT[column.name])
+        out[column.name] = value
     err = row.get("error")
-    usage, timing = row.get("usage"), row.get("timing")
-    usage = usage if isinstance(usage, dict) else {}
-    timing = timing if isinstance(timing, dict) else {}
-    return json_safe(
-        {
-            "example_id": row.get("example_id"),
-            "rollout_index": row.get("rollout_index", 0),
-            "reward": _number(row.get("reward")),
-            "metrics": row.get("metrics") or {},
-            "turns": row.get("turns"),
-            "stop_reason": row.get("stop_reason"),
-            "error_category": (
-                err.get("category") if isinstance(err, dict) else ("unknown" if err else None)
-            ),
-            "error": _short(
-                str(err.get("message", "")) if isinstance(err, dict) else str(err or ""), 120
-            ),
-            "prompt": last_message(row.get("prompt"), "user"),
-            "completion": last_message(row.get("completion"), "assistant"),
-            "answer": _short(str(row.get("answer") if row.get("answer") is not None else ""), 60),
-            "tool_calls": count_tool_calls(row.get("completion")),
-            "completion_tokens": usage.get("completion_tokens"),
-            "rollout_ms": timing.get("rollout_ms"),
-            "total_ms": timing.get("total_ms"),
-        }
+    out["metrics"] = row.get("metrics") or {}
+    out["error"] = _short(
+        str(err.get("message", "")) if isinstance(err, dict) else str(err or ""), 120
     )
+    if "rollout_index" not in row:  # a hand-written file's only rollout
+        out["rollout_index"] = 0
+    return cast(dict[str, Any], json_safe(out))
 
 
 def row_text(row: Row) -> str:

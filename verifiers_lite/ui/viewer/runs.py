@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.core import columns
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 from verifiers_lite.results.sessions import run_duration
@@ -98,6 +99,8 @@ class Run:
             "metadata": meta,
             "stats": stats,
             "system_prompt": self.system_prompt(),
+            # the rows' columns (``core.columns``): what the Rollouts page shows, sorts, filters
+            "columns": [c.describe() for c in columns.current()],
         }
 
     def first_prompt(self) -> Any:

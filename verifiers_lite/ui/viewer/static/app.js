@@ -104,7 +104,8 @@
       if (g("stop_reason")) sel = sel.filter(r => r.s.stop_reason === g("stop_reason"));
       if (g("example_id") !== null) sel = sel.filter(r => String(r.s.example_id) === g("example_id"));
       const inRange = (v, lo, hi) => v !== null && v !== undefined && (lo === null || v >= f(lo)) && (hi === null || v <= f(hi));
-      if (g("min_reward") !== null || g("max_reward") !== null) sel = sel.filter(r => inRange(r.s.reward, g("min_reward"), g("max_reward")));
+      for (const c of rangeColumns(DATA.details[id].columns))
+        if (g("min_" + c.name) !== null || g("max_" + c.name) !== null) sel = sel.filter(r => inRange(r.s[c.name], g("min_" + c.name), g("max_" + c.name)));
       if (g("metric") && (g("min_metric") !== null || g("max_metric") !== null))
         sel = sel.filter(r => inRange((r.s.metrics || {})[g("metric")], g("min_metric"), g("max_metric")));
       if (g("q")) { const q = g("q").toLowerCase(); sel = sel.filter(r => JSON.stringify(r.r).toLowerCase().includes(q)); }
@@ -320,13 +321,36 @@
   }
 
   // ---------------------------------------------------------------- Rollouts
-  const FILTER_KEYS = ["q", "min_reward", "max_reward", "error", "stop_reason", "metric", "min_metric", "max_metric", "example_id"];
+  // The rows' columns come from the server (the library's one list of columns): which the table
+  // shows (those with a label; text and messages last), which sort, which filter by a range.
+  function rangeColumns(columns) { return columns.filter(c => c.filter === "range"); }
+  function tableColumns(columns) {
+    const shown = columns.filter(c => c.label);
+    return shown.filter(c => c.kind !== "messages").concat(shown.filter(c => c.kind === "messages"));
+  }
+  function filterKeys(columns) {
+    return ["q", ...rangeColumns(columns).flatMap(c => ["min_" + c.name, "max_" + c.name]), "error", "stop_reason",
+      "metric", "min_metric", "max_metric", "example_id"];
+  }
+  // One table cell of a column, by its name where it is special, else by its kind.
+  function cell(c, r, counts, id) {
+    const v = r[c.name];
+    if (c.name === "example_id") {
+      const href = "#/runs/" + enc(id) + "/rows/" + enc(String(r.example_id)) + "/" + enc(String(r.rollout_index));
+      return h("td", {}, h("a", { href }, String(v)));
+    }
+    if (c.name === "error_category") return h("td", {}, v ? h("span", { class: "badge err", title: r.error }, v) : "");
+    if (c.kind === "messages") return h("td", { class: "text", title: v }, v);
+    if (c.kind === "float") return h("td", { class: "num" }, num(v, c.name.endsWith("_ms") ? 0 : 3));
+    if (c.kind === "int") return h("td", { class: "num" }, v ?? "—");
+    return h("td", { class: c.name, title: v }, v ?? "");
+  }
 
   async function rolloutsPage(seq, id, query) {
     const d = await api("runs/" + enc(id));
     const s = d.stats;
     const params = { offset: query.get("offset") || 0, limit: PAGE, sort: query.get("sort") || "" };
-    FILTER_KEYS.forEach(k => { if (query.get(k) !== null && query.get(k) !== "") params[k] = query.get(k); });
+    filterKeys(d.columns).forEach(k => { if (query.get(k) !== null && query.get(k) !== "") params[k] = query.get(k); });
     const field = (name, label, input) => h("label", {}, label, input);
     const val = k => query.get(k) || "";
     const select = (name, options) => h("select", { name }, options.map(([v, t]) => h("option", { value: v, selected: val(name) === v }, t)));
@@ -338,8 +362,8 @@
       go(["runs", id, "rollouts"], q);
     } },
       field("q", "text search", h("input", { name: "q", type: "search", value: val("q"), placeholder: "in messages, tools, errors" })),
-      field("min_reward", "reward ≥", h("input", { name: "min_reward", type: "number", step: "any", value: val("min_reward") })),
-      field("max_reward", "reward ≤", h("input", { name: "max_reward", type: "number", step: "any", value: val("max_reward") })),
+      rangeColumns(d.columns).flatMap(c => [["min_", " ≥"], ["max_", " ≤"]].map(([end, sign]) =>
+        field(end + c.name, c.name + sign, h("input", { name: end + c.name, type: "number", step: "any", value: val(end + c.name) })))),
       field("error", "error", select("error", [["", "all rollouts"], ["any", "any error"], ["none", "no error"],
         ...s.error_categories.map(c => [c, c])])),
       field("stop_reason", "stop reason", select("stop_reason", [["", "any"], ...s.stop_reason_names.map(c => [c, c])])),
@@ -350,18 +374,18 @@
       h("button", { class: "primary", type: "submit" }, "Apply"),
       h("button", { type: "button", onclick: () => go(["runs", id, "rollouts"]) }, "Reset"));
     const metrics = s.metric_names.slice(0, 4);
-    const cols = [["example_id", "example"], ["rollout_index", "#"], ["reward", "reward"], [null, "answer"], ...metrics.map(mn => [mn, mn]),
-      ["turns", "turns"], [null, "stop"], [null, "tools"], [null, "error"], [null, "prompt"], [null, "completion"],
-      ["completion_tokens", "tokens"], ["rollout_ms", "ms"]];
+    // [column, its key, its label]: a metric column is the run's metric of that name
+    const cols = tableColumns(d.columns).flatMap(c => c.expand ? metrics.map(mn => [{ name: mn, sort: true, metric: true }, mn, mn])
+      : [[c, c.name, c.label]]);
     const sort = params.sort;
-    const thead = h("thead", {}, h("tr", {}, cols.map(([key, label]) => {
-      if (!key) return h("th", {}, label);
+    const thead = h("thead", {}, h("tr", {}, cols.map(([c, key, label]) => {
+      if (!c.sort) return h("th", { title: c.doc }, label);
       const active = sort.replace(/^-/, "") === key;
-      const metric = metrics.includes(key);
+      const metric = Boolean(c.metric);
       // a long metric name may wrap, only after an underscore
       if (metric) label = label.split("_").flatMap((part, i) => i ? ["_", h("wbr"), part] : [part]);
       return h("th", { class: "sortable" + (active ? " sorted" : "") + (metric ? " metric" : ""), "data-sort": key,
-        title: key === "rollout_ms" ? "the rollout's own time (its model calls and environment turns)" : null, onclick: () => {
+        title: c.doc || null, onclick: () => {
         const q = new URLSearchParams(query); q.set("sort", active && !sort.startsWith("-") ? "-" + key : key); q.delete("offset");
         go(["runs", id, "rollouts"], q);
       } }, label, active ? (sort.startsWith("-") ? " ▼" : " ▲") : "");
@@ -382,13 +406,8 @@
       tbody.replaceChildren(...res.rows.map(r => {
         const href = "#/runs/" + enc(id) + "/rows/" + enc(String(r.example_id)) + "/" + enc(String(r.rollout_index));
         return h("tr", { class: "clickable", onclick: e => { if (e.target.tagName !== "A") location.hash = href; } },
-          h("td", {}, h("a", { href }, String(r.example_id))), h("td", { class: "num" }, r.rollout_index),
-          h("td", { class: "num" }, num(r.reward)), h("td", { class: "answer", title: r.answer }, r.answer),
-          metrics.map(mn => h("td", { class: "num" }, (counts.has(mn) ? fmt : num)((r.metrics || {})[mn]))),
-          h("td", { class: "num" }, r.turns ?? "—"), h("td", {}, r.stop_reason || ""), h("td", { class: "num" }, r.tool_calls || ""),
-          h("td", {}, r.error_category ? h("span", { class: "badge err", title: r.error }, r.error_category) : ""),
-          h("td", { class: "text", title: r.prompt }, r.prompt), h("td", { class: "text", title: r.completion }, r.completion),
-          h("td", { class: "num" }, r.completion_tokens ?? "—"), h("td", { class: "num" }, num(r.rollout_ms, 0)));
+          cols.map(([c, key]) => c.metric ? h("td", { class: "num" }, (counts.has(key) ? fmt : num)((r.metrics || {})[key]))
+            : cell(c, r, counts, id)));
       }));
       const off = res.offset;
       info.textContent = res.total ? `rows ${off + 1}–${off + res.rows.length} of ${res.total}${res.complete ? "" : "+ (indexing…)"}` +
