@@ -19,6 +19,7 @@ import json
 import random
 import re
 import secrets
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -100,13 +101,7 @@ def load_environment(
         sandbox: a Sandbox to share (its own limits apply; the three above are then ignored).
     """
     problems = load_problems()
-    if num_examples == 0 or num_examples < -1:
-        raise ValueError(f"num_examples must be -1 (all) or >= 1, got {num_examples}")
-    order = list(range(len(problems)))
-    if seed is not None:
-        random.Random(seed).shuffle(order)
-    if num_examples != -1:
-        order = order[:num_examples]
+    order = _pick(len(problems), num_examples, seed)
     by_id = {p["task_id"]: p for p in problems}
     box = sandbox or Sandbox(
         SandboxLimits(timeout=timeout, cpu=timeout, memory_mb=memory_mb), pool_size=pool_size
@@ -127,12 +122,7 @@ def load_environment(
             for n, i in enumerate(order)
         ]
 
-    async def run_tests(completion: Messages | str, info: dict[str, Any]) -> ExecResult:
-        text = completion if isinstance(completion, str) else last_assistant_text(completion)
-        marker = f"tests passed {secrets.token_hex(8)}"
-        result = await box.run(build_program(by_id[info["task_id"]], extract_code(text), marker))
-        result.extra["tests_passed"] = result.ok and result.stdout.rstrip("\n").endswith(marker)
-        return result
+    run_tests = _test_runner(box, by_id)
 
     async def passed(completion: Any, info: dict[str, Any]) -> float:
         """1.0 when the problem's tests all ran and passed in the sandbox."""
@@ -148,3 +138,29 @@ def load_environment(
     env.sandbox = box  # type: ignore[attr-defined]
     env.run_tests = run_tests  # type: ignore[attr-defined]
     return env
+
+
+def _pick(count: int, num_examples: int, seed: int | None) -> list[int]:
+    """Which problems, in which order: all or the first ``num_examples``, shuffled by ``seed``."""
+    if num_examples == 0 or num_examples < -1:
+        raise ValueError(f"num_examples must be -1 (all) or >= 1, got {num_examples}")
+    order = list(range(count))
+    if seed is not None:
+        random.Random(seed).shuffle(order)
+    return order if num_examples == -1 else order[:num_examples]
+
+
+def _test_runner(
+    box: Sandbox, by_id: dict[str, dict[str, Any]]
+) -> Callable[[Messages | str, dict[str, Any]], Awaitable[ExecResult]]:
+    """Runs a completion's code against its problem's tests in the sandbox: the result, with
+    ``extra["tests_passed"]`` (the program reached its end, past every check)."""
+
+    async def run_tests(completion: Messages | str, info: dict[str, Any]) -> ExecResult:
+        text = completion if isinstance(completion, str) else last_assistant_text(completion)
+        marker = f"tests passed {secrets.token_hex(8)}"
+        result = await box.run(build_program(by_id[info["task_id"]], extract_code(text), marker))
+        result.extra["tests_passed"] = result.ok and result.stdout.rstrip("\n").endswith(marker)
+        return result
+
+    return run_tests

@@ -55,22 +55,12 @@ def load_environment(
         system_prompt: the system message.
         sandbox: a Sandbox to share (default: one with ``timeout``).
     """
-    rg = require("reasoning_gym", "python_math", "envs", package="reasoning-gym")
     names = [t.strip() for t in tasks.split(",")] if isinstance(tasks, str) else list(tasks)
     if not names or not all(names):
         raise ValueError(f"tasks must name at least one reasoning-gym task, got {tasks!r}")
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
-    datasets = {}
-    for name in names:
-        size = -(-num_examples // len(names))
-        try:
-            datasets[name] = rg.create_dataset(
-                name, size=size, seed=seed, **DEFAULT_TASKS.get(name, {})
-            )
-        except Exception as exc:  # unknown names and bad options come back as assorted errors
-            raise ValueError(f"reasoning-gym could not build task {name!r}: {exc}") from exc
-    picks = [(names[i % len(names)], i // len(names)) for i in range(num_examples)]
+    datasets, picks = _generate(names, num_examples, seed)
     entries = [datasets[name][j] for name, j in picks]
 
     def rows() -> list[dict[str, Any]]:
@@ -85,6 +75,41 @@ def load_environment(
             for i, ((name, _), e) in enumerate(zip(picks, entries, strict=True))
         ]
 
+    parser = AnswerTagParser()
+    box = sandbox or Sandbox(SandboxLimits(timeout=timeout, cpu=timeout))
+    return vf.PythonEnv(
+        dataset=rows,
+        sandbox=box,
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=_rubric(datasets, entries, parser),
+        max_turns=max_turns,
+        sampling_args={"max_tokens": max_tokens},
+    )
+
+
+def _generate(
+    names: list[str], num_examples: int, seed: int
+) -> tuple[dict[str, Any], list[tuple[str, int]]]:
+    """reasoning-gym's dataset of each task, and which task and index each example takes
+    (examples alternate between the tasks)."""
+    rg = require("reasoning_gym", "python_math", "envs", package="reasoning-gym")
+    datasets = {}
+    for name in names:
+        size = -(-num_examples // len(names))
+        try:
+            datasets[name] = rg.create_dataset(
+                name, size=size, seed=seed, **DEFAULT_TASKS.get(name, {})
+            )
+        except Exception as exc:  # unknown names and bad options come back as assorted errors
+            raise ValueError(f"reasoning-gym could not build task {name!r}: {exc}") from exc
+    picks = [(names[i % len(names)], i // len(names)) for i in range(num_examples)]
+    return datasets, picks
+
+
+def _rubric(datasets: dict[str, Any], entries: list[Any], parser: vf.Parser) -> vf.Rubric:
+    """reasoning-gym's score of the answer (weight 1) and whether the model ran code (0)."""
+
     def rg_score(completion: Any, info: dict[str, Any], parser: vf.Parser) -> float:
         """reasoning-gym's own score of the answer (0 when none could be read)."""
         answer = parser.parse_answer(completion)
@@ -98,14 +123,4 @@ def load_environment(
         """1.0 when the model ran code at least once."""
         return 1.0 if any(m.get("tool_calls") for m in state.get("completion") or []) else 0.0
 
-    parser = AnswerTagParser()
-    box = sandbox or Sandbox(SandboxLimits(timeout=timeout, cpu=timeout))
-    return vf.PythonEnv(
-        dataset=rows,
-        sandbox=box,
-        system_prompt=system_prompt,
-        parser=parser,
-        rubric=vf.Rubric([rg_score, used_python], weights=[1.0, 0.0], parser=parser),
-        max_turns=max_turns,
-        sampling_args={"max_tokens": max_tokens},
-    )
+    return vf.Rubric([rg_score, used_python], weights=[1.0, 0.0], parser=parser)

@@ -92,6 +92,20 @@ def load_environment(
             for i, e in enumerate(entries)
         ]
 
+    parser = AnswerTagParser()
+    rubric = _rubric(scorer, data, entries, parser)
+    return vf.SingleTurnEnv(
+        dataset=rows,
+        system_prompt=system_prompt,
+        parser=parser,
+        rubric=rubric,
+        sampling_args={"max_tokens": max_tokens},
+    )
+
+
+def _rubric(scorer: str, data: Any, entries: list[Any], parser: vf.Parser) -> vf.Rubric:
+    """The reward (reasoning-gym's own scorer, or math-verify's) and the answer format (0)."""
+
     def rg_score(completion: Any, info: dict[str, Any], parser: vf.Parser) -> float:
         """reasoning-gym's own score of the parsed answer (0 when none could be parsed)."""
         answer = parser.parse_answer(completion)
@@ -100,20 +114,10 @@ def load_environment(
         score = data.score_answer(answer=answer, entry=entries[int(info["rg_index"])])
         return min(1.0, max(0.0, float(score or 0.0)))
 
-    parser = AnswerTagParser()
-
     def answer_tag(completion: Any) -> float:
         """1.0 when the model used the <answer></answer> format."""
         return 1.0 if _ANSWER_TAG.search(last_assistant_text(completion) or "") else 0.0
 
     if scorer == "math":
-        rubric: vf.Rubric = vf.MathRubric(parser=parser, funcs=[answer_tag], weights=[0.0])
-    else:
-        rubric = vf.Rubric([rg_score, answer_tag], weights=[1.0, 0.0], parser=parser)
-    return vf.SingleTurnEnv(
-        dataset=rows,
-        system_prompt=system_prompt,
-        parser=parser,
-        rubric=rubric,
-        sampling_args={"max_tokens": max_tokens},
-    )
+        return vf.MathRubric(parser=parser, funcs=[answer_tag], weights=[0.0])
+    return vf.Rubric([rg_score, answer_tag], weights=[1.0, 0.0], parser=parser)

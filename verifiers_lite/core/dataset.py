@@ -34,11 +34,6 @@ def fold_extra_columns(row: DatasetRow, info: dict[str, Any], where: str) -> dic
     return {**info, **extras}
 
 
-def resolve_rows(source: DatasetLike, name: str = "dataset") -> list[DatasetRow]:
-    """Materialise a dataset source into a list of row dicts (calling a builder if given)."""
-    return list(row_reader(source, name))
-
-
 def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRow]:
     """A dataset source as a sequence of row dicts read on demand (calling a builder if given).
 

@@ -61,12 +61,6 @@ def code_parts(obj: Any) -> dict[str, Any]:
     return {"own": own, "helpers": dict(sorted(helpers.items()))}
 
 
-def source_hash(text: str) -> str:
-    """The hash of Python source as code: whitespace, comments and docstrings do not count
-    (raw text is hashed when it does not parse)."""
-    return _digest(_normalised_source(text) or text)
-
-
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -24,11 +24,6 @@ from verifiers_lite.results.run_metadata import RunMetadata
 
 if TYPE_CHECKING:
     import pandas as pd
-
-
-def summarize_rows(rows: Iterable[Row]) -> dict[str, Any]:
-    """:meth:`RowAggregate.summary` of ``rows`` (read once, one at a time)."""
-    return RowAggregate().add_all(rows).summary()
 
 
 class GenerateOutputs:
