@@ -26,7 +26,8 @@ library's own plumbing.
     │   ├── RolloutTimeoutError (TimeoutError)      the rollout outlived rollout_timeout
     │   ├── RewardFunctionError                     a reward function raised (rubric_error)
     │   ├── ToolServerError                         an MCP tool server died (env_error)
-    │   └── ToolCallFailed                          a tool call failed: the model is told why
+    │   ├── ToolCallFailed                          a tool call failed: the model is told why
+    │   └── ProgramError (RuntimeError)             a program environment's program failed
     ├── the machine and servers
     │   ├── LocalModelError (RuntimeError)          the embedded model's server failed
     │   ├── SandboxUnavailableError (RuntimeError)  no sandbox on this machine
@@ -43,6 +44,7 @@ library's own plumbing.
     │       └── NotAcceptingError
     ├── plumbing (caught inside the library)
     │   ├── SingleRoute                             the batched route cannot take a rollout
+    │   ├── CallRefused                             a program's model call answered with an error
     │   ├── StaleRowsError (RuntimeError)           results.jsonl was replaced while read
     │   └── StaleIndexError (RuntimeError)          ... under the viewer's index
     └── classic ``verifiers`` environments' own (``vf.Error`` and below, as verifiers 0.3.1)

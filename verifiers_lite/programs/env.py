@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.dataset import DatasetLike, RolloutInput
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.messages import Message
@@ -77,7 +78,7 @@ class ProgramState(State, total=False):
     program_calls: list[dict[str, Any]]  #: every captured call, in order (with its branch)
 
 
-class ProgramError(RuntimeError):
+class ProgramError(VerifiersError, RuntimeError):
     """The program crashed or exited non-zero (an ``env_error`` row): its exit code and the
     tail of its stderr."""
 

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.clients.model_turn import model_turn
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.messages import Message
@@ -45,7 +46,7 @@ class Limits:
     max_total_tokens: int | None = None
 
 
-class CallRefused(Exception):
+class CallRefused(VerifiersError):
     """A call answered with an error instead of a turn: ``status``, ``code``, ``message``."""
 
     def __init__(self, status: int, code: str, message: str, stop: str | None = None) -> None:
