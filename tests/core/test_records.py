@@ -150,8 +150,8 @@ def test_tool_env_and_token_engine_answer_tool_calls_alike():
     manager = ToolManager([add])
     cases = [("add", '{"a": 1, "b": 2}'), ("nope", "{}"), ("add", '{"a": 1}'), ("add", "{bad")]
     for name, args in cases:
-        env_msg = asyncio.run(
-            env._answer({"id": "c1", "function": {"name": name, "arguments": args}}, 0)
+        env_msg, _ = asyncio.run(
+            env._answer({"id": "c1", "function": {"name": name, "arguments": args}}, 0, {})
         )
         tm_msg = asyncio.run(manager.call_async(ParsedToolCall("c1", name, args)))
         assert env_msg["content"] == tm_msg["content"], (name, args)

@@ -101,8 +101,20 @@ def separate_runs(summary: dict) -> dict:
     return {k: v for k, v in comparable(summary).items() if k != "timing_ms"}
 
 
+def _untimed(step: dict) -> dict:
+    """A model call without its times (start, latency, queue; the environment's turn)."""
+    return {k: v for k, v in step.items() if k not in ("timing", "env")}
+
+
 def stable(rows) -> list[dict]:
-    return [{k: v for k, v in r.items() if k not in VOLATILE} for r in rows]
+    return [
+        {
+            k: [_untimed(s) for s in v] if k == "trajectory" else v
+            for k, v in r.items()
+            if k not in VOLATILE
+        }
+        for r in rows
+    ]
 
 
 def hand_pass_at_k(rows: list[dict], k: int) -> float:

@@ -113,7 +113,7 @@ KEYS_BEFORE = {
     "timing",
     "usage",
     "seed",
-    "finish_reasons",
+    "trajectory",  # was finish_reasons: each model call now kept (request, usage, times)
     "endpoint",
     "input_hash",
     "attempts",
@@ -179,6 +179,15 @@ def test_rows_written_now_are_plain_json_with_the_keys_of_before(tmp_path):
         assert set(row) == KEYS_BEFORE, set(row) ^ KEYS_BEFORE
         assert set(row) - WRITE_TAGS <= set(records.Row.__annotations__)
         assert set(row["timing"]) == set(records.Timing.__annotations__)
+        # the answer is the completion's (not stored twice); a scripted client names no model
+        for step in row["trajectory"]:
+            assert set(step) == set(records.TrajectoryStep.__annotations__) - {
+                "message",
+                "model",
+                "tool_calls",
+                "env",
+                "tokens",
+            }
         # reasoning_tokens only when the server reports them (a thinking model)
         assert set(row["usage"]) == set(records.Usage.__annotations__) - {"reasoning_tokens"}
         assert row["reward"] == _exact(row["completion"], row["answer"])

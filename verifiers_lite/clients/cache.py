@@ -262,6 +262,7 @@ def _encode(r: ChatResponse) -> str:
             "completion_ids": r.completion_ids,
             "completion_logprobs": r.completion_logprobs,
             "system_fingerprint": r.system_fingerprint,
+            "model": r.model,
         },
         ensure_ascii=False,
     )
@@ -277,6 +278,7 @@ def _decode(text: str) -> ChatResponse:
         completion_ids=d.get("completion_ids"),
         completion_logprobs=d.get("completion_logprobs"),
         system_fingerprint=d.get("system_fingerprint"),
+        model=d.get("model"),
     )
 
 

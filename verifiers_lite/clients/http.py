@@ -401,6 +401,7 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
         else None,
         response_id=rid if isinstance(rid := payload.get("id"), str) else None,
         created=created if isinstance(created := payload.get("created"), int) else None,
+        model=served if isinstance(served := payload.get("model"), str) and served else None,
     )
 
 
@@ -434,6 +435,7 @@ def parse_text_completion(text: str, url: str = "") -> ChatResponse:
         message={"role": "assistant", "content": content},
         finish_reason=choice.get("finish_reason"),
         usage=_usage(payload.get("usage")),
+        model=served if isinstance(served := payload.get("model"), str) and served else None,
     )
 
 

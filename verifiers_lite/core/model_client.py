@@ -27,7 +27,8 @@ class ChatResponse:
     model called tools ``tool_calls``, and when it reasoned ``reasoning_content``). Token-level
     backends also fill ``prompt_ids``,
     ``completion_ids`` and ``completion_logprobs`` so training data can be exported verbatim.
-    ``system_fingerprint`` is the server's build identifier when it returns one.
+    ``system_fingerprint`` is the server's build identifier when it returns one; ``model`` the
+    model id it says answered.
     """
 
     message: Message
@@ -39,6 +40,7 @@ class ChatResponse:
     system_fingerprint: str | None = None  #: the serving build, when the server reports one
     response_id: str | None = None  #: the completion's ``id``, when the server gave one
     created: int | None = None  #: the completion's ``created`` (epoch seconds), when given
+    model: str | None = None  #: the model id the server says answered (its response's ``model``)
 
     @property
     def content(self) -> str:

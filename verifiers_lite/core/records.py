@@ -134,6 +134,61 @@ DatasetRow = dict[str, Any]
 """A caller's dataset row, any columns: validated into a :class:`RolloutInput` before a run."""
 
 
+class CallRequest(TypedDict, total=False):
+    """What one model call sent."""
+
+    #: the messages sent, whole (a stored row keeps the new ones only; ``model_calls`` rebuilds them)
+    messages: Messages
+    sampling_args: dict[str, Any]  #: the sampling parameters sent with it
+
+
+class CallTiming(TypedDict, total=False):
+    """When one model call ran, in milliseconds after the rollout's start."""
+
+    start_ms: float  #: when the call began (its wait for a request slot included)
+    queue_ms: float  #: waiting for a request slot (``max_concurrent``, an endpoint's ``slots``)
+    latency_ms: float  #: the request itself: from sending it to the whole answer
+
+
+class ToolCallRecord(TypedDict, total=False):
+    """One tool call the environment answered, after the model call that asked for it."""
+
+    id: str  #: the call's id, as the model wrote it (``call_<n>`` when it gave none)
+    name: str | None  #: the tool's name, as the model wrote it
+    arguments: Any  #: the arguments, as the model wrote them (usually a JSON string)
+    result: str  #: the tool message sent back to the model
+    error: (
+        str | None
+    )  #: the failure's kind (``unknown_tool``, ``bad_arguments``, ...), None when the tool ran
+    start_ms: float  #: when the call began, after the rollout's start
+    duration_ms: float  #: how long the tool took
+
+
+class EnvTiming(TypedDict):
+    """The environment's turn after a model call (``env_response``: its tools included)."""
+
+    start_ms: float  #: when it began, after the rollout's start
+    duration_ms: float  #: how long it took
+
+
+class TrajectoryStep(TypedDict, total=False):
+    """One model call of a rollout (an entry of ``State["trajectory"]``): the request, the
+    answer, its usage and times, and the tools it called. Rows from older runs may hold only
+    ``finish_reason`` and ``message``."""
+
+    request: CallRequest  #: what was sent
+    message: dict[str, Any]  #: the answer: ``content``, ``reasoning_content``, ``tool_calls``
+    finish_reason: str | None  #: why the model stopped (``stop``, ``length``, ``tool_calls``)
+    model: str | None  #: the model id the server says answered (its response's ``model``)
+    usage: Usage  #: this call's tokens
+    timing: CallTiming  #: when it ran, its wait for a slot and its latency
+    tool_calls: list[ToolCallRecord]  #: the tools it called, answered by the environment
+    env: EnvTiming  #: the environment's turn that followed it, when one did
+    tokens: dict[
+        str, Any
+    ]  #: the token ids the backend gave for this call (prompt, completion, logprobs)
+
+
 class RolloutInput(TypedDict, total=False):
     """One task to roll out (a formatted dataset row); any other key joins ``info``."""
 
@@ -172,7 +227,7 @@ class RolloutFields(TypedDict, total=False):
     completion: Messages
     answer: str  #: the reference answer
     info: dict[str, Any]  #: per-example data (the dataset's extra columns)
-    trajectory: list[dict[str, Any]]  #: one step per model call (finish_reason, message)
+    trajectory: list[dict[str, Any]]  #: one :class:`TrajectoryStep` per model call
     turns: int  #: model calls made
     stop_reason: StopReason | None  #: why it ended (None while running)
     error: ErrorRecord | None  #: the categorised failure, None if none

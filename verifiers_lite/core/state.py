@@ -12,7 +12,16 @@ from verifiers_lite.core import columns
 from verifiers_lite.core.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.core.messages import normalize_messages
 from verifiers_lite.core.model_client import ChatResponse
-from verifiers_lite.core.records import STOP_REASONS, TOKEN_KEYS, Row, State, TokenFields
+from verifiers_lite.core.records import (
+    STOP_REASONS,
+    TOKEN_KEYS,
+    CallRequest,
+    CallTiming,
+    Row,
+    State,
+    TokenFields,
+)
+from verifiers_lite.core.trajectory import compact_steps, expand_steps
 
 ROW_KEYS = columns.ROW_KEYS
 __all__ = [
@@ -20,6 +29,7 @@ __all__ = [
     "STOP_REASONS",
     "TOKEN_KEYS",
     "State",
+    "elapsed_ms",
     "extend_tokens",
     "new_state",
     "record_response",
@@ -101,8 +111,21 @@ def new_state(
     }
 
 
-def record_response(state: State, response: ChatResponse) -> None:
-    """Account one model turn: usage, trajectory step, and token ids when the backend gives them."""
+def elapsed_ms(state: State) -> float:
+    """Milliseconds since the rollout started (``timing.start``): where a step lies on its
+    timeline."""
+    start = state.get("timing", {}).get("start")
+    return round((time.time() - start) * 1000, 3) if start else 0.0
+
+
+def record_response(
+    state: State,
+    response: ChatResponse,
+    request: CallRequest | None = None,
+    timing: CallTiming | None = None,
+) -> None:
+    """Account one model turn: usage, its trajectory step (what was sent, the answer, the model
+    that answered, the call's usage and times), and token ids when the backend gives them."""
     state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
     state["usage"]["completion_tokens"] += response.usage.completion_tokens
     if response.usage.reasoning_tokens:  # only when the server reports them
@@ -110,6 +133,19 @@ def record_response(state: State, response: ChatResponse) -> None:
             state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
         )
     step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
+    if request is not None:
+        step["request"] = request
+    if response.model:
+        step["model"] = response.model
+    usage = response.usage
+    step["usage"] = {
+        "prompt_tokens": usage.prompt_tokens,
+        "completion_tokens": usage.completion_tokens,
+    }
+    if usage.reasoning_tokens:
+        step["usage"]["reasoning_tokens"] = usage.reasoning_tokens
+    if timing is not None:
+        step["timing"] = timing
     state["trajectory"].append(step)
     build = response.system_fingerprint
     if build:
@@ -185,9 +221,9 @@ def state_to_row(state: State) -> Row:
     run without scoring) keeps reward and advantage None: missing, never a made-up 0.
 
     What a reward function may read from the State is kept, so a re-score sees what the first
-    scoring saw (:func:`row_to_state`): the trajectory as its finish reasons when its messages
-    are the completion's assistant turns (else whole), and the JSON values an environment put
-    on the State under keys of its own (``env_state``)."""
+    scoring saw (:func:`row_to_state`): the trajectory, every model call's request stored as its
+    new messages only, and the JSON values an environment put on the State under keys of its
+    own (``env_state``)."""
     fields: Mapping[str, Any] = state  # read by name, key by key
     layout = columns.current()
     row: dict[str, Any] = {k: fields.get(k) for k in layout.row_keys}
@@ -213,18 +249,9 @@ def state_to_row(state: State) -> Row:
 def _keep_trajectory(
     row: dict[str, Any], trajectory: list[dict[str, Any]], completion: list[Any]
 ) -> None:
-    """The trajectory as its finish reasons when its messages are the completion's assistant
-    turns (the usual case: no second copy of every reply), else whole."""
-    replies = [m for m in completion if type(m) is dict and m.get("role") == "assistant"]
-    if len(replies) == len(trajectory):
-        for step, reply in zip(trajectory, replies, strict=True):
-            message = step.get("message")
-            if message is not reply and message != reply:
-                break
-        else:
-            row["finish_reasons"] = [step.get("finish_reason") for step in trajectory]
-            return
-    row["trajectory"] = trajectory
+    """The trajectory as stored: each request's new messages only, each answer left out when
+    it is the completion's reply (:func:`~verifiers_lite.core.trajectory.compact_steps`)."""
+    row["trajectory"] = compact_steps(row.get("prompt"), completion, trajectory)
 
 
 def row_to_state(
@@ -241,8 +268,8 @@ def row_to_state(
     data = copy_json(dict(row))
     env_state = data.pop("env_state", None) or {}
     finish_reasons = data.pop("finish_reasons", None)
-    trajectory = data.pop("trajectory", None)
-    if trajectory is None:
+    stored = data.pop("trajectory", None)
+    if stored is None:  # an older row: the finish reasons of the completion's replies
         replies = [
             m
             for m in data.get("completion") or []
@@ -252,6 +279,8 @@ def row_to_state(
             {"finish_reason": f, "message": m}
             for f, m in zip(finish_reasons or [], replies, strict=False)
         ]
+    else:
+        trajectory = expand_steps(data.get("prompt"), data.get("completion"), stored)
     info = data.get("info") or {}
     resolved_tools = info.get("tool_defs", tool_defs) if isinstance(info, dict) else tool_defs
     state = {**env_state, **data}

@@ -34,8 +34,14 @@ from verifiers_lite.core.reasoning import (
     check_reasoning_history,
     history_for_request,
 )
-from verifiers_lite.core.records import DatasetRow, Row
-from verifiers_lite.core.state import State, new_state, record_response, state_to_row
+from verifiers_lite.core.records import CallRequest, CallTiming, DatasetRow, Row
+from verifiers_lite.core.state import (
+    State,
+    elapsed_ms,
+    new_state,
+    record_response,
+    state_to_row,
+)
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
@@ -267,6 +273,8 @@ class Environment(ABC):
         args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
         if state.get("seed") is not None:  # the rollout's own seed, derived from the run's
             args.setdefault("seed", state["seed"])
+        request: CallRequest = {"messages": list(messages), "sampling_args": dict(args)}
+        timing: CallTiming = {"start_ms": elapsed_ms(state)}
         t0 = time.perf_counter()
         with slot_wait() as waited:
             try:
@@ -285,11 +293,13 @@ class Environment(ABC):
                     retryable=True,
                 ) from exc
             finally:  # the wait for a request slot is not the model's time
-                timing = state["timing"]
-                timing["queue_ms"] = timing.get("queue_ms", 0.0) + waited[0] * 1000
-                timing["generation_ms"] += (time.perf_counter() - t0 - waited[0]) * 1000
+                timing["queue_ms"] = round(waited[0] * 1000, 3)
+                timing["latency_ms"] = round((time.perf_counter() - t0 - waited[0]) * 1000, 3)
+                totals = state["timing"]
+                totals["queue_ms"] = totals.get("queue_ms", 0.0) + timing["queue_ms"]
+                totals["generation_ms"] += timing["latency_ms"]
         response.message = assistant_message(response.message, self.parser.split_reasoning)
-        record_response(state, response)
+        record_response(state, response, request, timing)
         return response
 
     # -- layer 2 (final) -----------------------------------------------------------------------

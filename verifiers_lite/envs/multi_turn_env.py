@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import inspect
+import time
 from abc import abstractmethod
 from typing import Any
 
 from verifiers_lite.core.dataset import RolloutInput
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ModelClient
-from verifiers_lite.core.state import State
+from verifiers_lite.core.state import State, elapsed_ms
 from verifiers_lite.envs.environment import Environment
 
 
@@ -75,9 +76,14 @@ class MultiTurnEnv(Environment):
             if state["turns"] >= self.max_turns:
                 state["stop_reason"] = "max_turns"
                 break
+            step, began, t0 = state["trajectory"][-1], elapsed_ms(state), time.perf_counter()
             reply: Any = self.env_response(messages, state)
             if inspect.isawaitable(reply):
                 reply = await reply
+            step["env"] = {
+                "start_ms": began,
+                "duration_ms": round((time.perf_counter() - t0) * 1000, 3),
+            }
             reply = normalize_messages(reply or [], f"{type(self).__name__}.env_response")
             messages.extend(reply)
             state["completion"].extend(reply)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.messages import Messages
-from verifiers_lite.core.state import State
+from verifiers_lite.core.records import ToolCallRecord
+from verifiers_lite.core.state import State, elapsed_ms
 from verifiers_lite.envs.multi_turn_env import MultiTurnEnv
 from verifiers_lite.tools.functions import answer_tool_call, tool_name, tool_schema
 
@@ -63,10 +65,18 @@ class ToolEnv(MultiTurnEnv):
 
     async def env_response(self, messages: Messages, state: State) -> Messages:
         calls = messages[-1].get("tool_calls") or []
-        return list(await asyncio.gather(*(self._answer(call, i) for i, call in enumerate(calls))))
+        answered = await asyncio.gather(
+            *(self._answer(call, i, state) for i, call in enumerate(calls))
+        )
+        if state.get("trajectory"):  # each call's arguments, result and duration, on its step
+            state["trajectory"][-1]["tool_calls"] = [record for _, record in answered]
+        return [message for message, _ in answered]
 
-    async def _answer(self, call: Any, index: int) -> dict[str, Any]:
-        """One tool message per call, whatever the model wrote (malformed calls included)."""
+    async def _answer(
+        self, call: Any, index: int, state: State
+    ) -> tuple[dict[str, Any], ToolCallRecord]:
+        """One tool message per call, whatever the model wrote (malformed calls included), and
+        the call's record."""
         call = call if isinstance(call, dict) else {}
         call_id = (
             call.get("id")
@@ -75,9 +85,19 @@ class ToolEnv(MultiTurnEnv):
         )
         function = call.get("function") if isinstance(call.get("function"), dict) else {}
         name = function.get("name")
+        began, t0 = elapsed_ms(state), time.perf_counter()
         # Arguments go as the model wrote them: call_tool decodes them once (decoding here too
         # would turn the JSON string '"x"' into x and misreport it as invalid JSON).
-        content, _ = await answer_tool_call(
+        content, error = await answer_tool_call(
             self.tools, name, function.get("arguments"), self.tool_timeout
         )
-        return {"role": "tool", "tool_call_id": call_id, "content": content}
+        record: ToolCallRecord = {
+            "id": call_id,
+            "name": name if isinstance(name, str) else None,
+            "arguments": function.get("arguments"),
+            "result": content,
+            "error": error,
+            "start_ms": began,
+            "duration_ms": round((time.perf_counter() - t0) * 1000, 3),
+        }
+        return {"role": "tool", "tool_call_id": call_id, "content": content}, record

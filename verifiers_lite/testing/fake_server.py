@@ -11,14 +11,16 @@ Behaviour is chosen by the request's ``model``:
   tool's result in ``\\boxed{}``;
 - ``fake-guess``: plays the guess-the-number game by bisection on "higher"/"lower" feedback;
 - ``fake-length``: answers with ``finish_reason="length"``;
-- ``fake-think``: a thinking model: like ``fake-tool`` (calls ``calculator``, then answers the
-  tool's result in ``\\boxed{}``), each turn with its reasoning in ``reasoning_content`` (a
-  first guess in its own ``\\boxed{}``, one more than the truth, which only the reasoning
-  holds) and ``usage.completion_tokens_details.reasoning_tokens``; ``fake-think-reasoning``
+- ``fake-think``: a thinking model: like ``fake-tool`` when the request offers a ``calculator``
+  tool (calls it, then answers the tool's result in ``\\boxed{}``), else it answers the right
+  value at once; each turn with its reasoning in ``reasoning_content`` (a first guess in its own
+  ``\\boxed{}``, one more than the truth, which only the reasoning holds) and
+  ``usage.completion_tokens_details.reasoning_tokens``; ``fake-think-reasoning``
   the same under the field name ``reasoning``; ``fake-think-inline`` the same written inline,
   ``<think>…</think>`` before the content;
-- ``fake-vision``: names the colour of each image of the last user message (``image_url``
-  parts holding a PNG data URI, decoded here): "The image is red.";
+- ``fake-vision``: names the dominant colour of each image of the last user message
+  (``image_url`` parts holding a PNG data URI, decoded here; the figure's colour, not the
+  background's: a red circle on white is red): "The image is red.";
 - ``fake-text-only``: like a server whose chat template joins strings: any message whose
   content is a list of parts is answered HTTP 500 with one fixed body ("can only concatenate
   str (not \"list\") to str"); otherwise it repeats the last user message.
@@ -312,7 +314,7 @@ class FakeChatServer:
         if model == "fake-guess":
             return {"role": "assistant", "content": _bisect_guess(messages)}, "stop"
         if model in _THINK_FIELDS:
-            message = _think_answer(messages, last_user, _THINK_FIELDS[model])
+            message = _think_answer(messages, last_user, _THINK_FIELDS[model], _offers_tool(req))
             return message, "tool_calls" if message.get("tool_calls") else "stop"
         if model == "fake-vision":
             return {"role": "assistant", "content": _describe_images(messages)}, "stop"
@@ -362,11 +364,21 @@ def _apply(match: re.Match[str]) -> int:
     return a + b if op == "+" else a - b if op == "-" else a * b
 
 
+def _offers_tool(req: dict[str, Any], name: str = "calculator") -> bool:
+    """Whether the request offers a tool of that name."""
+    tools = req.get("tools")
+    return isinstance(tools, list) and any(
+        isinstance(t, dict) and (t.get("function") or {}).get("name") == name for t in tools
+    )
+
+
 def _think_answer(
-    messages: list[dict[str, Any]], last_user: str, field: str | None
+    messages: list[dict[str, Any]], last_user: str, field: str | None, calculator: bool = True
 ) -> dict[str, Any]:
-    """``fake-think``'s turn: a calculator call, or the tool's result as the answer, each with its
-    reasoning under ``field`` (None: inline, before the content)."""
+    """``fake-think``'s turn, its reasoning under ``field`` (None: inline, before the content):
+    with a ``calculator`` tool, a call to it and then its result as the answer; without one, the
+    answer at once (a first guess, one more than the truth, only in the reasoning)."""
+    match = _EXPR.search(last_user)
     if messages and messages[-1].get("role") == "tool":
         result = str(messages[-1].get("content") or "")
         reasoning = f"The calculator returned {result}, so my first guess was wrong."
@@ -374,8 +386,14 @@ def _think_answer(
             "role": "assistant",
             "content": f"The answer is \\boxed{{{result}}}.",
         }
+    elif not calculator:
+        value = _apply(match) if match else 2
+        reasoning = (
+            f"At a glance the answer is \\boxed{{{value + 1}}}, but checking it again "
+            f"it is {value}."
+        )
+        message = {"role": "assistant", "content": f"The answer is \\boxed{{{value}}}."}
     else:
-        match = _EXPR.search(last_user)
         guess = _apply(match) + 1 if match else 3
         reasoning = (
             f"At a glance the answer is \\boxed{{{guess}}}, but I will check with the calculator."

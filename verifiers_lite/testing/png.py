@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import struct
 import zlib
+from collections import Counter
 
 _SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # colour type -> samples per pixel (8-bit, no palette)
@@ -93,9 +94,36 @@ def colour_name(pixels: list[tuple[int, int, int]]) -> str:
     )
 
 
+def nearest_colour(pixel: tuple[int, int, int]) -> str:
+    """The named colour nearest one pixel."""
+    return min(
+        COLOURS,
+        key=lambda name: sum((a - b) ** 2 for a, b in zip(COLOURS[name], pixel, strict=True)),
+    )
+
+
+def dominant_colour(width: int, height: int, pixels: list[tuple[int, int, int]]) -> str:
+    """What a person would name the image by: the most common colour that is not the
+    background (the colour most of the border has), when it covers at least 1% of the image;
+    else the background. A red circle on white is red; a plain blue image is blue."""
+    names = [nearest_colour(p) for p in pixels]
+    border = [
+        names[y * width + x]
+        for y in range(height)
+        for x in range(width)
+        if x in (0, width - 1) or y in (0, height - 1)
+    ]
+    background = Counter(border).most_common(1)[0][0] if border else None
+    figure = Counter(n for n in names if n != background).most_common(1)
+    if figure and figure[0][1] >= 0.01 * len(names):
+        return figure[0][0]
+    return background or colour_name(pixels)
+
+
 def data_uri_colour(url: str) -> str:
-    """The colour of a ``data:image/png;base64,...`` URI's image; ValueError when it is not one."""
+    """The dominant colour (:func:`dominant_colour`) of a ``data:image/png;base64,...`` URI's
+    image; ValueError when it is not one."""
     head, _, payload = url.partition(",")
     if not (head.startswith("data:image/png") and head.endswith(";base64")):
         raise ValueError("not a base64 PNG data URI")
-    return colour_name(decode_png(base64.b64decode(payload))[2])
+    return dominant_colour(*decode_png(base64.b64decode(payload)))

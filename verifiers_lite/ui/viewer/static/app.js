@@ -496,6 +496,86 @@
     return h("div", { class: "errbox", id }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)));
   }
 
+  // ---------------------------------------------------------------- Timeline
+  // The row's model calls, each request whole again: a stored step keeps how many messages of the
+  // previous request (plus its answer; the prompt for the first call) it starts with and the new
+  // ones after them, and leaves its answer to the completion (core/trajectory.py stores them so).
+  function modelCalls(r) {
+    const replies = (Array.isArray(r.completion) ? r.completion : []).filter(m => m && m.role === "assistant");
+    const steps = Array.isArray(r.trajectory) ? r.trajectory
+      : (r.finish_reasons || []).slice(0, replies.length).map(f => ({ finish_reason: f }));
+    let base = Array.isArray(r.prompt) ? r.prompt : [];
+    return steps.map((s, i) => {
+      const step = Object.assign({}, s);
+      if (!("message" in step) && i < replies.length) step.message = replies[i];
+      const q = step.request;
+      if (q && Array.isArray(q.messages_new)) {
+        const kept = q.messages_kept || 0;
+        step.request = Object.assign({}, q, { messages: base.slice(0, kept).concat(q.messages_new) });
+        step.kept = kept;
+      }
+      if (step.request && Array.isArray(step.request.messages)) base = step.request.messages.concat([step.message]);
+      return step;
+    });
+  }
+  const pct = (v, total) => Math.max(0, Math.min(100, v / total * 100)) + "%";
+  // One timeline line: what it is, a bar at its place on the rollout's time axis, its duration.
+  function tlLine(label, segs, total, dur) {
+    return [h("span", { class: "tl-label" }, label),
+      h("span", { class: "tl-track" }, segs.filter(s => s[1] > 0 || s[2] === "model").map(([start, d, cls, title]) =>
+        h("span", { class: "tl-bar " + cls, title, style: { left: pct(start, total), width: pct(d, total) } }))),
+      h("span", { class: "tl-dur num" }, ms(dur))];
+  }
+  function callEnd(c) {
+    const t = c.timing || {};
+    return Math.max((t.start_ms || 0) + (t.queue_ms || 0) + (t.latency_ms || 0),
+      c.env ? c.env.start_ms + c.env.duration_ms : 0, ...(c.tool_calls || []).map(x => (x.start_ms || 0) + (x.duration_ms || 0)));
+  }
+  function callDetail(c, calls, n) {
+    const u = c.usage || {}, t = c.timing || {}, q = c.request || {};
+    const sent = q.messages || [];
+    const kept = c.kept === undefined ? 0 : c.kept;
+    return h("div", { class: "tl-detail" },
+      kv([["model", c.model || "—"], ["finish reason", c.finish_reason || "—"],
+        ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion" + (u.reasoning_tokens ? " (" + u.reasoning_tokens + " reasoning)" : "")],
+        ["time", "started at " + ms(t.start_ms || 0) + " · waited for a slot " + ms(t.queue_ms || 0) + " · latency " + ms(t.latency_ms || 0)],
+        ["sampling args", h("pre", { class: "json sampling-args" }, pretty(q.sampling_args || {}))]]),
+      h("div", { class: "divider" }, "request · " + sent.length + " messages"),
+      kept ? h("details", { class: "tl-kept" }, h("summary", { class: "muted" }, kept + " earlier messages, unchanged since the previous call"),
+        h("div", { class: "msgs" }, messageList(sent.slice(0, kept), {}))) : "",
+      h("div", { class: "msgs request-new" }, messageList(sent.slice(kept), {})),
+      h("div", { class: "divider" }, "response"),
+      h("div", { class: "msgs response" }, messageList(c.message ? [c.message] : [], {})));
+  }
+  function toolDetail(x) {
+    let args = x.arguments;
+    try { args = pretty(typeof args === "string" ? JSON.parse(args) : args); } catch (e) { args = String(args); }
+    return h("div", { class: "tl-detail" }, kv([["call id", x.id || "—"], ["arguments", h("pre", { class: "json tool-args" }, args)],
+      ["result", h("div", { class: "content tool-result" }, String(x.result ?? ""))], x.error ? ["error", h("span", { class: "error-text" }, x.error)] : null,
+      ["time", "started at " + ms(x.start_ms || 0) + " · took " + ms(x.duration_ms || 0)]]));
+  }
+  function timeline(r) {
+    const calls = modelCalls(r);
+    if (!calls.some(c => c.timing)) return null;
+    const total = Math.max(1, (r.timing || {}).rollout_ms || 0, ...calls.map(callEnd));
+    const lines = [];
+    calls.forEach((c, i) => {
+      const t = c.timing || {}, u = c.usage || {}, s = t.start_ms || 0, qd = t.queue_ms || 0, lat = t.latency_ms || 0;
+      const label = "model call " + (i + 1) + " · " + (c.finish_reason || "?") + " · " + (u.prompt_tokens ?? "?") + " → " + (u.completion_tokens ?? "?") + " tokens";
+      lines.push(h("details", { class: "tl-row tl-call" }, h("summary", {}, tlLine(label,
+        [[s, qd, "queue", "waiting for a request slot " + ms(qd)], [s + qd, lat, "model", "model latency " + ms(lat)]], total, qd + lat)), callDetail(c, calls, i)));
+      for (const x of c.tool_calls || [])
+        lines.push(h("details", { class: "tl-row tl-tool" }, h("summary", {}, tlLine("tool · " + (x.name || "?") + (x.error ? " · " + x.error : ""),
+          [[x.start_ms || 0, x.duration_ms || 0, "tool" + (x.error ? " failed" : ""), "tool " + ms(x.duration_ms || 0)]], total, x.duration_ms || 0)), toolDetail(x)));
+      if (c.env) lines.push(h("div", { class: "tl-row tl-env" }, tlLine("environment",
+        [[c.env.start_ms, c.env.duration_ms, "env", "the environment's turn " + ms(c.env.duration_ms)]], total, c.env.duration_ms)));
+    });
+    const ticks = [0, 0.25, 0.5, 0.75, 1].map(f => h("span", { class: "tl-tick", style: { left: f * 100 + "%" } }, ms(total * f)));
+    return h("div", { id: "timeline", class: "timeline" }, h("div", { class: "divider" }, "timeline · " + calls.length + " model calls · " + ms(total)),
+      h("div", { class: "tl-row tl-axis" }, h("span", { class: "tl-label muted" }, "time since the rollout started"), h("span", { class: "tl-track" }, ticks), h("span", {})),
+      lines);
+  }
+
   function transcript(d) {
     const r = d.row, err = r.error, u = r.usage || {};
     const calls = {};
@@ -515,7 +595,7 @@
       !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
       !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
     ];
-    return [kv(facts), h("div", { class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
+    return [kv(facts), timeline(r), h("div", { class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
       h("div", { class: "divider" }, "completion"), messageList(r.completion, calls))];
   }
 
