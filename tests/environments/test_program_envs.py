@@ -76,9 +76,22 @@ def test_fix_file_agent_is_rewarded_for_the_file_it_fixed() -> None:
 
 @pytest.mark.local_model
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", ["calculator_agent", "fix_file_agent"])
-def test_program_environments_run_against_the_embedded_model(local_llm: Any, env_id: str) -> None:
-    env = vf.load_environment(env_id, num_examples=2, max_calls=3)
+@pytest.mark.parametrize(
+    ("env_id", "args"),
+    [
+        ("calculator_agent", {}),
+        pytest.param(
+            "calculator_agent",
+            {"sdk": "agents"},
+            marks=pytest.mark.skipif(not is_installed("agents"), reason="needs the 'agents' extra"),
+        ),
+        ("fix_file_agent", {}),
+    ],
+)
+def test_program_environments_run_against_the_embedded_model(
+    local_llm: Any, env_id: str, args: dict[str, Any]
+) -> None:
+    env = vf.load_environment(env_id, num_examples=2, max_calls=3, **args)
     out = env.evaluate_sync(local_llm.client(), local_llm.model_name, progress=False)
     for row in out.rows:
         # The small model may answer badly, but every call went through and was captured.

@@ -78,31 +78,27 @@ def raw(out_dir: str) -> None:
     print("done")
 
 
-def sdk(dialect: str) -> None:
-    """The ``openai`` SDK in one dialect, whole or streamed: the answer to the task's question."""
+def sdk(dialects: list[str]) -> None:
+    """The ``openai`` SDK in each dialect, whole or streamed: one answer line per dialect."""
     from openai import OpenAI
 
     client = OpenAI(max_retries=0)
     model = "gpt-x"  # a name of its own: the endpoint maps it to the run's model
-    if dialect == "chat":
-        reply = client.chat.completions.create(
-            model=model,
-            messages=[{"role": "user", "content": question()}],
-            temperature=1.5,
-            top_p=0.5,
-            user="me",
-        )
-        print(reply.choices[0].message.content)
-    elif dialect == "chat_stream":
-        chunks = client.chat.completions.create(
-            model=model, messages=[{"role": "user", "content": question()}], stream=True
-        )
-        print("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
-    elif dialect == "responses":
-        print(client.responses.create(model=model, input=question()).output_text)
-    else:
-        with client.responses.stream(model=model, input=question()) as events:
-            print(events.get_final_response().output_text)
+    messages: Any = [{"role": "user", "content": question()}]
+    for dialect in dialects:
+        if dialect == "chat":
+            reply = client.chat.completions.create(
+                model=model, messages=messages, temperature=1.5, top_p=0.5, user="me"
+            )
+            print(reply.choices[0].message.content)
+        elif dialect == "chat_stream":
+            chunks = client.chat.completions.create(model=model, messages=messages, stream=True)
+            print("".join(c.choices[0].delta.content or "" for c in chunks if c.choices))
+        elif dialect == "responses":
+            print(client.responses.create(model=model, input=question()).output_text)
+        else:
+            with client.responses.stream(model=model, input=question()) as events:
+                print(events.get_final_response().output_text)
 
 
 def branches() -> None:
@@ -155,7 +151,7 @@ def main() -> None:
     if mode == "raw":
         raw(args[0])
     elif mode == "sdk":
-        sdk(args[0])
+        sdk(args)
     elif mode == "branches":
         branches()
     elif mode == "calls_forever":

@@ -17,22 +17,34 @@ def _reply_with_question(messages: list[dict[str, Any]]) -> str:
     return f"answer to {messages[-1]['content']}"
 
 
-@pytest.mark.parametrize("dialect", ["chat", "chat_stream", "responses", "responses_stream"])
-def test_sdk_program_in_each_dialect_is_scored_from_its_answer(dialect: str) -> None:
-    env = program_env(agent("sdk", dialect), "alpha", "beta")
+DIALECTS = ["chat", "chat_stream", "responses", "responses_stream"]
+
+
+def test_an_sdk_program_in_each_dialect_is_scored_from_what_it_left() -> None:
+    env = program_env(agent("sdk", *DIALECTS), "alpha", "beta")
     out = env.evaluate_sync(vf.ScriptedClient(_reply_with_question), "run-model", progress=False)
     for row in out.rows:
         assert row["error"] is None, row["error"]
         question = row["prompt"][-1]["content"]
         program = row["env_state"]["program"]
-        assert program["answer"] == f"answer to {question}"
+        assert program["answer"].splitlines() == [f"answer to {question}"] * 4
         assert program["exit_code"] == 0
         calls = row["env_state"]["program_calls"]
-        assert len(calls) == 1 and calls[0]["dialect"] == dialect.split("_")[0]
-        assert calls[0]["stream"] == dialect.endswith("stream")
-        assert calls[0]["request"]["messages"][-1]["content"] == question
-        assert row["completion"] == [{"role": "assistant", "content": f"answer to {question}"}]
-        assert row["stop_reason"] == "stop" and row["turns"] == 1
+        assert [(c["dialect"], c["stream"]) for c in calls] == [
+            ("chat", False),
+            ("chat", True),
+            ("responses", False),
+            ("responses", True),
+        ]
+        assert all(c["request"]["messages"][-1]["content"] == question for c in calls)
+        # Each call starts afresh (its history extends no earlier call's): a branch each.
+        assert [c["branch"] for c in calls] == [0, 1, 2, 3]
+        # The conversation it ended on, then its answer (which differs from that last reply).
+        assert row["completion"] == [
+            {"role": "assistant", "content": f"answer to {question}"},
+            {"role": "assistant", "content": program["answer"]},
+        ]
+        assert row["stop_reason"] == "stop" and row["turns"] == 4
 
 
 def test_each_token_reaches_only_its_own_rollout() -> None:
