@@ -116,3 +116,13 @@ def test_64_programs_at_once_share_one_endpoint() -> None:
     assert sorted(r["env_state"]["program"]["answer"] for r in out.rows) == sorted(questions)
     assert all(r["reward"] == 1.0 for r in out.rows)
     assert len(os.listdir("/proc/self/fd")) <= fds_before + 8  # nothing left open
+
+
+def test_a_call_in_flight_when_the_time_is_up_is_cancelled_not_awaited() -> None:
+    client = vf.ScriptedClient("late", delay=60)
+    env = program_env(agent("echo"), limits=vf.programs.ProgramLimits(timeout=1.0, kill_grace=0.2))
+    t0 = time.monotonic()
+    row = env.evaluate_sync(client, "m", progress=False).rows[0]
+    assert time.monotonic() - t0 < 30  # the run did not wait for the model's 60 s
+    assert row["stop_reason"] == "timeout" and client.requests == 1
+    assert row["env_state"]["program_calls"] == []  # no answer came: nothing to capture

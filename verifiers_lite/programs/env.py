@@ -163,6 +163,7 @@ class ProgramEnv(Environment):
         finally:
             server.remove(session)
             session.end("done")
+            session.cancel_calls()
             _record_calls(state, session)
             shutil.rmtree(workdir, ignore_errors=True)
         self._record_result(state, session, result, files)

@@ -73,11 +73,17 @@ class RolloutSession:
     )
     program_models: list[str] = field(default_factory=list)
     model_error: ModelAPIError | None = None
+    in_flight: set[asyncio.Task[ChatResponse]] = field(default_factory=set)
 
     def end(self, reason: str) -> None:
         """Stop the program (the rollout then ends with ``reason``); the first reason wins."""
         if not self.stop.done():
             self.stop.set_result(reason)
+
+    def cancel_calls(self) -> None:
+        """Cancel the model calls still in flight (the program is gone: nobody reads them)."""
+        for task in list(self.in_flight):
+            task.cancel()
 
     def _check_limits(self) -> None:
         if self.stop.done():
@@ -125,14 +131,25 @@ class RolloutSession:
         args = self.sampling_for(requested)
         index = len(self.log.steps)
         t0 = time.perf_counter()
+        # A copy per call: one context can run in one task at a time, and a program may call
+        # again before an earlier call has been answered.
         task = asyncio.get_running_loop().create_task(
-            self._chat(index, messages, tools, args), context=self.context
+            self._chat(index, messages, tools, args), context=self.context.copy()
         )
+        self.in_flight.add(task)
         try:
             response = await task
         except ModelAPIError as exc:
             self.model_error = self.model_error or exc
             raise CallRefused(502, exc.category, f"model call failed: {exc}") from exc
+        except asyncio.CancelledError:
+            current = asyncio.current_task()
+            if task.cancelled() and not (current is not None and current.cancelling()):
+                # Cancelled by cancel_calls: the rollout ended while the model was answering.
+                raise CallRefused(400, "rollout_ended", "the rollout has ended") from None
+            raise
+        finally:
+            self.in_flight.discard(task)
         meta = {**meta, "latency_ms": (time.perf_counter() - t0) * 1000}
         self.log.record(messages, tools, args, response, meta)
         return response
