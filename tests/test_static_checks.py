@@ -13,6 +13,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 STRICT_MODULES = (
     "verifiers_lite/clients/cache.py",
+    "verifiers_lite/core/limits.py",
+    "verifiers_lite/core/pricing.py",
     "verifiers_lite/core/records.py",
     "verifiers_lite/core/runnable.py",
     "verifiers_lite/results/compare.py",
@@ -26,12 +28,15 @@ STRICT_MODULES = (
     "verifiers_lite/results/run_metadata.py",
     "verifiers_lite/results/sessions.py",
     "verifiers_lite/results/store.py",
+    "verifiers_lite/run/until.py",
+    "verifiers_lite/stats/confidence_sequence.py",
     "verifiers_lite/ui/viewer/runs.py",
 )
 """The rollout record family, the protocol the scheduler runs environments through, the run
 directory's reader of whole writes, the typed run metadata and its readers and writers here
 (a run's outputs, export and loading, re-scoring, comparison and labels, manifests, the response
-cache's summary)."""
+cache's summary), prices and per-rollout limits, the confidence sequence and the stopping rule
+built on it."""
 
 
 def _run(*args: str) -> subprocess.CompletedProcess[str]:

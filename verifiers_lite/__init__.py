@@ -162,8 +162,10 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         ToolServerError,
         VerifiersError,
     )
+    from verifiers_lite.core.limits import LimitReached, Limits
     from verifiers_lite.core.messages import Messages
     from verifiers_lite.core.model_client import ChatResponse, ModelClient
+    from verifiers_lite.core.pricing import FREE, ModelPrice
     from verifiers_lite.core.progress import RunStats
     from verifiers_lite.core.records import (
         DatasetRow,
@@ -204,6 +206,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
     from verifiers_lite.run.run_config import RunConfig
+    from verifiers_lite.run.until import Precision
     from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits
     from verifiers_lite.sandbox.sandbox import Sandbox, SandboxSession
     from verifiers_lite.stats.error_bars import UndefinedStatistic, clustered_mean

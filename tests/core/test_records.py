@@ -18,9 +18,11 @@ from verifiers_lite.rollout.training import merge_turns
 
 def test_core_and_token_engine_share_one_closed_set_of_stop_reasons():
     assert state.STOP_REASONS is records.STOP_REASONS is trajectory.STOP_REASONS
-    reasons = ("stop", "length", "max_turns", "env_done", "timeout", "error")
-    assert set(records.STOP_REASONS) == set(reasons)
-    assert [records.is_truncated(r) for r in reasons] == [False, True, True, False, True, False]
+    limits = ("token_limit", "turn_limit", "time_limit", "cost_limit", "tool_limit")
+    natural = ("stop", "length", "max_turns", "env_done", "timeout", "error")
+    assert set(records.STOP_REASONS) == {*natural, *limits}
+    assert [records.is_truncated(r) for r in natural] == [False, True, True, False, True, False]
+    assert all(records.is_truncated(r) for r in limits)  # a limit cuts a rollout short
     with pytest.raises(ValueError, match="unknown stop_reason 'api_error'"):
         records.is_truncated("api_error")
 
@@ -43,6 +45,7 @@ def test_dataframe_columns_follow_the_row_schema():
         "error": {"category": "tool", "message": "boom"},
         "timing": {"generation_ms": 1.0, "scoring_ms": 2.0, "rollout_ms": 1.5, "total_ms": 3.0},
         "usage": {"prompt_tokens": 5, "completion_tokens": 6},
+        "cost_usd": 0.5,
     }
     assert set(row) == set(columns.ROW_KEYS)
     flat = flatten_row(row)
@@ -61,6 +64,7 @@ def test_dataframe_columns_follow_the_row_schema():
         "advantage",
         "turns",
         "stop_reason",
+        "cost_usd",
         "error",
         "error_category",
         "attempts",
@@ -76,6 +80,7 @@ def test_dataframe_columns_follow_the_row_schema():
         "prompt_tokens",
         "completion_tokens",
         "reasoning_tokens",
+        "cached_prompt_tokens",
     ]
     assert (flat["error"], flat["error_category"]) == ("boom", "tool")
     assert GenerateOutputs([]).to_pandas().columns.tolist()[:16] == list(flat)[:16]

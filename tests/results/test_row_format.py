@@ -120,6 +120,7 @@ KEYS_BEFORE = {
     "_write_id",
     "_write_size",
     "session",  # added since: the session that made the row
+    "cost_usd",  # added since: what its model calls cost (None: unpriced)
 }
 WRITE_TAGS = {"_write_id", "_write_size"}
 
@@ -188,8 +189,13 @@ def test_rows_written_now_are_plain_json_with_the_keys_of_before(tmp_path):
                 "env",
                 "tokens",
             }
-        # reasoning_tokens only when the server reports them (a thinking model)
-        assert set(row["usage"]) == set(records.Usage.__annotations__) - {"reasoning_tokens"}
+        # reasoning and cached tokens, and a provider's own fields, only when the server
+        # reports them
+        assert set(row["usage"]) == set(records.Usage.__annotations__) - {
+            "reasoning_tokens",
+            "cached_prompt_tokens",
+            "extra",
+        }
         assert row["reward"] == _exact(row["completion"], row["answer"])
 
 

@@ -257,7 +257,13 @@ def _encode(r: ChatResponse) -> str:
         {
             "message": r.message,
             "finish_reason": r.finish_reason,
-            "usage": [r.usage.prompt_tokens, r.usage.completion_tokens, r.usage.reasoning_tokens],
+            "usage": [
+                r.usage.prompt_tokens,
+                r.usage.completion_tokens,
+                r.usage.reasoning_tokens,
+                r.usage.cached_prompt_tokens,
+                r.usage.extra,
+            ],
             "prompt_ids": r.prompt_ids,
             "completion_ids": r.completion_ids,
             "completion_logprobs": r.completion_logprobs,

@@ -7,6 +7,7 @@ from typing import Any
 from verifiers_lite.clients.routing import EndpointRouter
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse
+from verifiers_lite.core.pricing import ModelPrice, declared_price
 
 
 class ClientGroup(list[Any]):
@@ -32,6 +33,11 @@ class ClientGroup(list[Any]):
     def text_only(self) -> bool | str:
         """A member's ``text_only`` when one reads text only (so a prompt is refused up front)."""
         return next((c.text_only for c in self if getattr(c, "text_only", False)), False)
+
+    @property
+    def price(self) -> ModelPrice | None:
+        """The members' declared price when they all declare the same one."""
+        return declared_price(list(self))
 
     async def chat(
         self,

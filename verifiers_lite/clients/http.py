@@ -16,6 +16,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.clients.openai_settings import openai_settings
+from verifiers_lite.clients.openai_wire import read_usage
 from verifiers_lite.clients.retry import (
     RepeatedAnswer,
     RetryPolicy,
@@ -25,7 +26,8 @@ from verifiers_lite.clients.retry import (
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ModelAPIError
 from verifiers_lite.core.messages import Message
-from verifiers_lite.core.model_client import ChatResponse, TurnUsage, text_only_model
+from verifiers_lite.core.model_client import ChatResponse, text_only_model
+from verifiers_lite.core.pricing import ModelPrice
 from verifiers_lite.core.reasoning import assistant_message
 
 if TYPE_CHECKING:
@@ -57,6 +59,9 @@ class ChatClient:
     string, and a message with an image is refused before it is sent
     (:class:`~verifiers_lite.core.content.ContentNotSupportedError`; a run refuses such prompts
     before its first request). Otherwise content parts go as they are (the OpenAI format).
+
+    ``price`` is what the endpoint's tokens cost whatever the model (the embedded model's
+    servers say :data:`~verifiers_lite.core.pricing.FREE`); a run's own price table wins over it.
     """
 
     def __init__(
@@ -74,6 +79,7 @@ class ChatClient:
         cache_identity: str | None = None,
         text_only: bool | str = False,
         slots: int | None = None,
+        price: ModelPrice | None = None,
     ) -> None:
         if not isinstance(base_url, str) or not base_url.startswith(("http://", "https://")):
             raise ValueError(f"base_url must be an http(s) URL, got {base_url!r}")
@@ -96,6 +102,7 @@ class ChatClient:
         self.max_connections = max_connections
         self.trust_env = trust_env
         self.text_only = text_only
+        self.price = price
         self._headers = {"Content-Type": "application/json", **(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -392,7 +399,7 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
     return ChatResponse(
         message=message,
         finish_reason=choice.get("finish_reason"),
-        usage=_usage(usage),
+        usage=read_usage(usage),
         prompt_ids=prompt_ids if completion_ids is not None else None,
         completion_ids=completion_ids,
         completion_logprobs=logprobs,
@@ -402,20 +409,6 @@ def parse_chat_completion(text: str, url: str = "") -> ChatResponse:
         response_id=rid if isinstance(rid := payload.get("id"), str) else None,
         created=created if isinstance(created := payload.get("created"), int) else None,
         model=served if isinstance(served := payload.get("model"), str) and served else None,
-    )
-
-
-def _usage(usage: Any) -> TurnUsage:
-    """Token counts of a completion's ``usage`` (``completion_tokens_details.reasoning_tokens``
-    kept as ``reasoning_tokens``)."""
-    if not isinstance(usage, dict):
-        return TurnUsage()
-    details = usage.get("completion_tokens_details")
-    reasoning = details.get("reasoning_tokens") if isinstance(details, dict) else None
-    return TurnUsage(
-        int(usage.get("prompt_tokens") or 0),
-        int(usage.get("completion_tokens") or 0),
-        int(reasoning or 0),
     )
 
 
@@ -434,7 +427,7 @@ def parse_text_completion(text: str, url: str = "") -> ChatResponse:
     return ChatResponse(
         message={"role": "assistant", "content": content},
         finish_reason=choice.get("finish_reason"),
-        usage=_usage(payload.get("usage")),
+        usage=read_usage(payload.get("usage")),
         model=served if isinstance(served := payload.get("model"), str) and served else None,
     )
 

@@ -21,6 +21,7 @@ __all__ = [
     "chat_completion_body",
     "chat_completion_chunks",
     "dumps",
+    "read_usage",
     "responses_body",
     "responses_events",
     "responses_request",
@@ -77,6 +78,7 @@ def _out_message(message: Message) -> dict[str, Any]:
 
 
 def _chat_usage(usage: TurnUsage) -> dict[str, Any]:
+    """A turn's usage as Chat Completions writes it (what :func:`read_usage` reads back)."""
     out: dict[str, Any] = {
         "prompt_tokens": usage.prompt_tokens,
         "completion_tokens": usage.completion_tokens,
@@ -84,6 +86,50 @@ def _chat_usage(usage: TurnUsage) -> dict[str, Any]:
     }
     if usage.reasoning_tokens:
         out["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning_tokens}
+    if usage.cached_prompt_tokens:
+        out["prompt_tokens_details"] = {"cached_tokens": usage.cached_prompt_tokens}
+    for name, value in usage.extra.items():  # dotted names back to nested fields
+        *path, last = name.split(".")
+        node = out
+        for part in path:
+            node = node.setdefault(part, {})
+        node[last] = value
+    return out
+
+
+def read_usage(usage: Any) -> TurnUsage:
+    """Every count of a completion's ``usage``: prompt and completion tokens, the reasoning ones
+    (``completion_tokens_details.reasoning_tokens``), the cached prompt ones
+    (``prompt_tokens_details.cached_tokens``), and any other numeric field a provider reports,
+    kept in ``extra`` (nested ones named with dots)."""
+    if not isinstance(usage, dict):
+        return TurnUsage()
+    flat = _numeric_fields(usage)
+    taken = {
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",  # prompt + completion: derived, not kept
+        "completion_tokens_details.reasoning_tokens",
+        "prompt_tokens_details.cached_tokens",
+    }
+    return TurnUsage(
+        int(flat.get("prompt_tokens") or 0),
+        int(flat.get("completion_tokens") or 0),
+        int(flat.get("completion_tokens_details.reasoning_tokens") or 0),
+        int(flat.get("prompt_tokens_details.cached_tokens") or 0),
+        {k: v for k, v in flat.items() if k not in taken},
+    )
+
+
+def _numeric_fields(value: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """The numbers of a nested usage dict by dotted name (flags, strings and nulls left out)."""
+    out: dict[str, float] = {}
+    for key, item in value.items():
+        name = f"{prefix}{key}"
+        if isinstance(item, dict):
+            out.update(_numeric_fields(item, f"{name}."))
+        elif isinstance(item, (int, float)) and not isinstance(item, bool) and item == item:
+            out[name] = item
     return out
 
 

@@ -229,6 +229,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("turns", "int", "model calls made", sort=True, label="turns"),
     Column("stop_reason", "str", "why it ended", filter="choice", label="stop"),
     Column(
+        "cost_usd",
+        "float",
+        "what its model calls cost in US dollars (None: unpriced)",
+        sort=True,
+        filter="range",
+        label="USD",
+    ),
+    Column(
         "tool_calls",
         "int",
         "tool calls the model made",

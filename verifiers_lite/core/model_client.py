@@ -17,6 +17,9 @@ class TurnUsage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     reasoning_tokens: int = 0  #: of the completion tokens, those spent reasoning (when reported)
+    cached_prompt_tokens: int = 0  #: of the prompt tokens, those served from the provider's cache
+    #: the other numeric fields of the server's ``usage`` (nested ones named with dots)
+    extra: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass(slots=True)

@@ -15,7 +15,19 @@ from typing import Annotated, Any, Literal, Required, TypedDict, get_args, get_t
 
 from verifiers_lite.core.messages import Messages
 
-StopReason = Literal["stop", "length", "max_turns", "env_done", "timeout", "error"]
+StopReason = Literal[
+    "stop",
+    "length",
+    "max_turns",
+    "env_done",
+    "timeout",
+    "error",
+    "token_limit",
+    "turn_limit",
+    "time_limit",
+    "cost_limit",
+    "tool_limit",
+]
 """Why a rollout (or a token-engine trajectory) ended; the closed set every engine uses.
 
 - ``stop``: the model answered and nothing asked for more (no tool call; a natural end).
@@ -26,17 +38,31 @@ StopReason = Literal["stop", "length", "max_turns", "env_done", "timeout", "erro
   left is scored.
 - ``error``: it failed; the row's ``error`` says why (model API, tools, template, prompt too
   long, scoring); other rollouts are unaffected.
+- ``token_limit``, ``turn_limit``, ``time_limit``, ``cost_limit``, ``tool_limit``: one of the
+  rollout's :class:`~verifiers_lite.core.limits.Limits` ended it (scored as it stands, like a
+  truncation).
 """
 
 STOP_REASONS: tuple[StopReason, ...] = get_args(StopReason)
 """The stop reasons as a tuple (the closed set, in the order above)."""
 
-_TRUNCATING = frozenset({"length", "max_turns", "timeout"})
+_TRUNCATING = frozenset(
+    {
+        "length",
+        "max_turns",
+        "timeout",
+        "token_limit",
+        "turn_limit",
+        "time_limit",
+        "cost_limit",
+        "tool_limit",
+    }
+)
 
 
 def is_truncated(stop_reason: str) -> bool:
-    """True exactly when a limit cut the rollout short (``length``, ``max_turns``,
-    ``timeout``); a natural
+    """True exactly when a limit cut the rollout short (``length``, ``max_turns``, ``timeout``,
+    or one of its :class:`~verifiers_lite.core.limits.Limits`: ``token_limit``, ...); a natural
     end is complete and ``error`` is a failure, not a truncation."""
     if stop_reason not in STOP_REASONS:
         raise ValueError(
@@ -124,10 +150,17 @@ class Usage(TypedDict, total=False):
     #: of those, the tokens spent reasoning (``completion_tokens_details.reasoning_tokens``);
     #: present only when the server reported them
     reasoning_tokens: int
+    #: of the prompt tokens, those the provider served from its prompt cache
+    #: (``prompt_tokens_details.cached_tokens``); present only when the server reported them
+    cached_prompt_tokens: int
+    #: any other numeric usage fields the server reported (a provider's own, nested ones named
+    #: with dots, e.g. ``prompt_tokens_details.audio_tokens``), summed over the turns
+    extra: dict[str, float]
 
 
-USAGE_KEYS: tuple[str, ...] = tuple(Usage.__annotations__)
-"""The token counts of :class:`Usage`, in its order: a row's usage columns."""
+USAGE_KEYS: tuple[str, ...] = tuple(k for k in Usage.__annotations__ if k != "extra")
+"""The token counts of :class:`Usage`, in its order: a row's usage columns (``extra``, a
+provider's own fields, stays a mapping)."""
 
 
 DatasetRow = dict[str, Any]
@@ -235,6 +268,9 @@ class RolloutFields(TypedDict, total=False):
     metrics: dict[str, float | None]  #: each reward function's value (None: it failed)
     advantage: float | None  #: reward minus the group mean; None when unscored
     usage: Usage  #: tokens reported by the model server
+    #: what its model calls cost in US dollars (:mod:`verifiers_lite.core.pricing`); None when
+    #: the model is unpriced
+    cost_usd: float | None
     timing: Timing  #: where the time went
     prompt_ids: list[int]  #: see :class:`TokenFields` (only when the backend gave token ids)
     completion_ids: list[int]  #: see :class:`TokenFields`
@@ -252,6 +288,8 @@ class State(RolloutFields, total=False):
     sampling_args: dict[str, Any]  #: sampling parameters sent with each model call
     tool_defs: list[dict[str, Any]] | None  #: OpenAI tool schemas offered to the model
     retries: int  #: reruns of a failed rollout before it was given up
+    last_call_tokens: int  #: the last model call's prompt and completion tokens
+    limit_reached: str  #: the per-rollout limit the last model call reached, if any
 
 
 class Row(RolloutFields, total=False):

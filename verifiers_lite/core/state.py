@@ -11,7 +11,7 @@ from typing import Any, cast
 from verifiers_lite.core import columns
 from verifiers_lite.core.dataset import INPUT_FIELDS, RolloutInput, parse_info
 from verifiers_lite.core.messages import normalize_messages
-from verifiers_lite.core.model_client import ChatResponse
+from verifiers_lite.core.model_client import ChatResponse, TurnUsage
 from verifiers_lite.core.records import (
     STOP_REASONS,
     TOKEN_KEYS,
@@ -20,6 +20,7 @@ from verifiers_lite.core.records import (
     Row,
     State,
     TokenFields,
+    Usage,
 )
 from verifiers_lite.core.trajectory import compact_steps, expand_steps
 
@@ -29,6 +30,7 @@ __all__ = [
     "STOP_REASONS",
     "TOKEN_KEYS",
     "State",
+    "add_usage",
     "elapsed_ms",
     "extend_tokens",
     "new_state",
@@ -126,12 +128,9 @@ def record_response(
 ) -> None:
     """Account one model turn: usage, its trajectory step (what was sent, the answer, the model
     that answered, the call's usage and times), and token ids when the backend gives them."""
-    state["usage"]["prompt_tokens"] += response.usage.prompt_tokens
-    state["usage"]["completion_tokens"] += response.usage.completion_tokens
-    if response.usage.reasoning_tokens:  # only when the server reports them
-        state["usage"]["reasoning_tokens"] = (
-            state["usage"].get("reasoning_tokens", 0) + response.usage.reasoning_tokens
-        )
+    add_usage(state["usage"], response.usage)
+    # the next call's prompt holds at least this one's prompt and answer (per-rollout limits)
+    state["last_call_tokens"] = response.usage.prompt_tokens + response.usage.completion_tokens
     step: dict[str, Any] = {"finish_reason": response.finish_reason, "message": response.message}
     if request is not None:
         step["request"] = request
@@ -168,6 +167,23 @@ def record_response(
         response.completion_logprobs,
     )
     state.update(tokens)
+
+
+def add_usage(usage: Usage, turn: TurnUsage) -> None:
+    """Add one turn's counts to a rollout's ``usage`` (reasoning and cached tokens, and a
+    provider's extra fields, only once a server has reported them)."""
+    usage["prompt_tokens"] = usage.get("prompt_tokens", 0) + turn.prompt_tokens
+    usage["completion_tokens"] = usage.get("completion_tokens", 0) + turn.completion_tokens
+    if turn.reasoning_tokens:
+        usage["reasoning_tokens"] = usage.get("reasoning_tokens", 0) + turn.reasoning_tokens
+    if turn.cached_prompt_tokens:
+        usage["cached_prompt_tokens"] = (
+            usage.get("cached_prompt_tokens", 0) + turn.cached_prompt_tokens
+        )
+    if turn.extra:
+        extra = usage.setdefault("extra", {})
+        for key, value in turn.extra.items():
+            extra[key] = extra.get(key, 0) + value
 
 
 def _tokens_of(state: State) -> TokenFields | None:

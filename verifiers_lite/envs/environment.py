@@ -25,8 +25,16 @@ from verifiers_lite.core.dataset import (
     input_in_form,
 )
 from verifiers_lite.core.errors import ModelAPIError, RolloutTimeoutError, categorize, cleanup_error
+from verifiers_lite.core.limits import (
+    LimitReached,
+    Limits,
+    limit_after_call,
+    limit_before_call,
+    rollout_budget,
+)
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike
+from verifiers_lite.core.pricing import usage_cost
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.reasoning import (
     ReasoningHistory,
@@ -103,7 +111,10 @@ class Environment(ABC):
         score_rollouts: bool = True,
         env_id: str | None = None,
         reasoning_history: ReasoningHistory = "keep",
+        limits: Limits | None = None,
     ) -> None:
+        if limits is not None and not isinstance(limits, Limits):
+            raise TypeError(f"limits must be a vf.Limits, got {type(limits).__name__}")
         if max_concurrent is not None and max_concurrent < 1:
             raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
         if max_retries < 0:
@@ -126,6 +137,7 @@ class Environment(ABC):
         self.env_args = dict(env_args or {})
         self.score_rollouts = score_rollouts  # False: generate/evaluate return unscored rows
         self.reasoning_history = check_reasoning_history(reasoning_history)
+        self.rollout_limits = limits  # a run's limits override them field by field
         if env_id is not None:
             if not isinstance(env_id, str) or not env_id.strip():
                 raise ValueError(f"env_id must be a non-empty string, got {env_id!r}")
@@ -273,6 +285,10 @@ class Environment(ABC):
         args = {**self.sampling_args, **(state.get("sampling_args") or {}), **(sampling_args or {})}
         if state.get("seed") is not None:  # the rollout's own seed, derived from the run's
             args.setdefault("seed", state["seed"])
+        limits, price = rollout_budget(self.rollout_limits)
+        room = limit_before_call(state, limits, price)  # raises LimitReached: no call
+        if room is not None:
+            _clip_max_tokens(args, room)
         request: CallRequest = {"messages": list(messages), "sampling_args": dict(args)}
         timing: CallTiming = {"start_ms": elapsed_ms(state)}
         t0 = time.perf_counter()
@@ -300,6 +316,9 @@ class Environment(ABC):
                 totals["generation_ms"] += timing["latency_ms"]
         response.message = assistant_message(response.message, self.parser.split_reasoning)
         record_response(state, response, request, timing)
+        if price is not None:
+            state["cost_usd"] = usage_cost(state["usage"], price)
+        limit_after_call(cast(dict[str, Any], state), limits, price)
         return response
 
     # -- layer 2 (final) -----------------------------------------------------------------------
@@ -330,6 +349,14 @@ class Environment(ABC):
                 return _timed(state, t0)
             except asyncio.CancelledError:
                 raise
+            except LimitReached as reached:  # a per-rollout limit: an end, not a failure
+                state = (
+                    started[0]
+                    if started
+                    else self.init_state(rollout_input, model, sampling_args, rollout_index)
+                )
+                state["rollout_index"], state["stop_reason"] = rollout_index, reached.reason
+                return _timed(state, t0)
             except Exception as exc:
                 retryable = not isinstance(exc, ModelAPIError) or exc.retryable
                 delay = retries.next_delay() if retryable else None
@@ -516,12 +543,16 @@ class Environment(ABC):
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate. ``seed``
-        shuffles (with ``shuffle=True``) and is the run seed: each rollout samples with a seed
+        shuffles (with ``shuffle=True``, or ``until``) and is the run seed: each rollout samples with a seed
         derived from it (``None``: no seed is sent; shuffling then uses 0). Options as for
         :meth:`generate`."""
         run = _evaluation_config("evaluate", config, options, rollouts_per_example, seed)
+        # With ``until`` the examples are a random draw: shuffled, by the run's seed.
         inputs = self.get_eval_inputs(
-            num_examples, rollouts_per_example, shuffle, 0 if seed is None else seed
+            num_examples,
+            rollouts_per_example,
+            shuffle or run.until is not None,
+            0 if seed is None else seed,
         )
         return await self.generate(inputs, client, model, config=run)
 
@@ -582,6 +613,13 @@ def _evaluation_config(
     return run.replace(
         seed=seed, rollouts_per_example=run.rollouts_per_example or rollouts_per_example
     )
+
+
+def _clip_max_tokens(args: dict[str, Any], room: int) -> None:
+    """At most ``room`` tokens for the call's answer (the token limit's share left)."""
+    key = "max_completion_tokens" if "max_completion_tokens" in args else "max_tokens"
+    asked = args.get(key)
+    args[key] = room if not isinstance(asked, int) else min(asked, room)
 
 
 def _timed(state: State, started: float) -> State:

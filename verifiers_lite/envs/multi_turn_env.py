@@ -5,11 +5,12 @@ from __future__ import annotations
 import inspect
 import time
 from abc import abstractmethod
-from typing import Any
+from typing import Any, cast
 
 from verifiers_lite.core.dataset import RolloutInput
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.records import StopReason
 from verifiers_lite.core.state import State, elapsed_ms
 from verifiers_lite.envs.environment import Environment
 
@@ -22,7 +23,9 @@ class MultiTurnEnv(Environment):
     turn, whatever ends the rollout. Stop reasons: ``length`` (the model hit its token limit;
     wins over the others), ``env_done`` (:meth:`is_completed` said so, or ``env_response`` set
     ``state["done"] = True``), ``max_turns``, ``stop`` (a subclass's natural end, e.g. no tool
-    call), ``error``. ``env_id`` names it in results (default: the subclass's name).
+    call), ``error``; a per-rollout limit (:class:`~verifiers_lite.core.limits.Limits`) reached
+    by a turn that would not end the rollout otherwise names itself (``token_limit``, ...).
+    ``env_id`` names it in results (default: the subclass's name).
     """
 
     def __init__(self, *args: Any, max_turns: int = 10, **kwargs: Any) -> None:
@@ -67,11 +70,15 @@ class MultiTurnEnv(Environment):
             state["turns"] += 1
             # The environment sees every model turn, a truncated one included, before any stop.
             completed = await self.is_completed(messages, state)
+            limit = state.get("limit_reached")  # a per-rollout limit this call reached
             if response.finish_reason == "length":
-                state["stop_reason"] = "length"
+                state["stop_reason"] = "token_limit" if limit == "token_limit" else "length"
                 break
             if completed:
                 state["stop_reason"] = state.get("stop_reason") or "env_done"
+                break
+            if limit:
+                state["stop_reason"] = cast(StopReason, limit)
                 break
             if state["turns"] >= self.max_turns:
                 state["stop_reason"] = "max_turns"

@@ -35,5 +35,9 @@ class SingleTurnEnv(Environment):
         )
         state["completion"].append(response.message)
         state["turns"] = 1
-        state["stop_reason"] = "length" if response.finish_reason == "length" else "stop"
+        if response.finish_reason == "length":  # cut by the token limit's clip, or max_tokens
+            limit = state.get("limit_reached")
+            state["stop_reason"] = "token_limit" if limit == "token_limit" else "length"
+        else:
+            state["stop_reason"] = "stop"
         return state

@@ -28,6 +28,7 @@ from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import is_installed, missing_dependency
 from verifiers_lite.clients.group import ClientGroup
 from verifiers_lite.clients.http import ChatClient
+from verifiers_lite.core.pricing import FREE
 from verifiers_lite.local.cpu_safety import crash_hint, describe_exit
 
 DEFAULT_MODEL_NAME = "SmolLM2-135M-Instruct"
@@ -248,6 +249,7 @@ class LocalModel:
         # sees no images.
         kwargs.setdefault("text_only", f"the embedded model {self.model_path.stem}")
         kwargs.setdefault("slots", 1)  # llama-cpp-python's server answers one request at a time
+        kwargs.setdefault("price", FREE)  # a model on this machine costs no money per token
         return ChatClient(self.base_url, process_check=self.crash_report, **kwargs)
 
     @property

@@ -93,6 +93,14 @@ class RunMetadata(TypedDict, total=False):
     completion_tokens: int  #: completion tokens over all rows
     reasoning_tokens: int  #: of those, tokens spent reasoning
     timing_ms: dict[str, float | None]  #: per part of a rollout's time: its mean (ms)
+    #: how rows were priced: ``model``, ``price`` (USD per million tokens of each kind; None:
+    #: unpriced) and ``source`` (``prices``: the caller's table, ``endpoint``: what the endpoint
+    #: declares, ``bundled <date>``: the bundled table)
+    pricing: dict[str, Any]
+    #: a run with ``until``: the rule (``rule``, ``half_width``, ``confidence``,
+    #: ``reward_range``), the examples fed to its interval, their ``mean``, the anytime-valid
+    #: ``interval`` and why it ``stopped`` (``precision``, ``sign``, ``examples ran out``)
+    until: dict[str, Any]
     rescored_from: RescoredFrom  #: a re-scored run's source
     #: the task the rows are, in a part of a run split by task (``GenerateOutputs.by_task``)
     task: str
@@ -134,6 +142,8 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "errors",
             "stop_reasons",
             "timing_ms",
+            "pricing",
+            "until",
         ),
         (dict,),
     ),

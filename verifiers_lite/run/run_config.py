@@ -8,7 +8,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict
 
+from verifiers_lite.core.limits import Limits
+from verifiers_lite.core.pricing import PriceTable, check_prices
 from verifiers_lite.core.seeding import check_run_seed
+from verifiers_lite.run.until import Precision
 
 if TYPE_CHECKING:
     from verifiers_lite.executors.base import Executor
@@ -56,6 +59,17 @@ class RunConfig:
     seed: int | None = 0
     """Each rollout's sampling seed is derived from it, the example and the rollout index;
     None sends no seed."""
+    prices: PriceTable | None = None
+    """Model name -> :class:`~verifiers_lite.core.pricing.ModelPrice` (USD per million tokens):
+    each row's ``cost_usd`` is priced from it, else from what the endpoint declares (the embedded
+    model: free), else from the bundled table; a model none names is "unpriced" (None)."""
+    until: Precision | None = None
+    """Stop starting new examples once the mean reward's anytime-valid interval is as narrow
+    as asked (:class:`~verifiers_lite.run.until.Precision`); examples run in their order
+    (``evaluate`` shuffles them with its seed)."""
+    limits: Limits | None = None
+    """Per-rollout :class:`~verifiers_lite.core.limits.Limits` (tokens, turns, time, cost, tool
+    calls), over the environment's field by field."""
 
     def __post_init__(self) -> None:
         _positive_or_none("max_concurrent", self.max_concurrent)
@@ -82,6 +96,19 @@ class RunConfig:
             except (TypeError, ValueError) as exc:
                 raise type(exc)(f"RunConfig.seed: {exc}") from exc
 
+        if self.until is not None and not isinstance(self.until, Precision):
+            raise TypeError(
+                f"RunConfig.until must be a vf.Precision, got {type(self.until).__name__}"
+            )
+        if self.limits is not None and not isinstance(self.limits, Limits):
+            raise TypeError(
+                f"RunConfig.limits must be a vf.Limits, got {type(self.limits).__name__}"
+            )
+        try:
+            check_prices(self.prices)
+        except (TypeError, ValueError) as exc:
+            raise type(exc)(f"RunConfig.{exc}") from exc
+
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with ``changes`` (validated again)."""
         return dataclasses.replace(self, **changes)
@@ -106,6 +133,9 @@ class EvaluationOptions(TypedDict, total=False):
     rerun_errors: bool
     allow_client_change: bool
     cache: Any
+    prices: PriceTable | None
+    until: Precision | None
+    limits: Limits | None
 
 
 class RunOptions(EvaluationOptions, total=False):

@@ -13,7 +13,9 @@ from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import as_model_clients, attach_cache
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ResumeMismatchError
+from verifiers_lite.core.limits import RolloutBudget, run_budget
 from verifiers_lite.core.model_client import ModelClientLike, text_only_model
+from verifiers_lite.core.pricing import declared_price, price_record, resolve_price, usage_cost
 from verifiers_lite.core.progress import (
     TICK_SECONDS,
     CallbackSet,
@@ -58,6 +60,7 @@ from verifiers_lite.results.store import ResultsStore, iter_rows
 from verifiers_lite.run.input_plan import InputPlan
 from verifiers_lite.run.rescore_advice import rescore_advice
 from verifiers_lite.run.run_config import RunConfig
+from verifiers_lite.run.until import UntilGate
 
 if TYPE_CHECKING:
     from verifiers_lite.core.runnable import RunnableEnvironment
@@ -143,7 +146,8 @@ async def generate(
         await run.start()
         status, interrupted = "running", False
         try:
-            await run.run_units()
+            with run_budget(RolloutBudget(run.config.limits, run.price)):
+                await run.run_units()
             status = "completed_with_errors" if run.totals.errors else "completed"
         except BaseException as exc:
             status = "interrupted"
@@ -182,6 +186,8 @@ class _Run:
         self.metadata = _run_metadata(
             env, model, config, self.plan, self.per_example, self.limit, self.score, self.run_seed
         )
+        self.price, source = resolve_price(model, config.prices, declared_price(client))
+        self.metadata["pricing"] = price_record(model, self.price, source)
         self.client_endpoints = client_endpoints(
             client
         )  # known before any request: a resume checks it
@@ -195,6 +201,8 @@ class _Run:
         )
         self.stats = RunStats(total=self.plan.num_rollouts)
         self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
+        # With ``until``: no new example once the mean reward is known as precisely as asked.
+        self.gate = UntilGate(config.until, list(self.plan), self.plan) if config.until else None
         self.rows: list[Row] | None = (
             None if self.store is not None else []
         )  # in memory without a store
@@ -238,6 +246,8 @@ class _Run:
 
     def _count_kept(self, row: Row) -> None:
         self.totals.add(row)
+        if self.gate is not None:
+            self.gate.add([row])
         self.stats.add([row], resumed=True)
 
     async def start(self) -> None:
@@ -256,6 +266,8 @@ class _Run:
         slots = await self.executor.start(ctx, 1 if independent else self.per_example)
         self.n_workers = min(_count_units(self.plan, self.saved, independent), slots)
         self.units = iter_units(self.plan, self.saved.is_done, independent, self.run_seed)
+        if self.gate is not None:
+            self.units = self.gate.units(self.units)
         if self.cache_meter is not None:
             self.stats.cache_hits = 0
         self.events.on_start(self.stats)
@@ -297,12 +309,15 @@ class _Run:
                 self.prior_attempts.get((r.get("example_id"), r.get("rollout_index", 0)), 0) + 1
             )
             r["session"] = self.session
+            r["cost_usd"] = usage_cost(r.get("usage") or {}, self.price)
         if self.store is not None:
             await self.store.append_group_async(out)
         else:
             assert self.rows is not None
             self.rows.extend(out)
         self.totals.add_all(out)
+        if self.gate is not None:
+            self.gate.add(out)
         add_system_fingerprints(self.builds, out)
         self.stats.add(out)
         if self.cache_meter is not None:
@@ -348,6 +363,8 @@ class _Run:
         metadata["status"] = status
         add_summary(metadata, self.executor.summary())
         add_summary(metadata, self.totals.summary())
+        if self.gate is not None:
+            metadata["until"] = self.gate.record()
 
     def outputs(self) -> GenerateOutputs:
         """The run's rows (in memory, or read from results.jsonl on demand) and metadata."""

@@ -33,8 +33,12 @@ streams (server-sent events) when the request asks ``"stream": true``; bodies an
 written by :mod:`verifiers_lite.clients.openai_wire`.
 
 Control endpoints: ``POST /_control/config``
-({latency_ms, faults: [...], correct_rate, system_fingerprint, created}; a system_fingerprint is
-then returned with every completion, and ``created`` fixes every completion's creation time),
+({latency_ms, faults: [...], correct_rate, system_fingerprint, created, cached_tokens,
+usage_extra}; a system_fingerprint is then returned with every completion, ``created`` fixes
+every completion's creation time, ``cached_tokens`` of each prompt's tokens are reported as
+served from a prompt cache (``usage.prompt_tokens_details.cached_tokens``, capped at its prompt
+tokens) and ``usage_extra`` is merged into every completion's ``usage``, as a provider's own
+fields),
 ``POST /_control/reset``, ``GET /_control/stats``, ``GET /_control/requests`` (the bodies of
 the last 1,000 chat requests, oldest first: what each request sent). A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
@@ -56,12 +60,13 @@ from verifiers_lite.clients.openai_wire import (
     chat_completion_body,
     chat_completion_chunks,
     dumps,
+    read_usage,
     responses_body,
     responses_events,
     responses_request,
     sse,
 )
-from verifiers_lite.core.model_client import ChatResponse, TurnUsage
+from verifiers_lite.core.model_client import ChatResponse
 from verifiers_lite.testing.server_process import ServerProcess, request_body, serve
 from verifiers_lite.testing.server_process import free_port as free_port  # where tests import it
 
@@ -115,6 +120,8 @@ class FakeChatServer:
         self.faults = []
         self.system_fingerprint = None
         self.created: int | None = None
+        self.cached_tokens = 0
+        self.usage_extra: dict[str, Any] = {}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = await request_body(scope, receive, send)
@@ -137,6 +144,10 @@ class FakeChatServer:
                 self.system_fingerprint = cfg["system_fingerprint"]
             if "created" in cfg:
                 self.created = cfg["created"]
+            if "cached_tokens" in cfg:
+                self.cached_tokens = int(cfg["cached_tokens"])
+            if "usage_extra" in cfg:
+                self.usage_extra = dict(cfg["usage_extra"])
             await _json(send, 200, {"ok": True})
         elif path == "/_control/reset" and method == "POST":
             self.reset()
@@ -246,10 +257,21 @@ class FakeChatServer:
         completion_tokens = len(str(message.get("content") or "").split()) + 1
         reasoning = message.get("reasoning_content") or message.get("reasoning")
         reasoning_tokens = len(reasoning.split()) if reasoning else 0
+        usage: dict[str, Any] = {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens + reasoning_tokens,
+            "completion_tokens_details": {"reasoning_tokens": reasoning_tokens},
+            "prompt_tokens_details": {"cached_tokens": min(self.cached_tokens, prompt_tokens)},
+        }
+        for key, value in self.usage_extra.items():  # a provider's own fields, nested ones merged
+            if isinstance(value, dict) and isinstance(usage.get(key), dict):
+                usage[key] = {**usage[key], **value}
+            else:
+                usage[key] = value
         return ChatResponse(
             message,
             finish,
-            TurnUsage(prompt_tokens, completion_tokens + reasoning_tokens, reasoning_tokens),
+            read_usage(usage),
             system_fingerprint=self.system_fingerprint,
             response_id=f"chatcmpl-{self.requests}",
             created=int(time.time()) if self.created is None else self.created,
