@@ -162,10 +162,10 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         ToolServerError,
         VerifiersError,
     )
-    from verifiers_lite.core.limits import LimitReached, Limits
+    from verifiers_lite.core.limits import Limits
     from verifiers_lite.core.messages import Messages
     from verifiers_lite.core.model_client import ChatResponse, ModelClient
-    from verifiers_lite.core.pricing import FREE, ModelPrice
+    from verifiers_lite.core.pricing import ModelPrice
     from verifiers_lite.core.progress import RunStats
     from verifiers_lite.core.records import (
         DatasetRow,
