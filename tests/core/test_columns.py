@@ -19,7 +19,19 @@ from verifiers_lite.core.state import State
 
 def test_closed_sets_are_their_types_arguments():
     assert get_args(records.StopReason) == records.STOP_REASONS
-    assert records.STOP_REASONS == ("stop", "length", "max_turns", "env_done", "timeout", "error")
+    assert records.STOP_REASONS == (
+        "stop",
+        "length",
+        "max_turns",
+        "env_done",
+        "timeout",
+        "error",
+        "token_limit",
+        "turn_limit",
+        "time_limit",
+        "cost_limit",
+        "tool_limit",
+    )
     assert get_args(records.ErrorCategory) == records.ERROR_CATEGORIES
     # Written out by hand: the durations of Timing, and the parts the displays name.
     assert records.TIMING_KEYS == (
@@ -38,7 +50,12 @@ def test_closed_sets_are_their_types_arguments():
         "group_wait_ms": "waiting for its group",
         "scoring_ms": "scoring",
     }
-    assert records.USAGE_KEYS == ("prompt_tokens", "completion_tokens", "reasoning_tokens")
+    assert records.USAGE_KEYS == (
+        "prompt_tokens",
+        "completion_tokens",
+        "reasoning_tokens",
+        "cached_prompt_tokens",
+    )
 
 
 def test_row_keys_keep_their_order_on_disk():
@@ -60,6 +77,7 @@ def test_row_keys_keep_their_order_on_disk():
         "error",
         "timing",
         "usage",
+        "cost_usd",  # added at the end: what its model calls cost
     )
 
 

@@ -229,14 +229,6 @@ COLUMNS: tuple[Column, ...] = (
     Column("turns", "int", "model calls made", sort=True, label="turns"),
     Column("stop_reason", "str", "why it ended", filter="choice", label="stop"),
     Column(
-        "cost_usd",
-        "float",
-        "what its model calls cost in US dollars (None: unpriced)",
-        sort=True,
-        filter="range",
-        label="USD",
-    ),
-    Column(
         "tool_calls",
         "int",
         "tool calls the model made",
@@ -260,6 +252,14 @@ COLUMNS: tuple[Column, ...] = (
     Column("attempts", "int", "how often it was run (a resume reruns failed ones)", "by_run"),
     *(_timing(k) for k in TIMING_KEYS),
     *(_usage(k) for k in USAGE_KEYS),
+    Column(
+        "cost_usd",
+        "float",
+        "what its model calls cost in US dollars (None: unpriced)",
+        sort=True,
+        filter="range",
+        label="USD",
+    ),
     *(
         Column(k, "json", "token ids (see TokenFields)", "if_present", flat=False)
         for k in TOKEN_KEYS

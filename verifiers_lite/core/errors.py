@@ -27,7 +27,8 @@ library's own plumbing.
     │   ├── RewardFunctionError                     a reward function raised (rubric_error)
     │   ├── ToolServerError                         an MCP tool server died (env_error)
     │   ├── ToolCallFailed                          a tool call failed: the model is told why
-    │   └── ProgramError (RuntimeError)             a program environment's program failed
+    │   ├── ProgramError (RuntimeError)             a program environment's program failed
+    │   └── LimitReached                            a per-rollout limit: ends it (its stop reason)
     ├── the machine and servers
     │   ├── LocalModelError (RuntimeError)          the embedded model's server failed
     │   ├── SandboxUnavailableError (RuntimeError)  no sandbox on this machine

@@ -33,6 +33,7 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.pricing import ModelPrice, usage_cost
 
 __all__ = [
@@ -104,7 +105,7 @@ def _check_limit(name: str, value: object) -> None:
         raise ValueError(f"Limits.{name} must be {'>= 0' if least == 0 else '> 0'}, got {value!r}")
 
 
-class LimitReached(Exception):
+class LimitReached(VerifiersError):
     """Raised where a rollout may not go on: the run ends it with stop reason :attr:`reason`
     (no error). Environments that make model calls their own way raise it from
     :func:`limit_before_call` before each call."""
