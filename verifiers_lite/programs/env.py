@@ -34,7 +34,7 @@ from verifiers_lite.programs.delivery import (
 )
 from verifiers_lite.programs.interception import interception_server
 from verifiers_lite.programs.process import ProgramResult, run_program
-from verifiers_lite.programs.session import Limits, RolloutSession
+from verifiers_lite.programs.session import CallLimits, RolloutSession
 
 __all__ = ["ProgramEnv", "ProgramError", "ProgramLimits", "ProgramState"]
 
@@ -149,7 +149,7 @@ class ProgramEnv(Environment):
     ) -> State:
         state = cast(ProgramState, self.init_state(input, model, sampling_args))
         server = await interception_server()
-        limits = Limits(self.limits.max_calls, self.limits.max_total_tokens)
+        limits = CallLimits(self.limits.max_calls, self.limits.max_total_tokens)
         args = {**self.sampling_args, **state["sampling_args"]}
         session = RolloutSession(client, model, args, limits, contextvars.copy_context())
         server.add(session)

@@ -17,7 +17,7 @@ from verifiers_lite.core.model_client import ChatResponse, ModelClient
 from verifiers_lite.core.reasoning import assistant_message
 from verifiers_lite.programs.capture import CallLog
 
-__all__ = ["PROGRAM_FIELDS", "CallRefused", "Limits", "RolloutSession"]
+__all__ = ["PROGRAM_FIELDS", "CallLimits", "CallRefused", "RolloutSession"]
 
 PROGRAM_FIELDS = (
     "temperature",
@@ -38,7 +38,7 @@ the environment's sampling arguments override any of them, and other fields are 
 
 
 @dataclass(frozen=True)
-class Limits:
+class CallLimits:
     """Per-rollout limits: model calls (stop reason ``max_turns``) and tokens over all calls,
     prompt and completion (``length``). None: no limit."""
 
@@ -64,7 +64,7 @@ class RolloutSession:
     client: ModelClient
     model: str
     sampling_args: dict[str, Any]
-    limits: Limits
+    limits: CallLimits
     context: contextvars.Context
     token: str = field(default_factory=lambda: "vfp-" + secrets.token_urlsafe(24))
     log: CallLog = field(default_factory=CallLog)
