@@ -162,6 +162,14 @@ def test_divergent_histories_are_branches_and_the_last_one_is_the_completion() -
     assert row["error"] is None, row["error"]
     calls = row["env_state"]["program_calls"]
     assert [c["branch"] for c in calls] == [0, 0, 1, 0]
+    # The row's trajectory (what the viewer draws) is the branch it ended on, requests whole.
+    from verifiers_lite.core.trajectory import model_calls
+
+    main = [c for c in calls if c["branch"] == 0]
+    stored = model_calls(row)
+    assert [s["request"]["messages"] for s in stored] == [c["request"]["messages"] for c in main]
+    assert [s["message"]["content"] for s in stored] == ["a1", "a2", "a3"]
+    assert all(s["timing"]["latency_ms"] >= 0 for s in stored)
     assert [m["content"] for m in row["completion"]] == ["a1", "go on", "a2", "summary: s1", "a3"]
 
 

@@ -1,5 +1,9 @@
 """A program's model calls as a rollout records them: one step per call, grouped in branches.
 
+A step is a :class:`~verifiers_lite.core.records.TrajectoryStep` (request, answer, finish
+reason, served model, usage, timing, token ids) with the call's ``branch``, ``dialect``,
+``stream`` and ``program_model`` (the model name the program asked for).
+
 Consecutive calls that extend one conversation (each call's messages begin with the previous
 call's messages and its answer) form one branch. A call whose history matches no branch so far
 (the program summarised its history, or started a sub-agent) starts a new branch. With a token
@@ -71,6 +75,7 @@ class CallLog:
             },
             "message": copy_json(response.message),
             "finish_reason": response.finish_reason,
+            "model": response.model,
             "usage": {
                 "prompt_tokens": response.usage.prompt_tokens,
                 "completion_tokens": response.usage.completion_tokens,

@@ -261,16 +261,12 @@ def _record_calls(state: ProgramState, session: RolloutSession) -> None:
     state["turns"] = len(log.steps)
     state["usage"]["prompt_tokens"] = log.prompt_tokens
     state["usage"]["completion_tokens"] = log.completion_tokens
-    generation = sum(float(s.get("latency_ms") or 0.0) for s in log.steps)
+    generation = sum(float(s["timing"]["latency_ms"]) for s in log.steps)
     state["timing"]["generation_ms"] = generation
     main = log.main_branch()
     if main is None:
         return
-    state["trajectory"] = [
-        {k: s[k] for k in ("finish_reason", "message", "tokens") if k in s}
-        for s in log.steps
-        if s["branch"] == main
-    ]
+    state["trajectory"] = [s for s in log.steps if s["branch"] == main]
     tokens = log.branch_tokens(main)
     if tokens is not None:
         state.update(tokens)

@@ -74,6 +74,7 @@ class RolloutSession:
     program_models: list[str] = field(default_factory=list)
     model_error: ModelAPIError | None = None
     in_flight: set[asyncio.Task[ChatResponse]] = field(default_factory=set)
+    started: float = field(default_factory=time.perf_counter)
 
     def end(self, reason: str) -> None:
         """Stop the program (the rollout then ends with ``reason``); the first reason wins."""
@@ -150,7 +151,13 @@ class RolloutSession:
             raise
         finally:
             self.in_flight.discard(task)
-        meta = {**meta, "latency_ms": (time.perf_counter() - t0) * 1000}
+        meta = {
+            **meta,
+            "timing": {
+                "start_ms": (t0 - self.started) * 1000,
+                "latency_ms": (time.perf_counter() - t0) * 1000,
+            },
+        }
         self.log.record(messages, tools, args, response, meta)
         return response
 
