@@ -92,7 +92,7 @@ def test_program_environments_run_against_the_embedded_model(
     local_llm: Any, env_id: str, args: dict[str, Any]
 ) -> None:
     # A generous timeout: the embedded model answers one request at a time on shared cores.
-    env = vf.load_environment(env_id, num_examples=2, max_calls=3, timeout=600, **args)
+    env = vf.load_environment(env_id, num_examples=1, max_calls=3, timeout=600, **args)
     out = env.evaluate_sync(local_llm.client(), local_llm.model_name, progress=False)
     for row in out.rows:
         # The small model may answer badly, but every call went through and was captured.
