@@ -8,10 +8,14 @@ comes from the argparse parsers themselves.
 from __future__ import annotations
 
 import argparse
+import ast
+import html
 import importlib
 import inspect
 import pkgutil
 import re
+import textwrap
+import typing
 import warnings
 from pathlib import Path
 from typing import Any
@@ -23,6 +27,14 @@ PACKAGE = "verifiers_lite"
 SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
 REFERENCE_DIR = "reference"
 CLI_PAGE = "cli.md"
+# An attribute entry whose description is empty (the tempered part stops at the next object).
+BARE_ATTRIBUTE = re.compile(
+    r'<div class="doc doc-object doc-attribute">(?:(?!<div class="doc doc-object).)*?'
+    r'<div class="doc doc-contents ">\s*</div>\s*</div>',
+    re.S,
+)
+# Where a TypedDict of options finds the description of a key it does not describe itself.
+FIELD_DOC_SOURCES = ("verifiers_lite.run.run_config.RunConfig",)
 # Where the ``vf-lite serve`` parser lives.
 SERVE_PARSER_MODULES = ("verifiers_lite.cli.serve",)
 
@@ -63,42 +75,245 @@ def _identifier(facade: str, name: str) -> str | None:
     return None
 
 
+def _alias_doc(package: Any, name: str) -> str:
+    """The string right after ``name = ...`` in the module that defines it (a type alias's or a
+    constant's documentation), found through the facade's import of it."""
+    module = getattr(package, "_LAZY", {}).get(name)
+    if not module:
+        return ""
+    tree = ast.parse(inspect.getsource(importlib.import_module(module)))
+    for node, after in zip(tree.body, tree.body[1:], strict=False):
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if any(isinstance(t, ast.Name) and t.id == name for t in targets) and (
+            isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+        ):
+            return inspect.cleandoc(str(after.value.value))
+    return ""
+
+
 def _plain_entry(package: Any, shown: str, name: str) -> str:
     try:
         value = getattr(package, name)
     except ImportError as exc:
         return f"`{shown}.{name}` (needs an optional extra: {exc})"
+    if typing.get_origin(value) is not None:  # a type alias: what it stands for, not a class
+        return f"Type alias: `{shown}.{name} = {value!r}`\n\n{_alias_doc(package, name)}"
     if callable(value):
         try:
             return f"`{shown}.{name}{inspect.signature(value)}`\n\n{inspect.getdoc(value) or ''}"
         except (TypeError, ValueError):
             pass
-    return f"`{shown}.{name}`: `{type(value).__name__}` = `{value!r}`"
+    return (
+        f"`{shown}.{name}`: `{type(value).__name__}` = `{value!r}`\n\n{_alias_doc(package, name)}"
+    )
 
 
 def reference_pages() -> dict[str, str]:
-    """path -> markdown of every facade's page. An object two facades export is documented
-    on the first (the root comes first) and linked from the others: one anchor per object."""
+    """path -> markdown of every facade's page. An object is documented on the page of the
+    package that defines it; the root's page (which re-exports what a notebook uses) lists its
+    names, each with its summary and a link there: one anchor per object, pages of a size a
+    table of contents can follow."""
     documented: dict[str, str] = {}
+    facades = public_facades()
     return {
         reference_page_path(facade): reference_markdown(facade, documented)
-        for facade in public_facades()
+        for facade in [*facades[1:], *facades[:1]]
     }
 
 
+def _value(identifier: str) -> Any:
+    module, _, name = identifier.rpartition(".")
+    try:
+        return getattr(importlib.import_module(module), name)
+    except (ImportError, AttributeError):  # a nested qualname (Class.method) or an extra
+        return None
+
+
+def _param_docs(klass: type) -> dict[str, str]:
+    """Parameter descriptions of a class's docstring and its ``__init__``'s (``Args:``)."""
+    import docstring_parser
+
+    found: dict[str, str] = {}
+    for doc in (klass.__doc__, getattr(klass.__dict__.get("__init__"), "__doc__", None)):
+        if doc:
+            parsed = docstring_parser.parse(inspect.cleandoc(doc))
+            found.update(
+                {p.arg_name: " ".join((p.description or "").split()) for p in parsed.params}
+            )
+    return found
+
+
+def constructor_parameters(cls: type) -> list[tuple[str, str, str, str, str]]:
+    """``(name, type, default, description, class)`` of every parameter a class's constructor
+    takes, those it passes on to its bases' (``*args``, ``**kwargs``) included."""
+    rows: dict[str, tuple[str, str, str, str, str]] = {}
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if not klass.__module__.startswith(PACKAGE) or init is None:
+            continue
+        docs = _param_docs(klass)
+        forwards = False
+        for p in list(inspect.signature(init).parameters.values())[1:]:
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                forwards = True
+            elif p.name not in rows:
+                kind = "" if p.annotation is p.empty else str(p.annotation)
+                default = "" if p.default is p.empty else repr(p.default)
+                rows[p.name] = (p.name, kind, default, docs.get(p.name, ""), klass.__name__)
+        if not forwards:
+            break
+    return list(rows.values())
+
+
+def _inherits_parameters(cls: type) -> bool:
+    """Whether its signature hides parameters: its constructor passes ``*args``/``**kwargs``
+    on, or it has none of its own and takes its base's."""
+    init = cls.__dict__.get("__init__")
+    if init is None:
+        return any(
+            k.__dict__.get("__init__") for k in cls.__mro__[1:] if k.__module__.startswith(PACKAGE)
+        )
+    kinds = {p.kind for p in inspect.signature(init).parameters.values()}
+    return bool(kinds & {inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD})
+
+
+def _cell(text: str) -> str:
+    """Text for a table cell: no line breaks, pipes that do not split the row."""
+    return " ".join(text.split()).replace("|", "&#124;")
+
+
+def _code_cell(text: str) -> str:
+    return f"<code>{html.escape(text).replace('|', '&#124;')}</code>" if text else ""
+
+
+def _parameters_table(cls: type) -> list[str]:
+
+    lines = [
+        f"**Constructor parameters** of `{cls.__name__}`, its bases' included:",
+        "",
+        "| Parameter | Type | Default | Description |",
+        "| --- | --- | --- | --- |",
+    ]
+    for name, kind, default, text, owner in constructor_parameters(cls):
+        where = "" if owner == cls.__name__ else f" (from `{owner}`)"
+        lines.append(
+            f"| `{name}` | {_code_cell(kind)} | {_code_cell(default)} | {_cell(text)}{where} |"
+        )
+    return [*lines, ""]
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """A class's field descriptions from its source: ``#:`` comments (beside or above a field)
+    and attribute docstrings (a string right after it), its bases' included."""
+    found: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not klass.__module__.startswith(PACKAGE):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+        except (OSError, TypeError):
+            continue
+        lines = source.splitlines()
+        body = ast.parse(source).body[0]
+        nodes = getattr(body, "body", [])
+        for i, node in enumerate(nodes):
+            if not (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)):
+                continue
+            text = _comment_doc(lines, node.lineno - 1)
+            after = nodes[i + 1] if i + 1 < len(nodes) else None
+            if isinstance(after, ast.Expr) and isinstance(
+                getattr(after, "value", None), ast.Constant
+            ):
+                text = text or str(after.value.value)
+            if text:
+                found[node.target.id] = " ".join(text.split())
+    return found
+
+
+def _comment_doc(lines: list[str], at: int) -> str:
+    """The ``#:`` comment beside line ``at`` or the ``#:`` lines right above it."""
+    beside = lines[at].split("#:", 1)
+    if len(beside) == 2:
+        return beside[1].strip()
+    above = []
+    for line in reversed(lines[:at]):
+        if not line.strip().startswith("#:"):
+            break
+        above.insert(0, line.strip()[2:].strip())
+    return " ".join(above)
+
+
+def _typeddict_table(cls: type) -> list[str]:
+    """Every key of a TypedDict with its type and description (the same-named field of a class
+    in FIELD_DOC_SOURCES where it has none of its own)."""
+    docs = {}
+    for source in FIELD_DOC_SOURCES:
+        docs.update(field_docs(_value(source)))
+    docs.update(field_docs(cls))
+    hints = {}
+    for klass in reversed(cls.__mro__):
+        hints.update(getattr(klass, "__annotations__", {}))
+    lines = [
+        f"**Keys** of `{cls.__name__}`:",
+        "",
+        "| Key | Type | Description |",
+        "| --- | --- | --- |",
+    ]
+    for name, kind in hints.items():
+        shown = kind if isinstance(kind, str) else getattr(kind, "__name__", repr(kind))
+        lines.append(f"| `{name}` | {_code_cell(str(shown))} | {_cell(docs.get(name, ''))} |")
+    return [*lines, ""]
+
+
 def _documented_entry(name: str, identifier: str) -> list[str]:
-    """The mkdocstrings block; a name exported under another name gets its own heading too."""
+    """The mkdocstrings block; a name exported under another name gets its own heading too. A
+    class whose signature hides parameters it passes to its bases gets its whole list, between
+    its heading and its members."""
     level = 2
     lines = []
     if identifier.rsplit(".", 1)[-1] != name:
         lines = [f"## `{name}`", "", f"Exported name of `{identifier}`.", ""]
         level = 3
-    return lines + [
+    head = [
         f"::: {identifier}",
         "    options:",
         "      show_root_heading: true",
         "      show_root_full_path: false",
         f"      heading_level: {level}",
+    ]
+    value = _value(identifier)
+    if inspect.isclass(value) and typing.is_typeddict(value):
+        return [*lines, *head, "      members: false", "", *_typeddict_table(value)]
+    if not (inspect.isclass(value) and _inherits_parameters(value)):
+        return [*lines, *head, ""]
+    return [
+        *lines,
+        *head,
+        "      members: false",
+        "      show_docstring_parameters: false",
+        "",
+        *_parameters_table(value),
+        f"::: {identifier}",
+        "    options:",
+        "      show_root_heading: false",
+        "      show_root_toc_entry: false",
+        "      show_docstring_description: false",
+        "      show_bases: false",
+        f"      heading_level: {level}",
+        "",
+    ]
+
+
+def _summary_entry(name: str, identifier: str, page: str) -> list[str]:
+    """A name documented on another page: its first line and a link there."""
+    value = _value(identifier)
+    doc = (inspect.getdoc(value) or "") if value is not None else ""
+    first = " ".join(doc.split("\n\n")[0].split())
+    package = page.removeprefix(f"{REFERENCE_DIR}/").removesuffix(".md").replace("-", ".")
+    return [
+        f"## `{name}`",
+        "",
+        f"{first} [Documented in `vf.{package}`]({page.removeprefix(REFERENCE_DIR + '/')}#{identifier}).",
         "",
     ]
 
@@ -121,13 +336,7 @@ def reference_markdown(facade: str, documented: dict[str, str]) -> str:
         if identifier is None:  # a constant, or a name whose extra is not installed here
             lines += [f"## `{name}`", "", _plain_entry(package, shown, name), ""]
         elif identifier in documented:
-            page = documented[identifier].removeprefix(f"{REFERENCE_DIR}/")
-            lines += [
-                f"## `{name}`",
-                "",
-                f"The same object as [`{name}`]({page}#{identifier}).",
-                "",
-            ]
+            lines += _summary_entry(name, identifier, documented[identifier])
         else:
             documented[identifier] = reference_page_path(facade)
             lines += _documented_entry(name, identifier)
@@ -240,6 +449,29 @@ def _plain_role(match: re.Match[str]) -> str:
     return f"<code>{target.rsplit('.', 1)[-1] if shortened else target}</code>"
 
 
+def _without_bare_attributes(text: str, page: Any) -> str:
+    """The page without attribute entries that say nothing but their name (``api = api``),
+    and without their table-of-contents entries."""
+    gone: set[str] = set()
+
+    def drop(match: re.Match[str]) -> str:
+        gone.update(re.findall(r'<h\d id="([^"]+)"', match.group(0)))
+        return ""
+
+    text = BARE_ATTRIBUTE.sub(drop, text)
+
+    def prune(links: list[Any]) -> list[Any]:
+        kept = [link for link in links if link.id not in gone]
+        for link in kept:
+            link.children = prune(link.children)
+        return kept
+
+    if gone and getattr(page, "toc", None) is not None:
+        page.toc.items = prune(page.toc.items)
+    return text
+
+
 def on_page_content(html: str, page: Any, config: Any, files: Files) -> str:
-    """Sphinx roles in the reference's docstrings read as plain code names."""
-    return SPHINX_ROLE.sub(_plain_role, html)
+    """Sphinx roles in the reference's docstrings read as plain code names; attributes with no
+    description are left out."""
+    return _without_bare_attributes(SPHINX_ROLE.sub(_plain_role, html), page)

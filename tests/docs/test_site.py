@@ -4,6 +4,7 @@ package, every ``vf-lite`` command and option on the CLI page, nothing fetched f
 from __future__ import annotations
 
 import argparse
+import html
 import importlib
 import pkgutil
 import re
@@ -77,7 +78,7 @@ def test_every_exported_name_has_a_heading_on_its_package_page(built_site: Path)
 def test_run_config_fields_are_documented(built_site: Path):
     import dataclasses
 
-    text = (built_site / "reference" / "verifiers_lite" / "index.html").read_text(encoding="utf-8")
+    text = (built_site / "reference" / "run" / "index.html").read_text(encoding="utf-8")
     fields = [f.name for f in dataclasses.fields(verifiers_lite.RunConfig)]
     assert fields and [f for f in fields if f"RunConfig.{f}" not in text] == []
 
@@ -153,3 +154,96 @@ def test_changelog_is_releases_with_one_line_per_change():
     assert [line for line in body if not line.startswith("- ")] == [], (
         "a change wraps onto a second line"
     )
+
+
+def _text(path: Path) -> str:
+    """A page's visible text, tags dropped, whitespace collapsed."""
+    raw = re.sub(r"<script.*?</script>", " ", path.read_text(encoding="utf-8"), flags=re.S)
+    return " ".join(html.unescape(re.sub(r"<[^>]+>", " ", raw)).split())
+
+
+def _table_rows(path: Path, after: str) -> dict[str, list[str]]:
+    """The first table after the element whose id is ``after``: first cell -> the other cells."""
+    page = path.read_text(encoding="utf-8")
+    start = page.index(f'id="{after}"')
+    table = page[page.index("<table", start) : page.index("</table>", start)]
+    rows = {}
+    for row in re.findall(r"<tr>(.*?)</tr>", table, re.S)[1:]:
+        cells = [
+            " ".join(html.unescape(re.sub(r"<[^>]+>", " ", c)).split())
+            for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)
+        ]
+        rows[cells[0]] = cells[1:]
+    return rows
+
+
+def test_constructors_list_the_parameters_they_pass_on(built_site: Path):
+    """``MultiTurnEnv(*args, max_turns=10, **kwargs)`` hides the Environment's parameters: the
+    page lists them all, each with its type and a description."""
+    page = built_site / "reference" / "envs" / "index.html"
+    for cls, own in (("multi_turn_env.MultiTurnEnv", "max_turns"), ("tool_env.ToolEnv", "tools")):
+        rows = _table_rows(page, f"verifiers_lite.envs.{cls}")
+        for name in (own, "dataset", "rubric", "system_prompt", "parser", "sampling_args"):
+            kind, _default, description = rows[name]
+            assert kind and description, (cls, name, rows[name])
+        assert rows["rubric"][0] == "Rubric | None"
+        assert "from Environment" in rows["dataset"][2]
+
+
+def test_option_typeddicts_document_every_key(built_site: Path):
+    from verifiers_lite.run.run_config import EvaluationOptions
+
+    page = built_site / "reference" / "run" / "index.html"
+    rows = _table_rows(page, "verifiers_lite.run.run_config.EvaluationOptions")
+    assert set(rows) == set(EvaluationOptions.__annotations__)
+    assert [k for k, (kind, text) in rows.items() if not kind or not text] == []
+
+
+def test_reference_lists_no_attribute_without_a_description(built_site: Path):
+    bare = re.compile(
+        r'<div class="doc doc-object doc-attribute">(?:(?!<div class="doc doc-object).)*?'
+        r'<div class="doc doc-contents ">\s*</div>\s*</div>',
+        re.S,
+    )
+    found = {
+        p.parent.name: len(bare.findall(p.read_text(encoding="utf-8")))
+        for p in (built_site / "reference").rglob("index.html")
+    }
+    assert {k: v for k, v in found.items() if v} == {}
+
+
+def test_type_aliases_read_as_aliases_not_classes(built_site: Path):
+    text = _text(built_site / "reference" / "verifiers_lite" / "index.html")
+    entry = text[text.index("ErrorCategory ¶") :][:600]
+    assert "(*args, **kwargs)" not in entry
+    assert "Type alias" in entry and "model_http_error" in entry and "Why a rollout failed" in entry
+
+
+def test_root_page_indexes_what_the_packages_document(built_site: Path):
+    """The root re-exports what a notebook uses; each object is documented once, on its own
+    package's page, and the root's entry links there: pages of a size to read."""
+    root = built_site / "reference" / "verifiers_lite" / "index.html"
+    page = root.read_text(encoding="utf-8")
+    assert len(page) < 400_000
+    assert 'href="../envs/#verifiers_lite.envs.multi_turn_env.MultiTurnEnv"' in page
+    assert 'id="verifiers_lite.envs.multi_turn_env.MultiTurnEnv"' not in page
+    envs = (built_site / "reference" / "envs" / "index.html").read_text(encoding="utf-8")
+    assert 'id="verifiers_lite.envs.multi_turn_env.MultiTurnEnv"' in envs
+
+
+def test_no_stray_rest_literal_markers(built_site: Path):
+    stray = [
+        p.parent.name
+        for p in (built_site / "reference").rglob("index.html")
+        if re.search(r"\w::\s*</p>", p.read_text(encoding="utf-8"))
+    ]
+    assert stray == []
+
+
+def test_every_fake_model_is_documented_with_what_it_answers(built_site: Path):
+    from verifiers_lite.testing.fake_server import MODELS
+
+    page = built_site / "tutorial" / "04-scripted-model" / "index.html"
+    rows = _table_rows(page, "the-fake-servers-models")
+    assert sorted(rows) == sorted(MODELS) and len(MODELS) == 10
+    assert [m for m, (answer,) in rows.items() if len(answer) < 20] == []

@@ -121,3 +121,44 @@ def test_search_finds_the_names_a_reader_looks_for(page, site_url, artifacts_dir
         results = _search(page, name)
         assert any(name in text for text in results), results[:5]
     page.screenshot(path=str(artifacts_dir / "docs-search.png"), full_page=False)
+
+
+def test_search_finds_the_tutorial_page_for_evaluate_sync(page, site_url):
+    page.goto(f"{site_url}/")
+    _search(page, "evaluate_sync")
+    links = page.locator(".md-search-result__item a").evaluate_all("els => els.map(e => e.href)")
+    assert any("tutorial/02-first-evaluation/" in href for href in links), links
+
+
+def test_no_code_line_is_clipped_on_any_page(page, site_url, built_site):
+    """At 1280 px every code block of every page shows its lines whole (wrapped or fitting)."""
+    pages = sorted(p.parent.relative_to(built_site) for p in built_site.rglob("index.html"))
+    pages = [p for p in pages if p.parts[:1] not in (("assets",), ("search",))]
+    assert len(pages) > 30
+    clipped = {}
+    for rel in pages:
+        page.goto(f"{site_url}/{rel.as_posix()}/".replace("/./", "/"))
+        wide = page.evaluate(
+            """() => [...document.querySelectorAll('pre > code')]
+                 .filter(c => c.scrollWidth > c.clientWidth + 1)
+                 .map(c => c.innerText.split('\\n').sort((a, b) => b.length - a.length)[0])"""
+        )
+        if wide:
+            clipped[str(rel)] = wide[:3]
+    assert clipped == {}
+
+
+def test_table_of_contents_follows_the_reading(page, site_url):
+    """A reference page's table of contents marks, and scrolls to, the entry being read."""
+    page.goto(f"{site_url}/reference/envs/")
+    target = "verifiers_lite.envs.tool_env.ToolEnv"
+    page.evaluate("id => document.getElementById(id).scrollIntoView({block: 'start'})", target)
+    page.mouse.wheel(0, 60)
+    page.wait_for_function(
+        """id => { const a = document.querySelector('.md-sidebar--secondary .md-nav__link--active');
+                   return a && a.getAttribute('href') === '#' + id; }""",
+        arg=target,
+    )
+    active = page.locator(".md-sidebar--secondary .md-nav__link--active").bounding_box()
+    sidebar = page.locator(".md-sidebar--secondary .md-sidebar__scrollwrap").bounding_box()
+    assert sidebar["y"] <= active["y"] <= sidebar["y"] + sidebar["height"] - active["height"]

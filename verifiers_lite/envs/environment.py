@@ -87,6 +87,29 @@ class Environment(ABC):
     and the results directory; default: the class's ``env_id`` attribute if it sets one, else
     the class name (``WordChain`` for ``class WordChain(vf.MultiTurnEnv)``).
     ``vf.load_environment(id)`` names it by its id.
+
+    Args:
+        dataset: the examples: a list of dicts, a ``datasets.Dataset``, a pandas DataFrame, or a
+            function returning one (read when first needed); each row needs ``prompt`` or
+            ``question``, and may have ``answer``, ``info``, ``task`` and other columns.
+        eval_dataset: examples for evaluation, when not the same as ``dataset``.
+        system_prompt: a system message put before each question.
+        few_shot: worked examples (messages) put between the system prompt and each question.
+        parser: reads the answer out of a completion (default: the rubric's, else ``Parser()``).
+        rubric: scores each rollout (default: a rubric with no reward function).
+        sampling_args: sampling parameters sent with every model call (``temperature``,
+            ``max_tokens``, ...); a run's own take precedence.
+        max_concurrent: model requests in flight at most (a run's ``max_concurrent`` wins).
+        max_retries: reruns of a rollout that failed with a retryable error.
+        rollout_timeout: seconds a rollout may take before it is an error row.
+        tool_defs: OpenAI tool schemas offered with every model call.
+        env_args: the arguments it was built with, kept in the run's metadata.
+        score_rollouts: False leaves rows unscored (the rubric does not run).
+        env_id: its name in results (see above).
+        reasoning_history: which past reasoning goes back to the model: ``"keep"``,
+            ``"since_last_user"`` or ``"strip"``.
+        limits: per-rollout limits (tokens, cost, time); a rollout that reaches one ends,
+            naming it as its stop reason.
     """
 
     env_id: str | None = None

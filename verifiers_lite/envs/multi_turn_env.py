@@ -26,6 +26,10 @@ class MultiTurnEnv(Environment):
     call), ``error``; a per-rollout limit (:class:`~verifiers_lite.core.limits.Limits`) reached
     by a turn that would not end the rollout otherwise names itself (``token_limit``, ...).
     ``env_id`` names it in results (default: the subclass's name).
+
+    Args:
+        max_turns: model calls a rollout may make (at least 1); the others are
+            :class:`Environment`'s.
     """
 
     def __init__(self, *args: Any, max_turns: int = 10, **kwargs: Any) -> None:

@@ -25,7 +25,14 @@ class ToolEnv(MultiTurnEnv):
     are answered to the model as tool messages, never raised; an MCP server that cannot start
     or stops answering fails the rollout (``env_error``). The rollout ends (``stop``) when the
     model answers without calling a tool. ``env_id`` names it in results (default: the class
-    name)."""
+    name).
+
+    Args:
+        tools: Python functions the model may call (sync or async); their schemas come from
+            their signatures and docstrings.
+        tool_timeout: seconds a tool call may take before the model is told it timed out.
+        mcp_servers: MCP servers whose tools the model may call too.
+    """
 
     def __init__(
         self,

@@ -361,10 +361,12 @@ def local_model(
     ``parallel`` > 1 runs that many server processes (llama-cpp-python's server has no parallel
     slots), ``n_threads`` each (default: the cores split between them), and yields a *list* of
     clients, which ``evaluate``/``generate`` route group-sticky. The servers are stopped when the
-    block exits, also on exceptions and Ctrl-C::
+    block exits, also on exceptions and Ctrl-C:
 
-        with vf.local_model() as (client, model):
-            out = env.evaluate_sync(client, model, num_examples=10)
+    ```python
+    with vf.local_model() as (client, model):
+        out = env.evaluate_sync(client, model, num_examples=10)
+    ```
     """
     if port is not None and parallel > 1:
         raise ValueError("port can only be given with parallel=1")
@@ -425,9 +427,11 @@ def local_model_client(
     parallel: int | None = None,
     **kwargs: Any,
 ) -> tuple[ChatClient | ClientGroup, str]:
-    """``(client, model_name)`` of the kernel-lifetime servers (see :func:`shared_local_models`)::
+    """``(client, model_name)`` of the kernel-lifetime servers (see :func:`shared_local_models`):
 
-        client, model = vf.local_model_client()   # in a notebook cell; reused by later cells
+    ```python
+    client, model = vf.local_model_client()  # in a notebook cell; reused by later cells
+    ```
 
     ``parallel`` server processes (default: one per core, at most 4, as ``vf-lite eval``;
     llama-cpp-python's server answers one request at a time). With more than one, ``client`` is
