@@ -14,6 +14,7 @@ import importlib
 import inspect
 import pkgutil
 import re
+import sys
 import textwrap
 import typing
 import warnings
@@ -22,11 +23,15 @@ from typing import Any
 
 from mkdocs.structure.files import File, Files
 
+sys.path.insert(0, str(Path(__file__).parent))  # mkdocs loads this file alone: its sibling too
+import docs_pictures  # noqa: E402
+
 PACKAGE = "verifiers_lite"
 # Docstrings name other objects with Sphinx roles (:class:`~a.b.C`): shown as code (``C``).
 SPHINX_ROLE = re.compile(r":(?:func|class|meth|mod|attr|data|exc|obj):<code>(~?)([^<]*)</code>")
 REFERENCE_DIR = "reference"
 CLI_PAGE = "cli.md"
+PICTURES_DIR = "pictures"  # made by docs_pictures.py from real runs
 # An attribute entry whose description is empty (the tempered part stops at the next object).
 BARE_ATTRIBUTE = re.compile(
     r'<div class="doc doc-object doc-attribute">(?:(?!<div class="doc doc-object).)*?'
@@ -437,10 +442,13 @@ def on_config(config: Any) -> Any:
 
 
 def on_files(files: Files, config: Any) -> Files:
-    """Adds the generated pages to the site (they exist only in the build, never on disk)."""
+    """Adds the generated pages and pictures to the site (they exist only in the build, never
+    on disk)."""
     for path, markdown in reference_pages().items():
         files.append(File.generated(config, path, content=markdown))
     files.append(File.generated(config, CLI_PAGE, content=cli_markdown()))
+    for name, png in docs_pictures.pictures().items():
+        files.append(File.generated(config, f"{PICTURES_DIR}/{name}", content=png))
     return files
 
 

@@ -8,6 +8,7 @@ strict site build checks their anchors."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import unicodedata
 from pathlib import Path
@@ -69,9 +70,27 @@ PAGES = rb.pages()
 GENERATED = re.compile(r"^(?:reference/[\w-]+|cli)\.md$")
 
 
+def _pictures() -> set[str]:
+    """The pictures the site build draws (``scripts/docs_pictures.py``), as docs/ paths."""
+    spec = importlib.util.spec_from_file_location(
+        "docs_pictures", rb.REPO / "scripts" / "docs_pictures.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return {f"pictures/{name}" for name in module.PICTURES}
+
+
+PICTURES = _pictures()
+
+
 def _generated(dest: Path) -> bool:
-    """A page the site build writes (the API and CLI reference), not a file under docs/."""
-    return rb.DOCS in dest.parents and bool(GENERATED.match(dest.relative_to(rb.DOCS).as_posix()))
+    """A page or picture the site build writes (the API and CLI reference, the pictures drawn
+    from real runs), not a file under docs/."""
+    if rb.DOCS not in dest.parents:
+        return False
+    rel = dest.relative_to(rb.DOCS).as_posix()
+    return bool(GENERATED.match(rel)) or rel in PICTURES
 
 
 def broken_links(page: Path) -> list[str]:

@@ -247,3 +247,20 @@ def test_every_fake_model_is_documented_with_what_it_answers(built_site: Path):
     rows = _table_rows(page, "the-fake-servers-models")
     assert sorted(rows) == sorted(MODELS) and len(MODELS) == 10
     assert [m for m, (answer,) in rows.items() if len(answer) < 20] == []
+
+
+def test_pictures_are_made_by_the_build_and_shown(built_site: Path):
+    """The reward plot, pass@k and a transcript's timeline: PNGs the build drew from real runs
+    (none is in docs/), each shown on a page."""
+    shown = {
+        "reward-plot.png": "tutorial/03-dataframe-and-plot",
+        "pass-at-k.png": "tutorial/03-dataframe-and-plot",
+        "transcript-timeline.png": "guides/viewer",
+    }
+    root = Path(__file__).resolve().parents[2]
+    for name, page in shown.items():
+        png = built_site / "pictures" / name
+        assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5_000, name
+        assert not list((root / "docs").rglob(name)), f"{name} is drawn by the build, not kept"
+        html_page = (built_site / page / "index.html").read_text(encoding="utf-8")
+        assert f'src="../../pictures/{name}"' in html_page, (name, page)
