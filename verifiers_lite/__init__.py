@@ -205,6 +205,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.rubrics.judge import JudgeRubric
     from verifiers_lite.rubrics.math import MathRubric
     from verifiers_lite.rubrics.rubric import Rubric, group_reward
+    from verifiers_lite.rubrics.score import Score
     from verifiers_lite.run.run_config import RunConfig
     from verifiers_lite.run.until import Precision
     from verifiers_lite.sandbox.limits import ExecResult, SandboxLimits

@@ -96,6 +96,8 @@ def test_rescore_cli_uses_the_current_rubric_and_sends_no_request(fake_server, t
     r = _vf_lite("rescore", str(run), "-o", str(target), cwd=tmp_path)
     assert r.returncode == 0, r.stderr
     assert str(target) in r.stdout and "reward before" in r.stdout
+    # the saved rollouts' timings are the original run's, not this command's
+    assert "time / rollout" not in r.stdout, r.stdout
     assert fake_server.stats()["requests"] == requests
     old, new = read_rows(run / "results.jsonl"), read_rows(target / "results.jsonl")
     for o, n in zip(old, new, strict=True):

@@ -51,9 +51,8 @@ SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[Heal
 @SETTINGS
 @given(rows)
 def test_malformed_datasets_give_value_errors(data):
-    env = vf.SingleTurnEnv(dataset=data)
     try:
-        out = env.get_dataset()
+        out = vf.SingleTurnEnv(dataset=data).get_dataset()
     except ValueError as exc:
         assert "dataset" in str(exc) or "row" in str(exc)
     else:  # accepted rows are well formed

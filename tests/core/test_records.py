@@ -238,7 +238,12 @@ def test_one_closed_set_of_error_categories_and_token_keys():
     assert set(records.TOKEN_KEYS) <= set(records.Row.__annotations__) & set(
         records.Trajectory.__annotations__
     )
-    assert set(records.ErrorRecord.__annotations__) == {"category", "message"}
+    assert set(records.ErrorRecord.__annotations__) == {
+        "category",
+        "message",
+        "traceback",
+        "traceback_id",
+    }
 
 
 def test_the_wire_sample_is_a_row_plus_remove_sample():

@@ -71,6 +71,8 @@ def _colour_player(messages: list[dict[str, Any]]) -> str:
 
 
 PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
+    # says_four: exact answer "4" scores 1.0
+    "says_four": (lambda: vf.ScriptedClient("4"), 1.0),
     # WordChain(max_turns=5), reward len(words) / 5: five linked words score 1.0
     "WordChain": (lambda: vf.ScriptedClient(_word_chain_player), 1.0),
     # mcp_demo: reward 1 when the value read back from the store is the calculator's result

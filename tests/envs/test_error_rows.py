@@ -36,7 +36,9 @@ class RaisingRollout(vf.SingleTurnEnv):
 )
 def test_timeout_raised_by_environment_code_is_env_error_with_its_text(fake_server, exc, message):
     out = RaisingRollout(exc).evaluate_sync(fake_server.base_url, "fake-echo", progress=False)
-    assert out.rows[0]["error"] == {"category": "env_error", "message": message}
+    error = out.rows[0]["error"]
+    assert (error["category"], error["message"]) == ("env_error", message)
+    assert "in rollout\n    raise self.exc" in error["traceback"]  # where the environment raised
 
 
 class TimingOutClient:
@@ -61,7 +63,9 @@ class FailsOnSecondEnvTurn(vf.MultiTurnEnv):
 def test_failed_multiturn_rollout_keeps_its_partial_trajectory_usage_and_timing(fake_server):
     env = FailsOnSecondEnvTurn(dataset=[{"question": "a b c"}], max_turns=5)
     row = env.evaluate_sync(fake_server.base_url, "fake-echo", progress=False).rows[0]
-    assert row["error"] == {"category": "env_error", "message": "RuntimeError: game server lost"}
+    error = row["error"]
+    assert (error["category"], error["message"]) == ("env_error", "RuntimeError: game server lost")
+    assert 'raise RuntimeError("game server lost")' in error["traceback"]
     assert row["stop_reason"] == "error" and row["turns"] == 2
     assert row["completion"] == [
         {"role": "assistant", "content": "a b c"},

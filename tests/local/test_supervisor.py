@@ -101,7 +101,7 @@ def test_shared_server_is_reused_and_stoppable():
         assert c1.base_url == c2.base_url and m1 == m2
         pids = [s.proc.pid for s in lm._shared]
         # One server process per core (at most 4) by default, as `vf-lite eval`.
-        assert len(pids) == len(set(pids)) == min(4, os.cpu_count() or 1)
+        assert len(pids) == len(set(pids)) == min(4, len(os.sched_getaffinity(0)))
         if len(pids) > 1:
             assert isinstance(c1, lm.ClientGroup) and len({c.base_url for c in c1}) == len(pids)
         c3, _ = lm.local_model_client(parallel=1)
@@ -177,3 +177,26 @@ def test_parallel_servers_yield_one_client_each_and_all_stop():
     assert not any(_alive(p) for p in pids)
     with pytest.raises(ValueError, match="parallel"):
         lm.start_servers(0)
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or (os.cpu_count() or 1) < 2,
+    reason="needs an affinity call and two CPUs",
+)
+def test_servers_are_sized_by_the_cpus_the_process_may_use():
+    # Under a one-CPU mask (as `taskset -c 0` gives) the machine still has its cores: one server
+    # of one thread, not one per machine core.
+    import subprocess
+    import sys
+
+    one = min(os.sched_getaffinity(0))
+    code = "from verifiers_lite.local import supervisor as s; print(s.default_parallel())"
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        preexec_fn=lambda: os.sched_setaffinity(0, {one}),
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert out.stdout.strip() == "1", out.stderr

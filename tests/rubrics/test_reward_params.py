@@ -79,7 +79,8 @@ def test_defaults_var_keywords_and_every_supplied_name_are_accepted(fake_server)
     ):
         return 1.0 if state["example_id"] == example_id else 0.0
 
-    env = vf.SingleTurnEnv(dataset=arithmetic_rows(2), rubric=vf.Rubric([full, lambda **kw: 0.0]))
+    rows = [{**r, "info": {"source": "hand"}} for r in arithmetic_rows(2)]  # every name has a value
+    env = vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric([full, lambda **kw: 0.0]))
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-arith", progress=False)
     assert [r["reward"] for r in out.rows] == [1.0, 1.0]
 

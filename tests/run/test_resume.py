@@ -151,7 +151,7 @@ def test_extras_beyond_rollouts_per_example_are_dropped(fake_server, tmp_path):
 @pytest.mark.parametrize(
     ("change", "field"),
     [
-        ({"model": "other-model"}, "model"),
+        ({"model": "fake-echo"}, "model"),  # another model the server serves
         ({"rollouts_per_example": 3}, "rollouts_per_example"),
     ],
 )

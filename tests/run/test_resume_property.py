@@ -39,7 +39,7 @@ def _apply(cfg: dict, change: str) -> dict:
     elif change == "seed":
         cfg["seed"] += 1
     elif change == "model":
-        cfg["model"] = "fake-other"
+        cfg["model"] = "fake-echo"  # another model the server serves
     elif change == "sampling":
         cfg["sampling"] = {"max_tokens": 64}
     elif change == "rollouts":

@@ -89,7 +89,7 @@ def test_a_config_and_keywords_give_the_same_run(fake_server):
 def test_keywords_beside_a_config_override_its_fields(fake_server):
     env = make_env(2)
     out = env.generate_sync(
-        [{"question": "1 + 1"}],
+        [{"question": "1 + 1", "answer": "2"}],
         fake_server.base_url,
         "fake-arith",
         config=vf.RunConfig(max_concurrent=1, progress=False),
@@ -104,6 +104,9 @@ def test_config_must_be_a_run_config(fake_server):
         TypeError, match=r"^generate_sync\(\): config must be a RunConfig, got dict"
     ):
         env.generate_sync(
-            [{"question": "1 + 1"}], fake_server.base_url, "fake-arith", config={"progress": False}
+            [{"question": "1 + 1", "answer": "2"}],
+            fake_server.base_url,
+            "fake-arith",
+            config={"progress": False},
         )
     assert fake_server.stats()["requests"] == 0

@@ -24,7 +24,7 @@ import verifiers_lite as vf
             r"dataset row 0: field 'info' is not valid JSON",
         ),
         ([{"question": "q", "info": "[1, 2]"}], r"row 0: field 'info' must be a dict"),
-        ([{"answer": "only"}], r"dataset row 0: needs a 'prompt'"),
+        ([{"answer": "only"}], r"dataset has no 'prompt' .*; its columns: answer"),
         ([{"question": 7}], r"row 0: field 'question' must be a string"),
         ([{"question": "a", "example_id": "x"}], r"row 0: field 'example_id' must be an integer"),
         (
@@ -35,9 +35,8 @@ import verifiers_lite as vf
     ],
 )
 def test_malformed_rows_are_refused_clearly(rows, match):
-    env = vf.SingleTurnEnv(dataset=rows)
     with pytest.raises(ValueError, match=match):
-        env.get_dataset()
+        vf.SingleTurnEnv(dataset=rows).get_dataset()
 
 
 def test_dataset_builders_are_called_lazily_and_once():

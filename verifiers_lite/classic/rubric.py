@@ -31,6 +31,7 @@ from verifiers_lite.classic.decorators import discover_decorated
 from verifiers_lite.classic.messages import to_plain, upgrade
 from verifiers_lite.classic.parsers import Parser
 from verifiers_lite.classic.utils import maybe_await, maybe_call_with_named_args
+from verifiers_lite.core.dataset import RowFields
 from verifiers_lite.core.records import State
 from verifiers_lite.rubrics.rubric import Rubric as NativeRubric
 
@@ -121,7 +122,7 @@ class Rubric(NativeRubric):
         self._cleanup_handlers = discover_decorated(self, "cleanup")
         self._teardown_handlers = discover_decorated(self, "teardown")
 
-    def check_reward_funcs(self) -> None:
+    def check_reward_funcs(self, rows: RowFields | None = None) -> None:
         """Classic functions are not checked ahead: a missing argument scores 0.0 when called."""
 
     def add_reward_func(self, func: Callable[..., Any], weight: float = 1.0) -> None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import re
 import sys
 import time
@@ -257,12 +256,13 @@ def _executor(args: argparse.Namespace) -> Any:
         return None
     if args.ray_workers < 1:
         raise CLIError(f"--ray-workers must be >= 1, got {args.ray_workers}")
+    from verifiers_lite._util.cpus import usable_cpus
     from verifiers_lite.executors.ray import RayExecutor
 
     return RayExecutor(
         num_workers=args.ray_workers,
         address=args.ray_address,
-        init_kwargs=None if args.ray_address else {"num_cpus": os.cpu_count() or 2},
+        init_kwargs=None if args.ray_address else {"num_cpus": usable_cpus()},
     )
 
 
@@ -360,6 +360,11 @@ def _exit_code(args: argparse.Namespace, summary: dict[str, Any], rows: Any, run
         return 1
     if not failed:
         return 0
+    from verifiers_lite.cli.report import traceback_report
+
+    where = traceback_report(rows)
+    if where is not None:
+        print(where, file=sys.stderr)
     first = next(r["error"] for r in rows if r.get("error"))
     rerun = f"rerun the failed rollouts with: vf-lite eval {args.env_id} --resume {run_dir}"
     rate = failed / len(rows)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -170,3 +171,31 @@ def save_reward_histogram(rewards: list[float], path: str | Path, title: str = "
     finally:
         plt.close(fig)
     return path
+
+
+def traceback_report(rows: Iterable[Row]) -> str | None:
+    """Where the run's code failed: rollouts and distinct tracebacks per error category, then
+    the first traceback in full; None when no error kept one."""
+    first: tuple[str, str] | None = None
+    rollouts: dict[str, int] = {}
+    distinct: dict[str, set[str]] = {}
+    for r in rows:
+        error = r.get("error")
+        text = error.get("traceback") if error else None
+        if not error or not text:
+            continue
+        kind = error["category"]
+        rollouts[kind] = rollouts.get(kind, 0) + 1
+        distinct.setdefault(kind, set()).add(error.get("traceback_id") or text)
+        if first is None:
+            first = (kind, text)
+    if first is None:
+        return None
+    counts = ", ".join(
+        f"{kind} {n} rollout{'s' if n > 1 else ''} ({len(distinct[kind])} distinct)"
+        for kind, n in sorted(rollouts.items())
+    )
+    return (
+        f"vf-lite: failures with a traceback: {counts}\n"
+        f"the first ({first[0]}; VF_DEBUG=1 keeps the library's frames too):\n{first[1]}"
+    )

@@ -89,6 +89,9 @@ def run_rescore(
         time.perf_counter() - t0,
         out.pass_criterion,
     )
+    # The rows' timings are the original run's rollouts: beside this command's own wall time
+    # they would read as its own.
+    summary.pop("timing_ms", None)
     before = saved.get("reward_mean")
     print(
         format_table(

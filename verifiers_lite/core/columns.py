@@ -286,6 +286,21 @@ COLUMNS: tuple[Column, ...] = (
     Column(
         "system_fingerprints", "json", "the server builds that answered", "if_present", flat=False
     ),
+    Column(
+        "served_models",
+        "json",
+        "the ids of the models that answered, when one is not the model asked",
+        "if_present",
+        flat=False,
+    ),
+    Column(
+        "explanations",
+        "json",
+        "why each reward function scored so (vf.Score), by function",
+        "if_present",
+        optional=True,
+        last=True,
+    ),
     Column("endpoint", "str", "the model endpoint that served it", "by_run", optional=True),
     Column("worker", "str", "the executor worker that ran it", "by_run", optional=True),
     Column("session", "int", "the session (run or resume) that made it", "by_run", optional=True),

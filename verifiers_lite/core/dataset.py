@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from abc import abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar, cast, overload
 
 import numpy as np
@@ -60,6 +61,26 @@ def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRo
     raise ValueError(
         f"{name}: expected a datasets.Dataset, a list of dicts or a builder, got {type(source).__name__}"
     )
+
+
+def check_prompt_column(source: DatasetLike, name: str = "dataset") -> None:
+    """Refuse, when the environment is built, a dataset with neither a ``prompt`` nor a
+    ``question`` column (ValueError listing the columns it has). A builder is read on first use
+    and checked then, row by row; a list is checked over all its rows' keys."""
+    if source is None or (callable(source) and not hasattr(source, "to_list")):
+        return
+    columns = getattr(source, "column_names", None)  # datasets.Dataset, pyarrow.Table
+    if columns is None:
+        if not isinstance(source, Sequence) or isinstance(source, (str, bytes)):
+            return
+        columns = list(dict.fromkeys(k for row in source if isinstance(row, dict) for k in row))
+        if not columns:  # no row with a column: each row's own error says what is wrong
+            return
+    if "prompt" not in columns and "question" not in columns:
+        raise ValueError(
+            f"{name} has no 'prompt' (messages) or 'question' (string) column; its columns: "
+            f"{', '.join(map(str, columns)) or 'none'}"
+        )
 
 
 T = TypeVar("T")
@@ -313,3 +334,46 @@ class LazyDataset:
 
 
 Builder = Callable[[], Any]
+
+
+class RowFields:
+    """What a run's input rows supply, per task: the fields some row gives a value (a non-empty
+    ``answer``, ``info``), and the columns found (with ``info``'s keys and the extra columns
+    folded into it). Made while the run's inputs are checked, before any request, so a reward
+    function taking a field no row has is refused then (see ``Rubric.check_reward_funcs``)."""
+
+    def __init__(self) -> None:
+        self.by_task: dict[str, set[str]] = {}
+
+    def add(self, row: Mapping[str, Any]) -> None:
+        """Count one input row (raw or formatted)."""
+        found = self.by_task.setdefault(str(row.get("task") or "default"), set())
+        for key, value in row.items():
+            if key == "info":
+                if isinstance(value, str) and value:
+                    with contextlib.suppress(ValueError):  # a bad one is refused where it is read
+                        value = parse_info(value, "inputs")
+                if value:
+                    found.add("info")
+                    found.update(f"info.{k}" for k in value if isinstance(value, dict))
+            elif key not in INPUT_FIELDS:  # an extra column: it joins info under its name
+                found.update(("info", f"info.{key}"))
+            elif value is not None and value != "" and key not in found:
+                found.add(key)
+
+    def for_task(self, task: str) -> RowFields | None:
+        """The rows of ``task`` only; None when the run has none (nothing of it is scored)."""
+        if task not in self.by_task:
+            return None
+        part = RowFields()
+        part.by_task = {task: self.by_task[task]}
+        return part
+
+    def supplies(self, name: str) -> bool:
+        """Whether some row gives ``name`` a value."""
+        return any(name in found for found in self.by_task.values())
+
+    @property
+    def columns(self) -> list[str]:
+        """The columns found, sorted (``info.key`` for what ``info`` holds)."""
+        return sorted({c for found in self.by_task.values() for c in found})

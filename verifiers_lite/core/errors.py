@@ -68,6 +68,7 @@ import asyncio
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core import records
 from verifiers_lite.core.records import ErrorCategory, ErrorRecord
+from verifiers_lite.core.tracebacks import traceback_key, user_traceback
 
 __all__ = [
     "ERROR_CATEGORIES",
@@ -166,4 +167,14 @@ def categorize(exc: BaseException) -> ErrorRecord:
             "client.chat.completions.create(...), call "
             "`await self.get_model_response(client, model, messages, state)`"
         )
-    return {"category": category, "message": message[:2000]}
+    error: ErrorRecord = {"category": category, "message": message[:2000]}
+    if category != "cancelled":
+        add_traceback(error, exc)
+    return error
+
+
+def add_traceback(error: ErrorRecord, exc: BaseException) -> None:
+    """Keep where the author's code raised ``exc`` on ``error`` (text and key), when it did."""
+    text = user_traceback(exc)
+    if text is not None:
+        error["traceback"], error["traceback_id"] = text, traceback_key(text)

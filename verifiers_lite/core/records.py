@@ -11,7 +11,16 @@ object per line of ``results.jsonl``), the rollout server sends (``RolloutSample
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, Required, TypedDict, get_args, get_type_hints
+from typing import (
+    Annotated,
+    Any,
+    Literal,
+    NotRequired,
+    Required,
+    TypedDict,
+    get_args,
+    get_type_hints,
+)
 
 from verifiers_lite.core.messages import Messages
 
@@ -99,6 +108,11 @@ class ErrorRecord(TypedDict):
 
     category: ErrorCategory  #: which kind of failure (one of :data:`ERROR_CATEGORIES`)
     message: str  #: the exception's type and text (at most 2000 characters)
+    #: where the author's code raised it: the stack from their own frames, the library's
+    #: folded (:mod:`verifiers_lite.core.tracebacks`); absent when no frame was theirs
+    traceback: NotRequired[str]
+    #: the key the run stores that text under once (``tracebacks.jsonl`` in a saved run)
+    traceback_id: NotRequired[str]
 
 
 @dataclass(frozen=True)
@@ -279,6 +293,10 @@ class RolloutFields(TypedDict, total=False):
     judge: dict[str, Any]  #: a judge rubric's raw answer and parsed score
     seed: int  #: the rollout's sampling seed, when seeded
     system_fingerprints: list[str]  #: distinct ``system_fingerprint`` values the server returned
+    #: distinct ids of the models that answered, when one differs from ``model`` (the one asked)
+    served_models: list[str]
+    #: per reward function that gave one (``vf.Score(value, explanation)``): why it scored so
+    explanations: dict[str, str]
 
 
 class State(RolloutFields, total=False):

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from verifiers_lite.core.records import DatasetRow, RolloutInput, Row, State
 
 if TYPE_CHECKING:
+    from verifiers_lite.core.dataset import RowFields
     from verifiers_lite.core.model_client import ModelClientLike
     from verifiers_lite.results.metrics import PassCriterion
 
@@ -63,8 +64,9 @@ class RunnableRubric(Protocol):
         """True when some reward function needs whole groups."""
         ...
 
-    def check_reward_funcs(self) -> None:
-        """Raise when a reward function cannot be called as written (before any request)."""
+    def check_reward_funcs(self, rows: RowFields | None = None) -> None:
+        """Raise when a reward function cannot be called as written, or (given the run's
+        ``rows``) takes a field no row supplies; before any request."""
         ...
 
 

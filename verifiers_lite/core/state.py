@@ -151,6 +151,11 @@ def record_response(
         seen = state.setdefault("system_fingerprints", [])
         if build not in seen:
             seen.append(build)
+    served = response.model
+    if served and served != state.get("model"):  # another model answered than the one asked
+        answered = state.setdefault("served_models", [])
+        if served not in answered:
+            answered.append(served)
     if response.completion_ids is None:
         return
     # The turn's tokens as the sampler saw and returned them: the merge below keeps only their
@@ -310,6 +315,7 @@ def row_to_state(
         metrics={},
     )
     state.pop("judge", None)
+    state.pop("explanations", None)
     if (state.get("error") or {}).get("category") == "rubric_error":
         state["error"] = None
     return state  # type: ignore[return-value]  # a row's keys are State keys

@@ -13,7 +13,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from verifiers_lite.core.dataset import RolloutInput, complete_input
+from verifiers_lite.core.dataset import RolloutInput, RowFields, complete_input
 from verifiers_lite.core.model_client import ModelClient
 from verifiers_lite.core.records import DatasetRow
 from verifiers_lite.core.state import State
@@ -58,9 +58,12 @@ class EnvGroupRubric(Rubric):
     def requires_group_rollouts(self) -> bool:
         return any(r.requires_group_rollouts for r in self.task_rubrics.values())
 
-    def check_reward_funcs(self) -> None:
-        for rubric in self.task_rubrics.values():
-            rubric.check_reward_funcs()
+    def check_reward_funcs(self, rows: RowFields | None = None) -> None:
+        for task, rubric in self.task_rubrics.items():
+            if rows is None:
+                rubric.check_reward_funcs()
+            elif (of_task := rows.for_task(task)) is not None:  # a task the run has rows of
+                rubric.check_reward_funcs(of_task)
 
     def rubric_for(self, state: Mapping[str, Any]) -> Rubric:
         task = state.get("task")

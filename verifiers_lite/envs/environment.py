@@ -6,6 +6,7 @@ import asyncio
 import contextvars
 import random
 import time
+import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast, final
@@ -21,6 +22,7 @@ from verifiers_lite.core.dataset import (
     LazyDataset,
     RepeatedInputs,
     RolloutInput,
+    check_prompt_column,
     complete_input,
     input_in_form,
 )
@@ -146,6 +148,8 @@ class Environment(ABC):
             raise ValueError(
                 f"rollout_timeout must be a positive number of seconds, got {rollout_timeout}"
             )
+        check_prompt_column(dataset, "dataset")
+        check_prompt_column(eval_dataset, "eval_dataset")
         self._dataset = LazyDataset(dataset, "dataset")
         self._eval_dataset = LazyDataset(eval_dataset, "eval_dataset")
         self.system_prompt = system_prompt
@@ -233,6 +237,13 @@ class Environment(ABC):
         if shuffle:
             random.Random(seed).shuffle(order)
         if num_examples is not None and num_examples >= 0:
+            if num_examples > len(order):
+                warnings.warn(
+                    f"num_examples={num_examples}, but {self.env_id}'s eval dataset has "
+                    f"{len(order)} rows: running {len(order)}",
+                    UserWarning,
+                    stacklevel=3,
+                )
             order = order[:num_examples]
         return RepeatedInputs(examples, order, rollouts_per_example)
 

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite._util.cpus import usable_cpus
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import is_installed, missing_dependency
 from verifiers_lite.clients.group import ClientGroup
@@ -95,7 +96,7 @@ class LocalModel:
         self.model_path = path
         self.model_name = model_name or (DEFAULT_MODEL_NAME if model_path is None else path.stem)
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or max(1, os.cpu_count() or 1)
+        self.n_threads = n_threads or usable_cpus()
         self.port = port or _free_port()
         self.startup_timeout = startup_timeout
         self.request_timeout = request_timeout
@@ -311,13 +312,13 @@ def _signal_group(pgid: int, sig: int) -> None:
 
 
 def default_parallel() -> int:
-    """Server processes to run by default: one per core, at most 4.
+    """Server processes to run by default: one per usable core (:func:`usable_cpus`), at most 4.
 
     llama-cpp-python's server answers one request at a time, so "parallel slots" are separate
     processes. Measured on 2 cores (64 short arithmetic rollouts): 2 processes x 1 thread took
     11.3 s against 17.4 s for 1 process x 2 threads (the server's per-request Python work overlaps).
     """
-    return max(1, min(4, os.cpu_count() or 1))
+    return min(4, usable_cpus())
 
 
 def start_servers(
@@ -331,7 +332,7 @@ def start_servers(
     for all; if one fails, all are stopped and the error is raised."""
     if parallel < 1:
         raise ValueError(f"parallel must be >= 1, got {parallel}")
-    threads = n_threads or max(1, (os.cpu_count() or 1) // parallel)
+    threads = n_threads or max(1, usable_cpus() // parallel)
     servers = [LocalModel(model_path, n_threads=threads, **kwargs) for _ in range(parallel)]
     try:
         for s in servers:

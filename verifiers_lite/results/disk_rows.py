@@ -101,9 +101,10 @@ class DiskRows(Sequence[Row]):
                     "rewrites it): load the run again with vf.load_results(path)"
                 )
             offsets, lengths = self._offsets, self._lengths
+            tracebacks = run_dir.read_tracebacks(self.results_file.parent)
             for i in positions:
                 f.seek(int(offsets[i]))
-                yield run_dir.read_row(f.read(int(lengths[i])))
+                yield run_dir.read_row(f.read(int(lengths[i])), tracebacks)
 
     def __repr__(self) -> str:
         return f"DiskRows({str(self.results_file)!r}, {len(self)} rows)"

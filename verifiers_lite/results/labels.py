@@ -23,14 +23,17 @@ _PREVIEW_WORDS, _PREVIEW_CHARS = 4, 28
 
 def run_facts(metadata: RunMetadata, first_prompt: Any = None) -> dict[str, Any]:
     """What defines a run, from its metadata: ``env``, ``task`` (one task of an environment
-    group), ``model``, ``env_args.NAME`` per environment argument, ``sampling_args.NAME`` per
-    sampling argument, ``seed``, ``system_prompt`` and ``few_shot`` (the prompt template the
-    run recorded; for a run that recorded none, the system message of ``first_prompt``, its
-    first row's prompt), ``rubric`` (function names, weights and code) and ``rescored``."""
+    group), ``model`` (with the ids that answered when they differ from it), ``env_args.NAME``
+    per environment argument, ``sampling_args.NAME`` per sampling argument, ``seed``,
+    ``system_prompt`` and ``few_shot`` (the prompt template the run recorded; for a run that
+    recorded none, the system message of ``first_prompt``, its first row's prompt), ``rubric``
+    (function names, weights and code) and ``rescored``."""
     facts: dict[str, Any] = {"env": metadata.get("env_id")}
     if metadata.get("task") is not None:
         facts["task"] = metadata["task"]
     facts["model"] = metadata.get("model")
+    if metadata.get("served_models"):  # another model answered than the one named
+        facts["model"] = f"{facts['model']} (served: {', '.join(metadata['served_models'])})"
     by_name: Mapping[str, Any] = metadata  # the argument groups, read by their keys' names
     for group in _GROUPS:
         for key, value in sorted((by_name.get(group) or {}).items()):

@@ -17,7 +17,9 @@ appended by each resume, never overwritten): what produced these numbers.
   model, fetched once at the start of the session (a failure is recorded, never fatal);
   clients without an HTTP endpoint (``ScriptedClient``, in-process samplers) are named as such;
 - ``system_fingerprints``: the distinct ``system_fingerprint`` values the server returned for
-  the session's rows.
+  the session's rows;
+- ``served_models``: the ids the server said answered the session's rows, where they differ
+  from the model asked (the run's ``metadata["served_models"]`` gathers every session's).
 
 The manifest records; it is not part of the resume fingerprint (resuming under a newer
 ``openai`` is allowed, and that session's manifest says so). A resume checks only that its
@@ -186,11 +188,31 @@ async def _entry(url: str, api_key: str | None, model: str) -> dict[str, Any]:
     return {"endpoint": url, "model": entry}
 
 
+def refuse_unserved(entries: Sequence[dict[str, Any]], model: str) -> None:
+    """ValueError when an endpoint lists the models it serves and ``model`` is not one of them
+    (vLLM and the embedded model would answer 404, an alias-less server another model),
+    naming the endpoint and what it serves. An endpoint that lists none is not judged."""
+    for e in entries:
+        served = [str(m) for m in e.get("models_listed") or [] if m is not None]
+        if served:
+            raise ValueError(
+                f"model {model!r} is not served by {e.get('endpoint')}; it serves "
+                f"{', '.join(served)}. Pass one of these as the model name"
+            )
+
+
 def add_system_fingerprints(seen: dict[str, None], rows: Iterable[Row]) -> None:
     """Add the ``system_fingerprint`` values of ``rows`` to ``seen`` (kept in first-seen order)."""
     for r in rows:
         for fp in r.get("system_fingerprints") or ():
             seen.setdefault(fp, None)
+
+
+def add_served_models(seen: dict[str, None], rows: Iterable[Row]) -> None:
+    """Add the ids of the models that answered ``rows`` other than the one asked to ``seen``."""
+    for r in rows:
+        for served in r.get("served_models") or ():
+            seen.setdefault(served, None)
 
 
 def client_change(earlier: Sequence[SessionRecord], now: Sequence[dict[str, Any]]) -> str | None:

@@ -43,6 +43,9 @@ if TYPE_CHECKING:
 RESCORED_FROM_KEY: Final = "rescored_from"
 _GROUPS_IN_FLIGHT = 64
 
+# What the old scoring left on a row beside its scores: the new scoring says its own or nothing.
+_OLD_SCORING = frozenset(("judge", "explanations"))
+
 
 async def rescore_run(
     run: RunData | str | os.PathLike[str],
@@ -205,7 +208,9 @@ async def _score_batch(
             except Exception as exc:
                 s["error"] = s.get("error") or cleanup_error(type(rubric).__name__, exc)
         return [
-            cast(Row, {**{k: v for k, v in old.items() if k != "judge"}, **state_to_row(s)})
+            cast(
+                Row, {**{k: v for k, v in old.items() if k not in _OLD_SCORING}, **state_to_row(s)}
+            )
             for old, s in zip(old_rows, states, strict=True)
         ]
 

@@ -13,23 +13,80 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar, cast
 
 from verifiers_lite.core.records import Row
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
+#: each distinct traceback of the run's errors once (``{"id", "traceback"}`` per line); a row
+#: keeps only its key, ``error["traceback_id"]``, and gets the text back when read
+TRACEBACKS_FILE = "tracebacks.jsonl"
 _WRITE_ID, _WRITE_SIZE = "_write_id", "_write_size"  # the tags on each line of a write
 
 Item = TypeVar("Item")
 
 
 def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]) -> list[bytes]:
-    """One write's lines, each tagged with the write's id and size (a reader's proof of a whole write)."""
+    """One write's lines, each tagged with the write's id and size (a reader's proof of a whole
+    write); an error's traceback text is left to :data:`TRACEBACKS_FILE` (its key stays)."""
     size = len(rows)
     return [
-        (dumps({**r, _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode("utf-8") for r in rows
+        (dumps({**_without_traceback(r), _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode(
+            "utf-8"
+        )
+        for r in rows
     ]
+
+
+def _without_traceback(row: Row) -> Row:
+    error = row.get("error")
+    if not error or "traceback" not in error or "traceback_id" not in error:
+        return row
+    kept = cast(Any, {k: v for k, v in error.items() if k != "traceback"})
+    return {**row, "error": kept}
+
+
+def new_tracebacks(rows: Sequence[Row], known: set[str]) -> list[bytes]:
+    """The :data:`TRACEBACKS_FILE` lines of the tracebacks in ``rows`` not in ``known`` (which
+    gets their keys)."""
+    lines: list[bytes] = []
+    for r in rows:
+        error = r.get("error")
+        key = error.get("traceback_id") if error else None
+        if error and key and key not in known and "traceback" in error:
+            known.add(key)
+            entry = {"id": key, "traceback": error["traceback"]}
+            lines.append((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+    return lines
+
+
+def read_tracebacks(directory: Path) -> dict[str, str]:
+    """A run directory's tracebacks by key (empty for a run that saved none, or an older one)."""
+    table: dict[str, str] = {}
+    path = directory / TRACEBACKS_FILE
+    if not path.exists():
+        return table
+    with open(path, "rb") as f:
+        for _, line in complete_lines(f):
+            entry = parse_line(line)
+            if (
+                entry
+                and isinstance(entry.get("id"), str)
+                and isinstance(entry.get("traceback"), str)
+            ):
+                table[entry["id"]] = entry["traceback"]
+    return table
+
+
+def restore_traceback(row: Row, table: dict[str, str]) -> Row:
+    """``row`` with its error's traceback text back from ``table`` (the run's), when it has a key."""
+    error = row.get("error")
+    key = error.get("traceback_id") if error else None
+    if error and key and "traceback" not in error and key in table:
+        error["traceback"] = table[key]
+    return row
 
 
 def write_size(first_line: dict[str, Any]) -> int:
@@ -38,14 +95,15 @@ def write_size(first_line: dict[str, Any]) -> int:
     return size if isinstance(size, int) else -1
 
 
-def read_row(line: bytes) -> Row:
-    """The row on a line an index points at, its write's tags removed (ValueError: no row there)."""
+def read_row(line: bytes, tracebacks: dict[str, str] | None = None) -> Row:
+    """The row on a line an index points at, its write's tags removed (ValueError: no row
+    there), its error's traceback text restored from ``tracebacks`` (the run's table)."""
     row = parse_line(line)
     if row is None:
         raise ValueError(f"not a row: {line[:80]!r}")
     row.pop(_WRITE_ID, None)
     row.pop(_WRITE_SIZE, None)
-    return cast(Row, row)
+    return restore_traceback(cast(Row, row), tracebacks) if tracebacks else cast(Row, row)
 
 
 def complete_lines(f: BinaryIO, offset: int = 0) -> Iterator[tuple[int, bytes]]:

@@ -47,6 +47,8 @@ class RunMetadata(TypedDict, total=False):
     env_id: str | None
     env_args: dict[str, Any]  #: the arguments the environment was loaded with
     model: str  #: the model name requests were sent for
+    #: the ids the server said answered, when they differ from ``model`` (an alias, a default)
+    served_models: list[str]
     rollouts_per_example: int  #: rollouts of each example (the group size)
     num_examples: int  #: examples the run asked for
     num_rollouts: int  #: rollouts the run asked for
@@ -168,7 +170,16 @@ _KINDS: dict[str, tuple[type, ...]] = {
     ),
     **dict.fromkeys(("independent_scoring", "score_rollouts", "resumed"), (bool,)),
     **dict.fromkeys(
-        ("sessions", "endpoints", "reward_ci", "workers", "worker_failures", "servers"), (list,)
+        (
+            "sessions",
+            "endpoints",
+            "reward_ci",
+            "workers",
+            "worker_failures",
+            "servers",
+            "served_models",
+        ),
+        (list,),
     ),
 }
 """The JSON kind of each key's value (None is accepted for every key: a figure not known)."""

@@ -57,13 +57,15 @@ class RowReader:
     def __iter__(self) -> Iterator[Row]:
         if not self.results_file.exists():
             return
+        tracebacks = run_dir.read_tracebacks(self.results_file.parent)
         writes: run_dir.WholeWrites[Row] = run_dir.WholeWrites()
         with open(self.results_file, "rb") as f:
             end = 0
             for offset, line in run_dir.complete_lines(f):
                 end = offset + len(line)
                 row = run_dir.parse_line(line)
-                yield from writes.take(row, cast(Row, row))
+                for whole in writes.take(row, cast(Row, row)):
+                    yield run_dir.restore_traceback(whole, tracebacks) if tracebacks else whole
             torn = int(os.fstat(f.fileno()).st_size > end)  # a last line without its newline
         self.skipped += writes.unreadable + writes.partial + torn
 
@@ -91,6 +93,21 @@ class ResultsStore:
         self._writer: ThreadPoolExecutor | None = None
         self._pending: list[tuple[list[Row], asyncio.Future[None]]] = []
         self._lock = threading.Lock()
+        self._tracebacks: set[str] | None = None  # keys in tracebacks.jsonl (read on first write)
+
+    def _save_tracebacks(self, groups: Iterable[list[Row]]) -> None:
+        """Append the groups' tracebacks the run has not stored yet, before the rows naming
+        them (a crash in between leaves a text no row names, never a row without its text)."""
+        if self._tracebacks is None:
+            self._tracebacks = set(run_dir.read_tracebacks(self.path))
+        lines = [line for rows in groups for line in run_dir.new_tracebacks(rows, self._tracebacks)]
+        if not lines:
+            return
+        with open(self.path / run_dir.TRACEBACKS_FILE, "ab") as f:
+            f.write(b"".join(lines))
+            f.flush()
+            if self.fsync:
+                os.fsync(f.fileno())
 
     def open(
         self,
@@ -128,6 +145,7 @@ class ResultsStore:
         with open(tmp, "wb") as f:
 
             def write(group: list[Row]) -> None:
+                self._save_tracebacks([group])
                 lines = self._encode(group)
                 index.append(group, f.tell(), lines)
                 f.write(b"".join(lines))
@@ -159,6 +177,7 @@ class ResultsStore:
 
     def _write_groups(self, groups: list[list[Row]]) -> None:
         """Each group with its own write, then one fsync for them all."""
+        self._save_tracebacks(groups)
         for rows in groups:
             if not rows:
                 continue

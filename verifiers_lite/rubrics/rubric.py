@@ -9,10 +9,12 @@ from collections.abc import Callable, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
+from verifiers_lite.core.dataset import RowFields
 from verifiers_lite.core.errors import RewardFunctionError, categorize
 from verifiers_lite.core.records import State
 from verifiers_lite.parsers.parser import Parser
 from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.rubrics.score import Score
 
 RewardFunc = Callable[..., Any]
 ROLLOUT_ARGS = ("prompt", "completion", "answer", "state", "info", "task", "example_id")
@@ -54,6 +56,29 @@ def check_reward_params(func: RewardFunc, name: str, available: Sequence[str]) -
             )
 
 
+ROW_SUPPLIED = ("answer", "info")
+"""Reward function arguments only the dataset's rows give a value (the rest the rollout has)."""
+
+
+def check_rows_supply(func: RewardFunc, name: str, rows: RowFields) -> None:
+    """Refuse ``func`` when it takes, without a default, a row field (``answer``, ``info``)
+    that no row of the run supplies: ValueError naming the function, the parameter and the
+    columns found."""
+    try:
+        params = inspect.signature(func).parameters.values()
+    except (TypeError, ValueError):
+        return
+    for p in params:
+        needed = p.name in ROW_SUPPLIED and p.default is inspect.Parameter.empty
+        if needed and not rows.supplies(p.name):
+            raise ValueError(
+                f"reward function {name!r} takes {p.name!r}, but no row of the run's inputs "
+                f"has a value for it (columns found: {', '.join(rows.columns) or 'none'}). "
+                f"Add a {p.name!r} column, or give the parameter a default "
+                f"({p.name}=None) to score without it"
+            )
+
+
 def accepted_names(func: RewardFunc) -> frozenset[str] | None:
     """The argument names ``func`` takes by name; None when it takes ``**kwargs`` (all of them).
     Raises TypeError/ValueError for a callable without a signature."""
@@ -79,6 +104,14 @@ def _as_float(value: Any, name: str) -> float:
         ) from exc
 
 
+def _scored(state: State, name: str, value: Any) -> float:
+    """``value`` as a number; a :class:`Score`'s explanation kept on ``state`` under ``name``."""
+    if isinstance(value, Score) and value.explanation is not None:
+        explanations: dict[str, str] = state.setdefault("explanations", {})
+        explanations[name] = str(value.explanation)
+    return _as_float(value, name)
+
+
 def unique_names(funcs: Sequence[RewardFunc]) -> list[str]:
     """One metric name per function: its ``__name__``, suffixed ``_2``, ``_3``... when taken
     (two lambdas are ``<lambda>`` and ``<lambda>_2``), so no function's value overwrites another's."""
@@ -97,7 +130,9 @@ class Rubric:
     """A set of reward functions with weights.
 
     Reward functions may be sync or async and take any subset of ``prompt, completion, answer,
-    state, info, task, example_id, parser`` by name. Every function's value is kept as a metric
+    state, info, task, example_id, parser`` by name, and return a number or a
+    :class:`~verifiers_lite.rubrics.score.Score` (a number and why: kept in
+    ``row["explanations"]``). Every function's value is kept as a metric
     (named after the function; repeated names get ``_2``, ``_3``...); the reward is their
     weighted sum. Only rollouts without an error are scored: an errored rollout keeps reward,
     advantage and metrics unset, and group advantages are taken over the scored rollouts. A
@@ -154,13 +189,17 @@ class Rubric:
         """The names a reward function may take (what :meth:`_available` supplies)."""
         return (*ROLLOUT_ARGS, "parser")
 
-    def check_reward_funcs(self) -> None:
+    def check_reward_funcs(self, rows: RowFields | None = None) -> None:
         """ValueError when a reward function takes a parameter the rubric cannot supply; run at
-        construction and again before a run's first request (``funcs`` may have been edited).
+        construction and again before a run's first request (``funcs`` may have been edited),
+        then with the run's ``rows``: a parameter without a default that no row gives a value
+        (``answer``, ``info``) is refused too, rather than scored against ``""``.
         Each function's accepted names are kept for scoring (read once, not per call)."""
         self._accepts: dict[int, tuple[RewardFunc, frozenset[str] | None]] = {}
         for func, name in zip(self.funcs, self.func_names, strict=True):
             check_reward_params(func, name, self.argument_names)
+            if rows is not None:
+                check_rows_supply(func, name, rows)
             with contextlib.suppress(TypeError, ValueError):  # no signature: it fails when called
                 self._accepts[id(func)] = (func, accepted_names(func))
 
@@ -205,6 +244,7 @@ class Rubric:
         names = self.func_names
         for s in states:
             s["reward"] = s["advantage"] = None
+            s.pop("explanations", None)  # a re-score explains its own scores
         scored = [s for s in states if s.get("error") is None]
         values: list[dict[str, float | None]] = [{} for _ in scored]
         for func, name in zip(self.funcs, names, strict=True):
@@ -237,8 +277,8 @@ class Rubric:
 
     async def _score_one(self, func: RewardFunc, name: str, state: State) -> float | None:
         try:
-            return _as_float(
-                await _call(func, self._kwargs_for(func, self._available(state))), name
+            return _scored(
+                state, name, await _call(func, self._kwargs_for(func, self._available(state)))
             )
         except Exception as exc:
             _record_rubric_error(state, name, exc)
@@ -263,8 +303,8 @@ class Rubric:
                 raise RewardFunctionError(
                     f"group reward function {name!r} returned {len(result)} values for {len(states)} rollouts"
                 )
-            for v, r in zip(values, result, strict=True):
-                v[name] = _as_float(r, name)
+            for s, v, r in zip(states, values, result, strict=True):
+                v[name] = _scored(s, name, r)
         except Exception as exc:
             for s, v in zip(states, values, strict=True):
                 _record_rubric_error(s, name, exc)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from verifiers_lite.core.dataset import row_reader
+from verifiers_lite.core.dataset import RowFields, row_reader
 from verifiers_lite.core.records import RolloutInput
 
 if TYPE_CHECKING:
@@ -37,9 +37,13 @@ class InputPlan(Mapping[int, int]):
         self._rows = row_reader(inputs, "inputs")
         n = len(self._rows)
         eids = np.empty(n, dtype=np.int64)
+        self.fields = (
+            RowFields()
+        )  # what the rows supply a reward function, checked before a request
         for i in range(n):
             inp = self.input(i)
             eids[i] = self._example_id(inp, i)
+            self.fields.add(inp)
             if check is not None:
                 check(inp, f"inputs row {i} (example {eids[i]}), field 'prompt'")
         sorted_ids, first, inverse, counts = np.unique(

@@ -41,10 +41,12 @@ from verifiers_lite.results.fingerprint import (
     run_fingerprint,
 )
 from verifiers_lite.results.manifest import (
+    add_served_models,
     add_system_fingerprints,
     client_change,
     client_endpoints,
     endpoint_entries,
+    refuse_unserved,
     run_manifest,
 )
 from verifiers_lite.results.outputs import GenerateOutputs
@@ -140,6 +142,7 @@ async def generate(
     ``metadata["cache"]``.
     """
     run = _Run(env, inputs, client, model, config or RunConfig())
+    await run.check_model()
     run.resume_saved()
     # What the run's rollouts start for the whole run (shared tool servers) stops when it ends.
     async with run_scope():
@@ -174,6 +177,8 @@ class _Run:
         # Every input validated before the first request (its content too, for a model that reads
         # text only); positions only.
         self.plan = InputPlan(env, inputs, _content_check(client))
+        if self.score:  # a reward function taking a field no row has fails now, not as "" per row
+            env.rubric.check_reward_funcs(self.plan.fields)
         self.run_seed = (
             None if "seed" in {**env.sampling_args, **(config.sampling_args or {})} else config.seed
         )
@@ -210,9 +215,16 @@ class _Run:
         self.builds: dict[
             str, None
         ] = {}  # the system_fingerprints the server returned, first seen first
+        self.served: dict[str, None] = {}  # models that answered other than the one asked
         self.prior_attempts: dict[tuple[Any, int], int] = {}
         self.crashed_endpoints: set[str] = set()
         self.session = 0  # this session's index in metadata["sessions"] (set again on resume)
+
+    async def check_model(self) -> None:
+        """Refuse a model name an endpoint does not serve, before any chat request: each
+        endpoint's ``/models``, asked once (and kept for the session's manifest)."""
+        self.endpoint_list = await endpoint_entries(self.client, self.model)
+        refuse_unserved(self.endpoint_list, self.model)
 
     def input_hash_of(self, eid: Any) -> str:
         return input_hash(self.plan.first_input(eid))
@@ -275,7 +287,6 @@ class _Run:
         # keeps elapsed/ETA/rate moving while nothing finishes.
         self.listening = set_rollout_listener(rollout_listener(self.stats, self.events.on_update))
         self.ticker = asyncio.ensure_future(_tick(self.stats, self.events))
-        self.endpoints = asyncio.ensure_future(endpoint_entries(self.client, self.model))
 
     async def run_units(self) -> None:
         """Every missing unit, on as many workers as the executor has slots; one failing cancels all."""
@@ -319,6 +330,7 @@ class _Run:
         if self.gate is not None:
             self.gate.add(out)
         add_system_fingerprints(self.builds, out)
+        add_served_models(self.served, out)
         self.stats.add(out)
         if self.cache_meter is not None:
             self.stats.cache_hits, self.stats.cache_misses = self.cache_meter.counts()
@@ -353,12 +365,18 @@ class _Run:
         if self.cache_meter is not None:
             metadata["cache"] = self.cache_meter.summary()
         _, session = current_session(metadata)
-        session["manifest"]["endpoints"] = await _endpoints_or_note(
-            self.endpoints, self.client_endpoints, interrupted
-        )
+        session["manifest"]["endpoints"] = self.endpoint_list
         session["manifest"]["system_fingerprints"] = list(
             self.builds
         )  # of the rows this session made
+        session["manifest"]["served_models"] = list(self.served)
+        served = {
+            m: None
+            for s in metadata.get("sessions") or []
+            for m in (s.get("manifest") or {}).get("served_models") or []
+        }
+        if served:
+            metadata["served_models"] = list(served)
         end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
         metadata["status"] = status
         add_summary(metadata, self.executor.summary())
@@ -494,20 +512,6 @@ def _count_units(plan: InputPlan, saved: SavedRows, independent: bool) -> int:
     if independent:
         return plan.num_rollouts - saved.num_kept
     return sum(1 for eid in plan if saved.keep.get(eid, 0).bit_count() < plan[eid])
-
-
-async def _endpoints_or_note(
-    task: asyncio.Future[list[dict[str, Any]]],
-    known: list[dict[str, Any]],
-    interrupted: bool,
-) -> list[dict[str, Any]]:
-    """The endpoints' ``/models`` entries; an interrupted run does not wait for them (the
-    endpoints it used are still named)."""
-    if interrupted and not task.done():
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
-        return [{**e, "note": "/models not fetched: the run was interrupted"} for e in known]
-    return await task
 
 
 def _note_interrupt(stats: RunStats, store: ResultsStore | None, sizes: Mapping[Any, int]) -> None:

@@ -26,7 +26,8 @@ Behaviour is chosen by the request's ``model``:
   str (not \"list\") to str"); otherwise it repeats the last user message.
 
 ``GET /v1/models`` lists every one of these (``models=`` / ``--models`` lists a subset, e.g. one,
-like a vLLM or llama.cpp server). Any other model name is answered as ``fake-arith``.
+like a vLLM or llama.cpp server). Any other model name is answered HTTP 404, as vLLM answers
+a model it does not serve.
 
 ``POST /v1/responses`` gives the same answers in the Responses API's dialect, and either route
 streams (server-sent events) when the request asks ``"stream": true``; bodies and events are
@@ -34,11 +35,12 @@ written by :mod:`verifiers_lite.clients.openai_wire`.
 
 Control endpoints: ``POST /_control/config``
 ({latency_ms, faults: [...], correct_rate, system_fingerprint, created, cached_tokens,
-usage_extra}; a system_fingerprint is then returned with every completion, ``created`` fixes
-every completion's creation time, ``cached_tokens`` of each prompt's tokens are reported as
+usage_extra, served_as}; a system_fingerprint is then returned with every completion, ``created``
+fixes every completion's creation time, ``cached_tokens`` of each prompt's tokens are reported as
 served from a prompt cache (``usage.prompt_tokens_details.cached_tokens``, capped at its prompt
-tokens) and ``usage_extra`` is merged into every completion's ``usage``, as a provider's own
-fields),
+tokens), ``usage_extra`` is merged into every completion's ``usage``, as a provider's own
+fields, and ``served_as`` names another model as the one that answered, as a server that routes
+a name to its own model does),
 ``POST /_control/reset``, ``GET /_control/stats``, ``GET /_control/requests`` (the bodies of
 the last 1,000 chat requests, oldest first: what each request sent). A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
@@ -122,6 +124,7 @@ class FakeChatServer:
         self.created: int | None = None
         self.cached_tokens = 0
         self.usage_extra: dict[str, Any] = {}
+        self.served_as: str | None = None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = await request_body(scope, receive, send)
@@ -148,6 +151,8 @@ class FakeChatServer:
                 self.cached_tokens = int(cfg["cached_tokens"])
             if "usage_extra" in cfg:
                 self.usage_extra = dict(cfg["usage_extra"])
+            if "served_as" in cfg:
+                self.served_as = cfg["served_as"]
             await _json(send, 200, {"ok": True})
         elif path == "/_control/reset" and method == "POST":
             self.reset()
@@ -236,6 +241,10 @@ class FakeChatServer:
                 status = 400
                 await _json(send, 400, {"error": {"message": "body must be JSON with 'messages'"}})
                 return
+            if model not in self.models:  # as vLLM answers a model it does not serve
+                status = 404
+                await _json(send, 404, _model_not_found(model))
+                return
             if model == "fake-text-only" and any(
                 isinstance(m.get("content"), list) for m in messages
             ):
@@ -243,7 +252,8 @@ class FakeChatServer:
                 await _json(send, 500, {"error": {"message": _LIST_CONTENT_ERROR}})
                 return
             message, finish = self._answer(model, messages, req)
-            await self._reply(send, req, model, self._turn(messages, message, finish))
+            turn = self._turn(messages, message, finish)
+            await self._reply(send, req, self.served_as or model, turn)
         finally:
             self.in_flight -= 1
             self.by_status[status] += 1
@@ -299,14 +309,22 @@ class FakeChatServer:
             await _json(send, 400, {"error": {"message": f"bad request: {exc}"}})
             return
         model = parsed.model or "fake-arith"
+        if model not in self.models:
+            self.by_status[404] += 1
+            await _json(send, 404, _model_not_found(model))
+            return
         message, finish = self._answer(model, parsed.messages, parsed.sampling_args)
         turn = self._turn(parsed.messages, message, finish)
         rid, created = turn.response_id or "", turn.created or 0
         self.by_status[200] += 1
         if parsed.stream:
-            await _stream(send, sse(responses_events(turn, model, rid, created), named=True))
+            await _stream(
+                send, sse(responses_events(turn, self.served_as or model, rid, created), named=True)
+            )
         else:
-            await _raw(send, 200, dumps(responses_body(turn, model, rid, created)))
+            await _raw(
+                send, 200, dumps(responses_body(turn, self.served_as or model, rid, created))
+            )
 
     def _correct(self, messages: list[dict[str, Any]], req: dict[str, Any]) -> bool:
         key = json.dumps(messages, sort_keys=True)
@@ -485,6 +503,12 @@ async def _stream(send: Any, data: bytes) -> None:
     hdrs = [(b"content-type", b"text/event-stream"), (b"cache-control", b"no-cache")]
     await send({"type": "http.response.start", "status": 200, "headers": hdrs})
     await send({"type": "http.response.body", "body": data})
+
+
+def _model_not_found(model: str) -> dict[str, Any]:
+    """vLLM's answer to a request for a model it does not serve."""
+    message = f"The model `{model}` does not exist."
+    return {"error": {"message": message, "type": "NotFoundError", "param": "model", "code": 404}}
 
 
 async def _json(

@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
+from verifiers_lite._util.cpus import usable_cpus
 from verifiers_lite._util.extras import require
 from verifiers_lite.rollout.sampling import SampleResult, SamplingParams, params_list
 
@@ -28,7 +29,7 @@ def load_llama(model_path: str | os.PathLike[str] | None = None, **kwargs: Any) 
     # (2 threads on 2 shared cores) decoding was measured ~20x slower than with 1 thread.
     opts: dict[str, Any] = {
         "n_ctx": 2048,
-        "n_threads": max(1, (os.cpu_count() or 2) // 2),
+        "n_threads": max(1, usable_cpus() // 2),
         "verbose": False,
     }
     opts.update(kwargs)

@@ -171,6 +171,7 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
                 ]
             )
         )
+        parts.append(_tracebacks_html(outputs.rows))
     else:
         parts.append(f"<div {_MUTED}>no errors</div>")
     parts.append(_rows_table(outputs.rows, max_rows))
@@ -206,7 +207,7 @@ def _rows_table(rows: Sequence[Row], max_rows: int) -> str:
         cells = [
             _e(r.get("example_id")),
             _e(r.get("rollout_index", "")),
-            f"<span {_NUM}>{_num(r.get('reward'))}</span>",
+            f"<span {_NUM}>{_num(r.get('reward'))}</span>" + _explanations_html(r),
             f"<span {_NUM}>{_num(r.get('advantage'))}</span>",
             _e(r.get("turns", "")),
             _e(r.get("stop_reason") or ""),
@@ -217,3 +218,36 @@ def _rows_table(rows: Sequence[Row], max_rows: int) -> str:
         ]
         out.append("<tr>" + "".join(f"<td {_TD}>{c}</td>" for c in cells) + "</tr>")
     return "".join(out) + "</table>"
+
+
+TRACEBACK_SCAN = 10_000
+"""Rows read for the error view's tracebacks (a run of a million rows is not read through)."""
+
+
+def _tracebacks_html(rows: Sequence[Row]) -> str:
+    """Each distinct traceback among the first rows (the author's frames), with how many
+    rollouts failed there; the first open."""
+    found: dict[str, list[Any]] = {}  # text -> [category, rollouts]
+    for r in rows[:TRACEBACK_SCAN]:
+        err = r.get("error")
+        text = err.get("traceback") if isinstance(err, dict) else None
+        if err and text:
+            found.setdefault(text, [err.get("category", "error"), 0])[1] += 1
+    out = []
+    for i, (text, (category, n)) in enumerate(found.items()):
+        label = f"traceback · {category} · {n} rollout{'s' if n > 1 else ''}"
+        out.append(
+            f'<details{" open" if i == 0 else ""} class="vf-traceback"><summary {_ERR}>{_e(label)}'
+            f'</summary><pre style="margin:2px 0 6px;font-size:12px;white-space:pre-wrap">'
+            f"{_e(text)}</pre></details>"
+        )
+    return "".join(out)
+
+
+def _explanations_html(row: Row) -> str:
+    """Why each reward function scored so, where it said (``vf.Score``), under the reward."""
+    explanations = row.get("explanations") or {}
+    return "".join(
+        f'<div class="vf-explanation" {_MUTED}>{_e(name)}: {_e(_short(text, 160))}</div>'
+        for name, text in explanations.items()
+    )

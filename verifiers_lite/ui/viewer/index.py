@@ -279,9 +279,10 @@ class RowIndex:
         with open(self.path, "rb") as f:
             if os.fstat(f.fileno()).st_ino != inode:
                 raise StaleIndexError(str(self.path))
+            tracebacks = run_dir.read_tracebacks(Path(self.path).parent)
             for offset, length in spans:
                 f.seek(offset)
-                out.append(run_dir.read_row(f.read(length)))
+                out.append(run_dir.read_row(f.read(length), tracebacks))
         return out
 
     def raw_lines(self, positions: list[int]) -> list[bytes]:

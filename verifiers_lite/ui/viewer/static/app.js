@@ -492,8 +492,10 @@
     const parts = timingParts(t);
     return head || parts ? h("span", { id: "row-timing" }, head, parts ? h("div", { class: "muted" }, parts) : "") : "—";
   }
+  // The failure, and where the author's code raised it (their frames; the library's folded).
   function errorBox(err, id) {
-    return h("div", { class: "errbox", id }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)));
+    return h("div", { class: "errbox", id }, h("b", {}, err.category || "error"), ": ", h("span", { class: "content" }, err.message || JSON.stringify(err)),
+      err.traceback ? h("pre", { class: "traceback" }, err.traceback) : "");
   }
 
   // ---------------------------------------------------------------- Timeline
@@ -582,7 +584,9 @@
     const facts = [
       ["reward", h("span", {}, h("b", { class: "reward" }, num(r.reward)), h("span", { class: "muted gap" }, "answer "), h("span", { class: "content answer" }, String(r.answer ?? "")))],
       r.advantage !== null && r.advantage !== undefined ? ["advantage", num(r.advantage)] : null,
-      ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, fmt(v)]),
+      // each reward function's value, and why it scored so when it said (vf.Score)
+      ...Object.entries(r.metrics || {}).map(([k, v]) => ["metric · " + k, (r.explanations || {})[k] === undefined ? fmt(v)
+        : h("span", {}, fmt(v), h("span", { class: "explanation muted gap" }, (r.explanations || {})[k]))]),
       ["stop reason", r.stop_reason || "—"], ["turns", r.turns ?? "—"],
       ["tokens", (u.prompt_tokens ?? "?") + " prompt / " + (u.completion_tokens ?? "?") + " completion" + (u.reasoning_tokens ? " (" + u.reasoning_tokens + " reasoning)" : "")],
       ["time", timing(r.timing || {})],
