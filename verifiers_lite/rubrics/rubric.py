@@ -74,7 +74,7 @@ def check_rows_supply(func: RewardFunc, name: str, rows: RowFields) -> None:
             raise ValueError(
                 f"reward function {name!r} takes {p.name!r}, but no row of the run's inputs "
                 f"has a value for it (columns found: {', '.join(rows.columns) or 'none'}). "
-                f"Add a {p.name!r} column, or give the parameter a default "
+                f"Add a column {p.name!r}, or give the parameter a default "
                 f"({p.name}=None) to score without it"
             )
 
