@@ -127,7 +127,8 @@ class EnvGroup(Environment):
         kwargs.setdefault(
             "rollout_timeout", None if None in timeouts else max(t for t in timeouts if t)
         )
-        kwargs.setdefault("max_concurrent", max(e.max_concurrent for e in envs))
+        limits = [e.max_concurrent for e in envs]  # None: no bound
+        kwargs.setdefault("max_concurrent", None if None in limits else max(x for x in limits if x))
         kwargs.setdefault("score_rollouts", all(e.score_rollouts for e in envs))
         kwargs.setdefault("env_id", "+".join(names))
         super().__init__(

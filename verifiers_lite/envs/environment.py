@@ -36,6 +36,7 @@ from verifiers_lite.core.limits import (
 )
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike
+from verifiers_lite.core.not_given import NOT_GIVEN, NotGiven, given
 from verifiers_lite.core.pricing import usage_cost
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.reasoning import (
@@ -128,7 +129,7 @@ class Environment(ABC):
         parser: Parser | None = None,
         rubric: Rubric | None = None,
         sampling_args: dict[str, Any] | None = None,
-        max_concurrent: int = 128,
+        max_concurrent: int | None = 128,
         max_retries: int = 0,
         rollout_timeout: float | None = None,
         tool_defs: list[dict[str, Any]] | None = None,
@@ -569,24 +570,25 @@ class Environment(ABC):
         client: ModelClientLike,
         model: str,
         num_examples: int = -1,
-        rollouts_per_example: int = 1,
+        rollouts_per_example: int | NotGiven = NOT_GIVEN,
         shuffle: bool = False,
-        seed: int | None = 0,
+        seed: int | None | NotGiven = NOT_GIVEN,
         *,
         config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
     ) -> GenerateOutputs:
         """Evaluate on eval_dataset (falling back to dataset): pick, repeat, generate. ``seed``
-        shuffles (with ``shuffle=True``, or ``until``) and is the run seed: each rollout samples with a seed
-        derived from it (``None``: no seed is sent; shuffling then uses 0). Options as for
+        shuffles (with ``shuffle=True``, or ``until``) and is the run seed: each rollout samples
+        with a seed derived from it (``None``: no seed is sent; shuffling then uses 0). Left out,
+        ``rollouts_per_example`` and ``seed`` are ``config``'s (else 1 and 0). Options as for
         :meth:`generate`."""
         run = _evaluation_config("evaluate", config, options, rollouts_per_example, seed)
         # With ``until`` the examples are a random draw: shuffled, by the run's seed.
         inputs = self.get_eval_inputs(
             num_examples,
-            rollouts_per_example,
+            run.rollouts_per_example or 1,
             shuffle or run.until is not None,
-            0 if seed is None else seed,
+            run.seed or 0,
         )
         return await self.generate(inputs, client, model, config=run)
 
@@ -612,9 +614,9 @@ class Environment(ABC):
         client: ModelClientLike,
         model: str,
         num_examples: int = -1,
-        rollouts_per_example: int = 1,
+        rollouts_per_example: int | NotGiven = NOT_GIVEN,
         shuffle: bool = False,
-        seed: int | None = 0,
+        seed: int | None | NotGiven = NOT_GIVEN,
         *,
         config: RunConfig | None = None,
         **options: Unpack[EvaluationOptions],
@@ -638,14 +640,15 @@ def _evaluation_config(
     method: str,
     config: RunConfig | None,
     options: Mapping[str, Any],
-    rollouts_per_example: int,
-    seed: int | None,
+    rollouts_per_example: int | NotGiven,
+    seed: int | None | NotGiven,
 ) -> RunConfig:
-    """An evaluation's run options: ``seed`` is the run seed; ``rollouts_per_example`` recorded
-    unless given."""
+    """An evaluation's run options: ``seed`` and ``rollouts_per_example`` when given, else the
+    config's (``rollouts_per_example``: else 1)."""
     run = run_config(method, config, options)
     return run.replace(
-        seed=seed, rollouts_per_example=run.rollouts_per_example or rollouts_per_example
+        seed=given(seed, run.seed),
+        rollouts_per_example=given(rollouts_per_example, run.rollouts_per_example or 1),
     )
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypedDict
 
 from verifiers_lite.core.limits import Limits
+from verifiers_lite.core.not_given import NOT_GIVEN, NotGiven
 from verifiers_lite.core.pricing import PriceTable, check_prices
 from verifiers_lite.core.seeding import check_run_seed
 from verifiers_lite.run.until import Precision
@@ -17,97 +18,118 @@ if TYPE_CHECKING:
     from verifiers_lite.executors.base import Executor
 
 
+def _positive(name: str, value: Any) -> None:
+    """None, or an int >= 1."""
+    if value is None or value is NOT_GIVEN:
+        return
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"RunConfig.{name} must be an int or None, got {value!r}")
+    if value < 1:
+        raise ValueError(f"RunConfig.{name} must be >= 1, got {value}")
+
+
+def _kind(kinds: tuple[type, ...], what: str) -> Callable[[str, Any], None]:
+    """None, or a value of one of ``kinds`` (described as ``what``)."""
+
+    def check(name: str, value: Any) -> None:
+        if value is not None and not isinstance(value, kinds):
+            raise TypeError(f"RunConfig.{name} must be {what}, got {type(value).__name__}")
+
+    return check
+
+
+def _callable(name: str, value: Any) -> None:
+    if value is not None and not callable(value):
+        raise TypeError(f"RunConfig.{name} must be callable, got {type(value).__name__}")
+
+
+def _flag(name: str, value: Any) -> None:
+    if not isinstance(value, bool):
+        raise TypeError(f"RunConfig.{name} must be True or False, got {value!r}")
+
+
+def _seed(name: str, value: Any) -> None:
+    if value is None:
+        return
+    try:
+        check_run_seed(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"RunConfig.{name}: {exc}") from exc
+
+
+def _prices(name: str, value: Any) -> None:
+    try:
+        check_prices(value)
+    except (TypeError, ValueError) as exc:
+        raise type(exc)(f"RunConfig.{exc}") from exc
+
+
+def _option(default: Any, check: Callable[[str, Any], None] | None = None) -> Any:
+    """A field with its default and the check its values pass (run when a config is made)."""
+    return field(default=default, metadata={"check": check} if check else {})
+
+
 @dataclass(frozen=True, kw_only=True)
 class RunConfig:
     """How a run goes. Every field has a default; a bad value is a ValueError (a value of the
-    wrong kind a TypeError) naming the field, raised here, before any request."""
+    wrong kind a TypeError) naming the field, raised here, before any request: each field
+    declares the check its values pass. An option whose ``None`` means something of its own
+    (``max_concurrent=None``: no bound) defaults to ``NOT_GIVEN`` (the environment's)."""
 
-    sampling_args: dict[str, Any] | None = None
+    sampling_args: dict[str, Any] | None = _option(None, _kind((Mapping,), "a dict"))
     """Sampling arguments for every request, over the environment's (``temperature``, ...)."""
-    max_concurrent: int | None = None
-    """Model requests in flight across the run (default: the environment's)."""
-    independent_scoring: bool = False
+    max_concurrent: int | None | NotGiven = _option(NOT_GIVEN, _positive)
+    """Model requests in flight across the run; None: no bound; left out: the environment's."""
+    independent_scoring: bool = _option(False, _flag)
     """Score each rollout alone (no group rewards); units are single rollouts."""
-    results_path: str | os.PathLike[str] | None = None
+    results_path: str | os.PathLike[str] | None = _option(None, _kind((str, os.PathLike), "a path"))
     """A directory each finished group is appended to crash-safely; a rerun resumes it."""
-    rollouts_per_example: int | None = None
+    rollouts_per_example: int | None = _option(None, _positive)
     """Recorded in the metadata (default: the largest group of the inputs)."""
     callbacks: Any = None
     """A progress callback object, or a list of them (``on_start/on_progress/on_log/on_end``)."""
-    on_start: Callable[..., Any] | None = None
+    on_start: Callable[..., Any] | None = _option(None, _callable)
     """Called once with the run's counts when it starts."""
-    on_progress: Callable[..., Any] | None = None
+    on_progress: Callable[..., Any] | None = _option(None, _callable)
     """Called with the counts and the rows of each finished unit."""
-    on_log: Callable[..., Any] | None = None
+    on_log: Callable[..., Any] | None = _option(None, _callable)
     """Called with each line the run reports (a failing endpoint, a crashed model server)."""
     progress: Any = True
     """True: the default live display (a bar, or a notebook widget); False/None: none; or a
     display object."""
-    fsync: bool = True
+    fsync: bool = _option(True, _flag)
     """Flush saved groups to disk before going on (crash-safe); False is faster on slow disks."""
     executor: Executor | None = None
     """Where units run (default: this process; ``RayExecutor``/``RemoteExecutor`` elsewhere)."""
     score_rollouts: bool | None = None
     """False leaves every row unscored (default: the environment's)."""
-    rerun_errors: bool = True
+    rerun_errors: bool = _option(True, _flag)
     """On resume, rerun errored rollouts (their whole group in grouped mode)."""
-    allow_client_change: bool = False
+    allow_client_change: bool = _option(False, _flag)
     """Resume a saved run with another model client or endpoint than the one that made it
     (refused otherwise, before any request); each row records the session that produced it."""
     cache: Any = None
     """True or a file path: answer model calls from the response cache when it has them."""
-    seed: int | None = 0
+    seed: int | None = _option(0, _seed)
     """Each rollout's sampling seed is derived from it, the example and the rollout index;
     None sends no seed."""
-    prices: PriceTable | None = None
+    prices: PriceTable | None = _option(None, _prices)
     """Model name -> :class:`~verifiers_lite.core.pricing.ModelPrice` (USD per million tokens):
     each row's ``cost_usd`` is priced from it, else from what the endpoint declares (the embedded
     model: free), else from the bundled table; a model none names is "unpriced" (None)."""
-    until: Precision | None = None
+    until: Precision | None = _option(None, _kind((Precision,), "a vf.Precision"))
     """Stop starting new examples once the mean reward's anytime-valid interval is as narrow
     as asked (:class:`~verifiers_lite.run.until.Precision`); examples run in their order
     (``evaluate`` shuffles them with its seed)."""
-    limits: Limits | None = None
+    limits: Limits | None = _option(None, _kind((Limits,), "a vf.Limits"))
     """Per-rollout :class:`~verifiers_lite.core.limits.Limits` (tokens, turns, time, cost, tool
     calls), over the environment's field by field."""
 
     def __post_init__(self) -> None:
-        _positive_or_none("max_concurrent", self.max_concurrent)
-        _positive_or_none("rollouts_per_example", self.rollouts_per_example)
-        if self.sampling_args is not None and not isinstance(self.sampling_args, Mapping):
-            raise TypeError(
-                f"RunConfig.sampling_args must be a dict, got {type(self.sampling_args).__name__}"
-            )
-        if self.results_path is not None and not isinstance(self.results_path, (str, os.PathLike)):
-            raise TypeError(
-                f"RunConfig.results_path must be a path, got {type(self.results_path).__name__}"
-            )
-        for name in ("on_start", "on_progress", "on_log"):
-            value = getattr(self, name)
-            if value is not None and not callable(value):
-                raise TypeError(f"RunConfig.{name} must be callable, got {type(value).__name__}")
-        if not isinstance(self.allow_client_change, bool):
-            raise TypeError(
-                f"RunConfig.allow_client_change must be True or False, got {self.allow_client_change!r}"
-            )
-        if self.seed is not None:
-            try:
-                check_run_seed(self.seed)
-            except (TypeError, ValueError) as exc:
-                raise type(exc)(f"RunConfig.seed: {exc}") from exc
-
-        if self.until is not None and not isinstance(self.until, Precision):
-            raise TypeError(
-                f"RunConfig.until must be a vf.Precision, got {type(self.until).__name__}"
-            )
-        if self.limits is not None and not isinstance(self.limits, Limits):
-            raise TypeError(
-                f"RunConfig.limits must be a vf.Limits, got {type(self.limits).__name__}"
-            )
-        try:
-            check_prices(self.prices)
-        except (TypeError, ValueError) as exc:
-            raise type(exc)(f"RunConfig.{exc}") from exc
+        for f in dataclasses.fields(self):
+            check = f.metadata.get("check")
+            if check is not None:
+                check(f.name, getattr(self, f.name))
 
     def replace(self, **changes: Any) -> RunConfig:
         """A copy with ``changes`` (validated again)."""
@@ -119,7 +141,7 @@ class EvaluationOptions(TypedDict, total=False):
     ``rollouts_per_example`` and ``seed`` as its own parameters)."""
 
     sampling_args: dict[str, Any] | None
-    max_concurrent: int | None
+    max_concurrent: int | None  # left out: the environment's
     independent_scoring: bool
     results_path: str | os.PathLike[str] | None
     callbacks: Any
@@ -143,15 +165,6 @@ class RunOptions(EvaluationOptions, total=False):
 
     rollouts_per_example: int | None
     seed: int | None
-
-
-def _positive_or_none(name: str, value: Any) -> None:
-    if value is None:
-        return
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"RunConfig.{name} must be an int or None, got {value!r}")
-    if value < 1:
-        raise ValueError(f"RunConfig.{name} must be >= 1, got {value}")
 
 
 def run_config(method: str, config: RunConfig | None, options: Mapping[str, Any]) -> RunConfig:

@@ -15,6 +15,7 @@ from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ResumeMismatchError
 from verifiers_lite.core.limits import RolloutBudget, run_budget
 from verifiers_lite.core.model_client import ModelClientLike, text_only_model
+from verifiers_lite.core.not_given import given
 from verifiers_lite.core.pricing import declared_price, price_record, resolve_price, usage_cost
 from verifiers_lite.core.progress import (
     TICK_SECONDS,
@@ -400,7 +401,7 @@ def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple
     """Refuse what cannot run before any request; the run's request bound and scoring mode."""
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
-    limit = config.max_concurrent if config.max_concurrent is not None else env.max_concurrent
+    limit = given(config.max_concurrent, env.max_concurrent)  # None: no bound
     if limit is not None and limit < 1:
         raise ValueError(f"max_concurrent must be >= 1, got {limit}")
     score = env.score_rollouts if config.score_rollouts is None else bool(config.score_rollouts)
