@@ -60,7 +60,8 @@ def _block_imports(tree: ast.Module) -> dict[str, str]:
 
 def _import_problems(tree: ast.Module, top: str) -> list[str]:
     """Imports outside the TYPE_CHECKING block: only the mechanism, the version and stdlib."""
-    allowed = {MECHANISM, f"{top}.version"}
+    # and the root's registrations (a module of their own, so the import graph sees them)
+    allowed = {MECHANISM, f"{top}.version", f"{top}._wiring"}
     problems = []
     for node in tree.body:
         if isinstance(node, ast.ImportFrom):

@@ -6,10 +6,10 @@ pulls in datasets, pandas, openai, vllm, ray or torch.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite._util.lazy import lazy_exports, type_checking_exports
+from verifiers_lite._wiring import wire as _wire
 from verifiers_lite.version import __version__
 
 # The public names are the imports of the TYPE_CHECKING block at the end of this file: type
@@ -19,56 +19,9 @@ _LAZY: dict[str, str] = type_checking_exports(__file__)
 __all__ = sorted([*_LAZY, "__version__"])
 
 
-def _notebook_display(desc: str) -> Any:
-    """The live widget, where it applies: the notebook layer imported only when a run starts."""
-    from verifiers_lite.ui.notebook.display import notebook_progress
-
-    return notebook_progress(desc)
-
-
-def _terminal_display(desc: str) -> Any:
-    """The tqdm bar: the display wherever no other applies."""
-    from verifiers_lite.ui.terminal_progress import TqdmProgress
-
-    return TqdmProgress(desc)
-
-
-def _results_html(outputs: Any) -> str:
-    from verifiers_lite.ui.notebook.results_html import results_html
-
-    return results_html(outputs)
-
-
-def _view(outputs: Any, **kwargs: Any) -> Any:
-    from verifiers_lite.ui.viewer.serve import view
-
-    return view(outputs, **kwargs)
-
-
-def _write_html(outputs: Any, path: Any) -> Any:
-    from verifiers_lite.ui.viewer.standalone import write_html
-
-    return write_html(outputs, path)
-
-
-# The core never imports the UI: the package root, on top of both, offers the UI to it (the
-# progress displays, the results' notebook HTML and the viewer behind ``out.view()``), importing
-# the UI only when used.
-_progress = importlib.import_module("verifiers_lite.core.progress")
-_progress.register_display(_notebook_display)
-_progress.register_display(_terminal_display)  # last: it always applies
-_outputs = importlib.import_module("verifiers_lite.results.outputs")
-_outputs.register_viewer("view", _view)
-_outputs.register_viewer("write_html", _write_html)
-_outputs.register_viewer("repr_html", _results_html)
-
-
-# Environment modules written for the classic ``verifiers`` API are imported within the classic
-# scope (verifiers_lite.classic.scope; standard library only until a classic module is found).
-_registry = importlib.import_module("verifiers_lite.core.registry")
-_registry.register_module_importer(
-    importlib.import_module("verifiers_lite.classic.scope").import_environment_module
-)
+# The root plugs the UI and the classic importer into the layers below (the core never imports
+# the UI): verifiers_lite._wiring, a layer of the import contracts.
+_wire()
 
 
 # Names the root offered before they moved to their package (``vf.server.create_rollout_server``):

@@ -67,9 +67,8 @@ class JudgeRubric(Rubric):
         if judge_client is None:
             from openai import AsyncOpenAI
 
-            judge_client = (
-                AsyncOpenAI()
-            )  # as classic: OPENAI_API_KEY / OPENAI_BASE_URL from the environment
+            # as classic: OPENAI_API_KEY / OPENAI_BASE_URL from the environment
+            judge_client = AsyncOpenAI()
         self.judge_client = judge_client
         self.judge_model = judge_model
         self.judge_prompt = judge_prompt

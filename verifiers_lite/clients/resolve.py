@@ -106,9 +106,8 @@ def attach_cache(client: ModelClientLike, cache: Any) -> tuple[Any, CacheMeter |
     (``ChatClient(cache=...)``) are still metered; None when nothing caches."""
     store = ResponseCache.coerce(cache)
     models = as_model_clients(client)
-    own = [
-        c.response_cache if isinstance(c, ChatClient) else None for c in models
-    ]  # ChatClient(cache=...)
+    # ChatClient(cache=...)
+    own = [c.response_cache if isinstance(c, ChatClient) else None for c in models]
     if store is None:
         caching = [c for c in own if c is not None]
         return client, (CacheMeter(caching, str(caching[0].cache.path)) if caching else None)

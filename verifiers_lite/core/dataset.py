@@ -48,9 +48,8 @@ def row_reader(source: DatasetLike, name: str = "dataset") -> Sequence[DatasetRo
         source = source()
     if isinstance(source, dict):
         raise ValueError(f"{name}: expected a list of rows or a datasets.Dataset, got a dict")
-    if hasattr(source, "to_list") and hasattr(
-        source, "select"
-    ):  # datasets.Dataset, not imported here
+    # datasets.Dataset, not imported here
+    if hasattr(source, "to_list") and hasattr(source, "select"):
         return WindowedRows(len(source), lambda i, j: source.select(range(i, j)).to_list())
     if hasattr(source, "to_pylist") and hasattr(source, "num_rows"):  # pyarrow.Table
         return WindowedRows(source.num_rows, lambda i, j: source.slice(i, j - i).to_pylist())

@@ -35,9 +35,8 @@ class EnvGroupRubric(Rubric):
     def __init__(self, rubrics: dict[str, Rubric]) -> None:
         criteria = {r.pass_criterion for r in rubrics.values()}
         self.mixed_criteria = len(criteria) > 1
-        super().__init__(
-            parser=next(iter(rubrics.values())).parser
-        )  # checks no member's functions yet
+        # checks no member's functions yet
+        super().__init__(parser=next(iter(rubrics.values())).parser)
         self.task_rubrics: dict[str, Rubric] = dict(rubrics)
         self.pass_criterion = (
             PassCriterion(PASSED_METRIC) if self.mixed_criteria else criteria.pop()

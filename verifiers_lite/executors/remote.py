@@ -84,10 +84,9 @@ class RemoteExecutor:
         e = min(range(len(self.endpoints)), key=self.groups.__getitem__)
         self.groups[e] += 1
         url, key = self.endpoints[e]
+        # live counts, as in-process
         rollouts = [
-            track_rollout(
-                self._one(inp, url, key), (unit.example_id, index)
-            )  # live counts, as in-process
+            track_rollout(self._one(inp, url, key), (unit.example_id, index))
             for inp, index in zip(unit.inputs, unit.indices, strict=True)
         ]
         # One rollout (independent scoring) is awaited here: a task of its own costs two turns.

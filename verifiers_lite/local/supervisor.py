@@ -297,9 +297,8 @@ def _child_setup(die_with_parent: bool) -> Any:
             try:
                 import ctypes
 
-                ctypes.CDLL("libc.so.6", use_errno=True).prctl(
-                    1, signal.SIGTERM
-                )  # PR_SET_PDEATHSIG
+                # PR_SET_PDEATHSIG
+                ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)
             except Exception:
                 pass
 

@@ -221,9 +221,8 @@ class BatchRoutes:
         chunks = [
             accepted[start : start + MAX_ITEMS] for start in range(0, len(accepted), MAX_ITEMS)
         ]
-        answers = await asyncio.gather(
-            *(self._poll_chunk(c) for c in chunks)
-        )  # long polls: side by side
+        # long polls: side by side
+        answers = await asyncio.gather(*(self._poll_chunk(c) for c in chunks))
         return [a for chunk in answers for a in chunk]
 
     async def _poll_chunk(self, accepted: list[RolloutAccepted]) -> list[Reply | None]:
@@ -242,9 +241,8 @@ class BatchRoutes:
             return [None] * n
         if status == 413:  # this batch is over the server's body limit: each goes alone
             return [None] * n
-        if (
-            status != 200
-        ):  # the whole request's answer (401, 503 while shutting down...) is each one's
+        # the whole request's answer (401, 503 while shutting down...) is each one's
+        if status != 200:
             return [resp] * n
         self.available = True
         try:

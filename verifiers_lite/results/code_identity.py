@@ -200,12 +200,13 @@ class _Describer:
         return "(" + ";".join(parts) + ")"
 
     def _bytecode(self, code: types.CodeType, depth: int) -> str:
+        # frozenset constants: sorted, whatever the hash seed
         consts = [
             f"<code {self._bytecode(c, depth)}>"
             if isinstance(c, types.CodeType)
             else self.value(c, depth)
             for c in code.co_consts
-        ]  # frozenset constants: sorted, whatever the hash seed
+        ]
         return "|".join(
             (
                 code.co_code.hex(),

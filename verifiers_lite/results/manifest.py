@@ -222,9 +222,8 @@ def client_change(earlier: Sequence[SessionRecord], now: Sequence[dict[str, Any]
     saved = [e for s in earlier for e in _session_endpoints(s)]
     if not saved:
         return None
-    coarse = any(
-        "client" not in e for e in saved
-    )  # saved before clients were recorded: the kind only
+    # saved before clients were recorded: the kind only
+    coarse = any("client" not in e for e in saved)
     known = {_model_key(e, coarse) for e in saved} - {None}
     new = [e for e in now if _model_key(e, coarse) not in known]
     if not known or not new:

@@ -260,7 +260,6 @@ def _metadata(
     if target is not None:
         meta["results_path"] = str(target)
     else:
-        meta.pop(
-            "results_path", None
-        )  # in memory: the source's directory does not hold these scores
+        # in memory: the source's directory does not hold these scores
+        meta.pop("results_path", None)
     return meta

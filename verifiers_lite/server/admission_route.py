@@ -177,9 +177,8 @@ def make_batch_endpoint(
             admitted = [
                 service.registry.get(r["rollout_id"]) for r in results if r["status_code"] == 202
             ]
-            records = [
-                r for r in admitted if r is not None
-            ]  # (a retention of 0 may have dropped one)
+            # (a retention of 0 may have dropped one)
+            records = [r for r in admitted if r is not None]
             if records:
                 return AdmittedThenResults(service, answer, records, wait_sec)
         return Response(answer, media_type="application/json")

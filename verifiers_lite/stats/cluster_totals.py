@@ -18,9 +18,8 @@ class ClusterTotals:
     """Per-cluster (example) sum and count of the values added."""
 
     def __init__(self) -> None:
-        self._ids: array[int] | list[Hashable] = array(
-            "q"
-        )  # a list once a cluster is not a 64-bit int
+        # a list once a cluster is not a 64-bit int
+        self._ids: array[int] | list[Hashable] = array("q")
         self._sums = array("d")
         self._counts = array("q")
 

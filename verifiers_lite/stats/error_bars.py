@@ -197,9 +197,8 @@ class PairedTest:
     sd: float
     n: int
     level: float = LEVEL
-    undefined: str | None = (
-        None  #: why interval, p-value and power are NaN (None: they are defined)
-    )
+    #: why interval, p-value and power are NaN (None: they are defined)
+    undefined: str | None = None
 
 
 def paired_test(diffs: Array, level: float = LEVEL, no_variance: str | None = None) -> PairedTest:

@@ -43,9 +43,8 @@ class MCPTool(SchemaTool):
                 "parameters": parameters,
             },
         }
-        self._validator: Any = (
-            None  # built on first use (and again after pickling: it does not pickle)
-        )
+        # built on first use (and again after pickling: it does not pickle)
+        self._validator: Any = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_validator": None}

@@ -64,9 +64,8 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
         body = run.detail(budget_s=STATS_BUDGET_S)
         source = (body["metadata"].get("rescored_from") or {}).get("path")
         found = registry.find(source) if isinstance(source, str) else None
-        body["rescored_from_run"] = (
-            found.run_id if found is not None else None
-        )  # the page links to it
+        # the page links to it
+        body["rescored_from_run"] = found.run_id if found is not None else None
         indexer.finish(run)
         return JSONResponse(json_safe(body))
 
