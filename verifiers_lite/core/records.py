@@ -136,9 +136,8 @@ class Timing(TypedDict, total=False):
     rollout_ms: float  #: the rollout itself: queue_ms + generation_ms + env_ms
     #: after its rollout, waiting for the group's other rollouts to end
     group_wait_ms: Annotated[float, TimingPart("waiting for its group")]
-    scoring_ms: Annotated[
-        float, TimingPart("scoring")
-    ]  #: the rubric's scoring (of the whole group)
+    #: the rubric's scoring (of the whole group)
+    scoring_ms: Annotated[float, TimingPart("scoring")]
     total_ms: float  #: rollout, group wait, scoring and cleanup
 
 
@@ -204,9 +203,8 @@ class ToolCallRecord(TypedDict, total=False):
     name: str | None  #: the tool's name, as the model wrote it
     arguments: Any  #: the arguments, as the model wrote them (usually a JSON string)
     result: str  #: the tool message sent back to the model
-    error: (
-        str | None
-    )  #: the failure's kind (``unknown_tool``, ``bad_arguments``, ...), None when the tool ran
+    #: the failure's kind (``unknown_tool``, ``bad_arguments``, ...), None when the tool ran
+    error: str | None
     start_ms: float  #: when the call began, after the rollout's start
     duration_ms: float  #: how long the tool took
 
@@ -231,9 +229,8 @@ class TrajectoryStep(TypedDict, total=False):
     timing: CallTiming  #: when it ran, its wait for a slot and its latency
     tool_calls: list[ToolCallRecord]  #: the tools it called, answered by the environment
     env: EnvTiming  #: the environment's turn that followed it, when one did
-    tokens: dict[
-        str, Any
-    ]  #: the token ids the backend gave for this call (prompt, completion, logprobs)
+    #: the token ids the backend gave for this call (prompt, completion, logprobs)
+    tokens: dict[str, Any]
 
 
 class RolloutInput(TypedDict, total=False):
