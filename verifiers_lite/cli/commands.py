@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _init(args.name, args.path)
         if args.command == "rescore":
             return _rescore(args)
+        if args.command == "export":
+            return _export(args)
         return run_eval(args)
     except CLIError as exc:
         print(f"vf-lite: error: {exc}", file=sys.stderr)
@@ -75,10 +78,33 @@ def _view(args: argparse.Namespace) -> int:
     """``vf-lite view``: serve the results viewer until interrupted."""
     default = Path(DEFAULT_SAVE_DIR)
     paths = [Path(p) for p in args.paths] or [default if default.is_dir() else Path(".")]
+    with tempfile.TemporaryDirectory(prefix="vf-lite-view-") as scratch:
+        return _serve_viewer(args, _as_run_dirs(paths, Path(scratch)))
+
+
+def _as_run_dirs(paths: list[Path], scratch: Path) -> list[Path]:
+    """``paths`` with each log file another tool wrote (an inspect ``.eval``) read and saved as
+    a run directory under ``scratch``, which the viewer indexes like any run."""
+    from verifiers_lite.results.outputs import load_results, run_reader
+
+    out = []
+    for i, p in enumerate(paths):
+        if p.is_file() and run_reader(p) is not None:
+            try:
+                out.append(load_results(p).save(scratch / f"{i}-{p.stem}"))
+            except (ImportError, ValueError) as exc:
+                raise CLIError(f"{p}: {exc}") from exc
+        else:
+            out.append(p)
+    return out
+
+
+def _serve_viewer(args: argparse.Namespace, paths: list[Path]) -> int:
     missing = [str(p) for p in paths if not p.is_dir()]
     if missing:
         raise CLIError(
-            f"not a directory: {', '.join(missing)} (give run directories or folders of runs)"
+            f"not a directory: {', '.join(missing)} (give run directories, folders of runs or "
+            ".eval logs)"
         )
     if not 0 <= args.port <= 65535:
         raise CLIError(f"--port must be between 0 and 65535, got {args.port}")
@@ -105,6 +131,16 @@ def _compare(args: argparse.Namespace) -> int:
     try:
         return run_compare(args)
     except (ValueError, FileNotFoundError) as exc:
+        raise CLIError(str(exc)) from exc
+
+
+def _export(args: argparse.Namespace) -> int:
+    """``vf-lite export``: a bad run directory or a missing extra is a CLIError (exit 2)."""
+    from verifiers_lite.cli.export import run_export
+
+    try:
+        return run_export(args)
+    except (ValueError, FileNotFoundError, ImportError) as exc:
         raise CLIError(str(exc)) from exc
 
 

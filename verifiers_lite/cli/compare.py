@@ -27,9 +27,13 @@ def add_compare_parser(sub: Any) -> None:
         "detect a given difference. Exit status 2 when the runs share no scored example.",
     )
     cp.add_argument(
-        "run_a", metavar="RUN_A", help="run directory (what vf-lite eval or results_path wrote)"
+        "run_a",
+        metavar="RUN_A",
+        help="run directory (what vf-lite eval or results_path wrote) or an inspect_ai .eval log",
     )
-    cp.add_argument("run_b", metavar="RUN_B", help="run directory compared against RUN_A")
+    cp.add_argument(
+        "run_b", metavar="RUN_B", help="run directory or .eval log compared against RUN_A"
+    )
     cp.add_argument(
         "--delta",
         type=float,
@@ -54,10 +58,17 @@ def add_compare_parser(sub: Any) -> None:
     )
 
 
-def _check_run_dir(path: str) -> Path:
+def check_run_path(path: str) -> Path:
+    """``path`` as a run: a run directory, or a log file another tool wrote that
+    :func:`~verifiers_lite.results.outputs.load_results` reads (an inspect ``.eval``);
+    ValueError naming what is wrong otherwise."""
+    from verifiers_lite.results.outputs import run_reader
+
     p = Path(path)
     if not p.exists():
         raise ValueError(f"{path}: no such run directory")
+    if p.is_file() and run_reader(p) is not None:
+        return p
     if not p.is_dir():
         raise ValueError(
             f"{path}: not a directory (give a run directory written by vf-lite eval or results_path)"
@@ -80,7 +91,7 @@ def run_compare(args: argparse.Namespace) -> int:
         raise ValueError(f"--delta must be a positive difference, got {bad[0]}")
     if args.top < 0:
         raise ValueError(f"--top must be >= 0, got {args.top}")
-    a, b = _check_run_dir(args.run_a), _check_run_dir(args.run_b)
+    a, b = check_run_path(args.run_a), check_run_path(args.run_b)
     try:
         c = compare_runs(a, b, check_inputs=not args.no_check_inputs)
     except ExamplesMismatchError as exc:

@@ -6,6 +6,7 @@ import argparse
 
 from verifiers_lite.cli.cache import add_cache_parser
 from verifiers_lite.cli.compare import add_compare_parser
+from verifiers_lite.cli.export import add_export_parser
 from verifiers_lite.cli.rescore import add_rescore_parser
 
 DEFAULT_SAVE_DIR = "outputs/evals"
@@ -20,13 +21,14 @@ def build_parser() -> argparse.ArgumentParser:
     """``vf-lite`` and its subcommands, each with its options."""
     parser = argparse.ArgumentParser(prog="vf-lite", description="verifiers_lite command line")
     sub = parser.add_subparsers(
-        dest="command", metavar="{eval,compare,list,init,view,serve,rescore,cache}"
+        dest="command", metavar="{eval,compare,list,init,view,serve,rescore,cache,export}"
     )
     _add_eval_parser(sub)
     sub.add_parser("list", help="list the bundled and installed environments")
     add_compare_parser(sub)
     add_cache_parser(sub)
     add_rescore_parser(sub)
+    add_export_parser(sub)
     _add_init_parser(sub)
     _add_view_parser(sub)
     sv = sub.add_parser(
@@ -259,7 +261,8 @@ def _add_view_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
         "paths",
         nargs="*",
         metavar="PATH",
-        help=f"run directories or folders of runs (default: {DEFAULT_SAVE_DIR} if present, else .)",
+        help="run directories, folders of runs or inspect_ai .eval logs "
+        f"(default: {DEFAULT_SAVE_DIR} if present, else .)",
     )
     vw.add_argument(
         "--host",

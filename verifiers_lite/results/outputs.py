@@ -250,10 +250,28 @@ def _viewer(name: str) -> Callable[..., Any]:
     return _VIEWER[name]
 
 
+# Runs written by other tools, read by a layer above results (an inspect_ai log): the package
+# root offers each reader here by the file suffix it reads.
+_RUN_READERS: dict[str, Callable[[Path], GenerateOutputs]] = {}
+
+
+def register_run_reader(suffix: str, reader: Callable[[Path], GenerateOutputs]) -> None:
+    """Offer ``reader`` for files ending in ``suffix`` (``.eval``) to :func:`load_results`."""
+    _RUN_READERS[suffix] = reader
+
+
+def run_reader(path: str | os.PathLike[str]) -> Callable[[Path], GenerateOutputs] | None:
+    """The reader registered for the file ``path`` (by its suffix), or None."""
+    return _RUN_READERS.get(Path(path).suffix)
+
+
 def load_results(path: str | os.PathLike[str]) -> GenerateOutputs:
     """Load a saved run: a directory from ``save()`` or ``results_path`` (rows stay on disk, read
     on demand through the row index; rows with ids that are not integers are read into memory),
-    or a Parquet file."""
+    a Parquet file, or an inspect_ai log (``.eval``, with the ``inspect`` extra)."""
+    reader = run_reader(path)
+    if reader is not None and Path(path).is_file():
+        return reader(Path(path))
     rows, metadata = read_run(path)
     return GenerateOutputs(rows=rows, metadata=metadata)
 

@@ -1,0 +1,25 @@
+"""Inspect tasks over sums: a Sample list, a system message and chain of thought, match and
+includes scorers, two epochs."""
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import includes, match
+from inspect_ai.solver import chain_of_thought, generate, system_message
+
+
+@task
+def sums(n: int = 4, epochs: int = 2, system: str = "Answer with the number.") -> Task:
+    return Task(
+        dataset=[
+            Sample(
+                input=f"What is {i} + {i + 3}?",
+                target=str(2 * i + 3),
+                id=f"s{i}",
+                metadata={"a": i},
+            )
+            for i in range(n)
+        ],
+        solver=[system_message(system), chain_of_thought(), generate()],
+        scorer=[match(), includes()],
+        epochs=epochs,
+    )
