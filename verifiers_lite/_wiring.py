@@ -55,6 +55,12 @@ def _read_inspect_log(path: Any) -> Any:
     return load_inspect_log(path)
 
 
+def _inspect_environment(env_id: str, **task_args: Any) -> Any:
+    from verifiers_lite.interop.inspect_task import load_inspect_environment
+
+    return load_inspect_environment(env_id, **task_args)
+
+
 def wire() -> None:
     """Register the displays, viewers and the classic importer (idempotent)."""
     progress.register_display(_notebook_display)
@@ -67,3 +73,5 @@ def wire() -> None:
     # Environment modules written for the classic API are imported within the classic scope
     # (standard library only until a classic module is found).
     registry.register_module_importer(classic_scope.import_environment_module)
+    # inspect_ai tasks as environments: "inspect:file.py@task"
+    registry.register_id_scheme("inspect:", _inspect_environment)

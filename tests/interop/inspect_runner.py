@@ -20,7 +20,7 @@ SERVICE = "vfstub"
 _SCRIPT = """
 import json, sys
 from inspect_ai import eval
-spec, model, log_dir, args = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
+spec, model, log_dir, args = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
 logs = eval(spec, model=model, log_dir=log_dir, display="none", task_args=args,
             max_connections=4, log_format="eval")
 for log in logs:
@@ -45,9 +45,14 @@ def inspect_python() -> str:
 
 
 def run_inspect(
-    spec: str, base_url: str, model: str, log_dir: Path, task_args: dict | None = None
+    spec: str | list[str],
+    base_url: str,
+    model: str,
+    log_dir: Path,
+    task_args: dict | None = None,
 ) -> list[Path]:
-    """Run ``spec`` (``file.py@task``) with inspect_ai against ``base_url``; the logs written."""
+    """Run ``spec`` (``file.py@task``, or several) with inspect_ai against ``base_url``; the
+    logs written, in the order of the specs."""
     env = {
         **os.environ,
         f"{SERVICE.upper()}_BASE_URL": base_url,
@@ -60,7 +65,7 @@ def run_inspect(
             inspect_python(),
             "-c",
             _SCRIPT,
-            spec,
+            json.dumps(spec),
             f"openai-api/{SERVICE}/{model}",
             str(log_dir),
             json.dumps(task_args or {}),

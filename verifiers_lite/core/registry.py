@@ -32,6 +32,20 @@ def register_module_importer(importer: Callable[[str], ModuleType]) -> None:
     _import_module = importer
 
 
+# Ids of the form "<scheme>:<rest>" built by a loader of a layer above the core (an inspect_ai
+# task, "inspect:file.py@task"): the package root registers each here.
+_SCHEMES: dict[str, Callable[..., Any]] = {}
+
+
+def register_id_scheme(scheme: str, loader: Callable[..., Any]) -> None:
+    """Build ids starting ``scheme`` (``"inspect:"``) with ``loader(env_id, **kwargs)``."""
+    _SCHEMES[scheme] = loader
+
+
+def _scheme_loader(env_id: str) -> Callable[..., Any] | None:
+    return next((f for scheme, f in _SCHEMES.items() if env_id.startswith(scheme)), None)
+
+
 @dataclass(frozen=True, slots=True)
 class EnvironmentInfo:
     """One environment ``vf-lite list`` shows: its id, where it comes from, its summary line."""
@@ -180,12 +194,19 @@ def loadable_by_id(env: RunnableEnvironment) -> bool:
 def load_environment(env_id: str, **kwargs: Any) -> Any:
     """Build environment ``env_id`` with ``kwargs``.
 
-    Looks for ``verifiers_lite_envs.<id>`` (bundled), then an installed package registered under the
+    An id ``inspect:path/file.py@task`` runs an inspect_ai task (the ``inspect`` extra). Else
+    looks for ``verifiers_lite_envs.<id>`` (bundled), then an installed package registered under the
     entry point group ``verifiers_lite.environments``, then an importable module ``<id>`` (dashes
     become underscores); each must provide ``load_environment(**kwargs)``.
     """
     if not isinstance(env_id, str) or not env_id.strip():
         raise ValueError(f"env_id must be a non-empty string, got {env_id!r}")
+    by_scheme = _scheme_loader(env_id)
+    if by_scheme is not None:
+        env = by_scheme(env_id, **kwargs)
+        env.env_id, env.env_args, env.loaded_as = env_id, dict(kwargs), env_id
+        env.source_module = getattr(env, "source_module", None)
+        return env
     loader = _find_loader(env_id)
     params = inspect.signature(loader).parameters
     if not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):

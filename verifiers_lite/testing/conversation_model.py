@@ -14,7 +14,8 @@ formatted or not, so rewards vary:
   when asked, or plain, or with a tag left open;
 - tool calls (arguments made from each tool's schema) when ``tools`` are offered, then an answer
   that quotes the tool results;
-- judge prompts (a score, a grade, yes/no) answered with a verdict picked by the hash;
+- judge prompts (a score, a grade, yes/no, inspect_ai's ``GRADE: $LETTER``) answered with a
+  verdict picked by the hash, and inspect_ai's multiple-choice prompt with ``ANSWER: <letter>``;
 - ``POST /v1/completions`` (string prompts): a continuation with line breaks, so a ``stop``
   sequence visibly cuts it. ``stop`` is honoured on both routes.
 
@@ -111,6 +112,14 @@ def _sentence(messages: list[dict[str, Any]], text: str, pick: int) -> str | Non
 
 def _judge(text: str, pick: int) -> str | None:
     low = text.lower()
+    if "grade: $letter" in low:  # inspect_ai's model-graded scorers
+        return f"Reads fine.\nGRADE: {'CI'[pick % 2]}"
+    letters = re.search(
+        r"answer: \$letters?' \(without quotes\) where letters? is one of ([a-z,]+)", low
+    )
+    if letters:  # inspect_ai's multiple_choice template
+        options = [c for c in letters.group(1).upper() if c.isalpha()]
+        return f"ANSWER: {options[pick % len(options)]}"
     if "<grade>" in low:
         return f"<scratchpad>\nReads fine.\n</scratchpad>\n<grade>{_GRADES[pick % 5]}</grade>"
     if "0 to 10" in low or "from 0-10" in low:

@@ -3,8 +3,9 @@ includes scorers, two epochs."""
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import Sample
+from inspect_ai.model import ChatMessageUser
 from inspect_ai.scorer import includes, match
-from inspect_ai.solver import chain_of_thought, generate, system_message
+from inspect_ai.solver import chain_of_thought, generate, prompt_template, system_message
 
 
 @task
@@ -22,4 +23,25 @@ def sums(n: int = 4, epochs: int = 2, system: str = "Answer with the number.") -
         solver=[system_message(system), chain_of_thought(), generate()],
         scorer=[match(), includes()],
         epochs=epochs,
+    )
+
+
+@task
+def products(unit: str = "apples") -> Task:
+    """A chat-message input, a system message and a template with parameters of their own."""
+    return Task(
+        dataset=[
+            Sample(
+                input=[ChatMessageUser(content=f"What is {a} * {b}?")],
+                target=[str(a * b), f"{a * b} {unit}"],
+                id=a,
+            )
+            for a, b in [(2, 3), (4, 5), (6, 7), (3, 3)]
+        ],
+        solver=[
+            system_message("Count {unit}.", unit=unit),
+            prompt_template("{prompt} Answer in {unit}.", unit=unit),
+            generate(),
+        ],
+        scorer=[match(location="any"), includes(ignore_case=False)],
     )
