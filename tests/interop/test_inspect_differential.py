@@ -99,3 +99,12 @@ def test_the_scores_vary(both) -> None:
         for v in r["env_state"]["inspect"]["scores"].values()
     }
     assert {'"C"', '"I"'} <= values
+
+
+@pytest.mark.parametrize("spec", ["arithmetic.py@sums", "records.py@csv_sums", "choices.py@mcq"])
+def test_an_inspect_log_and_a_verifiers_lite_run_pair_by_sample(both, spec: str) -> None:
+    """Paired over every sample, inputs checked equal; the same model on both sides: no difference."""
+    log, run = both[spec]
+    c = vf.compare_runs(log.location, run, labels=("inspect", "verifiers_lite"))
+    assert c.shared == len({s.id for s in log.samples})
+    assert c.diff == 0.0 and not c.only_a and not c.only_b

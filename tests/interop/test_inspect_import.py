@@ -44,7 +44,10 @@ def test_each_sample_and_epoch_is_a_row(logs) -> None:
     log = inspect_log.read_eval_log(str(logs[0]))
     run = vf.load_inspect_log(logs[0])
     assert len(run) == len(log.samples) == 8
-    rows = {(r["example_id"], r["rollout_index"]): r for r in run.rows}
+    rows = {(r["env_state"]["inspect"]["id"], r["rollout_index"]): r for r in run.rows}
+    # string ids: the example id is the sample's position in the dataset
+    assert [r["example_id"] for r in run.rows] == [0, 0, 1, 1, 2, 2, 3, 3]
+    assert log.eval.dataset.sample_ids == ["s0", "s1", "s2", "s3"]
     for s in log.samples:
         row = rows[(s.id, s.epoch - 1)]
         assert row["reward"] == _float(s.scores["match"].value)  # the headline scorer

@@ -99,7 +99,18 @@ def _inspect_fields(sample: Any) -> dict[str, Any]:
     return kept
 
 
-def sample_row(sample: Any, task: str, reward_score: str | None) -> Row:
+def example_id_map(log: Any) -> dict[Any, int]:
+    """Each sample id's example id: itself when every id is an integer, else its position in
+    the log's dataset (as :class:`~verifiers_lite.interop.inspect_env.InspectTaskEnv` numbers
+    the samples of a task, so a log and a run of one dataset pair)."""
+    listed = list(log.eval.dataset.sample_ids or [])
+    ids = list(dict.fromkeys([*listed, *(s.id for s in log.samples or [])]))
+    if all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        return {i: int(i) for i in ids}
+    return {i: position for position, i in enumerate(ids)}
+
+
+def sample_row(sample: Any, task: str, reward_score: str | None, example_id: int) -> Row:
     """One sample and epoch of an inspect log as a row."""
     own = dict((sample.metadata or {}).get(ROW_KEY) or {})
     messages = from_inspect_messages(sample.messages or sample.input)
@@ -116,10 +127,10 @@ def sample_row(sample: Any, task: str, reward_score: str | None) -> Row:
         "error" if sample.error else _STOP.get(sample.output.stop_reason, "stop")
     )
     env_state = dict(own.get("env_state") or {})
-    if reward_score != REWARD_SCORE:  # inspect's own scores: kept as they are
+    if reward_score != REWARD_SCORE or example_id != sample.id:  # inspect's own, kept as they are
         env_state[INSPECT_KEY] = _inspect_fields(sample)
     row: dict[str, Any] = {
-        "example_id": sample.id,
+        "example_id": example_id,
         "rollout_index": sample.epoch - 1,
         "trajectory_id": sample.uuid or f"{sample.id}-{sample.epoch}",
         "task": own.get("task") or task,
@@ -187,7 +198,8 @@ def load_inspect_log(path: str | os.PathLike[str]) -> GenerateOutputs:
             f"{path}: the inspect log holds no samples (written with log_samples off?)"
         )
     reward_score = _reward_score(log)
-    rows = [sample_row(s, log.eval.task, reward_score) for s in log.samples]
+    ids = example_id_map(log)
+    rows = [sample_row(s, log.eval.task, reward_score, ids[s.id]) for s in log.samples]
     order = {sid: i for i, sid in enumerate(dict.fromkeys(r["example_id"] for r in rows))}
     rows.sort(key=lambda r: (order[r["example_id"]], r.get("rollout_index") or 0))
     _advantages(rows)
