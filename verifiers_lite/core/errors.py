@@ -20,6 +20,7 @@ library's own plumbing.
     │   ├── UndefinedStatistic (ValueError)         a statistic of too few examples
     │   ├── ScriptExhaustedError (ValueError)       a ScriptedClient's script ran out
     │   ├── MissingDependencyError (ImportError)    an optional extra is not installed
+    │   ├── UnsupportedInspectTask (ValueError)     an inspect_ai task uses what is not run here
     │   └── CLIError                                a vf-lite command line mistake (exit 2)
     ├── in a rollout — recorded on its row as a category, never raised to the run
     │   ├── ModelAPIError                           a model request failed (category model_*)

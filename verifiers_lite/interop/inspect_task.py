@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from verifiers_lite.core.errors import VerifiersError
 from verifiers_lite.interop.inspect_extra import inspect_module
 
 SCHEME = "inspect:"
@@ -45,7 +46,7 @@ SUPPORTED_SCORERS = frozenset(
 )
 
 
-class UnsupportedInspectTask(ValueError):
+class UnsupportedInspectTask(VerifiersError, ValueError):
     """The task uses something this library cannot run (a solver, a scorer, a sandbox)."""
 
 
