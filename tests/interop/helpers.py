@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import verifiers_lite as vf
+from verifiers_lite.core.columns import ROW_KEYS
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 EXAMPLES, ROLLOUTS = 3, 2
@@ -32,7 +33,7 @@ def thinking_run(server: FakeServerProcess, path: Path) -> vf.GenerateOutputs:
 
 def comparable(row: dict[str, Any]) -> dict[str, Any]:
     """A row's public fields, tool-call arguments as parsed JSON (inspect keeps them as a dict)."""
-    out = {k: row.get(k) for k in vf.core.records.ROW_KEYS}
+    out = {k: row.get(k) for k in ROW_KEYS}
     out["completion"] = [
         {
             **m,
