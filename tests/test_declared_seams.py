@@ -62,15 +62,16 @@ def _assigned_names(node: ast.stmt) -> list[str]:
 
 
 def test_a_chat_message_is_defined_once() -> None:
-    """``Message`` is assigned in ``core/messages.py`` alone; every other module imports it (the
-    classic names included: they mean the same dict)."""
+    """``Message`` is assigned in ``core/messages.py`` alone; every other module imports it.
+    The classic layer's ``verifiers.types.Message`` is another thing classic code calls by that
+    name (verifiers 0.3.1's message models, made at the classic boundary only)."""
     where = [
         f"{path.relative_to(PACKAGE)}"
         for path in _sources()
         for node in ast.parse(path.read_text(), str(path)).body
         if "Message" in _assigned_names(node)
     ]
-    assert where == ["core/messages.py"], where
+    assert where == ["classic/types.py", "core/messages.py"], where
 
 
 def test_the_old_name_of_a_turns_usage_still_imports_with_a_warning() -> None:

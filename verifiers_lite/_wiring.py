@@ -72,6 +72,8 @@ def wire() -> None:
     outputs.register_run_reader(".eval", _read_inspect_log)
     # Environment modules written for the classic API are imported within the classic scope
     # (standard library only until a classic module is found).
-    registry.register_module_importer(classic_scope.import_environment_module)
+    registry.register_module_importer(
+        classic_scope.import_environment_module, classic_scope.run_environment_loader
+    )
     # inspect_ai tasks as environments: "inspect:file.py@task"
     registry.register_id_scheme("inspect:", _inspect_environment)

@@ -40,7 +40,43 @@ SPECS: dict[str, dict[str, Any]] = {
     "vf_toxicity_judge": {"args": JUDGE, "num_examples": 8, "rollouts": 2},
     "vf_continuation": {"args": JUDGE, "num_examples": 6, "rollouts": 2},
     "vf_math_group": {"num_examples": -1, "rollouts": 2},
+    "vf_message_objects": {"num_examples": 6, "rollouts": 2},
+    "vf_helper_imports": {
+        "num_examples": 6,
+        "rollouts": 2,
+        "helpers": [
+            "vfh_shared.py",
+            "vfh_utils/__init__.py",
+            "vfh_utils/scoring.py",
+            "vfh_lazy.py",
+        ],
+    },
 }
+
+
+# Modules verifiers 0.3.1 refuses (spec "refused"): verifiers_lite's default mode must refuse
+# them with 0.3.1's error. Its lenient mode runs them ("lite_mode"), and must give the rewards
+# 0.3.1 gives for the same environment written for it ("oracle_args": fixed=True). Arrow holds
+# no message objects under either framework, so that one has no lenient run.
+REFUSED = (
+    "vf_refused_list_dataset",
+    "vf_refused_string_task",
+    "vf_refused_sync_is_completed",
+    "vf_refused_state_turn",
+    "vf_refused_tuple_env_response",
+    "vf_refused_string_prompt_system",
+    "vf_refused_message_objects_in_dataset",
+)
+for _name in REFUSED:
+    SPECS[_name] = {"num_examples": 6, "rollouts": 2, "refused": True}
+    if _name != "vf_refused_message_objects_in_dataset":
+        SPECS[_name.replace("vf_refused_", "vf_lenient_")] = {
+            "module": _name,
+            "num_examples": 6,
+            "rollouts": 2,
+            "lite_mode": "lenient",
+            "oracle_args": {"fixed": True},
+        }
 
 
 def _extra_specs() -> dict[str, dict[str, Any]]:
@@ -56,9 +92,19 @@ def _extra_specs() -> dict[str, dict[str, Any]]:
 SPECS.update(_extra_specs())
 
 
+def module_name(name: str) -> str:
+    """The environment module spec ``name`` loads (the spec's own name unless it says)."""
+    return str(SPECS[name].get("module", name))
+
+
 def module_file(name: str) -> Path:
-    """The environment module ``name`` is loaded from."""
-    return Path(SPECS[name].get("dir", CORPUS_DIR)) / f"{name}.py"
+    """The environment module spec ``name`` is loaded from."""
+    return Path(SPECS[name].get("dir", CORPUS_DIR)) / f"{module_name(name)}.py"
+
+
+def helper_files(name: str) -> list[Path]:
+    """The helper modules environment ``name`` imports from beside it (``helpers`` in its spec)."""
+    return [module_file(name).parent / h for h in SPECS[name].get("helpers", [])]
 
 
 def module_dirs() -> list[str]:
@@ -68,7 +114,9 @@ def module_dirs() -> list[str]:
     )
 
 
-def env_args(name: str, base_url: str) -> dict[str, Any]:
-    """The environment's ``load_environment`` keywords with the model's URL filled in."""
-    args = SPECS[name].get("args", {})
+def env_args(name: str, base_url: str, oracle: bool = False) -> dict[str, Any]:
+    """The environment's ``load_environment`` keywords with the model's URL filled in (for the
+    verifiers 0.3.1 run, ``oracle_args`` when the spec has them)."""
+    spec = SPECS[name]
+    args = spec["oracle_args"] if oracle and "oracle_args" in spec else spec.get("args", {})
     return {k: (v.format(base_url=base_url) if isinstance(v, str) else v) for k, v in args.items()}

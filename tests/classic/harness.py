@@ -9,6 +9,7 @@ from cold, one process runs every missing environment.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import subprocess
 import sys
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.classic import records
-from tests.classic.corpus_specs import module_file
+from tests.classic.corpus_specs import SPECS, helper_files, module_file
 from tests.helpers.paths import REPO
 
 HERE = Path(__file__).resolve().parent
@@ -42,6 +43,7 @@ def oracle_key(name: str) -> str:
     h = hashlib.sha256(f"verifiers {oracle_version()}\n{name}\n".encode())
     files = [
         module_file(name),
+        *helper_files(name),
         *sorted((HERE / "corpus" / "data").rglob("*.jsonl")),
         *(HERE / f for f in _HARNESS_FILES),
         *(REPO / "verifiers_lite" / "testing" / f for f in _MODEL_FILES),
@@ -76,6 +78,9 @@ def _collect(out: Path, names: list[str]) -> dict[str, dict[str, Any]]:
                 "failure": failure.read_text() if failure.is_file() else "the runner wrote nothing"
             }
         )
+        warned = out / f"{name}.warnings.json"
+        if warned.is_file():
+            found[name]["warnings"] = records.read(warned)
     return found
 
 
@@ -101,10 +106,8 @@ def oracle_results(names: list[str], base_url: str, scratch: Path) -> dict[str, 
             timeout=600,
         )
         for name, result in _collect(scratch, missing).items():
-            if "failure" not in result:
-                (CACHE_DIR / f"{keys[name]}.json").write_text(
-                    (scratch / f"{name}.json").read_text()
-                )
+            if "failure" not in result or SPECS[name].get("refused"):  # a refusal is a result too
+                (CACHE_DIR / f"{keys[name]}.json").write_text(json.dumps(result))
     found = {n: records.read(CACHE_DIR / f"{keys[n]}.json") for n in names if n not in missing}
     return {**found, **_collect(scratch, missing)}
 

@@ -14,10 +14,12 @@ import argparse
 import importlib
 import importlib.util
 import json
+import os
 import random
 import signal
 import sys
 import traceback
+import warnings
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -26,7 +28,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from tests.classic import local_datasets  # noqa: E402
-from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args, module_dirs  # noqa: E402
+from tests.classic.corpus_specs import (  # noqa: E402
+    MODEL_NAME,
+    SAMPLING_ARGS,
+    SPECS,
+    env_args,
+    module_dirs,
+    module_name,
+)
 from tests.classic.records import rollout_record, write  # noqa: E402
 
 sys.path[1:1] = module_dirs()
@@ -63,7 +72,7 @@ def run_env(name: str, base_url: str) -> list[dict]:
 
     spec = SPECS[name]
     random.seed(0)  # environments that draw from the global random at load time draw alike
-    env = verifiers_lite.load_environment(name, **env_args(name, base_url))
+    env = verifiers_lite.load_environment(module_name(name), **env_args(name, base_url))
     client = openai.AsyncOpenAI(base_url=base_url, api_key="stub", max_retries=0)
     out = env.evaluate_sync(
         client,
@@ -97,17 +106,33 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     before = verifiers_spec()
     signal.signal(signal.SIGALRM, _timed_out)
+    left: dict[str, list[str]] = {}
     for name in args.names:
         signal.alarm(ENV_TIMEOUT_S)
+        plain = {n: sys.modules.get(n) for n in top_level_names(name)}
+        os.environ["VF_CLASSIC_MODE"] = SPECS[name].get("lite_mode", "0.3.1")
         try:
-            write(args.out / f"{name}.json", name, "verifiers_lite", run_env(name, args.base_url))
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                rollouts = run_env(name, args.base_url)
+            write(args.out / f"{name}.json", name, "verifiers_lite", rollouts)
+            (args.out / f"{name}.warnings.json").write_text(
+                json.dumps([f"{w.category.__name__}: {w.message}" for w in seen])
+            )
         except Exception:
             (args.out / f"{name}.failure").write_text(traceback.format_exc())
         finally:
             signal.alarm(0)
+        left[name] = [n for n, m in plain.items() if sys.modules.get(n) is not m]
     (args.out / "_process.json").write_text(
-        json.dumps({"before": before, "after": imported_verifiers()})
+        json.dumps({"before": before, "after": imported_verifiers(), "left_in_sys_modules": left})
     )
+
+
+def top_level_names(name: str) -> list[str]:
+    """The environment module's name and its helpers' top-level names."""
+    helpers = [h.split("/")[0].removesuffix(".py") for h in SPECS[name].get("helpers", [])]
+    return list(dict.fromkeys([module_name(name), *helpers]))
 
 
 if __name__ == "__main__":

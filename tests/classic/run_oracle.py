@@ -22,7 +22,14 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
 
 from tests.classic import local_datasets  # noqa: E402
-from tests.classic.corpus_specs import MODEL_NAME, SAMPLING_ARGS, SPECS, env_args, module_dirs  # noqa: E402
+from tests.classic.corpus_specs import (  # noqa: E402
+    MODEL_NAME,
+    SAMPLING_ARGS,
+    SPECS,
+    env_args,
+    module_dirs,
+    module_name,
+)
 from tests.classic.records import rollout_record, write  # noqa: E402
 
 sys.path[1:1] = module_dirs()
@@ -33,7 +40,7 @@ os.environ.setdefault("CLASSIC_STUB_API_KEY", "stub")
 def run_env(vf, name: str, base_url: str) -> list[dict]:
     spec = SPECS[name]
     random.seed(0)  # environments that draw from the global random at load time draw alike
-    env = vf.load_environment(name, **env_args(name, base_url))
+    env = vf.load_environment(module_name(name), **env_args(name, base_url, oracle=True))
     kind = "openai_completions" if env.message_type == "completion" else "openai_chat_completions"
     client = vf.ClientConfig(
         api_base_url=base_url, api_key_var="CLASSIC_STUB_API_KEY", client_type=kind, max_retries=0

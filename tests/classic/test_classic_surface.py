@@ -14,6 +14,7 @@ import textwrap
 from types import SimpleNamespace
 
 import pytest
+from datasets import Dataset
 
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
@@ -21,7 +22,7 @@ from tests.helpers.paths import REPO
 from verifiers_lite.classic.completions import TextCompletions, completion_prompt
 from verifiers_lite.classic.messages import classic_message, to_plain
 
-ROWS = [{"question": "2+2", "answer": "4"}]
+ROWS = [{"question": "2+2", "answer": "4"}]  # Dataset.from_list(ROWS) for classic ones
 
 
 class FakeJudgeClient:
@@ -51,7 +52,7 @@ def test_judge_rubric_offers_judge_with_its_prompt_client_and_model():
         return 1.0 if first == "yes" else 0.0
 
     rubric.add_reward_func(verdict)
-    out = vf.SingleTurnEnv(dataset=ROWS, rubric=rubric).evaluate_sync(
+    out = vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=rubric).evaluate_sync(
         RecordingClient(lambda m, t: "four"), "m", progress=False
     )
     assert out.rows[0]["reward"] == 1.0
@@ -72,9 +73,10 @@ def test_env_group_names_tasks_and_scores_each_rollout_with_its_own_environment(
     def constant(completion) -> float:
         return 0.25
 
-    first = vf.SingleTurnEnv(dataset=ROWS, rubric=vf.Rubric(funcs=[right]))
+    first = vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=vf.Rubric(funcs=[right]))
     second = vf.SingleTurnEnv(
-        dataset=[{"question": "3+3", "answer": "6"}], rubric=vf.Rubric(funcs=[constant])
+        dataset=Dataset.from_list([{"question": "3+3", "answer": "6"}]),
+        rubric=vf.Rubric(funcs=[constant]),
     )
     assert vf.EnvGroup([first, second]).env_names == ["env_0", "env_1"]
     group = vf.EnvGroup([first, second], env_names=["a", "b"])
@@ -121,40 +123,63 @@ def test_prime_sandbox_environments_are_refused_by_name_before_any_request():
     with pytest.raises(
         vf.ClassicUnsupportedError, match="SandboxEnv.*Prime Intellect's remote sandboxes"
     ):
-        vf.SandboxEnv(dataset=ROWS)
+        vf.SandboxEnv(dataset=Dataset.from_list(ROWS))
     with pytest.raises(ValueError, match="Either dataset or eval_dataset"):
         vf.SingleTurnEnv()
 
 
-def test_messages_read_as_objects_and_survive_copies():
-    message = classic_message(
-        {
-            "role": "assistant",
-            "content": None,
-            "tool_calls": [
-                {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
-            ],
-        }
-    )
-    call = message.tool_calls[0]
-    assert (
-        message.role,
-        message.reasoning_content,
-        call.id,
-        call.name,
-        call.arguments,
-        call.function.name,
-    ) == ("assistant", None, "c1", "add", "{}", "add")
-    assert call["function"]["name"] == "add"  # and as the dict it is
-    assert vf.ToolMessage(content="5", tool_call_id="c1") == {
-        "content": "5",
-        "tool_call_id": "c1",
-        "role": "tool",
+def test_messages_are_verifiers_031_models_and_survive_copies():
+    """As verifiers 0.3.1 made them (its behaviour observed in its own venv; the corpus's
+    vf_message_objects compares reward code reading them with 0.3.1 itself)."""
+    stored = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {"id": "c1", "type": "function", "function": {"name": "add", "arguments": "{}"}}
+        ],
     }
+    message = classic_message(stored)
+    call = message.tool_calls[0]
+    assert type(message) is vf.AssistantMessage and not isinstance(message, dict)
+    assert (message.role, message["role"], message.reasoning_content, call.id, call.name) == (
+        "assistant",
+        "assistant",
+        None,
+        "c1",
+        "add",
+    )
+    assert call.model_dump() == {"id": "c1", "name": "add", "arguments": "{}"}
+    assert str(call) == "id='c1' name='add' arguments='{}'"
+    with pytest.raises(AttributeError):
+        call.function  # noqa: B018 - 0.3.1's tool call is flat
+    with pytest.raises(AttributeError):
+        message["missing"]  # noqa: B018
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        json.dumps([message])
+    assert message.get("missing", 1) == 1 and "content" in message and "missing" not in message
+    tool = vf.ToolMessage(content="5", tool_call_id="c1")
+    assert tool == {"role": "tool", "tool_call_id": "c1", "content": "5"}
+    assert str(tool) == "role='tool' tool_call_id='c1' content='5'"
     for copied in (copy.deepcopy(message), pickle.loads(pickle.dumps(message))):
         assert copied == message and copied.tool_calls[0].name == "add"
     plain = to_plain(message)
+    assert plain == {"role": "assistant", "tool_calls": stored["tool_calls"]}
     assert type(plain) is dict and type(plain["tool_calls"][0]) is dict
+
+
+def test_native_environments_keep_plain_dict_messages():
+    """Only the classic boundary converts: a native environment's reward code gets dicts."""
+    import verifiers_lite
+
+    seen = []
+
+    def look(completion, prompt) -> float:
+        seen.append((type(completion[0]), type(prompt[0])))
+        return 1.0
+
+    env = verifiers_lite.SingleTurnEnv(dataset=ROWS, rubric=verifiers_lite.Rubric([look]))
+    env.evaluate_sync(RecordingClient(lambda m, t: "4"), "m", progress=False)
+    assert seen == [(dict, dict)]
 
 
 async def test_string_prompts_go_out_as_one_text_completion():
@@ -186,12 +211,13 @@ def test_vf_lite_eval_runs_a_classic_module_with_env_args(tmp_path):
     (tmp_path / "cl_sums.py").write_text(
         textwrap.dedent("""
         import verifiers as vf
+        from datasets import Dataset
 
         def load_environment(top: int = 2):
             rows = [{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(top)]
             def right(completion, question) -> float:  # an input column, taken by name
                 return float(completion[-1].content == question)
-            return vf.SingleTurnEnv(dataset=rows, rubric=vf.Rubric(funcs=[right]))
+            return vf.SingleTurnEnv(dataset=Dataset.from_list(rows), rubric=vf.Rubric(funcs=[right]))
     """)
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), str(tmp_path)])}
@@ -249,7 +275,9 @@ def test_a_classic_run_resumes_and_rescores_to_the_same_rows(tmp_path):
         rows = [
             {"question": f"q{i}", "answer": "", "info": {"w": i}, "extra": 0.5} for i in range(3)
         ]
-        return Replies(dataset=rows, max_turns=2, rubric=vf.Rubric(funcs=[turns_and_info]))
+        return Replies(
+            dataset=Dataset.from_list(rows), max_turns=2, rubric=vf.Rubric(funcs=[turns_and_info])
+        )
 
     client = RecordingClient(lambda m, t: "ok")
     first = make().evaluate_sync(

@@ -1,7 +1,9 @@
 """Classic verifiers environments run unchanged under verifiers_lite give the rewards verifiers
 0.3.1 itself computes: per example the same number of rollouts, the same rewards and the same
 metrics, against one deterministic model, with no ``verifiers`` importable and beside the real
-verifiers 0.4 (which must stay what other code in the process imports)."""
+verifiers 0.4 (which must stay what other code in the process imports). What 0.3.1 refuses,
+verifiers_lite's default mode refuses with 0.3.1's error; its lenient mode runs it and gives
+the rewards 0.3.1 gives for the same environment written for 0.3.1."""
 
 from __future__ import annotations
 
@@ -17,7 +19,8 @@ from tests.classic.harness import CONDITIONS
 # environment that starts to pass must be taken off this list).
 KNOWN_GAPS: dict[str, str] = {}
 
-NAMES = sorted(SPECS)
+NAMES = sorted(n for n, spec in SPECS.items() if not spec.get("refused"))
+REFUSED = sorted(n for n, spec in SPECS.items() if spec.get("refused"))
 
 
 def _reference(oracle: dict[str, Any], name: str) -> list[dict[str, Any]]:
@@ -58,6 +61,60 @@ def test_same_rewards_as_verifiers(
     assert diffs == [], f"{name}: {len(diffs)} differences from verifiers 0.3.1:\n" + "\n".join(
         diffs[:12]
     )
+
+
+def _raised(traceback_text: str) -> str:
+    """The error a traceback reports, as ``Type: message`` with the type's module left out: its
+    last exception, or the one verifiers 0.3.1's ``load_environment`` wrapped in its own."""
+    lines = traceback_text.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln == "Traceback (most recent call last):"]
+    errors = [next(ln for ln in lines[i + 1 :] if ln and not ln.startswith(" ")) for i in starts]
+    error = next(e for e in reversed(errors) if "Failed to load environment" not in e)
+    kind, _, message = error.partition(": ")
+    return f"{kind.rpartition('.')[2]}: {message}"
+
+
+@pytest.mark.parametrize("name", REFUSED)
+def test_refused_with_the_error_of_verifiers(
+    oracle: dict[str, Any], lite_runs: Any, name: str
+) -> None:
+    """The default mode refuses what 0.3.1 refuses, with 0.3.1's exception and message, and a
+    note on what verifiers_lite could run instead; before any request where 0.3.1 raised out
+    of the run, as an error row on each rollout where the error is the rollout's own."""
+    assert "failure" in oracle[name], f"verifiers 0.3.1 ran {name}; the corpus expects a refusal"
+    want = _raised(oracle[name]["failure"])
+    got = lite_runs("without_verifiers")[name]
+    if "failure" in got:
+        text = got["failure"]
+        assert want in text, (
+            f"{name}: 0.3.1 raised\n  {want}\nverifiers_lite raised\n{text[-1500:]}"
+        )
+    else:
+        errors = [r["error"] or "" for r in got["rollouts"]]
+        assert errors and all(want in e for e in errors), (want, errors[:2])
+        text = errors[0]
+    assert "verifiers_lite" in text[text.rindex(want) :], f"{name}: no note\n{text[-800:]}"
+
+
+LENIENT = sorted(n for n, spec in SPECS.items() if spec.get("lite_mode") == "lenient")
+
+
+@pytest.mark.parametrize("name", LENIENT)
+def test_lenient_mode_warns_with_each_deviation(lite_runs: Any, name: str) -> None:
+    """Lenient runs (their rewards are compared with 0.3.1's above) warn once per deviation."""
+    warned = [w for w in lite_runs("without_verifiers")[name]["warnings"] if "lenient" in w]
+    assert warned, f"{name}: no warning"
+    assert all(w.startswith("ClassicDeviationWarning: ") for w in warned)
+    assert len(warned) == len(set(warned))
+
+
+def test_classic_modules_leave_sys_modules_as_they_found_it(lite_runs: Any) -> None:
+    """After each environment ran, its module's name and its helpers' names are bound in
+    ``sys.modules`` to what they were before (here: nothing): verifiers_lite's scoped copies
+    stay out, so a plain import elsewhere behaves as without verifiers_lite."""
+    for condition in CONDITIONS:
+        left = lite_runs(condition)["_process"]["left_in_sys_modules"]
+        assert left and all(v == [] for v in left.values()), (condition, left)
 
 
 @pytest.mark.parametrize("name", ["vf_gsm8k"])

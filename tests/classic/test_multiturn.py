@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+from datasets import Dataset
+
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
 
@@ -59,7 +62,7 @@ def test_order_setup_stop_conditions_env_response_cleanup_then_scoring():
     def scored_after_cleanup(state) -> float:
         return state["cleaned"]
 
-    env = Counting(dataset=ROWS, rubric=vf.Rubric(funcs=[scored_after_cleanup]))
+    env = Counting(dataset=Dataset.from_list(ROWS), rubric=vf.Rubric(funcs=[scored_after_cleanup]))
     row, client = _run(env)
     assert env.calls == [
         "setup",
@@ -81,8 +84,17 @@ def test_order_setup_stop_conditions_env_response_cleanup_then_scoring():
     assert all(type(m) is dict for m in row["prompt"] + row["completion"])
 
 
+def test_rows_count_their_model_turns_as_num_turns_does():
+    """A row's ``turns`` (DataFrame column, viewer, plots) is its model turns: three requests."""
+    env = Counting(dataset=Dataset.from_list(ROWS * 2))
+    out = env.evaluate_sync(RecordingClient(_count_turns), "m", progress=False)
+    assert [r["turns"] for r in out.rows] == [3, 3]
+    frame = out.to_pandas()
+    assert frame["turns"].tolist() == [3, 3] and frame["num_turns"].tolist() == [3.0, 3.0]
+
+
 def test_max_turns_stops_before_env_response():
-    env = Counting(dataset=[{"question": "q", "answer": "never"}], max_turns=2)
+    env = Counting(dataset=Dataset.from_list([{"question": "q", "answer": "never"}]), max_turns=2)
     row, client = _run(env)
     assert len(client.requests) == 2 and "reply2" not in env.calls
     assert row["stop_reason"] == "max_turns" and row["metrics"]["num_turns"] == 2.0
@@ -95,7 +107,7 @@ class FinalReply(vf.MultiTurnEnv):
 
 
 def test_final_env_response_ends_the_rollout_with_those_messages_and_no_model_turn():
-    row, client = _run(FinalReply(dataset=ROWS, max_turns=5))
+    row, client = _run(FinalReply(dataset=Dataset.from_list(ROWS), max_turns=5))
     assert len(client.requests) == 1
     assert [m["content"] for m in row["completion"]] == ["1", "game over"]
     assert row["env_state"]["stop_condition"] == "has_final_env_response"
@@ -112,8 +124,18 @@ class OlderStyle(vf.MultiTurnEnv):
         return [{"role": "user", "content": "more"}], state
 
 
-def test_older_is_completed_and_tuple_replies():
-    row, client = _run(OlderStyle(dataset=ROWS, max_turns=10))
+def test_older_is_completed_and_tuple_replies(monkeypatch):
+    """verifiers 0.3.1 refuses both (its mode here too); the lenient mode runs them."""
+    with pytest.raises(TypeError, match=r"is_completed\(\) missing 1 required positional") as info:
+        OlderStyle(dataset=Dataset.from_list(ROWS), max_turns=10)
+    assert "VF_CLASSIC_MODE=lenient" in info.value.__notes__[0]
+    monkeypatch.setenv("VF_CLASSIC_MODE", "lenient")
+    with pytest.warns(vf.ClassicDeviationWarning) as warned:
+        row, client = _run(OlderStyle(dataset=Dataset.from_list(ROWS), max_turns=10))
+    assert [str(w.message).rpartition(": ")[2] for w in warned] == [
+        "is_completed(messages, state) of older classic code",
+        "is_completed(messages, state) of older classic code; env_response returning (messages, state)",
+    ]
     assert len(client.requests) == 2
     assert [m["content"] for m in row["completion"]] == ["1", "more", "2"]
     assert row["env_state"]["seen"] == 2  # the prompt and the first answer
@@ -127,7 +149,11 @@ class Slow(vf.MultiTurnEnv):
 
 def test_a_timed_out_rollout_is_kept_and_scored():
     row, _ = _run(
-        Slow(dataset=ROWS, timeout_seconds=0.2, rubric=vf.Rubric(funcs=[lambda completion: 1.0]))
+        Slow(
+            dataset=Dataset.from_list(ROWS),
+            timeout_seconds=0.2,
+            rubric=vf.Rubric(funcs=[lambda completion: 1.0]),
+        )
     )
     assert row["error"] is None and row["reward"] == 1.0
     assert row["env_state"]["stop_condition"] == "timeout_reached"
@@ -141,7 +167,7 @@ def test_teardown_handlers_run_with_the_rubric_teardown():
         async def close_things(self):
             self.torn.append("env")
 
-    env = WithTeardown(dataset=ROWS)
+    env = WithTeardown(dataset=Dataset.from_list(ROWS))
     asyncio.run(env.teardown())
     assert WithTeardown.torn == ["env"]
 
@@ -149,7 +175,7 @@ def test_teardown_handlers_run_with_the_rubric_teardown():
 def test_single_turn_env_sends_the_environment_sampling_args_and_a_few_shot_prompt():
     shots = [{"role": "user", "content": "1+1"}, {"role": "assistant", "content": "2"}]
     env = vf.SingleTurnEnv(
-        dataset=ROWS,
+        dataset=Dataset.from_list(ROWS),
         system_prompt="sys",
         few_shot=shots,
         sampling_args={"stop": ["</answer>"], "n": 1, "extra_body": {}},
@@ -171,6 +197,7 @@ def test_teardown_runs_when_the_process_ends(tmp_path):
 
     marker = tmp_path / "torn_down"
     child = f"""
+from datasets import Dataset
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
 
@@ -179,7 +206,7 @@ class Env(vf.SingleTurnEnv):
     async def close(self):
         open({str(marker)!r}, "w").write("done")
 
-env = Env(dataset=[{{"question": "q", "answer": "a"}}])
+env = Env(dataset=Dataset.from_list([{{"question": "q", "answer": "a"}}]))
 env.evaluate_sync(RecordingClient(lambda m, t: "a"), "m", progress=False)
 assert not __import__("os").path.exists({str(marker)!r})  # not before the end
 """

@@ -4,6 +4,8 @@ metrics keyed by name, RubricGroup sums, advantages."""
 
 from __future__ import annotations
 
+from datasets import Dataset
+
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient
 
@@ -45,7 +47,7 @@ def test_reward_functions_take_rollout_fields_input_columns_and_class_objects_by
 
     rubric = vf.Rubric(funcs=[look])
     rubric.add_class_object("secret", 42)
-    rows = _run(vf.SingleTurnEnv(dataset=ROWS, rubric=rubric))
+    rows = _run(vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=rubric))
     assert sorted(seen) == [
         ("2+2", "assistant", "4", "x", "2+2", 1, "Parser", 42, "4"),
         ("3+3", "assistant", "6", "y", "3+3", 2, "Parser", 42, "6"),
@@ -66,7 +68,8 @@ def test_a_failing_or_unanswerable_function_scores_zero_without_marking_the_roll
 
     rows = _run(
         vf.SingleTurnEnv(
-            dataset=ROWS, rubric=vf.Rubric(funcs=[boom, wants_missing, one], weights=[1, 1, 0.5])
+            dataset=Dataset.from_list(ROWS),
+            rubric=vf.Rubric(funcs=[boom, wants_missing, one], weights=[1, 1, 0.5]),
         )
     )
     assert [r["reward"] for r in rows] == [0.5, 0.5]
@@ -83,7 +86,7 @@ def test_group_functions_are_found_by_plural_parameters_or_a_list_annotation():
 
     rubric = vf.Rubric(funcs=[by_completions, by_annotation], weights=[1.0, 0.1])
     assert rubric.requires_group_rollouts
-    rows = _run(vf.SingleTurnEnv(dataset=ROWS, rubric=rubric), rollouts=2)
+    rows = _run(vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=rubric), rollouts=2)
     # example 0 answered right (1.0) + 0.1 x (10, 20); example 1 wrong (0.0) + the same
     assert [r["reward"] for r in rows] == [2.0, 3.0, 1.0, 2.0]
     assert [r["advantage"] for r in rows] == [-0.5, 0.5, -0.5, 0.5]
@@ -98,7 +101,8 @@ def test_a_repeated_name_keeps_the_last_value_and_both_weights_count():
 
     rows = _run(
         vf.SingleTurnEnv(
-            dataset=ROWS[:1], rubric=vf.Rubric(funcs=[make(1.0), make(3.0)], weights=[1.0, 2.0])
+            dataset=Dataset.from_list(ROWS[:1]),
+            rubric=vf.Rubric(funcs=[make(1.0), make(3.0)], weights=[1.0, 2.0]),
         )
     )
     assert rows[0]["reward"] == 7.0
@@ -113,7 +117,7 @@ def test_rubric_group_adds_rewards_and_each_metric_over_its_rubrics():
         return 0.5
 
     group = vf.RubricGroup([vf.Rubric(funcs=[right, half]), vf.Rubric(funcs=[half], weights=[2.0])])
-    rows = _run(vf.SingleTurnEnv(dataset=ROWS, rubric=group))
+    rows = _run(vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=group))
     # example 0: 1 + 0.5 + 2 x 0.5 = 2.5; example 1: 0 + 0.5 + 1 = 1.5; "half" summed over both: 1.0
     assert [r["reward"] for r in rows] == [2.5, 1.5]
     assert rows[0]["metrics"] == {"right": 1.0, "half": 1.0, "num_turns": 1.0}
@@ -129,7 +133,7 @@ def test_add_metric_has_weight_zero_and_pass_threshold_decides_pass():
     rubric = vf.Rubric(funcs=[])
     rubric.add_reward_func(right, 0.6)
     rubric.add_metric(right)
-    env = vf.SingleTurnEnv(dataset=ROWS, rubric=rubric)
+    env = vf.SingleTurnEnv(dataset=Dataset.from_list(ROWS), rubric=rubric)
     rows = _run(env)
     assert [r["reward"] for r in rows] == [0.6, 0.0]
     assert env.pass_criterion.passes(rows[0]) and not env.pass_criterion.passes(

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import re
 
+from datasets import Dataset
+
 import verifiers_lite.classic as vf
 from tests.helpers.tool_player import add
 from verifiers_lite.rollout import IGNORE_INDEX, SamplingParams, TokenClient, build_training_batch
@@ -25,7 +27,9 @@ def test_classic_tool_env_rows_carry_verbatim_token_ids():
 
     template = toy_template()
     rows = [{"question": f"What is {i} + 5?", "answer": str(i + 5)} for i in range(2)]
-    env = vf.ToolEnv(tools=[add], dataset=rows, rubric=vf.Rubric(funcs=[boxed]), max_turns=4)
+    env = vf.ToolEnv(
+        tools=[add], dataset=Dataset.from_list(rows), rubric=vf.Rubric(funcs=[boxed]), max_turns=4
+    )
     client = TokenClient(
         ScriptedSampler(template, respond), template, SamplingParams(max_tokens=400, logprobs=0)
     )

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from datasets import Dataset
+
 import verifiers_lite.classic as vf
 from tests.classic.recording import RecordingClient, tool_call
 
@@ -50,7 +52,12 @@ def test_tools_are_offered_called_and_counted():
     def right(completion, answer) -> float:
         return float(completion[-1].content == answer)
 
-    env = vf.ToolEnv(dataset=ROWS, tools=[add, fail], rubric=vf.Rubric(funcs=[right]), max_turns=5)
+    env = vf.ToolEnv(
+        dataset=Dataset.from_list(ROWS),
+        tools=[add, fail],
+        rubric=vf.Rubric(funcs=[right]),
+        max_turns=5,
+    )
     row, client = _run(env)
     offered = client.requests[0]["tools"]
     assert [t["function"]["name"] for t in offered] == ["add", "fail"]
@@ -72,7 +79,9 @@ def test_tools_are_offered_called_and_counted():
 
 
 def test_stop_errors_end_the_rollout_as_an_error_row():
-    env = vf.ToolEnv(dataset=ROWS, tools=[add, fail], stop_errors=[ValueError], max_turns=5)
+    env = vf.ToolEnv(
+        dataset=Dataset.from_list(ROWS), tools=[add, fail], stop_errors=[ValueError], max_turns=5
+    )
     row, client = _run(env)
     assert len(client.requests) == 1
     assert row["error"]["category"] == "env_error" and "ToolCallError" in row["error"]["message"]
@@ -116,7 +125,9 @@ def test_stateful_tools_hide_arguments_and_get_them_from_the_state():
             else "done"
         )
 
-    row, client = _run(Notes(dataset=ROWS, rubric=vf.Rubric(funcs=[note_count])), reply)
+    row, client = _run(
+        Notes(dataset=Dataset.from_list(ROWS), rubric=vf.Rubric(funcs=[note_count])), reply
+    )
     schema = client.requests[0]["tools"][0]["function"]["parameters"]
     assert list(schema["properties"]) == ["text"] and schema["required"] == ["text"]
     assert [m["content"] for m in row["completion"] if m["role"] == "tool"] == [
@@ -136,7 +147,10 @@ def test_tool_env_add_rubric_scores_with_both():
             return float(sum(m.role == "assistant" for m in completion))
 
     env = vf.ToolEnv(
-        dataset=ROWS, tools=[add], rubric=vf.Rubric(funcs=[lambda completion: 1.0]), max_turns=5
+        dataset=Dataset.from_list(ROWS),
+        tools=[add],
+        rubric=vf.Rubric(funcs=[lambda completion: 1.0]),
+        max_turns=5,
     )
     env.add_rubric(Extra())
     row, _ = _run(env, lambda messages, tools: "5")

@@ -3,7 +3,10 @@
 Environment modules written for the classic API of ``verifiers`` (0.2-0.3: ``vf.SingleTurnEnv``,
 ``vf.MultiTurnEnv``, ``vf.ToolEnv``, ``vf.Rubric``, parsers, ``load_environment()``) load through
 ``verifiers_lite.load_environment`` and ``vf-lite eval`` and run as verifiers_lite environments,
-with verifiers 0.3.1's semantics where they differ from verifiers_lite's own.
+with verifiers 0.3.1's semantics where they differ from verifiers_lite's own. Two modes
+(:mod:`verifiers_lite.classic.mode`): ``"0.3.1"`` (the default) runs and refuses what 0.3.1 runs
+and refuses; ``"lenient"`` also runs what older and newer classic code expects, with a warning
+listing each deviation.
 
 How it is scoped: :mod:`verifiers_lite.classic.scope`. In short, verifiers_lite never installs or
 imports a top-level ``verifiers`` package and leaves ``sys.modules["verifiers"]`` alone; only
@@ -54,6 +57,12 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.classic.judge import JudgeRubric
     from verifiers_lite.classic.loading import load_environment
     from verifiers_lite.classic.math import MathRubric
+    from verifiers_lite.classic.mode import (
+        ClassicDeviationWarning,
+        ClassicMode,
+        classic_mode,
+        set_classic_mode,
+    )
     from verifiers_lite.classic.multiturn import MultiTurnEnv, SingleTurnEnv
     from verifiers_lite.classic.parsers import MaybeThinkParser, Parser, ThinkParser, XMLParser
     from verifiers_lite.classic.reasoning_gym import ReasoningGymEnv
@@ -79,6 +88,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         SamplingArgs,
         State,
         SystemMessage,
+        TextMessage,
         Tool,
         ToolCall,
         ToolMessage,

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import json
 import logging
 import random
 from collections.abc import Sequence
@@ -22,6 +23,7 @@ from typing import Any, cast
 
 from verifiers_lite.classic.decorators import discover_decorated
 from verifiers_lite.classic.messages import upgrade
+from verifiers_lite.classic.mode import LENIENT_HINT, Deviations, lenient, refusal
 from verifiers_lite.classic.parsers import Parser
 from verifiers_lite.classic.rubric import Rubric, RubricGroup
 from verifiers_lite.classic.utils import maybe_await, maybe_call_with_named_args
@@ -37,13 +39,20 @@ _NATIVE_INPUT_KEYS = frozenset({"task", "seed", "input_hash"})
 
 
 def format_classic_row(
-    row: DatasetRow, index: int, system_prompt: str | None, few_shot: Messages | None
+    row: DatasetRow,
+    index: int,
+    system_prompt: str | None,
+    few_shot: Messages | None,
+    deviations: Deviations | None = None,
 ) -> RolloutInput:
     """One dataset row as a classic rollout input: every column kept (reward functions take them
     by name), ``example_id`` the row's position unless an integer one is given (another is kept
     as ``src_id``), a ``prompt`` built from ``question`` (system prompt, few-shot turns, the
-    question) unless the row has one, a system prompt put before a given prompt that has none."""
+    question) unless the row has one, a system prompt put before a given prompt that has none.
+    What 0.3.1 refuses (a string prompt beside ``system_prompt``, a plain string ``task``) is
+    refused, or run and noted on ``deviations`` in lenient mode."""
     row = dict(row)
+    _check_row(row, system_prompt, deviations)
     row.pop("env_id", None)
     if "example_id" in row and (
         isinstance(row["example_id"], bool) or not isinstance(row["example_id"], int)
@@ -66,6 +75,50 @@ def format_classic_row(
     task = row.get("task")
     row["task"] = task if isinstance(task, str) and task else "default"
     return row  # type: ignore[return-value]  # laid out above
+
+
+def _check_row(row: DatasetRow, system_prompt: str | None, deviations: Deviations | None) -> None:
+    if system_prompt is not None and isinstance(row.get("prompt"), str):
+        if deviations is None:
+            raise refusal(
+                AssertionError(
+                    "prompt must be a list of messages when system_prompt is provided, got <class 'str'>"
+                ),
+                "verifiers_lite could run it as a system message and a user message. "
+                + LENIENT_HINT,
+            )
+        deviations.note("string prompts with system_prompt (sent as a system and a user message)")
+    task = row.get("task")
+    if isinstance(task, str) and not _json_object(task):
+        if deviations is None:
+            raise refusal(
+                ValueError(
+                    "Serialized task payloads must be JSON objects. Plain string task routes are no "
+                    "longer supported; use info['env_id'] for routing."
+                ),
+                "verifiers_lite could run the string as the rollout's task name. " + LENIENT_HINT,
+            )
+        deviations.note("string task columns (each the rollout's task name)")
+
+
+def _json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text), dict)
+    except ValueError:
+        return False
+
+
+def check_dataset(source: Any, deviations: Deviations | None) -> None:
+    """0.3.1 takes a ``datasets.Dataset`` (or a builder of one): anything else is refused with
+    0.3.1's error, or run and noted on ``deviations`` in lenient mode."""
+    if source is None or hasattr(source, "column_names"):
+        return
+    if deviations is None:
+        raise refusal(
+            AttributeError(f"'{type(source).__name__}' object has no attribute 'column_names'"),
+            "verifiers_lite could run it as datasets.Dataset.from_list(rows). " + LENIENT_HINT,
+        )
+    deviations.note(f"a {type(source).__name__} dataset (0.3.1 takes a datasets.Dataset)")
 
 
 def _tool_schema(tool: Any) -> dict[str, Any]:
@@ -134,6 +187,10 @@ class Environment(NativeEnvironment):
         self.pass_threshold = pass_threshold
         self._set_pass_threshold()
         self.dataset, self.eval_dataset = dataset, eval_dataset
+        self.deviations = Deviations(type(self).__name__) if lenient() else None
+        for source in (dataset, eval_dataset):
+            if not callable(source) or hasattr(source, "column_names"):
+                check_dataset(source, self.deviations)  # 0.3.1 builds a raw dataset at once
         self._classic_rows: dict[str, list[RolloutInput] | None] = {
             "dataset": None,
             "eval_dataset": None,
@@ -154,8 +211,11 @@ class Environment(NativeEnvironment):
             return None
         rows = self._classic_rows.get(which)
         if rows is None:
+            if callable(source) and not hasattr(source, "column_names"):
+                source = source()  # a builder, called when its rows are first needed
+                check_dataset(source, self.deviations)
             rows = [
-                format_classic_row(r, i, self.system_prompt, self.few_shot)
+                format_classic_row(r, i, self.system_prompt, self.few_shot, self.deviations)
                 for i, r in enumerate(row_reader(source, which))
             ]
             self._classic_rows[which] = rows

@@ -1,114 +1,130 @@
-"""Messages as classic code reads them: ``msg.role``, ``msg.tool_calls[0].name``, and ``msg["role"]``.
+"""Messages at the classic boundary: plain OpenAI-format dicts in, verifiers 0.3.1's message
+models out, and back.
 
-Messages are plain OpenAI-format dicts in verifiers_lite. Classic code read them as objects
-(verifiers 0.3.1's messages were pydantic models with item access too), so at the classic
-boundary — an ``env_response``, a stop condition, a reward function — they are upgraded in place
-to :class:`ClassicMessage`, a ``dict`` whose keys also read as attributes (a missing field reads
-as None, as an unset optional model field did), and turned back into plain dicts before a row
-is made (:func:`to_plain`). A tool call reads as ``call.id``, ``call.name``, ``call.arguments``
-(0.3.1's flat shape) and as ``call.function.name`` (the OpenAI shape it is stored in).
+verifiers_lite keeps messages as plain dicts. Where classic code sees them — an
+``env_response``, a stop condition, a reward function, the state — they are the models of
+:mod:`verifiers_lite.classic.types` (:func:`classic_message`, :func:`upgrade`, in place), made
+as 0.3.1 made them: an assistant's tool calls in the flat ``{"id", "name", "arguments"}``
+shape, text/image/audio content parts as part models. Requests and rows get plain dicts again
+(:func:`to_plain`): tool calls in the OpenAI shape, unset optional fields left out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-_TOOL_CALL_KEYS = ("id", "name", "arguments", "function", "type")
+from pydantic import BaseModel
+
+from verifiers_lite.classic.types import (
+    AssistantMessage,
+    ImageUrlContentPart,
+    InputAudioContentPart,
+    SystemMessage,
+    TextContentPart,
+    TextMessage,
+    ToolCall,
+    ToolMessage,
+    UserMessage,
+)
+
+_MODELS: dict[str, type[BaseModel]] = {
+    "text": TextMessage,
+    "system": SystemMessage,
+    "user": UserMessage,
+    "assistant": AssistantMessage,
+    "tool": ToolMessage,
+}
+_PARTS: dict[str, type[BaseModel]] = {
+    "text": TextContentPart,
+    "image_url": ImageUrlContentPart,
+    "input_audio": InputAudioContentPart,
+}
 
 
-class AttrDict(dict):  # type: ignore[type-arg]
-    """A dict whose keys read (and write) as attributes; a missing key reads as None."""
-
-    __slots__ = ()
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__"):
-            raise AttributeError(attr)  # copy, pickle and friends probe dunders
-        return self.get(attr)
-
-    def __setattr__(self, attr: str, value: Any) -> None:
-        self[attr] = value
-
-    def model_dump(self, **kwargs: Any) -> dict[str, Any]:
-        """The message as a plain dict (what pydantic messages answered)."""
-        dumped = to_plain(self)
-        if kwargs.get("exclude_none"):
-            dumped = {k: v for k, v in dumped.items() if v is not None}
-        return dumped
+def _part(part: Any) -> Any:
+    if isinstance(part, Mapping) and part.get("type") in _PARTS:
+        return _PARTS[str(part["type"])].model_validate(dict(part))
+    return part
 
 
-class ClassicToolCall(AttrDict):
-    """One tool call: ``id``, ``name``, ``arguments`` (a JSON string), and ``function``."""
-
-    __slots__ = ()
-
-    def __getattr__(self, attr: str) -> Any:
-        if attr in ("name", "arguments"):
-            function = self.get("function")
-            if isinstance(function, dict) and attr in function:
-                return function[attr]
-        if attr == "function":
-            function = self.get("function")
-            return (
-                AttrDict(function)
-                if isinstance(function, dict) and not isinstance(function, AttrDict)
-                else function
-            )
-        return super().__getattr__(attr)
-
-
-class ClassicMessage(AttrDict):
-    """One chat message with attribute access; ``tool_calls`` read as :class:`ClassicToolCall`."""
-
-    __slots__ = ()
-
-
-def tool_call(value: Any) -> ClassicToolCall:
-    """A stored or classic-shaped tool call as a :class:`ClassicToolCall` in the OpenAI shape
-    (a flat ``{"id", "name", "arguments"}`` call is given its ``function`` part)."""
-    if isinstance(value, ClassicToolCall):
+def tool_call(value: Any) -> Any:
+    """A stored (OpenAI-shaped) or flat tool call as 0.3.1 kept it: flat, ``arguments`` a
+    JSON string. A call of another shape is kept as it is, as 0.3.1 did."""
+    if isinstance(value, ToolCall) or not isinstance(value, Mapping):
         return value
-    data = (
-        dict(value)
-        if isinstance(value, dict)
-        else {k: getattr(value, k, None) for k in _TOOL_CALL_KEYS}
+    if "name" in value and "arguments" in value:
+        return ToolCall.model_validate(dict(value))
+    function = value.get("function")
+    if not isinstance(function, Mapping) or not isinstance(function.get("name"), str):
+        return value
+    arguments = function.get("arguments")
+    if not isinstance(arguments, str):
+        arguments = json.dumps(arguments if arguments is not None else {})
+    call_id = value.get("id")
+    return ToolCall(
+        id=call_id if isinstance(call_id, str) else function["name"],
+        name=function["name"],
+        arguments=arguments,
     )
-    if not isinstance(data.get("function"), dict):
-        data = {
-            "id": data.get("id"),
-            "type": "function",
-            "function": {"name": data.get("name"), "arguments": data.get("arguments") or "{}"},
-        }
-    data.setdefault("type", "function")
-    return ClassicToolCall(data)
 
 
-def classic_message(message: Any) -> ClassicMessage:
-    """``message`` (a dict or an object with ``model_dump``) as a :class:`ClassicMessage`."""
-    if isinstance(message, ClassicMessage):
-        return message
-    if hasattr(message, "model_dump") and not isinstance(message, dict):
-        message = message.model_dump(exclude_none=True)
-    out = ClassicMessage(message)
-    calls = out.get("tool_calls")
-    if calls:
-        dict.__setitem__(out, "tool_calls", [tool_call(c) for c in calls])
-    return out
+def classic_message(message: Any) -> Any:
+    """``message`` (a dict, or already a message model) as 0.3.1's message model of its role.
+    An object with ``role`` and ``content`` is kept as it is (0.3.1 took such objects)."""
+    if not isinstance(message, Mapping):
+        if hasattr(message, "role") and hasattr(message, "content"):
+            return message
+        raise TypeError(
+            f"Invalid messages item type: {type(message).__name__}. Expected vf.Message-like objects."
+        )
+    data = dict(message)
+    if isinstance(data.get("content"), list):
+        data["content"] = [_part(p) for p in data["content"]]
+    if data.get("role") == "assistant" and isinstance(data.get("tool_calls"), list):
+        data["tool_calls"] = [tool_call(c) for c in data["tool_calls"]]
+    model = _MODELS.get(str(data.get("role")))
+    if model is None:
+        raise ValueError(f"Unknown role: {data.get('role')}")
+    return model.model_validate(data)
 
 
 def upgrade(messages: Any) -> Any:
-    """Upgrade a message list in place (each item a :class:`ClassicMessage`); a string (a
-    completion-style prompt) or None is returned as it is."""
+    """Turn a message list into message models in place; a string (a completion-style
+    prompt) or None is returned as it is."""
     if isinstance(messages, list):
         for i, m in enumerate(messages):
-            if not isinstance(m, ClassicMessage):
+            if not isinstance(m, BaseModel):
                 messages[i] = classic_message(m)
     return messages
 
 
+def _plain_call(call: Any) -> Any:
+    if isinstance(call, ToolCall):
+        return {
+            "id": call.id,
+            "type": "function",
+            "function": {"name": call.name, "arguments": call.arguments},
+        }
+    return to_plain(call)
+
+
+def _plain_model(model: BaseModel) -> dict[str, Any]:
+    data = {k: v for k, v in vars(model).items() if v is not None}
+    data.update({k: v for k, v in (model.__pydantic_extra__ or {}).items() if v is not None})
+    calls = data.get("tool_calls")
+    out = {k: to_plain(v) for k, v in data.items() if k != "tool_calls"}
+    if calls:
+        out["tool_calls"] = [_plain_call(c) for c in calls]
+    return out
+
+
 def to_plain(value: Any) -> Any:
-    """``value`` with every classic view turned back into plain dicts and lists."""
+    """``value`` with every message model (and part, and tool call) turned back into plain
+    OpenAI-format dicts and lists."""
+    if isinstance(value, BaseModel):
+        return _plain_model(value)
     if isinstance(value, dict):
         return {k: to_plain(v) for k, v in value.items()}
     if isinstance(value, list):
@@ -122,7 +138,7 @@ def plain_messages(messages: Iterable[Any]) -> list[dict[str, Any]]:
 
 
 def sanitize_tool_calls(messages: list[Any]) -> list[Any]:
-    """Classic helper: the messages unchanged (tool calls are plain JSON-ready dicts here)."""
+    """Classic helper: the messages unchanged (tool calls become plain dicts when sent)."""
     return messages
 
 

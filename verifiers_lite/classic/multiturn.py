@@ -7,9 +7,11 @@ priority then name) are checked before every model turn, so after a model turn t
 before ``env_response`` runs: ``has_error`` first, then ``has_final_env_response``,
 ``max_turns_reached`` (``max_turns`` > 0; -1 is unlimited), ``prompt_too_long`` and the
 environment's own. An ``env_response`` that sets ``state["final_env_response"]`` ends the
-rollout with those messages appended to the completion and no further model turn. An
-``env_response`` may return messages, or ``(messages, state)`` as older classic code did; an
-``is_completed(messages, state)`` of older code is asked after each model turn as well.
+rollout with those messages appended to the completion and no further model turn. In lenient
+mode (:mod:`verifiers_lite.classic.mode`) an ``env_response`` may also return ``(messages,
+state)`` as older classic code did, an ``is_completed(messages, state)`` (or a sync one) is asked
+after each model turn, and ``state["turn"]`` counts the model turns; 0.3.1's mode refuses them.
+A row's ``turns`` is its model turns.
 ``timeout_seconds`` ends a rollout as ``timeout_reached`` (kept and scored, as in classic).
 The ``@vf.cleanup`` handlers run when the rollout ends, before scoring; the completion is the
 conversation after the prompt. Every rollout gets the ``num_turns`` metric (weight 0).
@@ -17,8 +19,10 @@ conversation after the prompt. Every rollout gets the ``num_turns`` metric (weig
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import inspect
+import textwrap
 from typing import Any, cast
 
 from verifiers_lite.classic.completions import TextCompletions
@@ -28,12 +32,11 @@ from verifiers_lite.classic.messages import (
     classic_message,
     concat_messages,
     plain_messages,
-    upgrade,
 )
+from verifiers_lite.classic.mode import LENIENT_HINT, Deviations, refusal
 from verifiers_lite.classic.rubric import Rubric
 from verifiers_lite.classic.utils import maybe_await, named_args
 from verifiers_lite.core.dataset import RolloutInput
-from verifiers_lite.core.messages import normalize_messages
 from verifiers_lite.core.model_client import ChatResponse, ModelClient
 from verifiers_lite.core.state import State
 
@@ -51,10 +54,23 @@ class MultiTurnMonitorRubric(Rubric):
         return len(state["trajectory"])
 
 
-def env_messages(reply: Any, state: State, where: str) -> list[Any]:
-    """An ``env_response`` result as classic message views: messages, or ``(messages, state)``
-    (the returned state's fields are merged into the rollout's state)."""
+def env_messages(
+    reply: Any, state: State, where: str, deviations: Deviations | None = None
+) -> list[Any]:
+    """An ``env_response`` result as message models: messages (dicts or models), or in
+    lenient mode ``(messages, state)`` as older classic code returned (the returned state's
+    fields are merged into the rollout's state)."""
     if isinstance(reply, tuple) and len(reply) == 2 and isinstance(reply[1], dict):
+        if deviations is None:
+            raise refusal(
+                TypeError(
+                    f"Invalid {where} item type: {type(reply[0]).__name__}. "
+                    "Expected vf.Message-like objects."
+                ),
+                "verifiers_lite could take (messages, state) as older classic code returned it. "
+                + LENIENT_HINT,
+            )
+        deviations.note("env_response returning (messages, state)")
         reply, new_state = reply
         if new_state is not state:
             state.update(new_state)
@@ -62,16 +78,26 @@ def env_messages(reply: Any, state: State, where: str) -> list[Any]:
         return []
     if isinstance(reply, str):
         return [classic_message({"role": "user", "content": reply})]
-    messages = normalize_messages(
-        [
-            m.model_dump(exclude_none=True)
-            if hasattr(m, "model_dump") and not isinstance(m, dict)
-            else m
-            for m in reply
-        ],
-        where,
-    )
-    return upgrade(messages)
+    return [classic_message(m) for m in reply]
+
+
+def reads_state_turn(cls: type) -> bool:
+    """Whether the environment class's own code (not this layer's) subscripts ``["turn"]``."""
+    for klass in cls.__mro__:
+        if klass.__module__.startswith("verifiers_lite."):
+            continue
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(klass)))
+        except (OSError, TypeError, SyntaxError):
+            continue
+        for node in ast.walk(tree):
+            if (
+                isinstance(node, ast.Subscript)
+                and isinstance(node.slice, ast.Constant)
+                and node.slice.value == "turn"
+            ):
+                return True
+    return False
 
 
 class MultiTurnEnv(Environment):
@@ -85,6 +111,31 @@ class MultiTurnEnv(Environment):
         self.timeout_seconds = timeout_seconds
         self.max_total_completion_tokens = -1
         self.add_rubric(MultiTurnMonitorRubric())
+        self._check_is_completed()
+        self._reads_turn = self.deviations is not None and reads_state_turn(type(self))
+        if self._reads_turn and self.deviations is not None:
+            self.deviations.note("state['turn'] (the model turns so far, as before verifiers 0.2)")
+
+    def _check_is_completed(self) -> None:
+        """0.3.1 calls ``is_completed(state)``: an older ``is_completed(messages, state)`` is
+        refused as 0.3.1's call fails, or taken in lenient mode (asked after each model turn)."""
+        if type(self).is_completed is MultiTurnEnv.is_completed:
+            return
+        takes_messages = "messages" in inspect.signature(self.is_completed).parameters
+        is_async = inspect.iscoroutinefunction(self.is_completed)
+        if not takes_messages and is_async:
+            return
+        what = "is_completed(messages, state)" if takes_messages else "a sync is_completed(state)"
+        if self.deviations is None:
+            raise refusal(
+                TypeError(
+                    f"{type(self).__name__}.is_completed() missing 1 required positional argument: 'state'"
+                    if takes_messages
+                    else "object bool can't be used in 'await' expression"
+                ),
+                f"verifiers_lite could ask {what} after each model turn. " + LENIENT_HINT,
+            )
+        self.deviations.note(f"{what} of older classic code")
 
     @property
     def max_model_turns(self) -> int | None:
@@ -163,7 +214,7 @@ class MultiTurnEnv(Environment):
         messages = self._conversation(state)
         reply = await maybe_await(self.env_response, messages, state)
         return concat_messages(
-            [messages, env_messages(reply, state, f"{type(self).__name__}.env_response")]
+            [messages, env_messages(reply, state, "env_response", self.deviations)]
         )
 
     def add_model_response(
@@ -184,6 +235,9 @@ class MultiTurnEnv(Environment):
             extras={},
         )
         fields["is_truncated"] = bool(fields.get("is_truncated")) or truncated
+        fields["turns"] = len(fields["trajectory"])  # the row's model turns
+        if self._reads_turn:
+            fields["turn"] = fields["turns"]
         self.render_completion(state)
 
     def render_completion(self, state: State) -> None:
@@ -196,7 +250,7 @@ class MultiTurnEnv(Environment):
         final = fields.get("final_env_response")
         if final:
             conversation = concat_messages(
-                [conversation, env_messages(final, state, "final_env_response")]
+                [conversation, env_messages(final, state, "final_env_response", self.deviations)]
             )
         fields["completion"] = conversation[len(state["prompt"]) :]
 
@@ -225,9 +279,19 @@ class MultiTurnEnv(Environment):
     ) -> State:
         state = self.init_state(input, model, sampling_args)
         fields = cast(dict[str, Any], state)
+        if self._reads_turn:
+            fields["turn"] = 0
         try:
             async with asyncio.timeout(self.timeout_seconds) as deadline:
                 await self._turns(state, client, model, sampling_args)
+        except KeyError as exc:
+            if exc.args != ("turn",):
+                raise
+            raise refusal(
+                exc,
+                "0.3.1 keeps no state['turn'] (len(state['trajectory']) counts the model turns); "
+                "verifiers_lite could keep it as verifiers before 0.2 did. " + LENIENT_HINT,
+            ) from None
         except TimeoutError:
             if not deadline.expired():
                 raise

@@ -78,9 +78,11 @@ class ReasoningGymEnv(SingleTurnEnv):
             from reasoning_gym.utils import SYSTEM_PROMPTS
 
             system_prompt = SYSTEM_PROMPTS["default"]
+        from datasets import Dataset
+
         super().__init__(
-            dataset=rows[:num_train_examples],
-            eval_dataset=rows[num_train_examples:],
+            dataset=Dataset.from_list(rows[:num_train_examples]),
+            eval_dataset=Dataset.from_list(rows[num_train_examples:]),
             system_prompt=system_prompt,
             parser=parser,
             rubric=rubric,

@@ -14,8 +14,8 @@ What differs from verifiers_lite's own :class:`~verifiers_lite.rubrics.rubric.Ru
 - :class:`RubricGroup` sums its rubrics' rewards and each metric over the rubrics.
 
 Rollouts that ended with an error are not scored (verifiers_lite's rule for error rows).
-Messages reach classic functions as :class:`~verifiers_lite.classic.messages.ClassicMessage`
-views and are plain dicts again after :meth:`Rubric.cleanup`.
+Messages reach classic functions as verifiers 0.3.1's message models
+(:mod:`verifiers_lite.classic.types`) and are plain dicts again after :meth:`Rubric.cleanup`.
 """
 
 from __future__ import annotations

@@ -2,17 +2,23 @@
 
 A classic environment module says ``import verifiers as vf`` (or ``from verifiers.types import
 State``). verifiers_lite never installs a top-level ``verifiers`` package and never touches
-``sys.modules["verifiers"]``: a real ``verifiers`` (0.4.x, or none) stays what every other module
-in the process imports. Instead, a module that :func:`import_environment_module` recognises as
-classic (its source imports ``verifiers`` other than ``verifiers.v1``) is executed with builtins
-of its own whose ``__import__`` answers ``verifiers`` and ``verifiers.<path>`` with this layer's
-modules. Every function, class and lambda defined in that module keeps those builtins, so imports
-made later (inside ``load_environment`` or a reward function) resolve the same way. The modules
-of the classic module's top-level package (``my_env.rubrics`` beside ``my_env``) are executed the
-same way, through a meta-path finder that acts only on those package names and asks the other
-finders for the file. Relative imports, ``verifiers.v1`` and any other name go to the ordinary
-import system. This module uses the standard library only: the layer's modules are named here by
-string and imported on first use.
+``sys.modules["verifiers"]``: a real ``verifiers`` (0.3.1, 0.4.x, or none) stays what every other
+module in the process imports. Instead, a module recognised as classic (its source, or a module
+of its top-level package, imports ``verifiers`` other than ``verifiers.v1``) is executed with
+builtins of its own whose ``__import__`` answers ``verifiers`` and ``verifiers.<path>`` with this
+layer's modules. Every function, class and lambda defined in that module keeps those builtins,
+so imports made later (inside ``load_environment`` or a reward function) resolve the same way.
+
+What a classic module imports is judged the same way: a top-level module or package it imports
+(a sibling ``helpers.py``, a ``utils/`` package beside it), at load time or lazily inside a
+function, that imports ``verifiers`` is scoped too, and so is what ``importlib.import_module``
+(the classic module's ``importlib``) loads. Scoped modules are executed through a meta-path
+finder that acts only on those top-level names, and only while they are open
+(:mod:`verifiers_lite.classic.isolation`): afterwards ``sys.modules`` holds under their names
+what it held before, so a plain import elsewhere behaves as without verifiers_lite. Relative
+imports, ``verifiers.v1`` and any other name go to the ordinary import system. This module uses
+the standard library only: the layer's modules are named here by string and imported on first
+use.
 """
 
 from __future__ import annotations
@@ -26,8 +32,11 @@ import importlib.util
 import sys
 import threading
 import types
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
+
+from verifiers_lite.classic.isolation import ScopedModules
 
 _PACKAGE = "verifiers_lite.classic"
 
@@ -119,6 +128,19 @@ def resolve(path: str) -> Any:
 
 
 _ORIGINAL_IMPORT = builtins.__import__
+_STDLIB = frozenset(sys.stdlib_module_names) | {
+    "verifiers",
+    "verifiers_lite",
+    "verifiers_lite_envs",
+}
+
+
+def _root_of(name: str, globals: Any, level: int) -> str:
+    """The top-level name an import statement of a module with ``globals`` reaches."""
+    if level == 0:
+        return name.partition(".")[0]
+    package = (globals or {}).get("__package__") or ""
+    return package.partition(".")[0]
 
 
 def classic_import(
@@ -128,11 +150,41 @@ def classic_import(
     fromlist: Any = (),
     level: int = 0,
 ) -> Any:
-    """``__import__`` of classic modules: the classic names from this layer, the rest as usual."""
+    """``__import__`` of classic modules: the classic names from this layer, classic helper
+    modules within the scope, the rest as usual."""
     if level == 0 and _is_classic_name(name):
         target = resolve(name)
         return target if fromlist else resolve("verifiers")
-    return _ORIGINAL_IMPORT(name, globals, locals, fromlist, level)
+    root = _root_of(name, globals, level)
+    if _scoped_root(root):
+        with MODULES.window(root):
+            return _ORIGINAL_IMPORT(name, globals, locals, fromlist, level)
+    module = _ORIGINAL_IMPORT(name, globals, locals, fromlist, level)
+    return _IMPORTLIB if module is importlib else module
+
+
+def scoped_import_module(name: str, package: str | None = None) -> types.ModuleType:
+    """``importlib.import_module`` as classic modules see it: classic names from this layer,
+    classic helper modules within the scope."""
+    absolute = importlib.util.resolve_name(name, package) if name.startswith(".") else name
+    if _is_classic_name(absolute):
+        return cast(types.ModuleType, resolve(absolute))
+    root = absolute.partition(".")[0]
+    if _scoped_root(root):
+        with MODULES.window(root):
+            return importlib.import_module(absolute)
+    return importlib.import_module(absolute)
+
+
+class _ScopedImportlib(types.ModuleType):
+    """The ``importlib`` classic modules get: the real one, with :func:`scoped_import_module`."""
+
+    def __getattr__(self, attr: str) -> Any:
+        return getattr(importlib, attr)
+
+
+_IMPORTLIB = _ScopedImportlib("importlib", importlib.__doc__)
+_IMPORTLIB.import_module = scoped_import_module  # type: ignore[attr-defined]
 
 
 CLASSIC_BUILTINS: dict[str, Any] = {**builtins.__dict__, "__import__": classic_import}
@@ -172,9 +224,11 @@ def is_classic_module(name: str) -> bool:
         return False
     for path in _source_files(spec):
         try:
-            if _imports_classic(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            source = path.read_bytes()
+            # most files never name verifiers: parse only those that do
+            if b"verifiers" in source and _imports_classic(ast.parse(source, str(path))):
                 return True
-        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        except (OSError, SyntaxError, ValueError):
             continue
     return False
 
@@ -211,7 +265,12 @@ class ClassicPackageFinder(importlib.abc.MetaPathFinder):
     def find_spec(
         self, fullname: str, path: Any = None, target: Any = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname.partition(".")[0] not in self.roots or getattr(self._local, "busy", False):
+        root = fullname.partition(".")[0]
+        if (
+            root not in self.roots
+            or not MODULES.is_open(root)
+            or getattr(self._local, "busy", False)
+        ):
             return None
         self._local.busy = True  # the other finders may call find_spec again: answer them None
         try:
@@ -240,42 +299,73 @@ def _spec_from_other_finders(
 
 
 _FINDER = ClassicPackageFinder()
+MODULES = ScopedModules()
 _LOCK = threading.Lock()
+_DECIDED: dict[str, bool] = {}  # top-level names already read: classic or not
 
 
-def _install(root: str) -> None:
-    with _LOCK:
-        _FINDER.roots.add(root)
-        if _FINDER not in sys.meta_path:
-            sys.meta_path.insert(0, _FINDER)
-
-
-_NOT_CLASSIC: set[str] = set()  # top-level packages already read and found native
-
-
-def _classic_root(root: str) -> bool:
-    if is_classic_module(root):
-        return True
+def _scoped_root(root: str) -> bool:
+    """Whether top-level name ``root`` is (now found to be) a classic one, imported within the
+    scope. Each name is read once; the standard library and verifiers_lite never are."""
+    if not root or root in _STDLIB or root in sys.builtin_module_names:
+        return False
+    decided = _DECIDED.get(root)
+    if decided is not None:
+        return decided
+    classic = is_classic_module(root)
     try:
-        if importlib.util.find_spec(root) is not None:  # one that is not there yet may appear later
-            _NOT_CLASSIC.add(root)
+        if classic or importlib.util.find_spec(root) is not None:
+            _DECIDED[root] = classic  # one that is not there yet may appear later
     except (ImportError, ValueError):
         pass
-    return False
+    if classic:
+        with _LOCK:
+            _FINDER.roots.add(root)
+            if _FINDER not in sys.meta_path:
+                sys.meta_path.insert(0, _FINDER)
+    return classic
 
 
 def import_environment_module(name: str) -> types.ModuleType:
     """Import environment module ``name``: a classic one (see the module docstring) within the
-    classic scope, any other as usual. A classic module imported earlier without the scope (its
-    ``verifiers`` bound to something else) is imported again within it."""
+    classic scope, leaving ``sys.modules`` as it was; any other as usual."""
     root = name.partition(".")[0]
-    if root not in _FINDER.roots and root not in _NOT_CLASSIC and _classic_root(root):
-        for loaded in [m for m in sys.modules if m == root or m.startswith(root + ".")]:
-            module = sys.modules[loaded]
-            if getattr(module, "__builtins__", None) is not CLASSIC_BUILTINS:
-                del sys.modules[loaded]
-        _install(root)
+    if _scoped_root(root):
+        with MODULES.window(root):
+            return importlib.import_module(name)
     return importlib.import_module(name)
+
+
+def run_environment_loader(loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    """Call an environment's ``load_environment(**kwargs)``; a classic one with its modules
+    open (:meth:`ScopedModules.window`), what 0.3.1 refuses there noted with what runs instead."""
+    root = str(getattr(loader, "__module__", "") or "").partition(".")[0]
+    if not (is_classic_function(loader) and root in _FINDER.roots):
+        return loader(**kwargs)
+    with MODULES.window(root):
+        try:
+            return loader(**kwargs)
+        except Exception as exc:
+            _note_message_objects_in_dataset(exc)
+            raise
+
+
+_MESSAGE_CLASSES = ("SystemMessage", "UserMessage", "AssistantMessage", "ToolMessage")
+
+
+def _note_message_objects_in_dataset(exc: Exception) -> None:
+    """pyarrow's refusal of message models inside ``Dataset.from_list`` (0.3.1's too), noted."""
+    text = str(exc)
+    if type(exc).__name__ == "ArrowInvalid" and any(f"type {c}" in text for c in _MESSAGE_CLASSES):
+        exc.add_note(
+            "verifiers 0.3.1 refuses this too: a datasets.Dataset holds plain values. verifiers_lite "
+            "runs the same rows with plain message dicts ({'role': 'user', 'content': ...})."
+        )
+
+
+def is_classic_function(func: Any) -> bool:
+    """Whether ``func`` was defined in a module executed within the classic scope."""
+    return getattr(func, "__globals__", {}).get("__builtins__") is CLASSIC_BUILTINS
 
 
 def is_classic_scoped(module: types.ModuleType) -> bool:

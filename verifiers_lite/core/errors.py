@@ -158,6 +158,8 @@ def categorize(exc: BaseException) -> ErrorRecord:
         if text
         else f"{type(exc).__name__} (raised without a message)"
     )
+    for note in getattr(exc, "__notes__", None) or ():  # what the raiser added (add_note)
+        message += f" -- {note}"
     if (
         isinstance(exc, AttributeError)
         and exc.name == "completions"

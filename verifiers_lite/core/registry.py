@@ -25,11 +25,23 @@ ENTRY_POINT_GROUP = "verifiers_lite.environments"
 _import_module: Callable[[str], ModuleType] = importlib.import_module
 
 
-def register_module_importer(importer: Callable[[str], ModuleType]) -> None:
-    """How environment modules are imported (the package root registers the one that runs
-    classic ``verifiers`` modules within their scope); default ``importlib.import_module``."""
-    global _import_module
+def _call_loader(loader: Callable[..., Any], kwargs: dict[str, Any]) -> Any:
+    return loader(**kwargs)
+
+
+_run_loader: Callable[[Callable[..., Any], dict[str, Any]], Any] = _call_loader
+
+
+def register_module_importer(
+    importer: Callable[[str], ModuleType],
+    run_loader: Callable[[Callable[..., Any], dict[str, Any]], Any] | None = None,
+) -> None:
+    """How environment modules are imported and their ``load_environment`` called (the package
+    root registers the ones that run classic ``verifiers`` modules within their scope); default
+    ``importlib.import_module`` and a plain call."""
+    global _import_module, _run_loader
     _import_module = importer
+    _run_loader = run_loader or _call_loader
 
 
 # Ids of the form "<scheme>:<rest>" built by a loader of a layer above the core (an inspect_ai
@@ -215,7 +227,7 @@ def load_environment(env_id: str, **kwargs: Any) -> Any:
             raise ValueError(
                 f"environment {env_id!r} does not take {unknown}; it accepts: {sorted(params) or 'no arguments'}"
             )
-    env = loader(**kwargs)
+    env = _run_loader(loader, kwargs)
     env.env_id = env_id
     env.env_args = dict(kwargs)
     env.source_module = getattr(loader, "__module__", None)  # the code the run manifest hashes

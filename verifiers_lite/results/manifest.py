@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import importlib.machinery
 import importlib.metadata
 import os
 import platform
@@ -99,7 +100,7 @@ def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
             "a library class built in place: its code is the library's; dataset and rubric are fingerprinted"
         )
         return out
-    path = getattr(sys.modules.get(module_name), "__file__", None)
+    path = getattr(sys.modules.get(module_name), "__file__", None) or _module_file(module_name)
     if path and (module_name != cls.__module__ or _defined_in(cls, path)):
         try:
             with open(path, "rb") as f:
@@ -111,6 +112,20 @@ def environment_source(env: RunnableEnvironment) -> dict[str, Any]:
     out["code_hash"] = code_hash(cls)  # a notebook's __main__: no file, the class's own code
     out["note"] = "no source file (defined in a notebook or exec'd): the class's code is hashed"
     return out
+
+
+def _module_file(name: str) -> str | None:
+    """The source file of module ``name``, found without importing anything (a classic
+    environment's module is not left in ``sys.modules``)."""
+    parts = name.split(".")
+    spec = importlib.machinery.PathFinder.find_spec(parts[0])
+    for i in range(1, len(parts)):
+        if spec is None or not spec.submodule_search_locations:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(
+            ".".join(parts[: i + 1]), list(spec.submodule_search_locations)
+        )
+    return spec.origin if spec is not None and spec.has_location else None
 
 
 def _defined_in(cls: type, path: str) -> bool:
