@@ -18,10 +18,10 @@ from typing import Any
 
 from tests.classic import records
 from tests.classic.corpus_specs import SPECS, helper_files, module_file
-from tests.helpers.paths import REPO
+from tests.helpers.paths import ORACLE_PYTHON, REPO
 
 HERE = Path(__file__).resolve().parent
-ORACLE_PYTHON = REPO / ".venv-verifiers031" / "bin" / "python"
+
 BESIDE_SITE = REPO / ".venv-verifiers04-site"
 CACHE_DIR = REPO / ".cache" / "classic-oracle"
 _MODEL_FILES = ("conversation_model.py", "conversation_server.py")

@@ -19,8 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.classic.harness import ORACLE_PYTHON
-from tests.helpers.paths import REPO
+from tests.helpers.paths import ORACLE_PYTHON, REPO
 
 CLASSIC_MODULE = """
 import importlib
