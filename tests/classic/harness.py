@@ -106,7 +106,12 @@ def oracle_results(names: list[str], base_url: str, scratch: Path) -> dict[str, 
             timeout=600,
         )
         for name, result in _collect(scratch, missing).items():
-            if "failure" not in result or SPECS[name].get("refused"):  # a refusal is a result too
+            # a refusal is a result too, where the spec expects one or says a failure is kept
+            if (
+                "failure" not in result
+                or SPECS[name].get("refused")
+                or SPECS[name].get("keep_failure")
+            ):
                 (CACHE_DIR / f"{keys[name]}.json").write_text(json.dumps(result))
     found = {n: records.read(CACHE_DIR / f"{keys[n]}.json") for n in names if n not in missing}
     return {**found, **_collect(scratch, missing)}

@@ -114,3 +114,14 @@ def write(path: Any, env: str, framework: str, records: list[dict[str, Any]]) ->
 def read(path: Any) -> dict[str, Any]:
     with open(path) as f:
         return json.load(f)
+
+
+def raised_error(traceback_text: str) -> str:
+    """The error a traceback reports, as ``Type: message`` with the type's module left out: its
+    last exception, or the one verifiers 0.3.1's ``load_environment`` wrapped in its own."""
+    lines = traceback_text.splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln == "Traceback (most recent call last):"]
+    errors = [next(ln for ln in lines[i + 1 :] if ln and not ln.startswith(" ")) for i in starts]
+    error = next(e for e in reversed(errors) if "Failed to load environment" not in e)
+    kind, _, message = error.partition(": ")
+    return f"{kind.rpartition('.')[2]}: {message}"

@@ -63,17 +63,6 @@ def test_same_rewards_as_verifiers(
     )
 
 
-def _raised(traceback_text: str) -> str:
-    """The error a traceback reports, as ``Type: message`` with the type's module left out: its
-    last exception, or the one verifiers 0.3.1's ``load_environment`` wrapped in its own."""
-    lines = traceback_text.splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln == "Traceback (most recent call last):"]
-    errors = [next(ln for ln in lines[i + 1 :] if ln and not ln.startswith(" ")) for i in starts]
-    error = next(e for e in reversed(errors) if "Failed to load environment" not in e)
-    kind, _, message = error.partition(": ")
-    return f"{kind.rpartition('.')[2]}: {message}"
-
-
 @pytest.mark.parametrize("name", REFUSED)
 def test_refused_with_the_error_of_verifiers(
     oracle: dict[str, Any], lite_runs: Any, name: str
@@ -82,7 +71,7 @@ def test_refused_with_the_error_of_verifiers(
     note on what verifiers_lite could run instead; before any request where 0.3.1 raised out
     of the run, as an error row on each rollout where the error is the rollout's own."""
     assert "failure" in oracle[name], f"verifiers 0.3.1 ran {name}; the corpus expects a refusal"
-    want = _raised(oracle[name]["failure"])
+    want = records.raised_error(oracle[name]["failure"])
     got = lite_runs("without_verifiers")[name]
     if "failure" in got:
         text = got["failure"]
@@ -96,16 +85,30 @@ def test_refused_with_the_error_of_verifiers(
     assert "verifiers_lite" in text[text.rindex(want) :], f"{name}: no note\n{text[-800:]}"
 
 
-LENIENT = sorted(n for n, spec in SPECS.items() if spec.get("lite_mode") == "lenient")
+# What each lenient run must warn it did that 0.3.1 refuses (the last warning lists them all).
+LENIENT_WARNINGS = {
+    "vf_lenient_list_dataset": ["a list dataset (0.3.1 takes a datasets.Dataset)"],
+    "vf_lenient_string_task": ["string task columns (each the rollout's task name)"],
+    "vf_lenient_sync_is_completed": ["is_completed(messages, state) of older classic code"],
+    "vf_lenient_state_turn": ["state['turn'] (the model turns so far, as before verifiers 0.2)"],
+    "vf_lenient_tuple_env_response": ["env_response returning (messages, state)"],
+    "vf_lenient_string_prompt_system": [
+        "string prompts with system_prompt (sent as a system and a user message)"
+    ],
+}
 
 
-@pytest.mark.parametrize("name", LENIENT)
+@pytest.mark.parametrize("name", sorted(LENIENT_WARNINGS))
 def test_lenient_mode_warns_with_each_deviation(lite_runs: Any, name: str) -> None:
-    """Lenient runs (their rewards are compared with 0.3.1's above) warn once per deviation."""
+    """Lenient runs (their rewards are compared with 0.3.1's above) warn once per deviation,
+    each warning listing the deviations so far."""
+    assert SPECS[name].get("lite_mode") == "lenient"
     warned = [w for w in lite_runs("without_verifiers")[name]["warnings"] if "lenient" in w]
-    assert warned, f"{name}: no warning"
-    assert all(w.startswith("ClassicDeviationWarning: ") for w in warned)
-    assert len(warned) == len(set(warned))
+    assert len(warned) == len(LENIENT_WARNINGS[name]), warned
+    kind, _, text = warned[-1].partition(": ")
+    assert kind == "ClassicDeviationWarning"
+    assert "runs in lenient classic mode with what verifiers 0.3.1 refuses" in text
+    assert text.rpartition("refuses: ")[2].split("; ") == LENIENT_WARNINGS[name]
 
 
 def test_classic_modules_leave_sys_modules_as_they_found_it(lite_runs: Any) -> None:

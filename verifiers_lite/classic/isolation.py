@@ -9,8 +9,10 @@ while its ``load_environment`` runs (:meth:`ScopedModules.window`). Opening save
 ``sys.modules`` held under the root's names (a plain copy, or nothing); closing puts the scoped
 modules back here and restores what was saved. The import machinery needs the modules in
 ``sys.modules`` while it works (parents, relative imports, ``dataclasses`` and ``pickle``
-looking a class's module up), hence the window; a lock serialises windows across threads.
-Standard library only.
+looking a class's module up), hence the window; a lock serialises windows across threads (a
+plain import of the same name by another thread during a window would see the scoped copy).
+Outside a window, ``pickle`` cannot find a scoped module's classes by name: environments travel
+to other processes by id (``load_environment``), never pickled. Standard library only.
 """
 
 from __future__ import annotations
