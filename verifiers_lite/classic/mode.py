@@ -17,13 +17,16 @@ import os
 import warnings
 from typing import Literal, cast
 
+from verifiers_lite._util.errors import VerifiersError
+
 ClassicMode = Literal["0.3.1", "lenient"]
 MODES: tuple[ClassicMode, ...] = ("0.3.1", "lenient")
 MODE_VARIABLE = "VF_CLASSIC_MODE"
 
 
-class ClassicDeviationWarning(UserWarning):
-    """Lenient mode ran something verifiers 0.3.1 refuses (the message lists each deviation)."""
+class ClassicDeviationWarning(VerifiersError, UserWarning):
+    """Lenient mode ran something verifiers 0.3.1 refuses (the message lists each deviation); a
+    ``UserWarning`` in the library's one exception tree."""
 
 
 def classic_mode() -> ClassicMode:
