@@ -136,7 +136,7 @@ def test_refuses_biased_sampling(tmp_path: Any) -> None:
         )
 
 
-def longer_is_better(completion: Any, answer: str, **kwargs: Any) -> float:
+def longer_is_better(completion: Any, answer: str = "", **kwargs: Any) -> float:
     # A continuous reward: sampled completions of a group all differ, so every one gets an advantage.
     return len(completion[-1]["content"] if completion else "") / 100.0
 
