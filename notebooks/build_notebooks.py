@@ -387,11 +387,99 @@ def judge_and_groups() -> nbformat.NotebookNode:
     )
 
 
+INSPECT_TASK = '''from inspect_ai import Task, task
+from inspect_ai.dataset import Sample
+from inspect_ai.scorer import includes
+from inspect_ai.solver import generate, system_message
+
+
+@task
+def sums(n: int = 20, epochs: int = 4, system: str = "Answer with the number only.") -> Task:
+    """One-digit additions; the answer must appear in the reply."""
+    return Task(
+        dataset=[
+            Sample(input=f"What is {a} + {b}?", target=str(a + b), id=f"{a}+{b}")
+            for a, b in [((7 * i) % 10, (3 * i + 1 + i // 10) % 10) for i in range(n)]
+        ],
+        solver=[system_message(system), generate()],
+        scorer=includes(),
+        epochs=epochs,
+    )
+'''
+
+
+def inspect_interop() -> nbformat.NotebookNode:
+    return new_notebook(
+        cells=[
+            new_markdown_cell(
+                "# An inspect_ai log against a verifiers_lite run, paired\n\nOne inspect task, two "
+                "system prompts: inspect_ai itself runs the first (its own `.eval` log), this library "
+                'runs the second through `vf.load_environment("inspect:...")`; the log is read '
+                "back as a run and the two are compared example by example, with a paired interval."
+            ),
+            code(PARAMS + "\nN = 5 if SMALL else 20\nEPOCHS = 2 if SMALL else 3", ["parameters"]),
+            code(
+                MODEL.replace(
+                    "vf.local_model_client()",
+                    "vf.local_model_client(parallel=1)  # one URL for inspect",
+                )
+            ),
+            new_markdown_cell(
+                "## The task\n\nA plain inspect task file, as an inspect user writes it: samples, "
+                "a system message, `generate()`, the `includes()` scorer, epochs."
+            ),
+            code(
+                "from pathlib import Path\n\n"
+                f"TASK = {INSPECT_TASK!r}\n"
+                'Path("sums_task.py").write_text(TASK)\n'
+                "print(TASK)"
+            ),
+            new_markdown_cell(
+                "## Run A: inspect_ai itself\n\n`inspect eval` against the same model server, "
+                "through inspect's `openai-api/<service>/<model>` provider; the log is read back "
+                "with `vf.load_inspect_log`."
+            ),
+            code(
+                "import os, subprocess, sys\n\n"
+                'os.environ.update(LOCAL_BASE_URL=client.base_url, LOCAL_API_KEY="none")\n'
+                'subprocess.run([sys.executable, "-m", "inspect_ai", "eval", '
+                '"sums_task.py@sums", "--model", f"openai-api/local/{model}",\n'
+                '                "-T", f"n={N}", "-T", f"epochs={EPOCHS}", '
+                '"--log-dir", "inspect-logs", "--log-format", "eval",\n'
+                '                "--temperature", "0.7", "--display", "none"], check=True)\n'
+                'log_path = sorted(Path("inspect-logs").glob("*.eval"))[-1]\n'
+                "a = vf.load_inspect_log(log_path)\n"
+                "a"
+            ),
+            new_markdown_cell(
+                "## Run B: the same task through verifiers_lite\n\nThe task file loads as an "
+                "environment (inspect's solvers and scorer run, the model calls go through this "
+                "library's client); only the system prompt differs."
+            ),
+            code(
+                'env = vf.load_environment("inspect:sums_task.py@sums", n=N, epochs=EPOCHS,\n'
+                '                          system="You are a calculator. Reply with the sum.")\n'
+                "b = env.evaluate_sync(client, model, rollouts_per_example=env.epochs,\n"
+                '                      sampling_args={"temperature": 0.7})\n'
+                "b"
+            ),
+            new_markdown_cell(
+                "## Paired\n\nPaired by sample id (the inputs are checked equal): the mean "
+                "difference B − A with its 95% interval, p-value and wins/ties/losses per example."
+            ),
+            code('cmp = vf.compare_runs(a, b, labels=("inspect_ai", "verifiers_lite"))\ncmp'),
+            code('vf.plot_pass_at_k({"inspect_ai": a, "verifiers_lite": b});'),
+            code(CLEANUP),
+        ]
+    )
+
+
 NOTEBOOKS = {
     "01_quickstart": quickstart,
     "02_custom_multiturn_env": custom_env,
     "03_reward_distributions": distributions,
     "04_judge_and_groups": judge_and_groups,
+    "07_inspect_interop": inspect_interop,
 }
 
 
