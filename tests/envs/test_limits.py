@@ -6,6 +6,7 @@ engine (a scripted sampler over a character-level template: every count is a len
 from __future__ import annotations
 
 import pytest
+from datasets import Dataset
 
 import verifiers_lite as vf
 import verifiers_lite.classic as classic_vf
@@ -103,7 +104,8 @@ def _classic_tool_env(**kwargs):
     def boxed(completion, answer) -> float:
         return float(f"\\boxed{{{answer}}}" in completion[-1].content)
 
-    rows = [{"question": "What is 3 + 4?", "answer": "7"}]
+    # a datasets.Dataset, as verifiers 0.3.1 requires of a classic environment
+    rows = Dataset.from_list([{"question": "What is 3 + 4?", "answer": "7"}])
     return classic_vf.ToolEnv(
         tools=[add], dataset=rows, rubric=classic_vf.Rubric(funcs=[boxed]), max_turns=4, **kwargs
     )

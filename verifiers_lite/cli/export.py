@@ -16,7 +16,7 @@ def add_export_parser(sub: Any) -> None:
         help="write a saved run as another tool's log (inspect_ai)",
         description="Write RUN (a run directory) as an inspect_ai log that `inspect view` "
         "opens: one sample per rollout, its messages, usage and scores, the run's model, "
-        "sampling arguments and manifest. Needs pip install 'verifiers_lite[inspect]'.",
+        "sampling arguments and manifest. Needs the 'inspect' extra.",
     )
     ex.add_argument(
         "run", metavar="RUN", help="run directory (what vf-lite eval or results_path wrote)"

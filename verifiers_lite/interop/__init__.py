@@ -1,7 +1,7 @@
 """Runs and tasks that travel to and from other evaluation tools: inspect_ai logs written from a
 run (:func:`export_inspect`) and read as runs (:func:`load_inspect_log`).
 
-Each needs its tool as an optional extra (``pip install 'verifiers_lite[inspect]'``), imported
+Each needs its tool as an optional extra (the ``inspect`` extra), imported
 only when used. This package's public names are the imports of the ``TYPE_CHECKING`` block
 below, imported on first use.
 """

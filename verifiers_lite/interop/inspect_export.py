@@ -159,7 +159,7 @@ def export_inspect(
 ) -> Path:
     """Write ``run`` (a :class:`GenerateOutputs` or a run directory) as an inspect_ai log:
     ``path`` is the ``.eval`` file, or a directory (``inspect view --log-dir``) to write one
-    into. Returns the file written. Needs ``pip install 'verifiers_lite[inspect]'``."""
+    into. Returns the file written. Needs the ``inspect`` extra."""
     outputs = as_outputs(run, "export_inspect()")
     log = inspect_module("inspect_ai.log")
     target = Path(path)

@@ -191,7 +191,7 @@ def _metadata(log: Any, rows: list[Row]) -> RunMetadata:
 
 def load_inspect_log(path: str | os.PathLike[str]) -> GenerateOutputs:
     """Read an inspect_ai log (``.eval``/``.json``) as a run (rows in memory), in sample then
-    epoch order. Needs ``pip install 'verifiers_lite[inspect]'``."""
+    epoch order. Needs the ``inspect`` extra."""
     log = inspect_module("inspect_ai.log").read_eval_log(str(path))
     if not log.samples:
         raise ValueError(
