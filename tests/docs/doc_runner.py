@@ -90,6 +90,15 @@ PLAYERS: dict[str, tuple[Callable[[], Any], float]] = {
     ),
     # each picture's colour named as the reward asks (1.0)
     "colours": (lambda: vf.ScriptedClient(_colour_player), 1.0),
+    # the agent-programs page: the program prints the model's "4" for 2 + 2, exact match (1.0)
+    "ProgramEnv": (lambda: vf.ScriptedClient("4"), 1.0),
+    # the viewer page's ToolEnv: add(2, 3) called, then "5" said (1.0)
+    "ToolEnv": (
+        lambda: vf.ScriptedClient(
+            ["", "5"], tool_calls=[[{"name": "add", "arguments": {"a": 2, "b": 3}}], None]
+        ),
+        1.0,
+    ),
 }
 
 
