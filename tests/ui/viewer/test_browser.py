@@ -60,12 +60,12 @@ def test_walkthrough(viewer, runs, page, artifacts_dir):
     pg.goto(viewer.url + f"#/runs/{urllib.parse.quote(run_id('calc'))}/rollouts")
     pg.wait_for_selector("table#rows tbody tr")
     pg.click("table#rows tbody tr >> nth=0")
-    pg.wait_for_selector("#transcript .tool-call")
+    pg.wait_for_selector("#conversation .tool-call")
     text = pg.inner_text("#transcript")
     first = runs["disk"]["calc"][0]
     call = first["completion"][0]["tool_calls"][0]
     assert "tool call · calculator" in text and "TOOL RESULT · CALCULATOR" in text.upper()
-    assert first["completion"][1]["content"] in pg.inner_text("#transcript .msg.tool")
+    assert first["completion"][1]["content"] in pg.inner_text("#conversation .msg.tool")
     assert call["id"] in text
     shot(pg, artifacts_dir, "transcript-tool-call")
 
@@ -112,9 +112,9 @@ def test_walkthrough(viewer, runs, page, artifacts_dir):
 def test_markup_in_a_completion_is_text(viewer, runs, page, artifacts_dir):
     pg = page
     pg.goto(viewer.url + f"#/runs/{urllib.parse.quote(run_id('xss'))}/rows/0/0")
-    pg.wait_for_selector("#transcript .msg.assistant")
+    pg.wait_for_selector("#conversation .msg.assistant")
     assert XSS in pg.inner_text(
-        "#transcript .msg.assistant .content"
+        "#conversation .msg.assistant .content"
     )  # the echoed prompt, verbatim
     assert pg.locator("#transcript script, #transcript img").count() == 0
     assert pg.evaluate("window.__pwned") is None
@@ -166,7 +166,7 @@ def test_self_contained_html_export(runs, page, artifacts_dir, tmp_path):
     pg.wait_for_selector("table#rows tbody tr")
     assert pg.locator("table#rows tbody tr").count() == len(out.rows)
     pg.click("table#rows tbody tr >> nth=0")
-    pg.wait_for_selector("#transcript .tool-call")
+    pg.wait_for_selector("#conversation .tool-call")
     assert all(u.startswith("file://") for u in pg.requests)  # type: ignore[attr-defined]
     shot(pg, artifacts_dir, "export")
     xss = runs["outputs"]["xss"].to_html(tmp_path / "xss.html")
@@ -175,7 +175,7 @@ def test_self_contained_html_export(runs, page, artifacts_dir, tmp_path):
     pg.wait_for_selector("#reward-mean")
     pg.click("text=Rollouts (2)")
     pg.click("table#rows tbody tr >> nth=0")
-    pg.wait_for_selector("#transcript .msg.assistant")
-    assert XSS in pg.inner_text("#transcript .msg.assistant .content")
+    pg.wait_for_selector("#conversation .msg.assistant")
+    assert XSS in pg.inner_text("#conversation .msg.assistant .content")
     assert pg.evaluate("window.__pwned") is None
     assert pg.errors == []  # type: ignore[attr-defined]

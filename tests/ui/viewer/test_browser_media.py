@@ -81,8 +81,8 @@ def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path,
         pg.on("pageerror", lambda e: errors.append(str(e)))
         pg.set_default_timeout(30_000)
         pg.goto(viewer.url + "#/runs/" + urllib.parse.quote("evals~think") + "/rows/0/0")
-        pg.wait_for_selector("#transcript details.reasoning")
-        details = pg.locator("#transcript details.reasoning")
+        pg.wait_for_selector("#conversation details.reasoning")
+        details = pg.locator("#conversation details.reasoning")
         assert details.count() == 2
         assert details.first.get_attribute("open") is None  # collapsed
         first = expected_reasoning(3, "+", 4)[0]
@@ -95,13 +95,13 @@ def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path,
         )
 
         pg.goto(viewer.url + "#/runs/" + urllib.parse.quote("evals~vision") + "/rows/0/0")
-        pg.wait_for_selector("#transcript img.thumb")
+        pg.wait_for_selector("#conversation img.thumb")
 
         def sizes() -> list[
             list[int]
         ]:  # polled from here: the page's CSP forbids a page-side predicate
             return pg.eval_on_selector_all(
-                "#transcript img.thumb", "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])"
+                "#conversation img.thumb", "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])"
             )
 
         wait_until(

@@ -599,7 +599,7 @@
       !d.token_counts || !Object.keys(d.token_counts).length ? null : ["token ids", Object.entries(d.token_counts).map(([k, v]) => k + ": " + v).join(", ")],
       !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
     ];
-    return [kv(facts), timeline(r), h("div", { class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
+    return [kv(facts), timeline(r), h("div", { id: "conversation", class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
       h("div", { class: "divider" }, "completion"), messageList(r.completion, calls))];
   }
 
