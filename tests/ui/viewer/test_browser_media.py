@@ -86,9 +86,9 @@ def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path,
         assert details.count() == 2
         assert details.first.get_attribute("open") is None  # collapsed
         first = expected_reasoning(3, "+", 4)[0]
-        assert not pg.get_by_text(first, exact=True).is_visible()
+        assert not pg.locator("#conversation").get_by_text(first, exact=True).is_visible()
         details.first.locator("summary").click()
-        assert pg.get_by_text(first, exact=True).is_visible()
+        assert pg.locator("#conversation").get_by_text(first, exact=True).is_visible()
         assert "The answer is \\boxed{7}." in pg.inner_text("#transcript")
         assert "tokens" in pg.inner_text("#transcript") and " reasoning)" in pg.inner_text(
             "#transcript"
