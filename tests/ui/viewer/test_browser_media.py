@@ -101,7 +101,8 @@ def test_reasoning_is_collapsed_and_images_are_thumbnails(fake_server, tmp_path,
             list[int]
         ]:  # polled from here: the page's CSP forbids a page-side predicate
             return pg.eval_on_selector_all(
-                "#conversation img.thumb", "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])"
+                "#conversation img.thumb",
+                "imgs => imgs.map(i => [i.naturalWidth, i.naturalHeight])",
             )
 
         wait_until(
