@@ -10,6 +10,7 @@ from verifiers_lite_envs.calculator import calculator
 
 import verifiers_lite as vf
 from verifiers_lite._util.extras import is_installed
+from verifiers_lite.core.trajectory import model_calls
 
 
 def _solver(messages: list[dict[str, Any]]) -> dict[str, Any]:
@@ -40,7 +41,7 @@ def test_calculator_agent_reaches_full_reward_with_a_perfect_script(sdk: str) ->
     for row in out.rows:
         assert row["error"] is None, row["error"]
         assert row["reward"] == 1.0 and row["metrics"]["used_calculator"] == 1.0
-        calls = row["env_state"]["program_calls"]
+        calls = model_calls(row)
         assert len(calls) == 2 and calls[1]["request"]["messages"][-1]["role"] == "tool"
         assert calls[0]["dialect"] == ("responses" if sdk == "agents" else "chat")
     # The program's answer is the truth, computed here independently of the program.

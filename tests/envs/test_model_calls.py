@@ -149,3 +149,29 @@ def test_queue_time_is_apart_from_latency(fake_server, tmp_path):
     timings = sorted((model_calls(r)[0]["timing"] for r in out.rows), key=lambda t: t["queue_ms"])
     assert all(t["latency_ms"] >= 80 for t in timings)
     assert timings[0]["queue_ms"] < 40 and timings[1]["queue_ms"] >= 60
+
+
+def test_each_turns_prompt_ids_are_stored_as_its_new_ids(tmp_path):
+    from verifiers_lite.rollout import TokenClient
+    from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
+    from verifiers_lite.train.validate import validate_training_rows
+
+    class Echo(vf.MultiTurnEnv):
+        async def env_response(self, messages, state):
+            return [{"role": "user", "content": "again"}]
+
+    template = toy_template()
+    sampler = ScriptedSampler(template, lambda prompt: "ok")
+    env = Echo(dataset=[{"question": "q", "answer": "a"}], max_turns=4)
+    env.evaluate_sync(
+        TokenClient(sampler, template), "toy", progress=False, results_path=tmp_path / "run"
+    )
+    (row,) = read_rows(tmp_path / "run" / "results.jsonl")
+    prompts = [p for call in sampler.calls for p in call]  # what the sampler was given, in turn
+    stored = [s["tokens"] for s in row["trajectory"]]
+    assert [len(t["prompt_ids_new"]) for t in stored[1:]] == [
+        len(b) - len(a) - len(s["completion_ids"])
+        for a, b, s in zip(prompts, prompts[1:], stored, strict=False)
+    ]
+    assert [c["tokens"]["prompt_ids"] for c in model_calls(row)] == prompts
+    assert validate_training_rows([row]) == 1

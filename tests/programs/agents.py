@@ -118,6 +118,20 @@ def branches() -> None:
     print(ask(main))
 
 
+def long(calls: int, out_file: str) -> None:
+    """One conversation of ``calls`` calls, each answer and a new user turn appended as the
+    endpoint sent them; every request's messages written to ``out_file`` as JSON."""
+    messages: list[dict[str, Any]] = [{"role": "user", "content": question()}]
+    sent = []
+    for i in range(calls):
+        sent.append(json.loads(json.dumps(messages)))
+        status, data = post("/chat/completions", {"model": "m", "messages": messages})
+        messages.append(json.loads(data)["choices"][0]["message"])
+        messages.append({"role": "user", "content": f"and step {i}?"})
+    Path(out_file).write_text(json.dumps(sent))
+    print(messages[-2]["content"])
+
+
 def calls_forever() -> None:
     """Calls the model until refused; prints the refusal's status and body."""
     while True:
@@ -154,6 +168,8 @@ def main() -> None:
         sdk(args)
     elif mode == "branches":
         branches()
+    elif mode == "long":
+        long(int(args[0]), args[1])
     elif mode == "calls_forever":
         calls_forever()
     elif mode == "spin":

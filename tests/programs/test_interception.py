@@ -7,6 +7,7 @@ from pathlib import Path
 
 import verifiers_lite as vf
 from tests.programs.helpers import agent, child_env, program_env
+from verifiers_lite.core.trajectory import model_calls
 from verifiers_lite.rollout import TokenClient
 from verifiers_lite.rollout.testing import ScriptedSampler, toy_template
 from verifiers_lite.testing.fake_server import FakeServerProcess
@@ -57,16 +58,18 @@ def test_responses_through_the_endpoint_are_byte_identical_to_the_server(
     # The calls were real ones: the tool call, then the answer with the tool's result.
     assert b"calculator" in (direct / "chat-False-0").read_bytes()
     assert b"\\\\boxed{42}" in (direct / "responses-False-1").read_bytes()
-    assert len(row["env_state"]["program_calls"]) == 6
+    assert len(model_calls(row)) == 6
 
 
 def test_token_ids_captured_are_the_sampled_ids_and_rows_validate() -> None:
     template = toy_template()
     sampled: list[list[int]] = []
+    prompted: list[list[int]] = []
 
     class Recording(ScriptedSampler):
         def sample(self, prompts, params):  # type: ignore[no-untyped-def]
             results = super().sample(prompts, params)
+            prompted.extend(list(p) for p in prompts)
             sampled.extend(list(r.token_ids) for r in results)
             return results
 
@@ -76,8 +79,9 @@ def test_token_ids_captured_are_the_sampled_ids_and_rows_validate() -> None:
     out = env.evaluate_sync(TokenClient(sampler, template), "toy", progress=False)
     row = out.rows[0]
     assert row["error"] is None, row["error"]
-    calls = row["env_state"]["program_calls"]
+    calls = model_calls(row)
     assert [c["tokens"]["completion_ids"] for c in calls] == sampled
+    assert [c["tokens"]["prompt_ids"] for c in calls] == prompted  # stored as new ids, read whole
     assert [template.decode(ids) for ids in sampled][0].startswith("a1")
     # The row holds the branch the program ended on; one training row per branch.
     assert validate_training_rows([row]) == 1

@@ -10,6 +10,7 @@ import pytest
 
 import verifiers_lite as vf
 from tests.programs.helpers import agent, program_env, rows
+from verifiers_lite.core.trajectory import model_calls
 from verifiers_lite.testing.fake_server import FakeServerProcess
 
 
@@ -29,7 +30,7 @@ def test_an_sdk_program_in_each_dialect_is_scored_from_what_it_left() -> None:
         program = row["env_state"]["program"]
         assert program["answer"].splitlines() == [f"answer to {question}"] * 4
         assert program["exit_code"] == 0
-        calls = row["env_state"]["program_calls"]
+        calls = model_calls(row)
         assert [(c["dialect"], c["stream"]) for c in calls] == [
             ("chat", False),
             ("chat", True),
@@ -53,7 +54,7 @@ def test_each_token_reaches_only_its_own_rollout() -> None:
     out = env.evaluate_sync(vf.ScriptedClient(_reply_with_question), "m", progress=False)
     for row in out.rows:
         question = row["prompt"][-1]["content"]
-        calls = row["env_state"]["program_calls"]
+        calls = model_calls(row)
         assert [c["request"]["messages"][-1]["content"] for c in calls] == [question]
         assert row["env_state"]["program"]["answer"] == f"answer to {question}"
 
@@ -160,16 +161,28 @@ def test_divergent_histories_are_branches_and_the_last_one_is_the_completion() -
     env = program_env(agent("branches"), "start")
     row = env.evaluate_sync(vf.ScriptedClient(lambda m: next(replies)), "m", progress=False).rows[0]
     assert row["error"] is None, row["error"]
-    calls = row["env_state"]["program_calls"]
+    calls = model_calls(row)  # every call, each request whole
     assert [c["branch"] for c in calls] == [0, 0, 1, 0]
-    # The row's trajectory (what the viewer draws) is the branch it ended on, requests whole.
-    from verifiers_lite.core.trajectory import model_calls
-
-    main = [c for c in calls if c["branch"] == 0]
-    stored = model_calls(row)
-    assert [s["request"]["messages"] for s in stored] == [c["request"]["messages"] for c in main]
-    assert [s["message"]["content"] for s in stored] == ["a1", "a2", "a3"]
-    assert all(s["timing"]["latency_ms"] >= 0 for s in stored)
+    assert [c["message"]["content"] for c in calls] == ["a1", "a2", "s1", "a3"]
+    assert calls[2]["request"]["messages"] == [
+        {"role": "system", "content": "summariser"},
+        {"role": "user", "content": "sum up"},
+    ]
+    assert [m["content"] for m in calls[3]["request"]["messages"]] == [
+        "main",
+        "start",
+        "a1",
+        "go on",
+        "a2",
+        "summary: s1",
+    ]
+    assert all(c["timing"]["latency_ms"] >= 0 for c in calls)
+    # The row's trajectory is the branch it ended on.
+    trajectory = vf.core.model_calls({k: v for k, v in row.items() if k != "env_state"})
+    assert [s["message"]["content"] for s in trajectory] == ["a1", "a2", "a3"]
+    assert [s["request"]["messages"] for s in trajectory] == [
+        c["request"]["messages"] for c in calls if c["branch"] == 0
+    ]
     assert [m["content"] for m in row["completion"]] == ["a1", "go on", "a2", "summary: s1", "a3"]
 
 

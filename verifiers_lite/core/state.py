@@ -22,7 +22,13 @@ from verifiers_lite.core.records import (
     TokenFields,
     Usage,
 )
-from verifiers_lite.core.trajectory import compact_steps, expand_steps
+from verifiers_lite.core.trajectory import (
+    BRANCHED_CALLS,
+    compact_calls,
+    compact_steps,
+    expand_calls,
+    expand_steps,
+)
 
 ROW_KEYS = columns.ROW_KEYS
 __all__ = [
@@ -243,7 +249,7 @@ def state_to_row(state: State) -> Row:
 
     What a reward function may read from the State is kept, so a re-score sees what the first
     scoring saw (:func:`row_to_state`): the trajectory, every model call's request stored as its
-    new messages only, and the JSON values an environment put on the State under keys of its
+    new messages only (a program's calls too), and the JSON values an environment put on the State under keys of its
     own (``env_state``)."""
     fields: Mapping[str, Any] = state  # read by name, key by key
     layout = columns.current()
@@ -262,6 +268,8 @@ def state_to_row(state: State) -> Row:
     own = state.keys() - _NOT_ENV_KEYS - layout.written_keys
     if own:
         kept = {k: fields[k] for k in own if _is_json(fields[k])}
+        if isinstance(kept.get(BRANCHED_CALLS), list):  # a program's calls: new messages only
+            kept[BRANCHED_CALLS] = compact_calls(kept[BRANCHED_CALLS])
         if kept:
             row["env_state"] = kept
     return cast(Row, row)  # laid out key by key from the State's fields, as Row declares them
@@ -288,6 +296,8 @@ def row_to_state(
     answer cleared). The row's error is kept, except a ``rubric_error`` (the old rubric's)."""
     data = copy_json(dict(row))
     env_state = data.pop("env_state", None) or {}
+    if isinstance(env_state.get(BRANCHED_CALLS), list):
+        env_state[BRANCHED_CALLS] = expand_calls(env_state[BRANCHED_CALLS])
     finish_reasons = data.pop("finish_reasons", None)
     stored = data.pop("trajectory", None)
     if stored is None:  # an older row: the finish reasons of the completion's replies

@@ -4,8 +4,11 @@ Each call's request holds the whole conversation so far; stored as is, a rollout
 would keep its prompt n times. A stored step keeps only what is new: how many messages of the
 previous call's request (plus that call's answer; the row's prompt for the first call) it
 starts with (``messages_kept``) and the messages after them (``messages_new``). Its answer is
-left out when it is the completion's matching assistant message. :func:`model_calls` rebuilds
-every request whole.
+left out when it is the completion's matching assistant message. A step that carries its own
+token ids (a program's call) keeps its prompt ids the same way (``prompt_ids_kept``,
+``prompt_ids_new``). Calls whose conversations branch (a program's, kept under
+:data:`BRANCHED_CALLS`) are stored each against the last call of its branch
+(:func:`compact_calls`). :func:`model_calls` rebuilds every request whole.
 """
 
 from __future__ import annotations
@@ -15,7 +18,18 @@ from typing import Any, cast
 
 from verifiers_lite.core.records import TrajectoryStep
 
-__all__ = ["compact_steps", "expand_steps", "model_calls"]
+__all__ = [
+    "BRANCHED_CALLS",
+    "compact_calls",
+    "compact_steps",
+    "expand_calls",
+    "expand_steps",
+    "model_calls",
+]
+
+BRANCHED_CALLS = "program_calls"
+"""The State key of every model call of a rollout whose calls branch (a program environment's,
+each call with its ``branch``): a row keeps it in ``env_state``, stored by :func:`compact_calls`."""
 
 
 def _replies(completion: Any) -> list[dict[str, Any]]:
@@ -35,30 +49,84 @@ def _shared(base: Sequence[Any], messages: Sequence[Any]) -> int:
     return n
 
 
+def _compact_one(
+    step: Mapping[str, Any], base: list[Any], base_ids: list[Any]
+) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """One step as stored against ``base`` (the conversation so far) and ``base_ids`` (its token
+    ids, when the step carries its own); with the conversation and ids after it."""
+    stored = dict(step)
+    request = step.get("request")
+    if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
+        sent = request["messages"]
+        kept = _shared(base, sent)
+        stored["request"] = {
+            **{k: v for k, v in request.items() if k != "messages"},
+            "messages_kept": kept,
+            "messages_new": list(sent[kept:]),
+        }
+        base = [*sent, step.get("message")]
+    tokens = step.get("tokens")
+    if isinstance(tokens, Mapping) and isinstance(tokens.get("prompt_ids"), list):
+        ids = tokens["prompt_ids"]
+        kept = _shared(base_ids, ids)
+        stored["tokens"] = {
+            **{k: v for k, v in tokens.items() if k != "prompt_ids"},
+            "prompt_ids_kept": kept,
+            "prompt_ids_new": list(ids[kept:]),
+        }
+        base_ids = [*ids, *(tokens.get("completion_ids") or [])]
+    return stored, base, base_ids
+
+
+def _expand_one(
+    raw: Any, base: list[Any], base_ids: list[Any]
+) -> tuple[dict[str, Any], list[Any], list[Any]]:
+    """One stored step whole again (see :func:`_compact_one`); a whole step as it is."""
+    step: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
+    request = step.get("request")
+    if isinstance(request, Mapping) and "messages_new" in request:
+        kept = int(request.get("messages_kept") or 0)
+        step["request"] = {
+            **{k: v for k, v in request.items() if k not in ("messages_kept", "messages_new")},
+            "messages": [*base[:kept], *(request.get("messages_new") or [])],
+        }
+    tokens = step.get("tokens")
+    if isinstance(tokens, Mapping) and "prompt_ids_new" in tokens:
+        kept = int(tokens.get("prompt_ids_kept") or 0)
+        step["tokens"] = {
+            **{k: v for k, v in tokens.items() if k not in ("prompt_ids_kept", "prompt_ids_new")},
+            "prompt_ids": [*base_ids[:kept], *(tokens.get("prompt_ids_new") or [])],
+        }
+    return step, base, base_ids
+
+
+def _after(step: Mapping[str, Any], base: list[Any], base_ids: list[Any]) -> tuple[list, list]:
+    """The conversation and token ids after a whole step (the base of the next one)."""
+    request = step.get("request")
+    if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
+        base = [*request["messages"], step.get("message")]
+    tokens = step.get("tokens")
+    if isinstance(tokens, Mapping) and isinstance(tokens.get("prompt_ids"), list):
+        base_ids = [*tokens["prompt_ids"], *(tokens.get("completion_ids") or [])]
+    return base, base_ids
+
+
 def compact_steps(
     prompt: Any, completion: Any, steps: Sequence[Mapping[str, Any]]
 ) -> list[dict[str, Any]]:
-    """The steps as a row stores them: each request as its new messages, each answer left out
-    when the completion holds it (only when every step's answer is the completion's reply in
-    turn, so a reader can put them back by position)."""
+    """The steps as a row stores them: each request as its new messages (and its own token ids,
+    when a step carries them, as the new ones), each answer left out when the completion holds
+    it (only when every step's answer is the completion's reply in turn, so a reader can put
+    them back by position)."""
     replies = _replies(completion)
     same = len(replies) == len(steps) and all(
         s.get("message") is r or s.get("message") == r for s, r in zip(steps, replies, strict=True)
     )
     base: list[Any] = list(prompt) if isinstance(prompt, list) else []
+    base_ids: list[Any] = []
     out: list[dict[str, Any]] = []
     for step in steps:
-        stored = dict(step)
-        request = step.get("request")
-        if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
-            sent = request["messages"]
-            kept = _shared(base, sent)
-            stored["request"] = {
-                **{k: v for k, v in request.items() if k != "messages"},
-                "messages_kept": kept,
-                "messages_new": list(sent[kept:]),
-            }
-            base = [*sent, step.get("message")]
+        stored, base, base_ids = _compact_one(step, base, base_ids)
         if same:
             stored.pop("message", None)
         out.append(stored)
@@ -70,30 +138,61 @@ def expand_steps(prompt: Any, completion: Any, steps: Sequence[Any]) -> list[dic
     Steps already whole (a live State's, an older row's) come back as they are."""
     replies = _replies(completion)
     base: list[Any] = list(prompt) if isinstance(prompt, list) else []
+    base_ids: list[Any] = []
     out: list[dict[str, Any]] = []
     for i, raw in enumerate(steps):
-        step: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
+        step, base, base_ids = _expand_one(raw, base, base_ids)
         if "message" not in step and i < len(replies):
             step["message"] = replies[i]
-        request = step.get("request")
-        if isinstance(request, Mapping) and "messages_new" in request:
-            kept = int(request.get("messages_kept") or 0)
-            sent = [*base[:kept], *(request.get("messages_new") or [])]
-            step["request"] = {
-                **{k: v for k, v in request.items() if k not in ("messages_kept", "messages_new")},
-                "messages": sent,
-            }
-        if isinstance(step.get("request"), Mapping):
-            base = [*step["request"].get("messages", []), step.get("message")]
+        base, base_ids = _after(step, base, base_ids)
         out.append(step)
     return out
+
+
+def compact_calls(steps: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Calls whose conversations branch (a program's, each step with its ``branch``), as a row
+    stores them: each against the last call of its own branch (a branch's first call against
+    the call before it), so a long conversation costs its new messages per call, whatever
+    other branches run between its calls. Answers are kept."""
+    last: dict[Any, tuple[list[Any], list[Any]]] = {}
+    previous: tuple[list[Any], list[Any]] = ([], [])
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        stored, base, base_ids = _compact_one(step, *last.get(step.get("branch"), previous))
+        last[step.get("branch")] = previous = (base, base_ids)
+        out.append(stored)
+    return out
+
+
+def expand_calls(steps: Sequence[Any]) -> list[dict[str, Any]]:
+    """Stored calls (:func:`compact_calls`) whole again; whole ones come back as they are."""
+    last: dict[Any, tuple[list[Any], list[Any]]] = {}
+    previous: tuple[list[Any], list[Any]] = ([], [])
+    out: list[dict[str, Any]] = []
+    for raw in steps:
+        step, base, base_ids = _expand_one(raw, *last.get(_branch(raw), previous))
+        last[step.get("branch")] = previous = _after(step, base, base_ids)
+        out.append(step)
+    return out
+
+
+def _branch(raw: Any) -> Any:
+    return raw.get("branch") if isinstance(raw, Mapping) else None
 
 
 def model_calls(row: Mapping[str, Any]) -> list[TrajectoryStep]:
     """Every model call of a row (or a State), each request whole: the messages and sampling
     arguments sent, the answer (content, reasoning, tool calls), finish reason, the model that
     answered, usage, timing, and the tool calls it made with their results and durations.
-    Rows of older runs give what they kept (finish reasons and answers)."""
+    Rows of older runs give what they kept (finish reasons and answers). A program's row gives
+    every call it made, in order, each with its ``branch`` (its trajectory is the branch the
+    program ended on)."""
+    env_state = row.get("env_state")
+    branched = row.get(BRANCHED_CALLS)
+    if branched is None and isinstance(env_state, Mapping):
+        branched = env_state.get(BRANCHED_CALLS)
+    if isinstance(branched, list):
+        return cast(list[TrajectoryStep], expand_calls(branched))
     steps = row.get("trajectory")
     if steps is None:  # an older row: the finish reasons of the completion's replies
         replies = _replies(row.get("completion"))

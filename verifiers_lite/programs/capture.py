@@ -20,6 +20,7 @@ from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse
 from verifiers_lite.core.records import Row
 from verifiers_lite.core.state import copy_json, extend_tokens
+from verifiers_lite.core.trajectory import BRANCHED_CALLS, expand_calls
 
 __all__ = ["CallLog", "branch_rows"]
 
@@ -146,10 +147,11 @@ def branch_rows(rows: Any) -> list[Row]:
     out: list[Row] = []
     for row in rows:
         env_state = row.get("env_state") or {}
-        calls = env_state.get("program_calls")
-        if not isinstance(calls, list):
+        stored = env_state.get(BRANCHED_CALLS)
+        if not isinstance(stored, list):
             out.append(row)
             continue
+        calls = expand_calls(stored)
         by_branch: dict[int, list[dict[str, Any]]] = {}
         for step in calls:
             by_branch.setdefault(int(step["branch"]), []).append(step)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from verifiers_lite._util.errors import VerifiersError
+from verifiers_lite.core.trajectory import expand_steps
 
 __all__ = ["TrainingDataError", "TrainingIssue", "validate_training_rows"]
 
@@ -136,11 +137,9 @@ def _normalise(i: int, row: Mapping[str, Any]) -> _Sequence:
             "response_ids",
         )
     if "completion_ids" in row:
-        steps = [
-            s["tokens"]
-            for s in row.get("trajectory") or []
-            if isinstance(s, Mapping) and s.get("tokens")
-        ]
+        # A saved row keeps each turn's new prompt ids only: read them whole again.
+        whole = expand_steps(row.get("prompt"), row.get("completion"), row.get("trajectory") or [])
+        steps = [s["tokens"] for s in whole if s.get("tokens")]
         return _Sequence(
             list(row.get("prompt_ids") or []),
             list(row["completion_ids"]),
