@@ -119,6 +119,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.core.limits import Limits
     from verifiers_lite.core.messages import Messages
     from verifiers_lite.core.model_client import ChatResponse, ModelClient
+    from verifiers_lite.core.pass_criterion import PassCriterion
     from verifiers_lite.core.pricing import ModelPrice
     from verifiers_lite.core.progress import RunStats
     from verifiers_lite.core.records import (
@@ -150,7 +151,6 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.parsers.xml import XMLParser
     from verifiers_lite.programs.env import ProgramEnv
     from verifiers_lite.results.compare import compare
-    from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs, load_results, rescore, rescore_async
     from verifiers_lite.results.paired import (
         ExamplesMismatchError,

@@ -29,10 +29,10 @@ from verifiers_lite.classic.rubric import Rubric, RubricGroup
 from verifiers_lite.classic.utils import maybe_await, maybe_call_with_named_args
 from verifiers_lite.core.dataset import build_prompt, parse_info, row_reader
 from verifiers_lite.core.messages import Messages, normalize_messages
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.records import DatasetRow, RolloutInput
 from verifiers_lite.core.state import State, copy_json
 from verifiers_lite.envs.environment import Environment as NativeEnvironment
-from verifiers_lite.results.metrics import PassCriterion
 
 # Keys verifiers_lite adds to a rollout input (its task name, the rollout's seed): not dataset columns.
 _NATIVE_INPUT_KEYS = frozenset({"task", "seed", "input_hash"})

@@ -49,7 +49,7 @@ def per_task_report(
 ) -> tuple[str, dict[str, Any]]:
     """One summary table per task (each under its own pass criterion) and their data."""
     from verifiers_lite.cli.report import format_table, run_summary
-    from verifiers_lite.results.metrics import PassCriterion
+    from verifiers_lite.core.pass_criterion import PassCriterion
 
     text, data = [], {}
     for task in tasks:

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite._util.extras import require
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.progress import format_stop_reasons, format_timing, length_warning
 from verifiers_lite.core.records import Row
 from verifiers_lite.results.aggregate import RowAggregate
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
+from verifiers_lite.results.metrics import pass_at_k_from_counts
 
 
 def pass_at_k_ks(rollouts_per_example: int) -> list[int]:

@@ -15,6 +15,7 @@ library's own plumbing.
     ├── bad input — yours, raised before any work starts
     │   ├── ContentNotSupportedError (ValueError)   an image for a text-only model
     │   ├── ResumeMismatchError (ValueError)        results_path holds another run
+    │   ├── RunFormatError (ValueError)             a run directory written in a newer format
     │   ├── ExamplesMismatchError (ValueError)      compared runs hold other inputs under one id
     │   ├── TrainingDataError (ValueError)          rows a trainer format cannot take
     │   ├── UndefinedStatistic (ValueError)         a statistic of too few examples
@@ -75,6 +76,7 @@ __all__ = [
     "ERROR_CATEGORIES",
     "ModelAPIError",
     "ResumeMismatchError",
+    "RunFormatError",
     "RewardFunctionError",
     "RolloutTimeoutError",
     "ToolServerError",
@@ -129,6 +131,11 @@ class RewardFunctionError(VerifiersError):
 
 class ResumeMismatchError(VerifiersError, ValueError):
     """``results_path`` holds a run of another env/model/rollouts_per_example."""
+
+
+class RunFormatError(VerifiersError, ValueError):
+    """A run directory's ``metadata.json`` is of a format version this library cannot read (a
+    newer release wrote it)."""
 
 
 def cleanup_error(owner: str, exc: BaseException) -> ErrorRecord:

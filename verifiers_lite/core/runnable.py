@@ -19,7 +19,7 @@ from verifiers_lite.core.records import DatasetRow, RolloutInput, Row, State
 if TYPE_CHECKING:
     from verifiers_lite.core.dataset import RowFields
     from verifiers_lite.core.model_client import ModelClientLike
-    from verifiers_lite.results.metrics import PassCriterion
+    from verifiers_lite.core.pass_criterion import PassCriterion
 
 
 class RunnableRubric(Protocol):

@@ -15,10 +15,10 @@ from typing import Any
 
 from verifiers_lite.core.dataset import RolloutInput, RowFields, complete_input
 from verifiers_lite.core.model_client import ModelClient
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.records import DatasetRow
 from verifiers_lite.core.state import State
 from verifiers_lite.envs.environment import Environment
-from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 
 PASSED_METRIC = "task_passed"

@@ -37,6 +37,7 @@ from verifiers_lite.core.limits import (
 from verifiers_lite.core.messages import Messages, normalize_messages
 from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike
 from verifiers_lite.core.not_given import NOT_GIVEN, NotGiven, given
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.pricing import usage_cost
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.reasoning import (
@@ -54,7 +55,6 @@ from verifiers_lite.core.state import (
     state_to_row,
 )
 from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.rubric import Rubric
 from verifiers_lite.run.run_config import EvaluationOptions, RunConfig, RunOptions, run_config
 

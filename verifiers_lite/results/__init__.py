@@ -19,7 +19,6 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
     from verifiers_lite.results.aggregate import RowAggregate
     from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
     from verifiers_lite.results.export import read_run
-    from verifiers_lite.results.metrics import PassCriterion
     from verifiers_lite.results.outputs import GenerateOutputs, load_results
     from verifiers_lite.results.paired import (
         ExamplesMismatchError,

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from verifiers_lite.core.pass_criterion import PassCriterion, scored_reward
 from verifiers_lite.core.records import TIMING_PARTS, Row
-from verifiers_lite.results.metrics import PassCriterion, scored_reward
 from verifiers_lite.stats.cluster_totals import ClusterTotals, values_for
 
 if TYPE_CHECKING:

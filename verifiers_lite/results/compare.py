@@ -5,8 +5,9 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.results.labels import run_facts, run_labels
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve_from_counts
+from verifiers_lite.results.metrics import pass_at_k_curve_from_counts
 from verifiers_lite.results.run_metadata import RunMetadata
 from verifiers_lite.results.sessions import run_duration
 

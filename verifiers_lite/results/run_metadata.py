@@ -4,7 +4,10 @@ The run writes it as it starts (what ran, with what, the fingerprint a resume ch
 again when each session ends (status, totals, durations). It stays a JSON object on disk and a
 plain ``dict`` in memory (:class:`RunMetadata` is a ``TypedDict``), so keys a newer or older
 version wrote are kept as they are; :func:`read_run_metadata` is how every reader loads it,
-refusing a file that is not a metadata object and a key whose value has the wrong kind.
+refusing a file that is not a metadata object, a key whose value has the wrong kind, and a
+``format_version`` newer than :data:`FORMAT_VERSION` (:class:`RunFormatError`: a newer release
+wrote it, and what it means may have changed). A file without one was written before versions
+were recorded and reads as version 1.
 """
 
 from __future__ import annotations
@@ -15,7 +18,11 @@ from pathlib import Path
 from typing import Any, TypedDict, cast
 
 from verifiers_lite.clients.cache import CacheSummary
+from verifiers_lite.core.errors import RunFormatError
 from verifiers_lite.results.run_dir import METADATA_FILE
+
+FORMAT_VERSION = 1
+"""The version of the run directory's format this library writes and the newest it reads."""
 
 
 class RescoredFrom(TypedDict):
@@ -43,6 +50,8 @@ class SessionRecord(TypedDict, total=False):
 class RunMetadata(TypedDict, total=False):
     """The keys of a run's ``metadata.json`` (all optional: older runs lack some)."""
 
+    #: the run directory's format (:data:`FORMAT_VERSION`; absent: written before versions, 1)
+    format_version: int
     #: the environment's id (its class name when built in place; None when it has none)
     env_id: str | None
     env_args: dict[str, Any]  #: the arguments the environment was loaded with
@@ -162,6 +171,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "completion_tokens",
             "reasoning_tokens",
             "rerun_units",
+            "format_version",
         ),
         (int,),
     ),
@@ -202,7 +212,19 @@ def as_run_metadata(obj: object, source: str = METADATA_FILE) -> RunMetadata:
             raise ValueError(
                 f"{source}: {key!r} must be {names}, got {type(value).__name__} {value!r:.80}"
             )
+    check_format_version(obj.get("format_version"), source)
     return cast(RunMetadata, dict(obj))
+
+
+def check_format_version(found: Any, source: str = METADATA_FILE) -> None:
+    """Refuse run metadata of a format newer than this library reads (None: before versions)."""
+    if found is not None and found > FORMAT_VERSION:
+        from verifiers_lite.version import __version__
+
+        raise RunFormatError(
+            f"{source} is in run format version {found}; verifiers_lite {__version__} reads "
+            f"format version {FORMAT_VERSION} and older: upgrade verifiers_lite to read this run"
+        )
 
 
 def read_run_metadata(run_dir: Path) -> RunMetadata:

@@ -28,7 +28,7 @@ from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
 from verifiers_lite.results.run_dir import METADATA_FILE as METADATA_FILE
 from verifiers_lite.results.run_dir import RESULTS_FILE as RESULTS_FILE
-from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
+from verifiers_lite.results.run_metadata import FORMAT_VERSION, RunMetadata, read_run_metadata
 
 
 def _dumps(obj: Any) -> str:
@@ -229,6 +229,8 @@ class ResultsStore:
                 done.get_loop().call_soon_threadsafe(_settle, done, error)
 
     def write_metadata(self, metadata: RunMetadata) -> None:
+        """``metadata.json``, stamped with the format this store writes."""
+        metadata["format_version"] = FORMAT_VERSION
         write_json_atomic(self.metadata_file, metadata)
 
     def close(self) -> None:

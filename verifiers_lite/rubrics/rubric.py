@@ -11,9 +11,9 @@ from typing import Any
 
 from verifiers_lite.core.dataset import RowFields
 from verifiers_lite.core.errors import RewardFunctionError, categorize
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.records import State
 from verifiers_lite.parsers.parser import Parser
-from verifiers_lite.results.metrics import PassCriterion
 from verifiers_lite.rubrics.score import Score
 
 RewardFunc = Callable[..., Any]

@@ -52,7 +52,7 @@ from verifiers_lite.results.manifest import (
 )
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.results.resume import SavedRows, rewrite_saved, scan_saved
-from verifiers_lite.results.run_metadata import RunMetadata, add_summary
+from verifiers_lite.results.run_metadata import FORMAT_VERSION, RunMetadata, add_summary
 from verifiers_lite.results.sessions import (
     begin_session,
     current_session,
@@ -457,6 +457,7 @@ def _run_metadata(
     """metadata.json as the run starts: what ran, with what, and the fingerprint a resume checks."""
     sampling = {**env.sampling_args, **(config.sampling_args or {})}
     metadata = RunMetadata(
+        format_version=FORMAT_VERSION,
         env_id=env.env_id,
         env_args=env.env_args,
         model=model,

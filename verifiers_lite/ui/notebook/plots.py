@@ -8,10 +8,11 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.records import Row
 from verifiers_lite.results.compare import outputs_facts
 from verifiers_lite.results.labels import run_labels
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k_curve
+from verifiers_lite.results.metrics import pass_at_k_curve
 from verifiers_lite.results.outputs import GenerateOutputs
 from verifiers_lite.ui.notebook._deps import pyplot
 

@@ -10,8 +10,9 @@ from typing import Any
 
 from verifiers_lite.core import columns
 from verifiers_lite.core.errors import ERROR_CATEGORIES
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.state import STOP_REASONS
-from verifiers_lite.results.metrics import PassCriterion, pass_at_k_from_counts
+from verifiers_lite.results.metrics import pass_at_k_from_counts
 from verifiers_lite.results.paired import ExampleScore, example_key
 from verifiers_lite.stats.error_bars import clustered_mean
 from verifiers_lite.ui.viewer.index import RowIndex

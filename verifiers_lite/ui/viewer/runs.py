@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.core import columns
-from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
