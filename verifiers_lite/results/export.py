@@ -19,12 +19,7 @@ from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.flat_rows import flatten_row
-from verifiers_lite.results.run_metadata import (
-    FORMAT_VERSION,
-    RunMetadata,
-    as_run_metadata,
-    read_run_metadata,
-)
+from verifiers_lite.results.run_metadata import RunMetadata, as_run_metadata, read_run_metadata
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE, read_rows, write_json_atomic
 
 if TYPE_CHECKING:
@@ -165,9 +160,7 @@ def save_results(outputs: RunData, path: str | os.PathLike[str]) -> Path:
     row_index.remove(directory)
     os.replace(tmp, directory / RESULTS_FILE)
     index.commit()
-    write_json_atomic(
-        directory / METADATA_FILE, {**outputs.metadata, "format_version": FORMAT_VERSION}
-    )
+    write_json_atomic(directory / METADATA_FILE, outputs.metadata)
     return directory
 
 
