@@ -65,5 +65,5 @@ def load_environment(
         dataset=lambda: make_rows(num_examples, seed),
         parser=parser,
         rubric=rubric,
-        limits=vf.programs.ProgramLimits(max_calls=max_calls, timeout=timeout),
+        limits=vf.Limits(turns=max_calls, time_s=timeout),
     )

@@ -83,7 +83,7 @@ def load_environment(
         [sys.executable, "-m", "verifiers_lite_envs._programs.shell_agent"],
         dataset=lambda: make_rows(num_examples),
         rubric=vf.Rubric([tests_pass, edited], weights=[1.0, 0.0]),
-        limits=vf.programs.ProgramLimits(max_calls=max_calls, timeout=timeout),
+        limits=vf.Limits(turns=max_calls, time_s=timeout),
     )
     env.sandbox = sandbox  # type: ignore[attr-defined]
     return env

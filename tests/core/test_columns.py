@@ -24,7 +24,6 @@ def test_closed_sets_are_their_types_arguments():
         "length",
         "max_turns",
         "env_done",
-        "timeout",
         "error",
         "token_limit",
         "turn_limit",

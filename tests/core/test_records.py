@@ -19,9 +19,9 @@ from verifiers_lite.rollout.training import merge_turns
 def test_core_and_token_engine_share_one_closed_set_of_stop_reasons():
     assert state.STOP_REASONS is records.STOP_REASONS is trajectory.STOP_REASONS
     limits = ("token_limit", "turn_limit", "time_limit", "cost_limit", "tool_limit")
-    natural = ("stop", "length", "max_turns", "env_done", "timeout", "error")
+    natural = ("stop", "length", "max_turns", "env_done", "error")
     assert set(records.STOP_REASONS) == {*natural, *limits}
-    assert [records.is_truncated(r) for r in natural] == [False, True, True, False, True, False]
+    assert [records.is_truncated(r) for r in natural] == [False, True, True, False, False]
     assert all(records.is_truncated(r) for r in limits)  # a limit cuts a rollout short
     with pytest.raises(ValueError, match="unknown stop_reason 'api_error'"):
         records.is_truncated("api_error")

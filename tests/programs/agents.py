@@ -132,8 +132,9 @@ def long(calls: int, out_file: str) -> None:
     print(messages[-2]["content"])
 
 
-def calls_forever() -> None:
-    """Calls the model until refused; prints the refusal's status and body."""
+def calls_forever(then: str) -> None:
+    """Calls the model until refused; prints the refusal's status and body, then exits
+    (``then`` "exit") or ignores it and hangs ("hang")."""
     while True:
         status, data = post(
             "/chat/completions", {"model": "m", "messages": [{"role": "user", "content": "again"}]}
@@ -141,7 +142,10 @@ def calls_forever() -> None:
         if status != 200:
             print(status, data.decode())
             sys.stdout.flush()
-            time.sleep(60)
+            if then == "exit":
+                return
+            while True:
+                time.sleep(1)
 
 
 def fork_and_hang(pids_file: str) -> None:
@@ -171,7 +175,7 @@ def main() -> None:
     elif mode == "long":
         long(int(args[0]), args[1])
     elif mode == "calls_forever":
-        calls_forever()
+        calls_forever(args[0] if args else "exit")
     elif mode == "spin":
         while True:
             pass

@@ -1,7 +1,7 @@
 """A driver the no-orphan tests kill: ``python -m tests.programs.driver PIDS_FILE``.
 
 Runs one program rollout (a program that forks a child ignoring SIGTERM, both hanging, their
-pids written to PIDS_FILE) with a long timeout, so only the driver's death can end it.
+pids written to PIDS_FILE) with a long time limit, so only the driver's death can end it.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from tests.programs.helpers import agent, program_env
 
 
 def main() -> None:
-    env = program_env(agent("fork", sys.argv[1]), limits=vf.programs.ProgramLimits(timeout=600))
+    env = program_env(agent("fork", sys.argv[1]), limits=vf.Limits(time_s=600))
     env.evaluate_sync(vf.ScriptedClient("x"), "m", progress=False)
 
 

@@ -138,8 +138,10 @@ def test_bad_construction_is_refused_before_any_work() -> None:
         vf.ProgramEnv(lambda task: "x", dataset=rows("q"))
     with pytest.raises(ValueError, match="stdin"):
         vf.ProgramEnv(agent("echo"), dataset=rows("q"), stdin="file")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match="max_calls"):
-        vf.programs.ProgramLimits(max_calls=0)
+    with pytest.raises(TypeError, match="vf.Limits"):
+        vf.ProgramEnv(agent("echo"), dataset=rows("q"), limits={"turns": 2})  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="max_output_bytes"):
+        vf.ProgramEnv(agent("echo"), dataset=rows("q"), max_output_bytes=0)
 
 
 def test_sampling_args_of_the_environment_override_the_program(

@@ -41,6 +41,7 @@ __all__ = [
     "LimitReached",
     "Limits",
     "RolloutBudget",
+    "clip_max_tokens",
     "limit_after_call",
     "limit_before_call",
     "rollout_budget",
@@ -189,6 +190,14 @@ def limit_before_call(
             "token_limit", f"no tokens left for another call of {limits.total_tokens}"
         )
     return left
+
+
+def clip_max_tokens(args: dict[str, Any], room: int) -> None:
+    """At most ``room`` tokens for the call's answer (the token limit's share left), in the
+    sampling arguments ``args``."""
+    key = "max_completion_tokens" if "max_completion_tokens" in args else "max_tokens"
+    asked = args.get(key)
+    args[key] = room if not isinstance(asked, int) else min(asked, room)
 
 
 def _next_prompt(state: Mapping[str, Any]) -> int:

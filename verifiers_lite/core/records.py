@@ -29,7 +29,6 @@ StopReason = Literal[
     "length",
     "max_turns",
     "env_done",
-    "timeout",
     "error",
     "token_limit",
     "turn_limit",
@@ -43,8 +42,6 @@ StopReason = Literal[
 - ``length``: a token limit ended it (``max_tokens``, or ``max_trajectory_tokens``).
 - ``max_turns``: the turn budget ran out while the model still wanted to go on.
 - ``env_done``: the environment ended it (its ``is_completed`` said so).
-- ``timeout``: a wall-time limit stopped it (a program environment's ``timeout``); what it
-  left is scored.
 - ``error``: it failed; the row's ``error`` says why (model API, tools, template, prompt too
   long, scoring); other rollouts are unaffected.
 - ``token_limit``, ``turn_limit``, ``time_limit``, ``cost_limit``, ``tool_limit``: one of the
@@ -59,7 +56,6 @@ _TRUNCATING = frozenset(
     {
         "length",
         "max_turns",
-        "timeout",
         "token_limit",
         "turn_limit",
         "time_limit",

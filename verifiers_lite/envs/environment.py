@@ -30,6 +30,7 @@ from verifiers_lite.core.errors import ModelAPIError, RolloutTimeoutError, categ
 from verifiers_lite.core.limits import (
     LimitReached,
     Limits,
+    clip_max_tokens,
     limit_after_call,
     limit_before_call,
     rollout_budget,
@@ -323,7 +324,7 @@ class Environment(ABC):
         limits, price = rollout_budget(self.rollout_limits)
         room = limit_before_call(state, limits, price)  # raises LimitReached: no call
         if room is not None:
-            _clip_max_tokens(args, room)
+            clip_max_tokens(args, room)
         request: CallRequest = {"messages": list(messages), "sampling_args": dict(args)}
         timing: CallTiming = {"start_ms": elapsed_ms(state)}
         t0 = time.perf_counter()
@@ -650,13 +651,6 @@ def _evaluation_config(
         seed=given(seed, run.seed),
         rollouts_per_example=given(rollouts_per_example, run.rollouts_per_example or 1),
     )
-
-
-def _clip_max_tokens(args: dict[str, Any], room: int) -> None:
-    """At most ``room`` tokens for the call's answer (the token limit's share left)."""
-    key = "max_completion_tokens" if "max_completion_tokens" in args else "max_tokens"
-    asked = args.get(key)
-    args[key] = room if not isinstance(asked, int) else min(asked, room)
 
 
 def _timed(state: State, started: float) -> State:

@@ -18,6 +18,6 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
     from verifiers_lite.programs.capture import branch_rows
-    from verifiers_lite.programs.env import ProgramEnv, ProgramError, ProgramLimits, ProgramState
+    from verifiers_lite.programs.env import DEFAULT_TIME_S, ProgramEnv, ProgramError, ProgramState
     from verifiers_lite.programs.interception import InterceptionServer
     from verifiers_lite.programs.session import PROGRAM_FIELDS

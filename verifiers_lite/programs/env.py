@@ -6,14 +6,15 @@ import contextvars
 import os
 import shutil
 import tempfile
+import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.dataset import DatasetLike, RolloutInput
 from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.limits import Limits, rollout_budget
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ModelClient
 from verifiers_lite.core.records import StopReason
@@ -34,41 +35,12 @@ from verifiers_lite.programs.delivery import (
 )
 from verifiers_lite.programs.interception import interception_server
 from verifiers_lite.programs.process import ProgramResult, run_program
-from verifiers_lite.programs.session import CallLimits, RolloutSession
+from verifiers_lite.programs.session import RolloutSession
 
-__all__ = ["ProgramEnv", "ProgramError", "ProgramLimits", "ProgramState"]
+__all__ = ["DEFAULT_TIME_S", "ProgramEnv", "ProgramError", "ProgramState"]
 
-
-@dataclass(frozen=True)
-class ProgramLimits:
-    """What one program rollout may use. ``max_calls`` (stop reason ``max_turns``) and
-    ``max_total_tokens`` (prompt + completion over all calls; ``length``): the call past the
-    limit is answered with an HTTP 400 error the SDKs raise, then the program is stopped.
-    ``timeout`` seconds of wall time (``timeout``). A stopped program gets SIGTERM, then SIGKILL
-    ``kill_grace`` seconds later. Its stdout is kept up to ``max_output_bytes`` (the rest is
-    cut, with a note)."""
-
-    max_calls: int | None = None
-    max_total_tokens: int | None = None
-    timeout: float = 300.0
-    max_output_bytes: int = 1 << 20
-    kill_grace: float = 2.0
-
-    def __post_init__(self) -> None:
-        for name in ("max_calls", "max_total_tokens"):
-            value = getattr(self, name)
-            if value is not None and (
-                isinstance(value, bool) or not isinstance(value, int) or value < 1
-            ):
-                raise ValueError(
-                    f"ProgramLimits.{name} must be a positive integer or None, got {value!r}"
-                )
-        if not self.timeout > 0:
-            raise ValueError(
-                f"ProgramLimits.timeout must be positive seconds, got {self.timeout!r}"
-            )
-        if self.max_output_bytes < 1 or self.kill_grace < 0:
-            raise ValueError("ProgramLimits.max_output_bytes must be >= 1 and kill_grace >= 0")
+DEFAULT_TIME_S = 300.0
+"""The wall time of a program rollout whose limits set none (``time_s``), in seconds."""
 
 
 class ProgramState(State, total=False):
@@ -103,10 +75,18 @@ class ProgramEnv(Environment):
     after the captured conversation it ended on; ``state["program"]`` holds ``exit_code``,
     ``stdout``, ``stderr_tail``, ``answer``, ``files`` (the text of the files it left),
     ``stopped`` and ``program_models`` (the model names it asked for), and
-    ``state["program_calls"]`` every captured call. ``limits`` is a :class:`ProgramLimits` or a
-    dict of its fields (``{"max_calls": 8, "timeout": 60}``). A crash or a non-zero exit is an
-    ``env_error`` row. Other keywords are :class:`~verifiers_lite.envs.Environment`'s
-    (``rubric``, ``sampling_args`` — enforced on every call —, ``max_concurrent``, ...).
+    ``state["program_calls"]`` every captured call. A crash or a non-zero exit is an
+    ``env_error`` row.
+
+    ``limits`` is a :class:`~verifiers_lite.core.limits.Limits`, as for any environment (a run's
+    own override it field by field): the call past ``turns``, ``total_tokens``, ``cost_usd`` or
+    ``tool_calls`` is answered with an HTTP 400 error naming the limit, and the program is
+    stopped; at ``time_s`` (default :data:`DEFAULT_TIME_S`) it is stopped too; the rollout ends
+    with the limit's stop reason and is scored. A stopped program gets SIGTERM, then SIGKILL
+    ``kill_grace`` seconds later (stopped for a refused call, it first has ``kill_grace``
+    seconds to end by itself). Its stdout is kept up to ``max_output_bytes`` (the rest is cut,
+    with a note). Other keywords are :class:`~verifiers_lite.envs.Environment`'s (``rubric``,
+    ``sampling_args`` — enforced on every call —, ``max_concurrent``, ...).
     """
 
     def __init__(
@@ -120,7 +100,9 @@ class ProgramEnv(Environment):
         pass_env: Sequence[str] = (),
         workdir_template: str | os.PathLike[str] | None = None,
         answer_file: str | None = None,
-        limits: ProgramLimits | Mapping[str, Any] | None = None,
+        limits: Limits | None = None,
+        max_output_bytes: int = 1 << 20,
+        kill_grace: float = 2.0,
         **kwargs: Any,
     ) -> None:
         self.argv = command_argv(command)
@@ -130,14 +112,19 @@ class ProgramEnv(Environment):
             raise ValueError(f"workdir_template {str(workdir_template)!r} is not a directory")
         if env is not None and not all(isinstance(v, str) for v in env.values()):
             raise ValueError("env values must be strings")
-        super().__init__(dataset, eval_dataset, **kwargs)
+        if isinstance(max_output_bytes, bool) or not isinstance(max_output_bytes, int):
+            raise TypeError(f"max_output_bytes must be an int, got {max_output_bytes!r}")
+        if max_output_bytes < 1 or not kill_grace >= 0:
+            raise ValueError("max_output_bytes must be >= 1 and kill_grace >= 0 seconds")
+        super().__init__(dataset, eval_dataset, limits=limits, **kwargs)
         self.command = command
         self.stdin = stdin
         self.env = dict(env or {})
         self.pass_env = tuple(pass_env)
         self.workdir_template = Path(workdir_template) if workdir_template is not None else None
         self.answer_file = answer_file
-        self.limits = _limits(limits)
+        self.max_output_bytes = max_output_bytes
+        self.kill_grace = float(kill_grace)
         self.env_args.setdefault("command", self.argv)
 
     async def rollout(
@@ -149,16 +136,26 @@ class ProgramEnv(Environment):
     ) -> State:
         state = cast(ProgramState, self.init_state(input, model, sampling_args))
         server = await interception_server()
-        limits = CallLimits(self.limits.max_calls, self.limits.max_total_tokens)
+        limits, price = rollout_budget(self.rollout_limits)
         args = {**self.sampling_args, **state["sampling_args"]}
-        session = RolloutSession(client, model, args, limits, contextvars.copy_context())
+        session = RolloutSession(
+            client,
+            model,
+            args,
+            limits,
+            contextvars.copy_context(),
+            price=price,
+            started_at=state["timing"]["start"],
+        )
         server.add(session)
         workdir = Path(tempfile.mkdtemp(prefix="vf-program-"))
         result: ProgramResult | None = None
         try:
             if self.workdir_template is not None:
                 shutil.copytree(self.workdir_template, workdir, dirs_exist_ok=True)
-            result = await self._run(state, session, workdir, server.base_url)
+            time_s = limits.time_s if limits is not None and limits.time_s else DEFAULT_TIME_S
+            left = max(0.0, time_s - (time.time() - state["timing"]["start"]))
+            result = await self._run(state, session, workdir, server.base_url, left)
             files = snapshot_files(workdir)
         finally:
             server.remove(session)
@@ -170,7 +167,12 @@ class ProgramEnv(Environment):
         return state
 
     async def _run(
-        self, state: State, session: RolloutSession, workdir: Path, base_url: str
+        self,
+        state: State,
+        session: RolloutSession,
+        workdir: Path,
+        base_url: str,
+        timeout: float,
     ) -> ProgramResult:
         fields = task_fields(state)
         write_task(workdir, fields)
@@ -189,10 +191,10 @@ class ProgramEnv(Environment):
             cwd=workdir,
             env=child_env(os.environ, pass_env=self.pass_env, own=self.env, endpoint=endpoint),
             stdin=stdin_for(self.stdin, fields),
-            timeout=self.limits.timeout,
+            timeout=timeout,
             stop=session.stop,
-            max_output_bytes=self.limits.max_output_bytes,
-            kill_grace=self.limits.kill_grace,
+            max_output_bytes=self.max_output_bytes,
+            kill_grace=self.kill_grace,
         )
 
     def _record_result(
@@ -216,8 +218,14 @@ class ProgramEnv(Environment):
             "program_models": list(session.program_models),
         }
         state["completion"] = _completion(session.log, answer)
-        if result.stopped is not None:
-            state["stop_reason"] = cast(StopReason, result.stopped)
+        cost = session.cost_usd()
+        if cost is not None:
+            state["cost_usd"] = cost
+        # A refused call stops the rollout even when the program ended by itself on the error.
+        stopped = result.stopped or session.refused
+        if stopped is not None:
+            state["program"]["stopped"] = stopped
+            state["stop_reason"] = cast(StopReason, stopped)
             return
         state["stop_reason"] = "stop"
         if result.exit_code != 0:
@@ -237,20 +245,6 @@ class ProgramEnv(Environment):
         if self.answer_file is not None:
             return files.get(self.answer_file, "").strip()
         return result.stdout.strip()
-
-
-def _limits(limits: ProgramLimits | Mapping[str, Any] | None) -> ProgramLimits:
-    if limits is None or isinstance(limits, ProgramLimits):
-        return limits or ProgramLimits()
-    if not isinstance(limits, Mapping):
-        raise ValueError(f"limits must be a ProgramLimits or a dict of its fields, got {limits!r}")
-    unknown = set(limits) - set(ProgramLimits.__dataclass_fields__)
-    if unknown:
-        raise ValueError(
-            f"unknown limits {sorted(unknown)}: use max_calls, max_total_tokens, timeout, "
-            "max_output_bytes, kill_grace"
-        )
-    return ProgramLimits(**limits)
 
 
 def _record_calls(state: ProgramState, session: RolloutSession) -> None:

@@ -2,7 +2,9 @@
 
 The program starts in a session of its own (its process group is its pid), so everything it
 forks can be killed at once. The group is killed when the program ends (stragglers it left), when
-a limit stops it (SIGTERM, then SIGKILL after ``kill_grace`` seconds), when the rollout is
+a limit stops it (SIGTERM, then SIGKILL after ``kill_grace`` seconds; a program stopped for a
+refused call first has ``kill_grace`` seconds to end by itself, as it may on the error it got),
+when the rollout is
 cancelled (SIGKILL), and when the driver itself dies: the program's direct process gets SIGKILL
 from the kernel (``PR_SET_PDEATHSIG``) and a watchdog process (:mod:`.watchdog`) kills every group
 still registered once the driver's end of its pipe closes, even after ``kill -9``.
@@ -138,7 +140,7 @@ async def run_program(
     max_output_bytes: int,
     kill_grace: float,
 ) -> ProgramResult:
-    """Run ``argv`` in ``cwd`` until it exits, ``timeout`` passes (stopped: ``"timeout"``) or
+    """Run ``argv`` in ``cwd`` until it exits, ``timeout`` passes (stopped: ``"time_limit"``) or
     ``stop`` gets a reason; the whole process group is dead when this returns or raises."""
     t0 = time.monotonic()
     proc = await asyncio.create_subprocess_exec(
@@ -165,7 +167,7 @@ async def run_program(
             asyncio.ensure_future(_feed(proc, stdin))
         stopped = await _wait(proc, stop, timeout)
         if stopped is not None:
-            await _terminate(proc, pgid, kill_grace)
+            await _terminate(proc, pgid, kill_grace, polite=stopped != "time_limit")
     except BaseException:
         _kill(pgid, signal.SIGKILL)
         for r in readers:
@@ -215,10 +217,19 @@ async def _wait(
         return None
     if stop.done() and not stop.cancelled():
         return stop.result()
-    return "timeout"
+    return "time_limit"
 
 
-async def _terminate(proc: asyncio.subprocess.Process, pgid: int, grace: float) -> None:
+async def _terminate(
+    proc: asyncio.subprocess.Process, pgid: int, grace: float, *, polite: bool
+) -> None:
+    """SIGTERM to the group, SIGKILL ``grace`` seconds later; ``polite``: the program first has
+    ``grace`` seconds to end by itself."""
+    if polite:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(proc.wait(), grace)
+        if proc.returncode is not None:
+            return
     _kill(pgid, signal.SIGTERM)
     with contextlib.suppress(TimeoutError):
         await asyncio.wait_for(proc.wait(), grace)

@@ -1,4 +1,11 @@
-"""One rollout's side of the interception endpoint: its token, client, limits and captured calls."""
+"""One rollout's side of the interception endpoint: its token, client, limits and captured calls.
+
+The rollout's :class:`~verifiers_lite.core.limits.Limits` are checked around every call as for
+any environment: a call the limits do not allow is answered with an error naming the limit
+(``turn_limit``, ``token_limit``, ``time_limit``, ``cost_limit``, ``tool_limit``), and the
+rollout then ends with that stop reason; a call's ``max_tokens`` is clipped to the tokens the
+limit leaves.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +19,20 @@ from typing import Any
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.clients.model_turn import model_turn
 from verifiers_lite.core.errors import ModelAPIError
+from verifiers_lite.core.limits import (
+    LimitReached,
+    Limits,
+    clip_max_tokens,
+    limit_after_call,
+    limit_before_call,
+)
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse, ModelClient
+from verifiers_lite.core.pricing import ModelPrice, usage_cost
 from verifiers_lite.core.reasoning import assistant_message
 from verifiers_lite.programs.capture import CallLog
 
-__all__ = ["PROGRAM_FIELDS", "CallLimits", "CallRefused", "RolloutSession"]
+__all__ = ["PROGRAM_FIELDS", "CallRefused", "RolloutSession"]
 
 PROGRAM_FIELDS = (
     "temperature",
@@ -35,15 +50,6 @@ PROGRAM_FIELDS = (
 )
 """The request fields a program may set (``max_completion_tokens`` is read as ``max_tokens``);
 the environment's sampling arguments override any of them, and other fields are dropped."""
-
-
-@dataclass(frozen=True)
-class CallLimits:
-    """Per-rollout limits: model calls (stop reason ``max_turns``) and tokens over all calls,
-    prompt and completion (``length``). None: no limit."""
-
-    max_calls: int | None = None
-    max_total_tokens: int | None = None
 
 
 class CallRefused(VerifiersError):
@@ -64,8 +70,10 @@ class RolloutSession:
     client: ModelClient
     model: str
     sampling_args: dict[str, Any]
-    limits: CallLimits
+    limits: Limits | None
     context: contextvars.Context
+    price: ModelPrice | None = None
+    started_at: float = field(default_factory=time.time)  #: the rollout's start (``time.time()``)
     token: str = field(default_factory=lambda: "vfp-" + secrets.token_urlsafe(24))
     log: CallLog = field(default_factory=CallLog)
     stop: asyncio.Future[str] = field(
@@ -75,6 +83,8 @@ class RolloutSession:
     model_error: ModelAPIError | None = None
     in_flight: set[asyncio.Task[ChatResponse]] = field(default_factory=set)
     started: float = field(default_factory=time.perf_counter)
+    limit_reached: str | None = None  #: the limit the last call reached (the next is refused)
+    refused: str | None = None  #: the limit a refused call named: the rollout's stop reason
 
     def end(self, reason: str) -> None:
         """Stop the program (the rollout then ends with ``reason``); the first reason wins."""
@@ -86,28 +96,45 @@ class RolloutSession:
         for task in list(self.in_flight):
             task.cancel()
 
-    def _check_limits(self) -> None:
+    def spent(self) -> dict[str, Any]:
+        """What the rollout has spent, as the limit checks read a State: every call, usage,
+        its start, the last call's tokens and the limit that call reached."""
+        log = self.log
+        spent: dict[str, Any] = {
+            "trajectory": log.steps,
+            "usage": {
+                "prompt_tokens": log.prompt_tokens,
+                "completion_tokens": log.completion_tokens,
+            },
+            "timing": {"start": self.started_at},
+        }
+        if log.steps:
+            usage = log.steps[-1]["usage"]
+            spent["last_call_tokens"] = usage["prompt_tokens"] + usage["completion_tokens"]
+        if self.limit_reached is not None:
+            spent["limit_reached"] = self.limit_reached
+        return spent
+
+    def cost_usd(self) -> float | None:
+        """What the calls cost (None: the model has no price)."""
+        return usage_cost(self.spent()["usage"], self.price) if self.price is not None else None
+
+    def _check_limits(self) -> int | None:
+        """Refuse the call when the rollout has ended or a limit does not allow it; else the
+        most tokens it may generate (None: no token limit)."""
         if self.stop.done():
             reason = str(self.stop.result())
             raise CallRefused(
                 400, reason, f"this rollout has ended ({reason}): no more model calls"
             )
-        limits = self.limits
-        if limits.max_calls is not None and len(self.log.steps) >= limits.max_calls:
+        try:
+            return limit_before_call(self.spent(), self.limits, self.price)
+        except LimitReached as reached:
+            # Named now, before the answer goes out: the program may exit on it at once.
+            self.refused = self.refused or reached.reason
             raise CallRefused(
-                400,
-                "max_turns",
-                f"model call limit reached ({limits.max_calls} calls per rollout)",
-                stop="max_turns",
-            )
-        if limits.max_total_tokens is not None and self.log.total_tokens >= limits.max_total_tokens:
-            raise CallRefused(
-                400,
-                "length",
-                f"token limit reached ({self.log.total_tokens} of {limits.max_total_tokens} "
-                "tokens per rollout)",
-                stop="length",
-            )
+                400, reached.reason, f"per-rollout limit reached: {reached}", stop=reached.reason
+            ) from None
 
     def sampling_for(self, requested: dict[str, Any]) -> dict[str, Any]:
         """The program's allowed fields, then the environment's sampling arguments over them."""
@@ -125,11 +152,13 @@ class RolloutSession:
         meta: dict[str, Any],
     ) -> ChatResponse:
         """Forward one call to the run's client (in the rollout's own context), capture it."""
-        self._check_limits()
+        room = self._check_limits()
         name = str(meta.get("program_model") or "")
         if name and name not in self.program_models:
             self.program_models.append(name)
         args = self.sampling_for(requested)
+        if room is not None:
+            clip_max_tokens(args, room)
         index = len(self.log.steps)
         t0 = time.perf_counter()
         # A copy per call: one context can run in one task at a time, and a program may call
@@ -159,6 +188,8 @@ class RolloutSession:
             },
         }
         self.log.record(messages, tools, args, response, meta)
+        spent = self.spent()
+        self.limit_reached = limit_after_call(spent, self.limits, self.price)
         return response
 
     async def _chat(
@@ -168,7 +199,7 @@ class RolloutSession:
         tools: list[dict[str, Any]] | None,
         args: dict[str, Any],
     ) -> ChatResponse:
-        with model_turn(index, self.limits.max_calls):
+        with model_turn(index, self.limits.turns if self.limits is not None else None):
             response = await self.client.chat(self.model, messages, args or None, tools)
         response.message = assistant_message(response.message)
         return response
