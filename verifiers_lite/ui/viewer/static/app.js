@@ -578,6 +578,46 @@
       lines);
   }
 
+  // ---------------------------------------------------------------- Branches
+  // A program's calls (env_state.program_calls), each request whole again: a stored call keeps
+  // how many messages (and prompt token ids) of the last call of its branch (a branch's first
+  // call: the call before it) it starts with and the new ones after them (core/trajectory.py,
+  // compact_calls). Whole calls come back as they are.
+  function programCalls(r) {
+    const stored = r.env_state && r.env_state.program_calls;
+    if (!Array.isArray(stored)) return null;
+    const last = new Map();
+    let previous = [];
+    return stored.map(s => {
+      const step = Object.assign({}, s), q = step.request;
+      const base = last.has(step.branch) ? last.get(step.branch) : previous;
+      if (q && Array.isArray(q.messages_new))
+        step.request = Object.assign({}, q, { messages: base.slice(0, q.messages_kept || 0).concat(q.messages_new) });
+      if (step.request && Array.isArray(step.request.messages)) last.set(step.branch, previous = step.request.messages.concat([step.message]));
+      return step;
+    });
+  }
+  // One section per branch of a program's calls: the conversation as its last call sent it, and
+  // the answer to it (the program ended on the branch of its last call).
+  function branches(r) {
+    const calls = programCalls(r);
+    if (!calls || !calls.length) return null;
+    const order = [], byBranch = new Map();
+    for (const c of calls) {
+      if (!byBranch.has(c.branch)) { byBranch.set(c.branch, []); order.push(c.branch); }
+      byBranch.get(c.branch).push(c);
+    }
+    const ended = calls[calls.length - 1].branch;
+    return h("div", { id: "branches" }, h("div", { class: "divider" }, "the program's conversations · " + order.length + (order.length === 1 ? " branch" : " branches")),
+      order.map(b => {
+        const own = byBranch.get(b), lastCall = own[own.length - 1];
+        const sent = (lastCall.request || {}).messages || [];
+        return h("section", { class: "branch", id: "branch-" + b, "data-branch": String(b) },
+          h("div", { class: "divider" }, "branch " + b + " · " + own.length + (own.length === 1 ? " call" : " calls") + " (calls " + own.map(c => (c.call ?? 0) + 1).join(", ") + ")" + (b === ended ? " · the program ended on it" : "")),
+          h("div", { class: "msgs" }, messageList(sent.concat(lastCall.message ? [lastCall.message] : []), {})));
+      }));
+  }
+
   function transcript(d) {
     const r = d.row, err = r.error, u = r.usage || {};
     const calls = {};
@@ -600,7 +640,7 @@
       !r.info || !Object.keys(r.info).length ? null : ["info", h("pre", { class: "json" }, pretty(r.info))],
     ];
     return [kv(facts), timeline(r), h("div", { id: "conversation", class: "msgs" }, h("div", { class: "divider" }, "prompt"), messageList(r.prompt, calls),
-      h("div", { class: "divider" }, "completion"), messageList(r.completion, calls))];
+      h("div", { class: "divider" }, "completion"), messageList(r.completion, calls)), branches(r)];
   }
 
   // One rollout in a comparison: a line of figures, then the completion across the column.
