@@ -39,7 +39,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from verifiers_lite.results.aggregate import RowAggregate  # noqa: E402
+from verifiers_lite.core.summary import RunSummary  # noqa: E402
 from verifiers_lite.results.store import ResultsStore  # noqa: E402
 
 PER_EXAMPLE = 4
@@ -58,7 +58,7 @@ def make_run(path: Path, n_rows: int, seed: int = 0) -> Path:
         "env_args": {},
     }
     store.open(meta)
-    totals = RowAggregate()  # a finished run's metadata carries its summary, as generate writes it
+    totals = RunSummary()  # a finished run's metadata carries its summary, as generate writes it
     for e in range(n_rows // PER_EXAMPLE):
         group = []
         for i in range(PER_EXAMPLE):

@@ -35,7 +35,7 @@ def tool_env(parser: vf.Parser | None = None, **kwargs) -> vf.ToolEnv:
 @pytest.mark.parametrize("model", ["fake-think", "fake-think-reasoning", "fake-think-inline"])
 def test_reasoning_is_kept_apart_from_the_answer_counted_and_never_scored(fake_server, model):
     from verifiers_lite.cli.report import format_table, run_summary
-    from verifiers_lite.results.aggregate import token_line
+    from verifiers_lite.core.summary import token_line
 
     out = tool_env().evaluate_sync(vf.ChatClient(fake_server.base_url), model, progress=False)
     expected = [expected_reasoning(3, "+", 4), expected_reasoning(5, "*", 6)]
@@ -72,7 +72,7 @@ def test_reasoning_is_kept_apart_from_the_answer_counted_and_never_scored(fake_s
 
 
 def test_a_model_without_reasoning_gets_no_reasoning_column_values(fake_server):
-    from verifiers_lite.results.aggregate import token_line
+    from verifiers_lite.core.summary import token_line
 
     out = tool_env().evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)
     df = out.to_pandas()

@@ -11,7 +11,7 @@ from verifiers_lite._util.extras import require
 from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.progress import format_stop_reasons, format_timing, length_warning
 from verifiers_lite.core.records import Row
-from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 
 
@@ -32,7 +32,7 @@ def run_summary(
     """Everything the table shows, as JSON-friendly data (also saved as summary.json). pass@k
     is over scored rollouts under ``pass_criterion`` (the environment's; default reward >= 1)."""
     crit = pass_criterion or PassCriterion()
-    agg = RowAggregate(crit).add_all(rows)  # one pass: rows may be read from disk
+    agg = RunSummary(crit).add_all(rows)  # one pass: rows may be read from disk
     s = agg.summary()
     n = max(1, s["num_rollouts"])
     out: dict[str, Any] = {

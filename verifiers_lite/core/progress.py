@@ -1,4 +1,4 @@
-"""Run statistics and the callback interface that progress displays consume."""
+"""Live run statistics and the callback interface that progress displays consume."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from verifiers_lite.core.records import TIMING_PARTS, Row
-from verifiers_lite.stats.cluster_totals import ClusterTotals
+from verifiers_lite.core.summary import RunSummary
 
 if TYPE_CHECKING:
     from verifiers_lite.stats.error_bars import Estimate
@@ -25,24 +25,18 @@ LENGTH_WARN_SHARE = 0.1
 
 @dataclass
 class RunStats:
-    """Live figures of a run. ``done`` counts recorded rows (a group is recorded once scored);
-    ``finished`` also counts rollouts whose trajectory ended while their group is still running,
-    and ``in_flight`` those running now. Reward figures are over the scored rollouts
-    (``scored``); errored rollouts have no reward and count in ``errors``."""
+    """Live figures of a run: its :class:`~verifiers_lite.core.summary.RunSummary` (the figures
+    the run's final summary is, fed each recorded row) and what only a live display needs.
+    ``done`` counts recorded rows (a group is recorded once scored); ``finished`` also counts
+    rollouts whose trajectory ended while their group is still running, and ``in_flight`` those
+    running now. Reward figures are over the scored rollouts (``scored``); errored rollouts have
+    no reward and count in ``errors``."""
 
     total: int
-    done: int = 0
+    summary: RunSummary = field(default_factory=RunSummary)
     resumed: int = 0
-    scored: int = 0
-    reward_sum: float = 0.0
-    reward_sq_sum: float = 0.0
-    errors: Counter[str] = field(default_factory=Counter)
-    stop_reasons: Counter[str] = field(default_factory=Counter)
     started: float = field(default_factory=time.monotonic)
     recent_rewards: list[float] = field(default_factory=list)
-    example_rewards: ClusterTotals = field(
-        default_factory=ClusterTotals
-    )  # per example: clustered stderr
     cache_hits: int | None = None  # None: the run uses no response cache
     cache_misses: int = 0
     in_flight: int = 0
@@ -62,37 +56,42 @@ class RunStats:
         return min(self.total, self.done + len(self.awaiting))
 
     def add(self, rows: list[Row], resumed: bool = False) -> None:
+        """Recorded rows (``resumed``: kept from an earlier session), counted in the summary."""
+        awaiting, recent, add = self.awaiting, self.recent_rewards, self.summary.add
         for r in rows:
-            self.awaiting.discard((r.get("example_id"), r.get("rollout_index", 0)))
-            self.stop_reasons[str(r.get("stop_reason") or "none")] += 1
-            error = r.get("error")
-            if error:
-                self.errors[error.get("category", "unknown")] += 1
-            reward = r.get("reward")
-            if reward is None:
-                continue
-            reward = float(reward)
-            self.scored += 1
-            self.reward_sum += reward
-            self.reward_sq_sum += reward * reward
-            self.recent_rewards.append(reward)
-            self.example_rewards.add(r.get("example_id"), reward)
-        del self.recent_rewards[:-2000]  # a bounded window for live histograms
-        self.done += len(rows)
+            if awaiting:
+                awaiting.discard((r.get("example_id"), r.get("rollout_index", 0)))
+            reward = add(r)
+            if reward is not None:
+                recent.append(reward)
+        del recent[:-2000]  # a bounded window for live histograms
         if resumed:
             self.resumed += len(rows)
 
     @property
+    def done(self) -> int:
+        return self.summary.num_rollouts
+
+    @property
+    def scored(self) -> int:
+        return self.summary.num_scored
+
+    @property
+    def errors(self) -> Counter[str]:
+        return self.summary.errors
+
+    @property
+    def stop_reasons(self) -> Counter[str]:
+        return self.summary.stop_reasons
+
+    @property
     def mean_reward(self) -> float:
-        return self.reward_sum / self.scored if self.scored else float("nan")
+        return self.summary.mean_reward
 
     @property
     def reward_estimate(self) -> Estimate:
         """Mean reward so far with its standard error clustered by example and 95% interval."""
-        # numpy/scipy are imported only once a display asks
-        from verifiers_lite.stats.error_bars import estimate_from_totals
-
-        return estimate_from_totals(*self.example_rewards.sums_and_counts())
+        return self.summary.reward_estimate()
 
     @property
     def stderr(self) -> float:

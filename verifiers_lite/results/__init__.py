@@ -16,7 +16,6 @@ __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
-    from verifiers_lite.results.aggregate import RowAggregate
     from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
     from verifiers_lite.results.export import read_run
     from verifiers_lite.results.outputs import GenerateOutputs, load_results

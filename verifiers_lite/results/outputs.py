@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.records import Row
-from verifiers_lite.results.aggregate import RowAggregate
+from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run, save_results, to_hf_dataset, to_parquet
 from verifiers_lite.results.frame import rows_frame
@@ -40,7 +40,7 @@ class GenerateOutputs:
     ) -> None:
         self.rows: Sequence[Row] = [] if rows is None else rows
         self.metadata: RunMetadata = {} if metadata is None else metadata
-        self._aggregates: dict[PassCriterion, RowAggregate] = {}
+        self._aggregates: dict[PassCriterion, RunSummary] = {}
 
     @property
     def lazy(self) -> bool:
@@ -72,13 +72,13 @@ class GenerateOutputs:
         """The environment's pass criterion, as recorded in the run metadata (default reward >= 1)."""
         return PassCriterion.coerce(self.metadata.get("pass_criterion"))
 
-    def aggregate(self, criterion: PassCriterion | None = None) -> RowAggregate:
-        """One pass over the rows (:class:`RowAggregate`), kept for rows on disk, which do
+    def aggregate(self, criterion: PassCriterion | None = None) -> RunSummary:
+        """One pass over the rows (:class:`RunSummary`), kept for rows on disk, which do
         not change; rows in memory may, and are read again."""
         crit = criterion or self.pass_criterion
         agg = self._aggregates.get(crit)
         if agg is None:
-            agg = RowAggregate(crit).add_all(self.rows)
+            agg = RunSummary(crit).add_all(self.rows)
             if self.lazy:
                 self._aggregates[crit] = agg
         return agg
@@ -91,7 +91,7 @@ class GenerateOutputs:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """:meth:`RowAggregate.summary`, plus the response cache's hits and misses when it was used."""
+        """:meth:`RunSummary.summary`, plus the response cache's hits and misses when it was used."""
         s = self.aggregate().summary()
         if self.metadata.get("cache"):
             s["cache"] = dict(self.metadata["cache"])

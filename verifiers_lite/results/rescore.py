@@ -28,8 +28,8 @@ from typing import TYPE_CHECKING, Any, Final, cast
 from verifiers_lite.core.errors import cleanup_error
 from verifiers_lite.core.records import Row
 from verifiers_lite.core.state import row_to_state, state_to_row
+from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.results import row_index
-from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.export import read_run
 from verifiers_lite.results.fingerprint import FINGERPRINT_KEY, rubric_fingerprint
@@ -65,7 +65,7 @@ async def rescore_run(
     )
     rubric.check_reward_funcs()
     meta = outputs.metadata
-    totals = RowAggregate(rubric.pass_criterion)
+    totals = RunSummary(rubric.pass_criterion)
     store = _fresh_store(target) if target is not None else None
     kept: list[Row] = []
     try:
@@ -219,7 +219,7 @@ async def _score_batch(
 
 def _metadata(
     old: RunMetadata,
-    totals: RowAggregate,
+    totals: RunSummary,
     rubric: ScoringRubric,
     source: Path | None,
     target: Path | None,

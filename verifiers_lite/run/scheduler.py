@@ -29,9 +29,9 @@ from verifiers_lite.core.progress import (
 )
 from verifiers_lite.core.records import RolloutInput, Row
 from verifiers_lite.core.seeding import seeded_input
+from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.executors.base import Executor, RunContext, WorkUnit
 from verifiers_lite.executors.local import LocalExecutor
-from verifiers_lite.results.aggregate import RowAggregate
 from verifiers_lite.results.disk_rows import DiskRows
 from verifiers_lite.results.fingerprint import (
     FINGERPRINT_KEY,
@@ -152,7 +152,7 @@ async def generate(
         try:
             with run_budget(RolloutBudget(run.config.limits, run.price)):
                 await run.run_units()
-            status = "completed_with_errors" if run.totals.errors else "completed"
+            status = "completed_with_errors" if run.stats.errors else "completed"
         except BaseException as exc:
             status = "interrupted"
             interrupted = isinstance(exc, (KeyboardInterrupt, asyncio.CancelledError))
@@ -205,8 +205,8 @@ class _Run:
         self.store = (
             ResultsStore(config.results_path, fsync=config.fsync) if config.results_path else None
         )
-        self.stats = RunStats(total=self.plan.num_rollouts)
-        self.totals = RowAggregate(env.pass_criterion)  # the run's summary, fed as groups finish
+        # The run's one summary, fed as groups finish: the live displays and metadata.json read it.
+        self.stats = RunStats(self.plan.num_rollouts, RunSummary(env.pass_criterion))
         # With ``until``: no new example once the mean reward is known as precisely as asked.
         self.gate = UntilGate(config.until, list(self.plan), self.plan) if config.until else None
         self.rows: list[Row] | None = (
@@ -258,7 +258,6 @@ class _Run:
         begin_session(self.metadata, earlier, current["start_time"], current["manifest"])
 
     def _count_kept(self, row: Row) -> None:
-        self.totals.add(row)
         if self.gate is not None:
             self.gate.add([row])
         self.stats.add([row], resumed=True)
@@ -327,7 +326,6 @@ class _Run:
         else:
             assert self.rows is not None
             self.rows.extend(out)
-        self.totals.add_all(out)
         if self.gate is not None:
             self.gate.add(out)
         add_system_fingerprints(self.builds, out)
@@ -381,7 +379,7 @@ class _Run:
         end_session(metadata, time.time(), rollouts=self.stats.done - self.stats.resumed)
         metadata["status"] = status
         add_summary(metadata, self.executor.summary())
-        add_summary(metadata, self.totals.summary())
+        add_summary(metadata, self.stats.summary.summary())
         if self.gate is not None:
             metadata["until"] = self.gate.record()
 

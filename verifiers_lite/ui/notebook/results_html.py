@@ -11,7 +11,7 @@ from verifiers_lite.core.content import part_kind
 from verifiers_lite.core.progress import format_timing, length_warning
 from verifiers_lite.core.reasoning import reasoning_of
 from verifiers_lite.core.records import Row
-from verifiers_lite.results.aggregate import token_line
+from verifiers_lite.core.summary import token_line
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats.error_bars import format_estimate
 from verifiers_lite.ui.notebook.cells import shown_in_this_cell

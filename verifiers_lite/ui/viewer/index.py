@@ -24,6 +24,7 @@ from typing import Any
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core import columns
 from verifiers_lite.core.records import TIMING_PARTS, Row
+from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.results import run_dir
 
 _HEAD = b'{"example_id": '
@@ -151,9 +152,16 @@ class RowIndex:
         self._writes: run_dir.WholeWrites[tuple[int, int, dict[str, Any]]] = run_dir.WholeWrites()
         self.generation += 1
         self.at_eof = False
+        # The run's summary over the committed rows: the same accumulator a live run feeds.
+        self.summary = RunSummary()
 
     def __len__(self) -> int:
         return len(self.cols.offset)
+
+    def summary_figures(self) -> dict[str, Any]:
+        """:meth:`RunSummary.summary` of the rows indexed so far (taken between scan steps)."""
+        with self._lock:
+            return self.summary.summary()
 
     @property
     def stop_names(self) -> list[str | None]:
@@ -251,6 +259,7 @@ class RowIndex:
         for codes, column, names, known in self._menus:
             codes.append(self._code(names, known, column.value(row)))
         c.example_id.append(row.get("example_id"))
+        self.summary.add(row)
         metrics = _dict(row.get("metrics"))
         for name, value in metrics.items():
             col = c.metrics.get(name)

@@ -14,7 +14,6 @@ from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.state import STOP_REASONS
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 from verifiers_lite.results.paired import ExampleScore, example_key
-from verifiers_lite.stats.error_bars import clustered_mean
 from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.rows import row_text
 
@@ -196,45 +195,21 @@ def _histogram(values: list[float]) -> list[dict[str, Any]]:
 
 
 def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
-    """Summary of the indexed rows: reward mean ± stderr clustered by example and its 95%
-    interval over scored rollouts, per-metric means (with theirs), histogram, pass@k, errors and
-    stop reasons, tokens and timing."""
+    """Summary of the indexed rows: the run's summary (:class:`~verifiers_lite.core.summary.RunSummary`,
+    the figures a run writes and its live display shows: reward mean ± stderr clustered by
+    example and its 95% interval over scored rollouts, per-metric means, errors and stop reasons,
+    tokens and timing), with the reward histogram and pass@k under ``criterion``."""
+    summary = index.summary_figures()
     cols = index.cols
-    n = len(cols.offset)
+    n = min(len(cols.offset), summary["num_rollouts"])
     scored = [i for i in range(n) if not math.isnan(cols.reward[i])]
-    rewards = [cols.reward[i] for i in scored]
-    ids = [cols.example_id[i] for i in scored]
-    reward = clustered_mean(rewards, ids)
-    metric_estimates = {
-        name: clustered_mean([col[i] for i in scored], ids) for name, col in cols.metrics.items()
-    }
-    metrics = {k: None if math.isnan(e.mean) else e.mean for k, e in metric_estimates.items()}
-    own = [t for t in cols.rollout_ms if not math.isnan(t)]
-    parts = {k: [t for t in col if not math.isnan(t)] for k, col in cols.timing.items()}
-    examples = {str(e) for e in cols.example_id}
     return {
-        "num_rollouts": n,
-        "num_scored": len(scored),
-        "num_examples": len(examples),
-        "num_errors": sum(1 for c in cols.error if c),
-        "reward_mean": reward.mean,
-        "reward_stderr": reward.stderr,
-        "reward_ci": reward.ci,
-        "reward_ci_undefined": reward.undefined if scored else None,
-        "metrics_mean": metrics,
-        "metrics_stderr": {k: e.stderr for k, e in metric_estimates.items()},
-        "metrics_ci": {k: e.ci for k, e in metric_estimates.items()},
-        "metrics_ci_undefined": {k: e.undefined for k, e in metric_estimates.items()},
-        "reward_histogram": _histogram(rewards),
+        **summary,
+        "num_examples": len({str(cols.example_id[i]) for i in range(n)}),
+        "reward_histogram": _histogram([cols.reward[i] for i in scored]),
         "pass_at_k": _pass_at_k(index, scored, criterion),
         "pass_criterion": criterion.describe(),
-        "errors": dict(Counter(index.error_names[c] for c in cols.error if c).most_common()),
-        "stop_reasons": dict(Counter(str(index.stop_names[c]) for c in cols.stop).most_common()),
-        "prompt_tokens": sum(cols.prompt_tokens),
-        "completion_tokens": sum(cols.completion_tokens),
-        "mean_rollout_ms": sum(own) / len(own) if own else None,
-        # where the time went, mean per rollout (records.TIMING_PARTS), over rows that record it
-        "timing_ms": {k: sum(v) / len(v) for k, v in parts.items() if v},
+        "mean_rollout_ms": summary["timing_ms"].get("rollout_ms"),
         "metric_names": list(cols.metrics),
         "error_categories": [n for n in index.error_names if n],
         "stop_reason_names": [n for n in index.stop_names if n],
