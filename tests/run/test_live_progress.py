@@ -8,7 +8,7 @@ import io
 import pytest
 
 import verifiers_lite as vf
-import verifiers_lite.run.scheduler as scheduler
+import verifiers_lite.ledger.run_ledger as run_ledger
 from verifiers_lite.cli.report import format_table, run_summary
 from verifiers_lite.core.progress import RunStats
 from verifiers_lite.ui.terminal_progress import TqdmProgress
@@ -52,7 +52,7 @@ def test_rollouts_are_counted_as_they_finish_within_one_group():
 
 
 def test_clock_ticks_while_nothing_finishes(monkeypatch):
-    monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.1)
+    monkeypatch.setattr(run_ledger, "TICK_SECONDS", 0.1)
     rec = Recorder()
     _env().evaluate_sync(vf.ScriptedClient("= 1", delay=0.8), "m", progress=False, callbacks=[rec])
     ticks = [u for u in rec.updates if u[0] == 0 and u[1] == 1]  # one rollout running, none ended
@@ -99,7 +99,7 @@ def test_no_length_warning_when_few_hit_the_limit():
 
 
 def test_terminal_bar_counts_within_a_group_and_ticks(monkeypatch):
-    monkeypatch.setattr(scheduler, "TICK_SECONDS", 0.1)
+    monkeypatch.setattr(run_ledger, "TICK_SECONDS", 0.1)
     buf = io.StringIO()
     monkeypatch.setattr("sys.stderr", buf)
     bar = TqdmProgress("rollouts")

@@ -112,7 +112,7 @@ def _check_loadable(env_ids: list[str], saved: RunMetadata, run_dir: Path) -> No
     """Refuse a run whose environment cannot be loaded by id (defined in a notebook or a script),
     with the way out that works where it is defined."""
     from verifiers_lite.core.registry import is_registered
-    from verifiers_lite.results.manifest import session_manifests
+    from verifiers_lite.ledger.manifest import session_manifests
 
     missing = [i for i in env_ids if not is_registered(i)]
     if not missing:

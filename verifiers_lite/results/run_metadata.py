@@ -43,7 +43,7 @@ class SessionRecord(TypedDict, total=False):
     end_estimated: bool  #: the session was killed: its end is the last write of results.jsonl
     duration_s: float  #: end_time - start_time
     rollouts: int  #: rollouts it ran (0 when everything asked for was saved already)
-    #: what produced its rows: client, endpoints, versions (:mod:`verifiers_lite.results.manifest`)
+    #: what produced its rows: client, endpoints, versions (:mod:`verifiers_lite.ledger.manifest`)
     manifest: dict[str, Any]
 
 

@@ -2,7 +2,7 @@
 
 Each session's start, end, duration, the rollouts it ran (0 when everything asked for was
 saved already) and its reproducibility manifest (what produced its rows: client, endpoints,
-versions; :mod:`verifiers_lite.results.manifest`) go to ``metadata["sessions"]``, appended by
+versions; :mod:`verifiers_lite.ledger.manifest`) go to ``metadata["sessions"]``, appended by
 each resume, never overwritten; each row it wrote has its index there (``row["session"]``).
 The run's duration (``metadata["duration_s"]``) is their sum, so time spent between a crash and
 its resume is not counted, and ``metadata["resumed"]`` says whether the run took more than one
