@@ -88,14 +88,14 @@ class RunSummary:
         if usage.__class__ is dict:
             tokens = self.tokens
             for key in _TOKEN_KEYS:
-                value = usage.get(key)  # type: ignore[union-attr]  # a dict, checked above
+                value = usage.get(key)
                 if value.__class__ is int:
                     tokens[key] += value
                 elif value.__class__ is float and math.isfinite(value):
                     tokens[key] += int(value)
         timing = row.get("timing")
         if timing.__class__ is dict:
-            self._add_timing(timing)  # type: ignore[arg-type]  # a dict, checked above
+            self._add_timing(timing)
         eid = row.get("example_id")
         reward = _reward(row)
         if reward is None:
