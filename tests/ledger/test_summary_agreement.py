@@ -21,9 +21,9 @@ from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.progress import RunStats
 from verifiers_lite.core.summary import RunSummary
 from verifiers_lite.results.metrics import pass_at_k_from_counts
+from verifiers_lite.results.row_index import RowIndex
 from verifiers_lite.results.run_metadata import RunMetadata, add_summary, read_run_metadata
 from verifiers_lite.results.store import ResultsStore
-from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.query import run_stats
 
 NAN = float("nan")

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.results.disk_rows import DiskRows
+from verifiers_lite.results.row_index import RowIndex
 from verifiers_lite.results.store import ResultsStore, read_rows
-from verifiers_lite.ui.viewer.index import RowIndex
 
 
 def make_row(eid: int, idx: int, note: str = "") -> dict[str, Any]:

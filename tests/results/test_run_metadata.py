@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import verifiers_lite as vf
+from verifiers_lite.results.row_index import RowIndex
 from verifiers_lite.results.run_metadata import RUN_METADATA_KEYS, read_run_metadata
-from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.runs import Run
 
 SAVED_RUN = Path(__file__).parent / "data" / "saved_run"

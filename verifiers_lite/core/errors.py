@@ -48,8 +48,7 @@ library's own plumbing.
     ├── plumbing (caught inside the library)
     │   ├── SingleRoute                             the batched route cannot take a rollout
     │   ├── CallRefused                             a program's model call answered with an error
-    │   ├── StaleRowsError (RuntimeError)           results.jsonl was replaced while read
-    │   └── StaleIndexError (RuntimeError)          ... under the viewer's index
+    │   └── StaleRowsError (RuntimeError)           results.jsonl was replaced under its row index
     └── classic ``verifiers`` environments' own (``vf.Error`` and below, as verifiers 0.3.1)
         └── Error
             ├── ModelError > InvalidModelResponseError > EmptyModelResponseError

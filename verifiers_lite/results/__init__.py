@@ -16,7 +16,7 @@ __all__ = sorted(_LAZY)
 __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
-    from verifiers_lite.results.disk_rows import DiskRows, StaleRowsError
+    from verifiers_lite.results.disk_rows import DiskRows
     from verifiers_lite.results.export import read_run
     from verifiers_lite.results.outputs import GenerateOutputs, load_results
     from verifiers_lite.results.paired import (
@@ -25,6 +25,7 @@ if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY abov
         compare_runs,
         examples_needed,
     )
+    from verifiers_lite.results.row_index import RowIndex, StaleRowsError
     from verifiers_lite.results.run_data import RunData
     from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
     from verifiers_lite.results.store import ResultsStore, iter_rows, read_rows

@@ -13,15 +13,11 @@ from typing import overload
 
 import numpy as np
 
-from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.records import Row
 from verifiers_lite.results import row_index, run_dir
+from verifiers_lite.results.row_index import StaleRowsError
 
 _READ_BUFFER = 1 << 20
-
-
-class StaleRowsError(VerifiersError, RuntimeError):
-    """The results file was replaced (a resumed run rewrites it) after these rows were indexed."""
 
 
 class DiskRows(Sequence[Row]):

@@ -10,8 +10,8 @@ import pytest
 
 from tests.ui.viewer.helpers import make_row
 from verifiers_lite.results.metrics import PassCriterion
+from verifiers_lite.results.row_index import RowIndex
 from verifiers_lite.results.store import ResultsStore, read_rows
-from verifiers_lite.ui.viewer.index import RowIndex
 from verifiers_lite.ui.viewer.query import RowFilter, run_stats, select
 
 
@@ -54,9 +54,9 @@ def test_replaced_file_is_indexed_again(tmp_path):
     index.scan()
     assert keys(index) == disk_keys(store.results_file) == [(7, 0), (8, 0)]
     assert index.generation != generation
-    from verifiers_lite.ui.viewer.index import StaleIndexError
+    from verifiers_lite.results.row_index import StaleRowsError
 
-    with pytest.raises(StaleIndexError):
+    with pytest.raises(StaleRowsError):
         index.read([0], generation)
 
 

@@ -11,7 +11,7 @@ from fastapi.responses import JSONResponse
 from verifiers_lite.core import columns
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores, run_few_shot
-from verifiers_lite.ui.viewer.index import StaleIndexError
+from verifiers_lite.results.row_index import StaleRowsError
 from verifiers_lite.ui.viewer.query import RowFilter, compare_examples, example_scores
 from verifiers_lite.ui.viewer.rows import json_safe, row_summary, strip_token_ids
 from verifiers_lite.ui.viewer.runs import Run, RunRegistry
@@ -173,7 +173,7 @@ def _rows_page(
         try:
             page_rows = run.index.read(positions[offset : offset + limit], generation)
             break
-        except (StaleIndexError, ValueError):  # the file was replaced under us: start over
+        except (StaleRowsError, ValueError):  # the file was replaced under us: start over
             if attempt == 2:
                 raise HTTPException(503, "results file changing too fast; retry") from None
             run.index.scan()
@@ -200,7 +200,7 @@ def _rollout(run: Run, example_id: str, rollout_index: int) -> dict[str, Any]:
         )
     try:
         row = run.index.read(matches[-1:])[0]
-    except StaleIndexError:
+    except StaleRowsError:
         raise HTTPException(503, "results file being rewritten; retry") from None
     tokens = strip_token_ids(row)
     siblings = sorted(cols.rollout_index[i] for i in same_example)
@@ -223,7 +223,7 @@ def _comparison(chosen: list[Run], limit: int) -> dict[str, Any]:
         labels = run_labels(
             [run_facts(m, r.first_prompt()) for r, m in zip(chosen, metas, strict=True)]
         )
-    except StaleIndexError:
+    except StaleRowsError:
         raise HTTPException(503, "results file being rewritten; retry") from None
     # Each run against the first, paired over shared examples (vf.compare_runs' figures);
     # runs holding other inputs under the same ids get no paired figures, only the reason.

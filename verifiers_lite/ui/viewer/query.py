@@ -14,7 +14,7 @@ from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.state import STOP_REASONS
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 from verifiers_lite.results.paired import ExampleScore, example_key
-from verifiers_lite.ui.viewer.index import RowIndex
+from verifiers_lite.results.row_index import RowIndex
 from verifiers_lite.ui.viewer.rows import row_text
 
 HIST_BINS = 20

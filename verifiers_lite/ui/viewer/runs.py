@@ -17,10 +17,10 @@ from typing import Any
 
 from verifiers_lite.core import columns
 from verifiers_lite.core.pass_criterion import PassCriterion
+from verifiers_lite.results.row_index import RowIndex, StaleRowsError
 from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.results.store import METADATA_FILE, RESULTS_FILE
-from verifiers_lite.ui.viewer.index import RowIndex, StaleIndexError
 from verifiers_lite.ui.viewer.query import RowFilter, run_stats, select
 from verifiers_lite.ui.viewer.rows import content_text
 
@@ -109,7 +109,7 @@ class Run:
             return None
         try:
             return self.index.read([0])[0].get("prompt")
-        except (StaleIndexError, OSError, ValueError):
+        except (StaleRowsError, OSError, ValueError):
             return None  # being rewritten: the next poll shows it
 
     def system_prompt(self) -> str | None:
