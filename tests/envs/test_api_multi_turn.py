@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import importlib.util
+import inspect
 import json
 import subprocess
 import sys
@@ -210,9 +211,14 @@ def test_tool_that_raises_is_answered_and_listed() -> None:
     tool_msg = t["messages"][2]
     assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "b0"
     assert "tool exploded" in tool_msg["content"]
-    assert t["tool_errors"] == [
-        {"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}
-    ]
+    (failed,) = t["tool_errors"]
+    where = failed.pop("traceback")
+    assert failed == {"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}
+    # where the tool raised: this file, the raise's line (counted apart, with inspect)
+    lines, first = inspect.getsourcelines(broken)
+    line = first + next(i for i, text in enumerate(lines) if "raise RuntimeError" in text)
+    assert f'File "{__file__}", line {line}, in broken' in where
+    assert where.endswith("RuntimeError: tool exploded") and "traceback" not in tool_msg
 
 
 def test_tool_calls_without_a_tool_manager_are_an_env_error() -> None:

@@ -201,6 +201,8 @@ class ToolCallRecord(TypedDict, total=False):
     result: str  #: the tool message sent back to the model
     #: the failure's kind (``unknown_tool``, ``bad_arguments``, ...), None when the tool ran
     error: str | None
+    #: where the tool's own code raised (the author's frames, as an error's ``traceback``)
+    traceback: str
     start_ms: float  #: when the call began, after the rollout's start
     duration_ms: float  #: how long the tool took
 
@@ -327,6 +329,8 @@ class FailedToolCall(TypedDict):
     tool_call_id: str  #: the call's id
     name: str | None  #: the tool's name, as the model wrote it
     error: str  #: what went wrong
+    #: where the tool's own code raised (the author's frames, as an error's ``traceback``)
+    traceback: NotRequired[str]
 
 
 class Trajectory(TypedDict, total=False):

@@ -1,15 +1,18 @@
 """A failure's stack as the environment's author reads it: their own frames (file, line,
-function, source line), the library's and the event loop's folded into one line per run of
-them. ``VF_DEBUG=1`` keeps every frame.
+function, source line), the library's, the event loop's and its worker threads' folded into one
+line per run of them. ``VF_DEBUG=1`` keeps every frame.
 
 A row keeps the text in ``error["traceback"]`` and its key (:func:`traceback_key`) in
 ``error["traceback_id"]``; a saved run stores each distinct text once (``tracebacks.jsonl``
-beside ``results.jsonl``) and its rows only the key.
+beside ``results.jsonl``) and its rows only the key. A tool call whose function raised keeps
+its text on its record (``tool_calls`` of the trajectory step that asked for it); the model is
+told the error's message, the rollout goes on.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import functools
 import hashlib
 import os
@@ -19,6 +22,8 @@ from pathlib import Path
 _FOLDED_DIRS = (
     str(Path(__file__).resolve().parent.parent) + os.sep,  # the library's package
     str(Path(asyncio.__file__).resolve().parent) + os.sep,
+    # the worker threads sync tools and reward functions run in
+    str(Path(concurrent.futures.__file__).resolve().parent) + os.sep,
 )
 _MAX_CHARS = 8000
 

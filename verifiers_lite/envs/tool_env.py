@@ -95,16 +95,18 @@ class ToolEnv(MultiTurnEnv):
         began, t0 = elapsed_ms(state), time.perf_counter()
         # Arguments go as the model wrote them: call_tool decodes them once (decoding here too
         # would turn the JSON string '"x"' into x and misreport it as invalid JSON).
-        content, error = await answer_tool_call(
+        answer = await answer_tool_call(
             self.tools, name, function.get("arguments"), self.tool_timeout
         )
         record: ToolCallRecord = {
             "id": call_id,
             "name": name if isinstance(name, str) else None,
             "arguments": function.get("arguments"),
-            "result": content,
-            "error": error,
+            "result": answer.content,
+            "error": answer.error,
             "start_ms": began,
             "duration_ms": round((time.perf_counter() - t0) * 1000, 3),
         }
-        return {"role": "tool", "tool_call_id": call_id, "content": content}, record
+        if answer.traceback is not None:
+            record["traceback"] = answer.traceback
+        return {"role": "tool", "tool_call_id": call_id, "content": answer.content}, record

@@ -36,21 +36,24 @@ logger = logging.getLogger(__name__)
 def split_tool_errors(
     tool_msgs: list[dict[str, Any]], turn: int
 ) -> tuple[list[dict[str, Any]], list[FailedToolCall]]:
-    """Tool messages without the ToolManager's ``error`` key, and that key as records."""
+    """Tool messages without the ToolManager's ``error`` and ``traceback`` keys, and those keys
+    as records."""
     clean: list[dict[str, Any]] = []
     errors: list[FailedToolCall] = []
     for m in tool_msgs:
         m = dict(m)
         err = m.pop("error", None)
+        where = m.pop("traceback", None)
         if err:
-            errors.append(
-                {
-                    "turn": turn,
-                    "tool_call_id": m["tool_call_id"],
-                    "name": m.get("name"),
-                    "error": err,
-                }
-            )
+            failed: FailedToolCall = {
+                "turn": turn,
+                "tool_call_id": m["tool_call_id"],
+                "name": m.get("name"),
+                "error": err,
+            }
+            if where is not None:
+                failed["traceback"] = where
+            errors.append(failed)
         clean.append(m)
     return clean, errors
 

@@ -161,18 +161,21 @@ class ToolManager:
         return self.parser.parse(text, id_prefix)
 
     async def call_async(self, call: ParsedToolCall) -> dict[str, Any]:
-        """Run one call; the tool message answering it (errors included)."""
-        content, error = await answer_tool_call(
+        """Run one call; the tool message answering it (errors included: the failure's kind
+        under ``error``, where the tool's code raised under ``traceback``)."""
+        answer = await answer_tool_call(
             self._fns, call.name, call.arguments, self.timeout, parse_error=call.error
         )
         msg: dict[str, Any] = {
             "role": "tool",
             "tool_call_id": call.id,
             "name": call.name,
-            "content": content,
+            "content": answer.content,
         }
-        if error:
-            msg["error"] = error
+        if answer.error:
+            msg["error"] = answer.error
+        if answer.traceback is not None:
+            msg["traceback"] = answer.traceback
         return msg
 
     async def dispatch_async(self, calls: Sequence[ParsedToolCall]) -> list[dict[str, Any]]:

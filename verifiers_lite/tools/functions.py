@@ -16,15 +16,17 @@ import warnings
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, NamedTuple
 
 import docstring_parser
 import pydantic
 
 from verifiers_lite._util.errors import VerifiersError
+from verifiers_lite.core.tracebacks import user_traceback
 
 __all__ = [
     "SchemaTool",
+    "ToolAnswer",
     "ToolCallFailed",
     "answer_tool_call",
     "call_tool",
@@ -342,6 +344,15 @@ async def _call(fn: Callable[..., Any], args: Any, timeout: float | None, tool: 
         raise ToolCallFailed("exception", tool, f"{type(e).__name__}: {e}") from e
 
 
+class ToolAnswer(NamedTuple):
+    """The answer to one tool call."""
+
+    content: str  #: the text the model is sent
+    error: str | None = None  #: the failure's kind (:class:`ToolCallFailed`), None when it ran
+    #: where the tool's own code raised (the author's frames, the library's folded), when it did
+    traceback: str | None = None
+
+
 async def answer_tool_call(
     tools: Mapping[str, Callable[..., Any]],
     name: Any,
@@ -349,8 +360,9 @@ async def answer_tool_call(
     timeout: float | None = None,
     *,
     parse_error: str | None = None,
-) -> tuple[str, str | None]:
-    """The text answering one tool call, and its error kind (None when the tool ran).
+) -> ToolAnswer:
+    """The answer to one tool call: its text, its error kind and, when the tool raised, the
+    exception's stack from the author's frames.
 
     Whatever the model wrote is answered, never raised: call text that could not be parsed
     (``parse_error``), an unknown tool, bad arguments, a timeout or an exception in the tool
@@ -364,9 +376,13 @@ async def answer_tool_call(
             raise ToolCallFailed(
                 "unknown_tool", tool, f"no such tool; available: {', '.join(tools) or 'none'}"
             )
-        return await call_tool(fn, arguments, timeout, raise_errors=True, name=tool), None
+        return ToolAnswer(await call_tool(fn, arguments, timeout, raise_errors=True, name=tool))
     except ToolCallFailed as err:
-        return tool_error_message(err), err.kind
+        # Only an exception of the tool's own code has frames of the author's to show.
+        raised = err.__cause__ if err.kind == "exception" else None
+        return ToolAnswer(
+            tool_error_message(err), err.kind, user_traceback(raised) if raised else None
+        )
 
 
 def __getattr__(name: str) -> Any:

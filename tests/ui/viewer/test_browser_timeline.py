@@ -6,6 +6,7 @@ $VF_TEST_ARTIFACTS (default tests/ui/viewer/artifacts/)."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
 
 import pytest
@@ -107,3 +108,39 @@ def test_timeline_shows_each_call_to_scale(timeline_run, page, artifacts_dir):
     assert pg.errors == []
     pg.locator("#timeline").screenshot(path=str(artifacts_dir / "viewer-timeline.png"))
     pg.screenshot(path=str(artifacts_dir / "viewer-transcript-timeline.png"), full_page=True)
+
+
+def broken_calculator(expression: str) -> str:
+    """Evaluate an integer sum (the author's bug: it only knows one).
+
+    Args:
+        expression: e.g. "3 + 4".
+    """
+    return {"1 + 1": "2"}[expression]
+
+
+def test_a_tool_that_raised_shows_where_in_its_detail(fake_server, tmp_path, page, artifacts_dir):
+    broken_calculator.__name__ = "calculator"  # the name the fake model calls
+    env = vf.ToolEnv(
+        tools=[broken_calculator], dataset=[{"question": "What is 17 + 25?", "answer": "42"}]
+    )
+    env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-tool",
+        results_path=str(tmp_path / "evals" / "broken"),
+        progress=False,
+    )
+    lines, first = inspect.getsourcelines(broken_calculator)
+    line = first + next(i for i, text in enumerate(lines) if "return {" in text)
+    with ViewerProcess(str(tmp_path)) as viewer:
+        page.goto(viewer.url + f"#/runs/{run_id('broken')}/rows/0/0")
+        page.wait_for_selector("#timeline")
+        summary = page.inner_text("#timeline .tl-tool summary")
+        assert "calculator" in summary and "exception" in summary
+        page.click("#timeline .tl-tool summary")
+        shown = page.inner_text("#timeline .tl-tool .tl-detail pre.traceback")
+        assert f'File "{__file__}", line {line}, in broken_calculator' in shown
+        assert shown.rstrip().endswith("KeyError: '17 + 25'")
+        assert "error-text" in page.inner_html("#timeline .tl-tool .tl-detail")
+        assert page.errors == []
+        page.locator("#timeline").screenshot(path=str(artifacts_dir / "viewer-tool-traceback.png"))

@@ -554,6 +554,7 @@
     try { args = pretty(typeof args === "string" ? JSON.parse(args) : args); } catch (e) { args = String(args); }
     return h("div", { class: "tl-detail" }, kv([["call id", x.id || "—"], ["arguments", h("pre", { class: "json tool-args" }, args)],
       ["result", h("div", { class: "content tool-result" }, String(x.result ?? ""))], x.error ? ["error", h("span", { class: "error-text" }, x.error)] : null,
+      x.traceback ? ["traceback", h("pre", { class: "traceback" }, x.traceback)] : null,
       ["time", "started at " + ms(x.start_ms || 0) + " · took " + ms(x.duration_ms || 0)]]));
   }
   function timeline(r) {
