@@ -15,6 +15,7 @@ import weakref
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from verifiers_lite.clients.adaptive import report_headers, report_refusal
 from verifiers_lite.clients.openai_settings import openai_settings
 from verifiers_lite.clients.openai_wire import read_usage
 from verifiers_lite.clients.retry import (
@@ -215,6 +216,7 @@ class ChatClient:
             try:
                 return await self._post_once(body, path, parse, **request)
             except ModelAPIError as exc:
+                report_refusal(exc.status, exc.category, exc.retry_after)  # to an adaptive limit
                 if exc.category == "model_connection" and await self._server_died():
                     raise self._crash_error() from exc
                 if exc.retryable and same.repeated(exc.status, str(exc)):
@@ -273,6 +275,7 @@ class ChatClient:
         try:
             async with self._session().post(url, json=body, **options) as resp:
                 text = await resp.text()
+                report_headers(resp.headers)
                 if resp.status >= 400:
                     raise status_error(resp.status, text, _asked_wait(resp.headers), url)
         except ModelAPIError:

@@ -5,6 +5,7 @@
 - :class:`Schedule`: fixed waits, one per retry; the rollout server client's result polls.
 - :class:`RetryAfterRule`: how long to wait on a 429 when a server says (or does not say).
 - :func:`parse_retry_after`: the one reader of a Retry-After header (and a body's finer hint).
+- :func:`read_rate_limit`: the one reader of ``x-ratelimit-*`` headers (requests left, reset).
 - :class:`RepeatedAnswer`: an HTTP 500 answered twice alike to one request is not retried again.
 - :class:`Retries`: one operation's count of retries on one of those schedules, bounded by its
   length and an optional deadline; every retry loop of the library asks it whether to retry and
@@ -17,7 +18,8 @@ from __future__ import annotations
 import asyncio
 import math
 import random
-from collections.abc import Awaitable, Callable
+import re
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol, TypeVar
 
@@ -37,6 +39,55 @@ def parse_retry_after(value: str | None, hint: object = None) -> float | None:
     except ValueError:
         return None
     return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
+_DURATION = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+def parse_duration(value: str | None) -> float | None:
+    """Seconds in a rate-limit reset: a number of seconds (``"1.5"``) or a duration as
+    OpenAI writes it (``"6m0s"``, ``"20ms"``); None when it is neither."""
+    if not value:
+        return None
+    text = value.strip()
+    seconds = parse_retry_after(text)
+    if seconds is not None:
+        return seconds
+    parts = _DURATION.findall(text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        return None
+    return sum(float(n) * _UNITS[u] for n, u in parts)
+
+
+@dataclass(frozen=True, slots=True)
+class RateLimitHeaders:
+    """What a provider's ``x-ratelimit-*`` headers say: requests left in its window and the
+    seconds until it resets (``x-ratelimit-remaining-requests`` / ``-reset-requests``, or the
+    plain ``x-ratelimit-remaining`` / ``-reset``), and how long none may be sent because some
+    limit (requests or tokens) has nothing left (``wait``)."""
+
+    requests_left: int | None = None
+    reset_s: float | None = None
+    wait: float | None = None
+
+
+def read_rate_limit(headers: Mapping[str, str]) -> RateLimitHeaders:
+    """The one reader of ``x-ratelimit-*`` headers (all None when there are none)."""
+    requests_left: int | None = None
+    reset_s: float | None = None
+    wait: float | None = None
+    for kind in ("-requests", "-tokens", ""):
+        try:
+            left = float(headers.get(f"x-ratelimit-remaining{kind}", ""))
+        except ValueError:
+            continue
+        reset = parse_duration(headers.get(f"x-ratelimit-reset{kind}"))
+        if kind != "-tokens" and requests_left is None and math.isfinite(left):
+            requests_left, reset_s = max(0, int(left)), reset
+        if left <= 0 and reset is not None:
+            wait = reset if wait is None else max(wait, reset)
+    return RateLimitHeaders(requests_left, reset_s, wait)
 
 
 @dataclass(frozen=True, slots=True)

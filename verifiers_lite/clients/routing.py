@@ -8,6 +8,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from verifiers_lite.clients.adaptive import AdaptiveLimit
 from verifiers_lite.clients.slots import acquire
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse, ModelClient
@@ -41,6 +42,10 @@ class EndpointStats:
 class LimitedClient:
     """Wraps one endpoint: bounds requests in flight (shared semaphore) and counts them.
 
+    With ``adaptive`` (a run's ``max_concurrent="auto"``) the endpoint's own
+    :class:`~verifiers_lite.clients.adaptive.AdaptiveLimit` bounds them instead, learning how
+    many it serves well from its answers.
+
     The semaphore is shared by every endpoint of a run, so ``max_concurrent`` bounds the
     run's model requests in flight, whatever the grouping. An endpoint with ``slots`` (requests
     it serves at once) also has its own bound, taken first so that a request waiting for a busy
@@ -55,9 +60,11 @@ class LimitedClient:
         stats: EndpointStats,
         on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
         slots: int | None = None,
+        adaptive: AdaptiveLimit | None = None,
     ) -> None:
         self.inner = inner
         self.semaphore = semaphore
+        self.adaptive = adaptive
         self.endpoint_slots = asyncio.Semaphore(slots) if slots else None
         self.stats = stats
         self.on_failing = on_failing
@@ -78,7 +85,10 @@ class LimitedClient:
             for s in held:
                 await acquire(s)
                 taken.append(s)
-            return await self._call(model, messages, sampling_args, tools)
+            if self.adaptive is None:
+                return await self._call(model, messages, sampling_args, tools)
+            async with self.adaptive.slot():
+                return await self._call(model, messages, sampling_args, tools)
         finally:
             for s in taken:
                 s.release()
@@ -116,13 +126,26 @@ class EndpointRouter:
         clients: list[ModelClient],
         semaphore: asyncio.Semaphore | None,
         on_failing: Callable[[EndpointStats, BaseException], None] | None = None,
+        adaptive: bool = False,
     ) -> None:
+        """``adaptive``: each endpoint gets its own :class:`AdaptiveLimit` (``semaphore`` is
+        then None: no fixed bound)."""
         self.endpoints = [
             LimitedClient(
-                c, semaphore, EndpointStats(_endpoint_name(c, i)), on_failing, endpoint_slots(c)
+                c,
+                semaphore,
+                EndpointStats(_endpoint_name(c, i)),
+                on_failing,
+                endpoint_slots(c),
+                AdaptiveLimit() if adaptive else None,
             )
             for i, c in enumerate(clients)
         ]
+
+    def in_flight_limit(self) -> int | None:
+        """The adaptive limits' sum now (requests the run may have in flight), None when fixed."""
+        limits = [e.adaptive.current for e in self.endpoints if e.adaptive is not None]
+        return sum(limits) if limits else None
 
     def pick(self, least_busy: bool = False) -> LimitedClient:
         """The endpoint for a new group: the one with the fewest groups so far. With
@@ -142,8 +165,11 @@ class EndpointRouter:
     def summary(self) -> list[dict[str, Any]]:
         return [
             {
-                k: getattr(e.stats, k)
-                for k in ("name", "requests", "failures", "groups", "max_in_flight")
+                **{
+                    k: getattr(e.stats, k)
+                    for k in ("name", "requests", "failures", "groups", "max_in_flight")
+                },
+                **({"adaptive": e.adaptive.summary()} if e.adaptive is not None else {}),
             }
             for e in self.endpoints
         ]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
@@ -38,6 +38,18 @@ async def acquire(semaphore: asyncio.Semaphore) -> None:
     started = time.perf_counter()
     try:
         await semaphore.acquire()
+    finally:
+        box = _WAITED.get()
+        if box is not None:
+            box[0] += time.perf_counter() - started
+
+
+async def timed_wait(waiting: Awaitable[None]) -> None:
+    """``await waiting`` (a wait for a place), the time it took added to the enclosing
+    :func:`slot_wait`."""
+    started = time.perf_counter()
+    try:
+        await waiting
     finally:
         box = _WAITED.get()
         if box is not None:

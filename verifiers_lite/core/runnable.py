@@ -12,7 +12,7 @@ scheduler). An environment group answers through the protocols too (``group_memb
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from verifiers_lite.core.records import DatasetRow, RolloutInput, Row, State
 
@@ -115,8 +115,8 @@ class RunnableEnvironment(Protocol):
         ...
 
     @property
-    def max_concurrent(self) -> int | None:
-        """Model requests in flight when the run does not say."""
+    def max_concurrent(self) -> int | Literal["auto"] | None:
+        """Model requests in flight when the run does not say (``"auto"``: adaptive)."""
         ...
 
     @property

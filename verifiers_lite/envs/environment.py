@@ -9,9 +9,10 @@ import time
 import warnings
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Unpack, cast, final
+from typing import TYPE_CHECKING, Any, Literal, Unpack, cast, final
 
 from verifiers_lite._util.scopes import rollout_scope
+from verifiers_lite.clients.adaptive import check_max_concurrent
 from verifiers_lite.clients.cache import enter_rollout, leave_rollout
 from verifiers_lite.clients.model_turn import model_turn
 from verifiers_lite.clients.resolve import as_model_client
@@ -103,7 +104,8 @@ class Environment(ABC):
         rubric: scores each rollout (default: a rubric with no reward function).
         sampling_args: sampling parameters sent with every model call (``temperature``,
             ``max_tokens``, ...); a run's own take precedence.
-        max_concurrent: model requests in flight at most (a run's ``max_concurrent`` wins).
+        max_concurrent: model requests in flight at most, or ``"auto"`` (each endpoint's own
+            adaptive limit); a run's ``max_concurrent`` wins.
         max_retries: reruns of a rollout that failed with a retryable error.
         rollout_timeout: seconds a rollout may take before it is an error row.
         tool_defs: OpenAI tool schemas offered with every model call.
@@ -130,7 +132,7 @@ class Environment(ABC):
         parser: Parser | None = None,
         rubric: Rubric | None = None,
         sampling_args: dict[str, Any] | None = None,
-        max_concurrent: int | None = 128,
+        max_concurrent: int | Literal["auto"] | None = 128,
         max_retries: int = 0,
         rollout_timeout: float | None = None,
         tool_defs: list[dict[str, Any]] | None = None,
@@ -142,8 +144,7 @@ class Environment(ABC):
     ) -> None:
         if limits is not None and not isinstance(limits, Limits):
             raise TypeError(f"limits must be a vf.Limits, got {type(limits).__name__}")
-        if max_concurrent is not None and max_concurrent < 1:
-            raise ValueError(f"max_concurrent must be >= 1, got {max_concurrent}")
+        check_max_concurrent(max_concurrent)
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0, got {max_retries}")
         if rollout_timeout is not None and not rollout_timeout > 0:

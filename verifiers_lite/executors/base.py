@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from verifiers_lite.core.records import RolloutInput, Row
 
@@ -33,7 +33,7 @@ class RunContext:
     client: ModelClientLike
     model: str
     sampling_args: dict[str, Any] | None
-    max_concurrent: int | None
+    max_concurrent: int | Literal["auto"] | None  # "auto": an adaptive limit per endpoint
     independent: bool
     on_log: Callable[[str], None]
     score: bool = True  # False: rollouts come back unscored (no reward function runs)
@@ -53,6 +53,18 @@ class Executor(Protocol):
     async def run(self, unit: WorkUnit) -> list[Row]: ...
     def summary(self) -> dict[str, Any]: ...
     async def close(self) -> None: ...
+
+
+def fixed_limit(ctx: RunContext, who: str) -> int | None:
+    """The run's bound on requests in flight, for an executor that takes a number only
+    (``who``): ``max_concurrent="auto"`` adapts the requests this process sends, so it is
+    refused by an executor whose requests are sent elsewhere."""
+    if isinstance(ctx.max_concurrent, str):
+        raise ValueError(
+            f"max_concurrent={ctx.max_concurrent!r} adapts the requests this process sends to "
+            f"each endpoint (the in-process executor); {who} takes a number or None"
+        )
+    return ctx.max_concurrent
 
 
 def endpoint_specs(client: ModelClientLike, who: str) -> list[tuple[str, str | None]]:

@@ -6,6 +6,7 @@ import asyncio
 import math
 from typing import Any
 
+from verifiers_lite.clients.adaptive import AUTO, MAX_LIMIT
 from verifiers_lite.clients.resolve import as_model_clients
 from verifiers_lite.clients.routing import EndpointRouter, EndpointStats
 from verifiers_lite.core.records import Row
@@ -16,7 +17,8 @@ class LocalExecutor:
     """Runs units with ``env.run_group`` / ``env.run_rollout`` on this event loop.
 
     Each unit is routed to one endpoint for all of its rollouts (group-sticky), endpoints get
-    groups evenly, and one semaphore bounds the model requests in flight across all endpoints.
+    groups evenly, and one semaphore bounds the model requests in flight across all endpoints;
+    with ``max_concurrent="auto"`` each endpoint's adaptive limit bounds its own instead.
     """
 
     in_process = True  # rollouts call the run's client on this event loop
@@ -29,15 +31,24 @@ class LocalExecutor:
 
     async def start(self, ctx: RunContext, group_size: int) -> int:
         self.ctx = ctx
-        semaphore = asyncio.Semaphore(ctx.max_concurrent) if ctx.max_concurrent else None
-        self.semaphore, self.limit = semaphore, ctx.max_concurrent or 0
+        fixed = ctx.max_concurrent if isinstance(ctx.max_concurrent, int) else None
+        semaphore = asyncio.Semaphore(fixed) if fixed else None
+        self.semaphore, self.limit = semaphore, fixed or 0
 
         def report_failing(s: EndpointStats, exc: BaseException) -> None:
             ctx.on_log(f"endpoint {s.name} keeps failing ({s.streak} errors in a row; last: {exc})")
 
-        self.router = EndpointRouter(as_model_clients(ctx.client), semaphore, report_failing)
-        # Enough units in flight to keep max_concurrent requests busy, without one task per unit.
-        return max(1, math.ceil((ctx.max_concurrent or 1024) / max(1, group_size)) + 1)
+        clients = as_model_clients(ctx.client)
+        adaptive = ctx.max_concurrent == AUTO
+        self.router = EndpointRouter(clients, semaphore, report_failing, adaptive=adaptive)
+        # Enough units in flight to keep max_concurrent requests busy, without one task per unit
+        # (adaptive: as many as the endpoints' limits may grow to).
+        most = len(clients) * MAX_LIMIT if adaptive else fixed or 1024
+        return max(1, math.ceil(most / max(1, group_size)) + 1)
+
+    def in_flight_limit(self) -> int | None:
+        """The adaptive limits' sum now (the live display shows it); None when fixed."""
+        return self.router.in_flight_limit() if self.router is not None else None
 
     async def run(self, unit: WorkUnit) -> list[Row]:
         assert self.ctx is not None and self.router is not None, "start() first"

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite._util.extras import require
 from verifiers_lite.core.records import RolloutInput, Row
-from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
+from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs, fixed_limit
 
 if TYPE_CHECKING:
     from verifiers_lite.core.runnable import RunnableEnvironment
@@ -147,6 +147,7 @@ class RayExecutor:
         self._config: Any = None
 
     async def start(self, ctx: RunContext, group_size: int) -> int:
+        limit = fixed_limit(ctx, "RayExecutor")
         ray = _import_ray()
         if not ray.is_initialized():
             ray.init(
@@ -154,10 +155,10 @@ class RayExecutor:
                 **{"log_to_driver": False, "include_dashboard": False, **self.init_kwargs},
             )
         self.ctx = ctx
-        self._total_limit = ctx.max_concurrent or 1024
+        self._total_limit = limit or 1024
         endpoints = endpoint_specs(ctx.client, "RayExecutor")
         spec = _env_spec(ctx.env)
-        per_worker = math.ceil((ctx.max_concurrent or 1024) / self.num_workers)
+        per_worker = math.ceil((limit or 1024) / self.num_workers)
         config = (
             repr(spec.get("env_id")),
             repr(spec.get("env_args")),

@@ -15,7 +15,7 @@ from typing import Any
 from verifiers_lite.core.errors import categorize
 from verifiers_lite.core.progress import track_rollout
 from verifiers_lite.core.records import ErrorRecord, RolloutInput, Row, State
-from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs
+from verifiers_lite.executors.base import RunContext, WorkUnit, endpoint_specs, fixed_limit
 from verifiers_lite.remote.client import RolloutClient
 from verifiers_lite.remote.pool import RolloutClientPool
 from verifiers_lite.remote.state_runs import failure_state
@@ -69,13 +69,14 @@ class RemoteExecutor:
 
     async def start(self, ctx: RunContext, group_size: int) -> int:
         self.ctx = ctx
+        limit = fixed_limit(ctx, "RemoteExecutor")
         self.endpoints = endpoint_specs(ctx.client, "RemoteExecutor")
         self.groups = [0] * len(self.endpoints)
         self._sent_before = list(self.pool.sent)
         # The server's environment gets the run's sampling on top of this environment's own.
         self._sampling = {**ctx.env.sampling_args, **(ctx.sampling_args or {})}
-        self._semaphore = asyncio.Semaphore(ctx.max_concurrent) if ctx.max_concurrent else None
-        return max(1, math.ceil((ctx.max_concurrent or 1024) / max(1, group_size)) + 1)
+        self._semaphore = asyncio.Semaphore(limit) if limit else None
+        return max(1, math.ceil((limit or 1024) / max(1, group_size)) + 1)
 
     async def run(self, unit: WorkUnit) -> list[Row]:
         assert self.ctx is not None, "start() first"

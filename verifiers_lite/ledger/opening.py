@@ -41,7 +41,7 @@ class RunFacts:
     num_rollouts: int
     independent_scoring: bool
     score_rollouts: bool
-    max_concurrent: int | None
+    max_concurrent: int | str | None  #: "auto": an adaptive limit per endpoint
     seed: int | None
     results_path: str | None
     task_facts: dict[str, Any] | None

@@ -68,7 +68,7 @@ class RunMetadata(TypedDict, total=False):
     #: the system prompt and few-shot turns (``system_prompt``, ``few_shot``)
     prompt_template: dict[str, Any]
     tasks: dict[str, Any]  #: per task of an environment group: its facts (pass criterion, ...)
-    max_concurrent: int | None  #: the bound on rollouts in flight (None: none)
+    max_concurrent: int | str | None  #: the bound on requests in flight (None: none; "auto")
     seed: int | None  #: the run's seed (None: unseeded)
     results_path: str  #: where the run was saved, as given
     library_version: str  #: the verifiers_lite version that wrote it
@@ -163,7 +163,6 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "rollouts_per_example",
             "num_examples",
             "num_rollouts",
-            "max_concurrent",
             "seed",
             "num_scored",
             "num_errors",
@@ -178,6 +177,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
     **dict.fromkeys(
         ("start_time", "end_time", "duration_s", "reward_mean", "reward_stderr"), _NUMBER
     ),
+    "max_concurrent": (int, str),  # "auto": an adaptive limit per endpoint
     **dict.fromkeys(("independent_scoring", "score_rollouts", "resumed"), (bool,)),
     **dict.fromkeys(
         (

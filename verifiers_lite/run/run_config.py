@@ -6,8 +6,9 @@ import dataclasses
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
+from verifiers_lite.clients.adaptive import check_max_concurrent
 from verifiers_lite.core.limits import Limits
 from verifiers_lite.core.not_given import NOT_GIVEN, NotGiven
 from verifiers_lite.core.pricing import PriceTable, check_prices
@@ -26,6 +27,11 @@ def _positive(name: str, value: Any) -> None:
         raise TypeError(f"RunConfig.{name} must be an int or None, got {value!r}")
     if value < 1:
         raise ValueError(f"RunConfig.{name} must be >= 1, got {value}")
+
+
+def _concurrency(name: str, value: Any) -> None:
+    if value is not NOT_GIVEN:
+        check_max_concurrent(value, f"RunConfig.{name}")
 
 
 def _kind(kinds: tuple[type, ...], what: str) -> Callable[[str, Any], None]:
@@ -78,8 +84,10 @@ class RunConfig:
 
     sampling_args: dict[str, Any] | None = _option(None, _kind((Mapping,), "a dict"))
     """Sampling arguments for every request, over the environment's (``temperature``, ...)."""
-    max_concurrent: int | None | NotGiven = _option(NOT_GIVEN, _positive)
-    """Model requests in flight across the run; None: no bound; left out: the environment's."""
+    max_concurrent: int | Literal["auto"] | None | NotGiven = _option(NOT_GIVEN, _concurrency)
+    """Model requests in flight across the run; None: no bound; ``"auto"``: each endpoint's own
+    limit, raised while its throughput rises and lowered on 429s, timeouts and growing latency
+    (:mod:`~verifiers_lite.clients.adaptive`); left out: the environment's."""
     independent_scoring: bool = _option(False, _flag)
     """Score each rollout alone (no group rewards); units are single rollouts."""
     results_path: str | os.PathLike[str] | None = _option(None, _kind((str, os.PathLike), "a path"))
@@ -141,7 +149,7 @@ class EvaluationOptions(TypedDict, total=False):
     ``rollouts_per_example`` and ``seed`` as its own parameters)."""
 
     sampling_args: dict[str, Any] | None
-    max_concurrent: int | None  # left out: the environment's
+    max_concurrent: int | Literal["auto"] | None  # left out: the environment's
     independent_scoring: bool
     results_path: str | os.PathLike[str] | None
     callbacks: Any

@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from verifiers_lite._util.scopes import run_scope
+from verifiers_lite.clients.adaptive import check_max_concurrent
 from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import as_model_clients, attach_cache
 from verifiers_lite.core.content import text_only
@@ -248,13 +249,14 @@ class _Run:
         return self.ledger.outputs(self.plan.example_ids)
 
 
-def _check_run(env: RunnableEnvironment, model: str, config: RunConfig) -> tuple[int | None, bool]:
+def _check_run(
+    env: RunnableEnvironment, model: str, config: RunConfig
+) -> tuple[int | Literal["auto"] | None, bool]:
     """Refuse what cannot run before any request; the run's request bound and scoring mode."""
     if not isinstance(model, str) or not model:
         raise ValueError(f"model must be a non-empty string, got {model!r}")
     limit = given(config.max_concurrent, env.max_concurrent)  # None: no bound
-    if limit is not None and limit < 1:
-        raise ValueError(f"max_concurrent must be >= 1, got {limit}")
+    check_max_concurrent(limit)
     score = env.score_rollouts if config.score_rollouts is None else bool(config.score_rollouts)
     if score:
         env.rubric.check_reward_funcs()  # a misspelled parameter fails now, not on every row

@@ -41,6 +41,14 @@ served from a prompt cache (``usage.prompt_tokens_details.cached_tokens``, cappe
 tokens), ``usage_extra`` is merged into every completion's ``usage``, as a provider's own
 fields, and ``served_as`` names another model as the one that answered, as a server that routes
 a name to its own model does),
+``slots`` (an integer: a slot-limited model that serves that many requests at once, each for
+``latency_ms``, and queues the rest, as llama.cpp or vLLM at capacity: more in flight only adds
+waiting) and ``rate_limit``, a provider's limit (``null`` lifts it): ``{"concurrent": N,
+"retry_after": s}`` answers a request arriving while N are being served 429 with
+``Retry-After: s``; ``{"requests": R, "per_s": W}`` takes R requests per fixed window of W
+seconds, every answer saying so in ``x-ratelimit-limit-requests``,
+``x-ratelimit-remaining-requests`` and ``x-ratelimit-reset-requests`` (seconds to the window's
+end, as ``"0.35s"``), and answers 429 past them with ``Retry-After`` the seconds left,
 ``POST /_control/reset``, ``GET /_control/stats``, ``GET /_control/requests`` (the bodies of
 the last 1,000 chat requests, oldest first: what each request sent). A fault is one of ``{"status": 500}``,
 ``{"status": 429, "retry_after": 0.1}``, ``{"drop": true}``, ``{"stall": seconds}``; faults are
@@ -125,6 +133,10 @@ class FakeChatServer:
         self.cached_tokens = 0
         self.usage_extra: dict[str, Any] = {}
         self.served_as: str | None = None
+        self.slots: asyncio.Semaphore | None = None
+        self.rate_limit: dict[str, Any] | None = None
+        self.serving = 0  # requests admitted past the rate limit and not yet answered
+        self.window_start, self.window_count = 0.0, 0  # a request-rate limit's window
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         body = await request_body(scope, receive, send)
@@ -136,23 +148,7 @@ class FakeChatServer:
         elif path.endswith("/responses") and method == "POST":
             await self._responses(body, send)
         elif path == "/_control/config" and method == "POST":
-            cfg = json.loads(body or b"{}")
-            if "latency_ms" in cfg:
-                self.latency = float(cfg["latency_ms"]) / 1000
-            if "correct_rate" in cfg:
-                self.correct_rate = float(cfg["correct_rate"])
-            if "faults" in cfg:
-                self.faults = list(cfg["faults"])
-            if "system_fingerprint" in cfg:
-                self.system_fingerprint = cfg["system_fingerprint"]
-            if "created" in cfg:
-                self.created = cfg["created"]
-            if "cached_tokens" in cfg:
-                self.cached_tokens = int(cfg["cached_tokens"])
-            if "usage_extra" in cfg:
-                self.usage_extra = dict(cfg["usage_extra"])
-            if "served_as" in cfg:
-                self.served_as = cfg["served_as"]
+            self.configure(json.loads(body or b"{}"))
             await _json(send, 200, {"ok": True})
         elif path == "/_control/reset" and method == "POST":
             self.reset()
@@ -194,44 +190,52 @@ class FakeChatServer:
         else:
             await _json(send, 404, {"error": {"message": f"no route {method} {path}"}})
 
+    def configure(self, cfg: dict[str, Any]) -> None:
+        """Apply a ``POST /_control/config`` body (see the module docstring)."""
+        if "latency_ms" in cfg:
+            self.latency = float(cfg["latency_ms"]) / 1000
+        if "correct_rate" in cfg:
+            self.correct_rate = float(cfg["correct_rate"])
+        if "faults" in cfg:
+            self.faults = list(cfg["faults"])
+        if "system_fingerprint" in cfg:
+            self.system_fingerprint = cfg["system_fingerprint"]
+        if "created" in cfg:
+            self.created = cfg["created"]
+        if "cached_tokens" in cfg:
+            self.cached_tokens = int(cfg["cached_tokens"])
+        if "usage_extra" in cfg:
+            self.usage_extra = dict(cfg["usage_extra"])
+        if "served_as" in cfg:
+            self.served_as = cfg["served_as"]
+        if "slots" in cfg:
+            self.slots = asyncio.Semaphore(int(cfg["slots"])) if cfg["slots"] else None
+        if "rate_limit" in cfg:
+            self.rate_limit = dict(cfg["rate_limit"]) if cfg["rate_limit"] else None
+
     async def _chat(self, body: bytes, send: Any) -> None:
         self.requests += 1
         self.recorded.append(body)
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         status = 200
+        admitted = False
         try:
+            limited = self._limited()
+            if limited is not None:
+                status = 429
+                await _json(send, 429, {"error": {"message": "rate limit"}}, limited)
+                return
+            if self.rate_limit is not None and "concurrent" in self.rate_limit:
+                self.serving += 1
+                admitted = True
             fault = self.faults.pop(0) if self.faults else None
-            if self.latency:
-                await asyncio.sleep(self.latency)
+            await self._serve_time()
             if fault:
-                if "stall" in fault:
-                    await asyncio.sleep(float(fault["stall"]))
-                if fault.get("drop"):
-                    status = 0
-                    await send(
-                        {
-                            "type": "http.response.start",
-                            "status": 200,
-                            "headers": [
-                                (b"content-type", b"application/json"),
-                                (b"content-length", b"1000"),
-                            ],
-                        }
-                    )
-                    await send({"type": "http.response.body", "body": b'{"choi', "more_body": True})
+                status = await self._fault(fault, send)
+                if status == 0:
                     raise ConnectionAbortedError("fault injection: dropped connection")
-                if "status" in fault:
-                    status = int(fault["status"])
-                    headers = (
-                        {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
-                    )
-                    await _json(
-                        send,
-                        status,
-                        {"error": {"message": fault.get("message", f"injected {status}")}},
-                        headers,
-                    )
+                if status != 200:
                     return
             try:
                 req = json.loads(body)
@@ -256,7 +260,70 @@ class FakeChatServer:
             await self._reply(send, req, self.served_as or model, turn)
         finally:
             self.in_flight -= 1
+            self.serving = max(0, self.serving - admitted)
             self.by_status[status] += 1
+
+    async def _fault(self, fault: dict[str, Any], send: Any) -> int:
+        """Apply an injected fault: the status it answered (0: a dropped connection, which the
+        caller then raises), 200 when it only stalled."""
+        if "stall" in fault:
+            await asyncio.sleep(float(fault["stall"]))
+        if fault.get("drop"):
+            start = [(b"content-type", b"application/json"), (b"content-length", b"1000")]
+            await send({"type": "http.response.start", "status": 200, "headers": start})
+            await send({"type": "http.response.body", "body": b'{"choi', "more_body": True})
+            return 0
+        if "status" in fault:
+            status = int(fault["status"])
+            headers = {"retry-after": str(fault["retry_after"])} if "retry_after" in fault else {}
+            message = fault.get("message", f"injected {status}")
+            await _json(send, status, {"error": {"message": message}}, headers)
+            return status
+        return 200
+
+    async def _serve_time(self) -> None:
+        """The model's time for one request: ``latency``, in one of the ``slots`` when limited."""
+        if self.slots is None:
+            if self.latency:
+                await asyncio.sleep(self.latency)
+            return
+        async with self.slots:
+            await asyncio.sleep(self.latency)
+
+    def _limited(self) -> dict[str, str] | None:
+        """The headers of a 429 when the rate limit refuses this request, else None."""
+        limit = self.rate_limit
+        if limit is None:
+            return None
+        if "concurrent" in limit:
+            if self.serving < int(limit["concurrent"]):
+                return None
+            return {"retry-after": f"{float(limit.get('retry_after', 1.0)):g}"}
+        left = self._window_left()
+        if self.window_count < int(limit["requests"]):
+            self.window_count += 1
+            return None
+        return {"retry-after": f"{left:.3f}", **self.rate_headers()}
+
+    def _window_left(self) -> float:
+        """Seconds to the end of the request-rate window (a new one starts when one ends)."""
+        assert self.rate_limit is not None
+        now, width = time.monotonic(), float(self.rate_limit["per_s"])
+        if now >= self.window_start + width:
+            self.window_start, self.window_count = now, 0
+        return self.window_start + width - now
+
+    def rate_headers(self) -> dict[str, str]:
+        """A request-rate limit's ``x-ratelimit-*`` headers (none without one)."""
+        limit = self.rate_limit
+        if limit is None or "requests" not in limit:
+            return {}
+        left, total = self._window_left(), int(limit["requests"])
+        return {
+            "x-ratelimit-limit-requests": str(total),
+            "x-ratelimit-remaining-requests": str(max(0, total - self.window_count)),
+            "x-ratelimit-reset-requests": f"{left:.3f}s",
+        }
 
     def _turn(
         self, messages: list[dict[str, Any]], message: dict[str, Any], finish: str
@@ -295,7 +362,8 @@ class FakeChatServer:
             chunks = chat_completion_chunks(turn, model, rid, created, include_usage=usage)
             await _stream(send, sse(chunks, done=True))
         else:
-            await _raw(send, 200, dumps(chat_completion_body(turn, model, rid, created)))
+            body = dumps(chat_completion_body(turn, model, rid, created))
+            await _raw(send, 200, body, self.rate_headers())
 
     async def _responses(self, body: bytes, send: Any) -> None:
         """The Responses API: the same answers as the chat route, in that dialect."""
@@ -493,8 +561,9 @@ def _bisect_guess(messages: list[dict[str, Any]]) -> str:
     return f"My guess is {(lo + hi) // 2}"
 
 
-async def _raw(send: Any, status: int, data: bytes) -> None:
+async def _raw(send: Any, status: int, data: bytes, headers: dict[str, str] | None = None) -> None:
     hdrs = [(b"content-type", b"application/json"), (b"content-length", str(len(data)).encode())]
+    hdrs += [(k.encode(), v.encode()) for k, v in (headers or {}).items()]
     await send({"type": "http.response.start", "status": status, "headers": hdrs})
     await send({"type": "http.response.body", "body": data})
 
