@@ -9,6 +9,7 @@ from fastapi import APIRouter, HTTPException, Query, Request
 from fastapi.responses import JSONResponse
 
 from verifiers_lite.core import columns
+from verifiers_lite.core.errors import RunFormatError
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.paired import ExamplesMismatchError, compare_scores, run_few_shot
 from verifiers_lite.results.row_index import StaleRowsError
@@ -61,7 +62,10 @@ def runs_router(registry: RunRegistry, indexer: BackgroundIndexer) -> APIRouter:
     @router.get("/{run_id}")
     def run_detail(run_id: str) -> JSONResponse:
         run = _get_run(registry, run_id)
-        body = run.detail(budget_s=STATS_BUDGET_S)
+        try:
+            body = run.detail(budget_s=STATS_BUDGET_S)
+        except RunFormatError as exc:
+            raise HTTPException(409, str(exc)) from exc
         source = (body["metadata"].get("rescored_from") or {}).get("path")
         found = registry.find(source) if isinstance(source, str) else None
         # the page links to it

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from verifiers_lite.core import columns
+from verifiers_lite.core.errors import RunFormatError
 from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.results.row_index import RowIndex, StaleRowsError
 from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
@@ -43,6 +44,8 @@ class Run:
     def metadata(self) -> RunMetadata:
         try:
             return read_run_metadata(self.path)
+        except RunFormatError:
+            raise  # written by a newer verifiers_lite: said, not shown as an empty run
         except (FileNotFoundError, ValueError):
             return {}  # absent, or replaced mid-read: the next poll sees the new one
 
@@ -123,8 +126,12 @@ class Run:
 
     def summary(self, budget_s: float | None = None) -> dict[str, Any]:
         """A line of the Runs page. Finished runs answer from their metadata (no scan) when it
-        holds the clustered figures (``reward_ci``; older runs' stderr was not clustered)."""
-        meta = self.metadata()
+        holds the clustered figures (``reward_ci``; older runs' stderr was not clustered). A
+        run this version cannot read is a line with status ``unreadable`` and the reason."""
+        try:
+            meta = self.metadata()
+        except RunFormatError as exc:
+            return {"run_id": self.run_id, "status": "unreadable", "error": str(exc)}
         status = self.status(meta)
         keys = (
             "num_rollouts",

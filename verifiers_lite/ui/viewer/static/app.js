@@ -178,7 +178,7 @@
         h("td", { class: "num" }, r.num_rollouts, r.planned_rollouts ? " / " + r.planned_rollouts : ""),
         h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)),
         h("td", { class: "num" }, r.num_errors ? h("span", { class: "error-text" }, r.num_errors) : "0"),
-        h("td", {}, badge(r.status)))));
+        h("td", {}, badge(r.status), r.error ? h("div", { class: "error-text run-error" }, r.error) : ""))));
       return data.runs;
     }
     const runs = await fill();
