@@ -18,6 +18,7 @@ import sys
 import textwrap
 import typing
 import warnings
+from dataclasses import is_dataclass
 from pathlib import Path
 from typing import Any
 
@@ -156,7 +157,12 @@ def constructor_parameters(cls: type) -> list[tuple[str, str, str, str, str]]:
         init = klass.__dict__.get("__init__")
         if not klass.__module__.startswith(PACKAGE) or init is None:
             continue
-        docs = _param_docs(klass)
+        # A dataclass's fields are its parameters: their ``#:`` comments describe them.
+        docs = (
+            {**field_docs(klass), **_param_docs(klass)}
+            if is_dataclass(klass)
+            else _param_docs(klass)
+        )
         forwards = False
         for p in list(inspect.signature(init).parameters.values())[1:]:
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
@@ -272,8 +278,9 @@ def _typeddict_table(cls: type) -> list[str]:
 
 def _documented_entry(name: str, identifier: str) -> list[str]:
     """The mkdocstrings block; a name exported under another name gets its own heading too. A
-    class whose signature hides parameters it passes to its bases gets its whole list, between
-    its heading and its members."""
+    class whose signature hides parameters it passes to its bases, and a dataclass (whose
+    fields' descriptions are comments mkdocstrings does not read), gets its whole list of
+    parameters, between its heading and its members."""
     level = 2
     lines = []
     if identifier.rsplit(".", 1)[-1] != name:
@@ -289,7 +296,7 @@ def _documented_entry(name: str, identifier: str) -> list[str]:
     value = _value(identifier)
     if inspect.isclass(value) and typing.is_typeddict(value):
         return [*lines, *head, "      members: false", "", *_typeddict_table(value)]
-    if not (inspect.isclass(value) and _inherits_parameters(value)):
+    if not (inspect.isclass(value) and (_inherits_parameters(value) or is_dataclass(value))):
         return [*lines, *head, ""]
     return [
         *lines,
@@ -298,15 +305,52 @@ def _documented_entry(name: str, identifier: str) -> list[str]:
         "      show_docstring_parameters: false",
         "",
         *_parameters_table(value),
-        f"::: {identifier}",
-        "    options:",
-        "      show_root_heading: false",
-        "      show_root_toc_entry: false",
-        "      show_docstring_description: false",
-        "      show_bases: false",
-        f"      heading_level: {level}",
-        "",
+        # Each member on its own: one block of them all would have to hide the class's
+        # description, and mkdocstrings would hide every member's with it.
+        *(
+            line
+            for member in _own_members(value)
+            for line in (
+                f"::: {identifier}.{member}",
+                "    options:",
+                "      show_root_heading: true",
+                "      show_root_full_path: false",
+                f"      heading_level: {level + 1}",
+                "",
+            )
+        ),
     ]
+
+
+def _own_members(cls: type) -> list[str]:
+    """The public methods, properties and annotated attributes a class defines itself, in
+    source order (what mkdocstrings lists of a class: the package's filters drop ``_`` names)."""
+    annotated = list(cls.__dict__.get("__annotations__", {}))
+    found = []
+    for name, value in cls.__dict__.items():
+        if name.startswith("_"):
+            continue
+        function = value.__func__ if isinstance(value, (classmethod, staticmethod)) else value
+        function = function.fget if isinstance(function, property) else function
+        if inspect.isfunction(function):
+            found.append((function.__code__.co_firstlineno, name))
+    lines = _attribute_lines(cls)
+    found += [(lines.get(name, 0), name) for name in annotated if not name.startswith("_")]
+    return [name for _, name in sorted(set(found))]
+
+
+def _attribute_lines(cls: type) -> dict[str, int]:
+    """The source line of each annotated attribute of a class (empty without its source)."""
+    try:
+        lines, first = inspect.getsourcelines(cls)
+    except (OSError, TypeError):
+        return {}
+    body = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    return {
+        node.target.id: first + node.lineno - 1
+        for node in getattr(body, "body", [])
+        if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+    }
 
 
 def _summary_entry(name: str, identifier: str, page: str) -> list[str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import html
 import importlib
+import inspect
 import pkgutil
 import re
 import warnings
@@ -13,6 +14,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import verifiers_lite
+from verifiers_lite.sandbox import SandboxLimits
 
 
 def _facades() -> dict[str, list[str]]:
@@ -188,6 +190,20 @@ def test_constructors_list_the_parameters_they_pass_on(built_site: Path):
             assert kind and description, (cls, name, rows[name])
         assert rows["rubric"][0] == "Rubric | None"
         assert "from Environment" in rows["dataset"][2]
+
+
+def test_dataclass_parameters_are_described_and_members_keep_theirs(built_site: Path):
+    """A dataclass's parameters are its fields, described by their comments; a class shown with
+    its parameters' table still shows each method's description."""
+    page = built_site / "reference" / "sandbox" / "index.html"
+    rows = _table_rows(page, "verifiers_lite.sandbox.limits.SandboxLimits")
+    assert list(rows) == list(inspect.signature(SandboxLimits).parameters)
+    assert [k for k, (kind, _default, text) in rows.items() if not kind or not text] == []
+    envs = _text(built_site / "reference" / "envs" / "index.html")
+    assert "aclose () -> None Stop the shared MCP servers" in envs  # ToolEnv's method
+    assert "over ( base : Limits | None ) -> Limits These limits with base" in _text(
+        built_site / "reference" / "verifiers_lite" / "index.html"
+    )
 
 
 def test_option_typeddicts_document_every_key(built_site: Path):

@@ -61,7 +61,11 @@ def leave_rollout(token: contextvars.Token[_RolloutSlot | None]) -> None:
 
 
 class ResponseCache:
-    """The on-disk store: one SQLite file, safe across threads and processes (WAL)."""
+    """The on-disk store: one SQLite file, safe across threads and processes (WAL).
+
+    Args:
+        path: the SQLite file (its folder is made); None: the default cache file.
+    """
 
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
@@ -186,7 +190,14 @@ def cache_key(
 
 class CachedClient:
     """A :class:`ModelClient` answering from a :class:`ResponseCache` when it can, else from
-    ``inner`` (and storing the answer). Errors are never cached. ``hits``/``misses`` count calls."""
+    ``inner`` (and storing the answer). Errors are never cached. ``hits``/``misses`` count calls.
+
+    Args:
+        inner: the client that answers what the cache does not hold.
+        cache: ``True`` (the default file), a file path or a :class:`ResponseCache`.
+        call: the request function answering misses (default ``inner.chat``; ``ChatClient`` passes
+            its uncached request path).
+    """
 
     def __init__(self, inner: ModelClient, cache: Any = True, *, call: Any = None) -> None:
         store = ResponseCache.coerce(cache)

@@ -16,7 +16,11 @@ class ClientGroup(list[Any]):
     like any list of clients; called directly (``await group.chat(...)``, a judge) each request
     goes to the endpoint with the fewest requests in flight, through the same router: an
     endpoint that keeps failing, or whose server crashed, is passed over while another is
-    healthy."""
+    healthy.
+
+    Args:
+        clients: the model clients, at least one, all serving the same model.
+    """
 
     def __init__(self, clients: list[Any]) -> None:
         if not clients:

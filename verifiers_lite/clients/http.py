@@ -63,6 +63,25 @@ class ChatClient:
 
     ``price`` is what the endpoint's tokens cost whatever the model (the embedded model's
     servers say :data:`~verifiers_lite.core.pricing.FREE`); a run's own price table wins over it.
+
+    Args:
+        base_url: the endpoint's URL up to ``/chat/completions``, e.g. ``http://127.0.0.1:8000/v1``.
+        api_key: sent as ``Authorization: Bearer``; None sends none.
+        timeout: seconds one request may take (positive).
+        retry: which failures are retried, how often and how long apart (default
+            :class:`RetryPolicy`).
+        headers: more HTTP headers for every request.
+        max_connections: connections kept open to the endpoint at most.
+        process_check: the server process's supervisor's check (above).
+        trust_env: use the proxy settings of the environment (``HTTP_PROXY``, ...).
+        cache: ``True``, a file path or a ``ResponseCache``: answers come from the response cache
+            when it has them; None: no cache.
+        cache_identity: what names the endpoint in cache keys across processes (default its
+            ``base_url``).
+        text_only: the model reads text only (above).
+        slots: requests the endpoint serves at once (None: unknown); a run sends it no more at once,
+            the rest wait here.
+        price: what the endpoint's tokens cost (above).
     """
 
     def __init__(

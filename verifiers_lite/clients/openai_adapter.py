@@ -69,6 +69,9 @@ class OpenAIClientAdapter:
     survive it are mapped onto the library's error categories. The client works from any event
     loop: on a loop other than the one it first worked on, a copy with its own connection pool
     is used (same endpoint, key, headers, timeout, retries).
+
+    Args:
+        client: an ``openai.AsyncOpenAI`` (or anything with ``chat.completions.create``).
     """
 
     def __init__(self, client: OpenAIClientLike) -> None:

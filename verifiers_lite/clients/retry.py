@@ -102,10 +102,10 @@ class RetryPolicy:
     a deterministic failure of the server rather than a transient one.
     """
 
-    max_attempts: int = 4
-    base_delay: float = 0.25
-    max_delay: float = 8.0
-    max_retry_after: float = 60.0
+    max_attempts: int = 4  #: tries in all, the first included (at least 1)
+    base_delay: float = 0.25  #: seconds of the first backoff's cap
+    max_delay: float = 8.0  #: the backoff's cap at most, in seconds
+    max_retry_after: float = 60.0  #: a server's Retry-After is honoured up to this many seconds
 
     def __post_init__(self) -> None:
         if self.max_attempts < 1:

@@ -48,6 +48,12 @@ class ScriptedClient:
     function of the messages); a call is ``{"name": ..., "arguments": {...}}`` or an OpenAI
     ``tool_call`` dict. ``delay`` (seconds) makes each reply take that long, like a slow model.
     ``requests`` counts the calls made.
+
+    Args:
+        replies: the replies (above): a string, a list by turn, or a function of the messages.
+        tool_calls: the tool calls each reply makes (above): a list by turn or a function of the
+            messages.
+        delay: seconds each reply takes.
     """
 
     def __init__(

@@ -90,7 +90,16 @@ ERROR_CATEGORIES = records.ERROR_CATEGORIES
 
 
 class ModelAPIError(VerifiersError):
-    """A model request failed; ``category`` is one of :data:`ERROR_CATEGORIES`."""
+    """A model request failed; ``category`` is one of :data:`ERROR_CATEGORIES`.
+
+    Args:
+        message: what failed, as the user reads it.
+        category: why the rollout failed, one of :data:`ERROR_CATEGORIES`.
+        status: the HTTP status of the answer, when there was one.
+        retryable: whether the request may succeed if sent again.
+        retry_after: seconds the server asked to wait before another request.
+        endpoint: the endpoint's URL.
+    """
 
     def __init__(
         self,

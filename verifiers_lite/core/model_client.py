@@ -34,11 +34,13 @@ class ChatResponse:
     model id it says answered.
     """
 
-    message: Message
+    message: Message  #: the assistant message (above)
+    #: why the model stopped (``stop``, ``length``, ``tool_calls``...)
     finish_reason: str | None = "stop"
-    usage: TurnUsage = field(default_factory=TurnUsage)
-    prompt_ids: list[int] | None = None
-    completion_ids: list[int] | None = None
+    usage: TurnUsage = field(default_factory=TurnUsage)  #: the call's token counts
+    prompt_ids: list[int] | None = None  #: the prompt's token ids (token-level backends)
+    completion_ids: list[int] | None = None  #: the answer's token ids (token-level backends)
+    #: each answer token's log-probability (token-level backends)
     completion_logprobs: list[float] | None = None
     system_fingerprint: str | None = None  #: the serving build, when the server reports one
     response_id: str | None = None  #: the completion's ``id``, when the server gave one

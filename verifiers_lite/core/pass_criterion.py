@@ -27,8 +27,8 @@ class PassCriterion:
     """When a scored rollout counts as solved: ``metric`` (``"reward"`` or a reward function's
     metric name) >= ``threshold``."""
 
-    metric: str = "reward"
-    threshold: float = 1.0
+    metric: str = "reward"  #: ``reward`` or a reward function's metric name
+    threshold: float = 1.0  #: the value the metric must reach
 
     @classmethod
     def coerce(cls, value: PassCriterion | str | float | dict[str, Any] | None) -> PassCriterion:

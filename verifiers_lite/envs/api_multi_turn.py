@@ -127,6 +127,25 @@ class APIMultiTurnRollout:
     model and listed in ``tool_errors``; the trajectory goes on. A thinking model's reasoning
     is kept on its messages as ``reasoning_content`` and sent back as ``reasoning_history``
     says (see ``Environment``).
+
+    Args:
+        api: the chat API the model is called through (e.g.
+            :class:`~verifiers_lite.clients.OpenAIChatAPI`).
+        tool_manager: the tools the model may call: one ``ToolManager`` for every trajectory, or one
+            (or None) per trajectory; None: no tools.
+        sampling_params: how each turn is sampled (default
+            :class:`~verifiers_lite.rollout.SamplingParams`).
+        max_turns: model turns a trajectory may take (at least 1).
+        concurrency: trajectories in flight at once (at least 1).
+        extra_body: more fields for every request's body.
+        trace_dir: a folder each finished trajectory is written to, one JSON file each
+            (``ok-``/``fail-`` names); None: none written.
+        trace_callback: decides what is written of a trajectory: False/None skips it, True writes it
+            whole, a dict is written instead.
+        success_callback: whether a trajectory's file is named ``ok-`` (default: it ended with
+            ``stop``).
+        reasoning_history: what earlier turns' reasoning is sent back to the model (``keep``, ...;
+            see ``Environment``).
     """
 
     def __init__(

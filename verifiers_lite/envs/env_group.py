@@ -103,6 +103,10 @@ class EnvGroup(Environment):
     or a chosen subset. Results split with ``out.by_task()`` and plot with ``by="task"``.
     Options not given (``max_retries``, ``rollout_timeout``) are the most lenient of the members'.
     ``env_id`` names the group (default: the names joined by ``+``).
+
+    Args:
+        envs: the member environments, at least one.
+        names: each member's task name (default: its ``env_id``).
     """
 
     def __init__(

@@ -46,6 +46,11 @@ class PythonEnv(ToolEnv):
     answers with stdout, stderr and the exit status (the value of a last bare expression is
     printed, as in a REPL). ``sandbox`` may be shared between environments; by default one is
     made with ``limits``. ``env_id`` names it in results (default: the class name).
+
+    Args:
+        sandbox: the sandbox the code runs in (may be shared); default: one made with ``limits``.
+        limits: the limits of the sandbox made when ``sandbox`` is not given.
+        tools: more tools the model may call beside ``python``.
     """
 
     def __init__(

@@ -73,6 +73,17 @@ class LocalModel:
     dies. It is healthy only once it has decoded one token (a server can list its model and
     still crash on the first completion). Its clients check the process on connection errors:
     a dead server fails their requests at once with category ``model_crashed``.
+
+    Args:
+        model_path: the GGUF file; None: the embedded model.
+        model_name: the id the server serves it under (default the embedded model's name, or the
+            file's stem).
+        n_ctx: the context window in tokens (at least 16).
+        n_threads: CPU threads the server decodes with (default the CPUs this process may use).
+        port: the port on 127.0.0.1 (default a free one).
+        startup_timeout: seconds to wait for the server to answer its first token.
+        request_timeout: the ``timeout`` of the clients it makes, in seconds per request.
+        extra_args: more command-line arguments for the server.
     """
 
     def __init__(

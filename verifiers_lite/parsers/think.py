@@ -17,7 +17,11 @@ class ThinkParser(Parser):
     """Reads the answer after the reasoning; ``extract_fn`` (e.g. :func:`extract_boxed_answer`)
     picks it out. A model turn's ``<think>…</think>`` block (or ``…</think>`` when the chat
     template opened it) is moved out of ``content`` into ``reasoning_content`` as the turn
-    arrives, so nothing reads it as the answer; text still holding a block is stripped too."""
+    arrives, so nothing reads it as the answer; text still holding a block is stripped too.
+
+    Args:
+        extract_fn: picks the answer out of the text after the reasoning; None: all of that text.
+    """
 
     def __init__(self, extract_fn: Callable[[str], str | None] | None = None) -> None:
         self.extract_fn = extract_fn

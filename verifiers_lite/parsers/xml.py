@@ -15,6 +15,10 @@ class XMLParser(Parser):
 
     ``fields`` lists tag names; a field may be a tuple of alternatives, the first being canonical
     (e.g. ``("answer", "result")``).
+
+    Args:
+        fields: the tag names, each a name or a tuple of alternatives (the first canonical).
+        answer_field: the field whose value ``parse_answer`` returns.
     """
 
     def __init__(self, fields: list[str | tuple[str, ...]], answer_field: str = "answer") -> None:

@@ -87,6 +87,22 @@ class ProgramEnv(Environment):
     seconds to end by itself). Its stdout is kept up to ``max_output_bytes`` (the rest is cut,
     with a note). Other keywords are :class:`~verifiers_lite.envs.Environment`'s (``rubric``,
     ``sampling_args`` — enforced on every call —, ``max_concurrent``, ...).
+
+    Args:
+        command: the program: an argv list with placeholders, or a top-level Python function
+            (above).
+        dataset: the rows to run on, as for any environment.
+        eval_dataset: the rows ``evaluate`` runs on, when not ``dataset``.
+        stdin: what the program reads on stdin: ``question`` (default), ``task`` (as JSON) or
+            ``none``.
+        env: more environment variables for the program.
+        pass_env: the driver's variables passed on although they look like secrets.
+        workdir_template: a folder copied as each rollout's working directory (default: an empty
+            one).
+        answer_file: the file in the working directory whose text is the answer (default: stdout).
+        limits: what one rollout may spend (above).
+        max_output_bytes: stdout kept per rollout, in bytes.
+        kill_grace: seconds between SIGTERM and SIGKILL of a stopped program.
     """
 
     def __init__(

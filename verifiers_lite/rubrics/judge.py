@@ -57,6 +57,20 @@ class JudgeRubric(Rubric):
     uses the embedded model (started on first use; no key needed). ``max_concurrent`` bounds
     judge calls in flight; ``cache`` (True or a path) caches judge answers; ``retry`` is the
     policy a base-URL judge client is built with. More reward functions may be added.
+
+    Args:
+        judge_client: the judge's model client or base URL; None: the embedded model.
+        judge_model: the model the judge server serves (needed with ``judge_client``).
+        prompt: the judge's prompt (above); it holds ``{response}`` or ``{completion}``.
+        parse: the judge's text to a float (default :func:`parse_yes_no`).
+        parser: what reads the answer out of a completion (``response`` in the prompt).
+        judge_sampling_args: how the judge samples (default: greedy and short).
+        max_concurrent: judge calls in flight at most.
+        weight: the judge score's weight in the reward.
+        cache: ``True`` or a file path: judge answers are cached.
+        retry: the retry policy of a judge client built from a base URL.
+        funcs: more reward functions after the judge's.
+        weights: their weights (default 1.0 each).
     """
 
     def __init__(

@@ -54,7 +54,15 @@ def verify_answer(candidate: str | None, gold: Any) -> float:
 class MathRubric(Rubric):
     """One reward function, ``math_verified`` (1/0): the parsed answer (``parser``; default the
     last assistant message) is mathematically equal to ``answer``. A check running past
-    ``timeout`` seconds is a ``rubric_error`` row. More reward functions may be added."""
+    ``timeout`` seconds is a ``rubric_error`` row. More reward functions may be added.
+
+    Args:
+        parser: what reads the answer out of a completion (default: the last assistant message).
+        weight: ``math_verified``'s weight in the reward.
+        timeout: seconds one check may take.
+        funcs: more reward functions after ``math_verified``.
+        weights: their weights (default 1.0 each).
+    """
 
     def __init__(
         self,

@@ -140,6 +140,13 @@ class Rubric:
 
     ``pass_criterion`` says when a rollout counts as solved for pass@k: a threshold on the reward
     (a number), a metric name (passes at >= 1.0), or a :class:`PassCriterion`; default reward >= 1.
+
+    Args:
+        funcs: the reward functions.
+        weights: each function's weight in the reward (default 1.0 each).
+        parser: what reads the answer out of a completion, given to functions taking ``parser``
+            (default: the environment's).
+        pass_criterion: when a rollout counts as solved (above).
     """
 
     task_rubrics: Mapping[str, Rubric] = MappingProxyType({})

@@ -32,11 +32,11 @@ class Precision:
     reward minus the baseline's over the examples both have, and with ``stop_on_sign`` the run
     also stops once that interval excludes 0."""
 
-    half_width: float
-    confidence: float = 0.95
-    reward_range: tuple[float, float] = (0.0, 1.0)
-    baseline: Any = None
-    stop_on_sign: bool = True
+    half_width: float  #: the interval's half width to reach (> 0)
+    confidence: float = 0.95  #: the interval's confidence, in (0, 1)
+    reward_range: tuple[float, float] = (0.0, 1.0)  #: (low, high): the range every reward lies in
+    baseline: Any = None  #: a finished run's outputs or rows to compare against, paired by example
+    stop_on_sign: bool = True  #: with ``baseline``, also stop once the difference's sign is settled
 
     def __post_init__(self) -> None:
         if not (isinstance(self.half_width, (int, float)) and 0 < self.half_width < math.inf):

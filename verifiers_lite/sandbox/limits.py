@@ -16,13 +16,13 @@ class SandboxLimits:
     ``tmp_mb`` the private temporary filesystem (bubblewrap only).
     """
 
-    timeout: float = 10.0
-    cpu: float = 10.0
-    memory_mb: int = 1024
-    max_processes: int = 32
-    max_file_mb: int = 16
-    max_output_bytes: int = 64_000
-    tmp_mb: int = 256
+    timeout: float = 10.0  #: wall-clock seconds
+    cpu: float = 10.0  #: CPU seconds
+    memory_mb: int = 1024  #: address space of each process, in MB
+    max_processes: int = 32  #: processes alive at once
+    max_file_mb: int = 16  #: size of any one file written, in MB
+    max_output_bytes: int = 64_000  #: bytes kept of stdout and of stderr each
+    tmp_mb: int = 256  #: the private temporary filesystem, in MB (bubblewrap only)
 
     def __post_init__(self) -> None:
         for name in (
@@ -63,17 +63,17 @@ class ExecResult:
     ``isolation`` says how it ran: ``"bubblewrap"`` or ``"rlimits"`` (the weaker fallback).
     """
 
-    stdout: str = ""
-    stderr: str = ""
-    exit_code: int | None = None
-    timed_out: bool = False
-    duration_s: float = 0.0
-    cpu_s: float = 0.0
-    stdout_truncated: bool = False
-    stderr_truncated: bool = False
-    isolation: str = ""
-    error: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    stdout: str = ""  #: what the code printed (cut at ``max_output_bytes``)
+    stderr: str = ""  #: what it wrote to stderr (cut the same way)
+    exit_code: int | None = None  #: its exit status (above)
+    timed_out: bool = False  #: the wall-clock limit killed it
+    duration_s: float = 0.0  #: wall-clock seconds it ran
+    cpu_s: float = 0.0  #: CPU seconds it used
+    stdout_truncated: bool = False  #: stdout was cut
+    stderr_truncated: bool = False  #: stderr was cut
+    isolation: str = ""  #: ``bubblewrap`` or ``rlimits``
+    error: str | None = None  #: why it never ran, when it did not
+    extra: dict[str, Any] = field(default_factory=dict)  #: more facts a backend reports
 
     @property
     def ok(self) -> bool:

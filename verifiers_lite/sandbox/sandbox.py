@@ -46,6 +46,12 @@ class Sandbox:
     ``pool_size`` reused sandbox workers (``reuse=False``: a new sandbox per run). ``isolation``:
     ``"auto"`` (bubblewrap, else the rlimit-only fallback with a loud warning),
     ``"bubblewrap"`` (fail if unavailable) or ``"rlimits"``.
+
+    Args:
+        limits: what each run may use (default :class:`SandboxLimits`).
+        pool_size: sandbox workers reused across runs, at most.
+        reuse: reuse workers (False: a new sandbox per run).
+        isolation: ``auto``, ``bubblewrap`` or ``rlimits`` (above).
     """
 
     def __init__(
@@ -205,6 +211,9 @@ class SandboxSession:
     Each :meth:`run` executes a cell in the same namespace and prints the value of a final bare
     expression. A cell that outlives the time limit kills the session: the next run starts a
     fresh interpreter and its result says the earlier state is gone.
+
+    Args:
+        sandbox: the sandbox whose limits and isolation the interpreter runs under.
     """
 
     def __init__(self, sandbox: Sandbox) -> None:
