@@ -1,26 +1,35 @@
 """GRPO on a laptop CPU with TRL, on the library's own rollouts: SmolLM2-135M-Instruct learns
-one-digit subtraction (the bundled ``arithmetic`` environment, ``operations="-"``: half the
-answers are negative, and the base model gets about a third right), sampling its own rollouts
-with its current weights (``TransformersSampler``: on-policy, exact logprobs).
+two-digit addition (the bundled ``arithmetic`` environment, ``digits=2, operations="+"``, two
+two-digit worked examples; the base model gets about a quarter right), sampling its own
+rollouts with its current weights (``TransformersSampler``: on-policy, exact logprobs).
 
-Three question sets, the environment's ``train``, ``validation`` and ``test`` splits: thirds of
-the 100 questions that share none (a hash of the question decides), each question once. The
-settings were chosen on the validation questions (``--split validation``); the held-out ones
-(``test``) are evaluated exactly twice, before and after training, through ``evaluate()`` in
-float32 (the trained adapter merged into the weights: the same model class and precision both
-times), as run directories ``vf-lite view`` shows, and compared paired over questions with
-``vf.compare_runs``. The whole run, both evaluations included, fits ``--total-minutes`` (30):
-training ends when the time left is what the second evaluation needs.
+Learning must generalize: every step trains on 4 questions never seen before, the next ones of
+the environment's ``train`` split (3,300 distinct questions, a hash of the question's text puts
+each in one of ``train``/``validation``/``test``), handed to TRL in order
+(``shuffle_dataset=False``), so no question repeats within a run of up to ``MAX_STEPS`` steps and
+none is a validation or held-out question (tested over a whole default run's stream). Three
+fixed sets are never trained on: the validation probe (``PROBE_QUESTIONS`` of ``validation``,
+scored every ``--probe-every`` steps, ``vf.train.ValidationProbe``; training stops early when it
+stops improving, ``vf.train.PlateauStop``), the validation set the settings were chosen on
+(``--split validation``: the next ``HELD_OUT_QUESTIONS`` of ``validation``) and the held-out set
+(``HELD_OUT_QUESTIONS`` of ``test``), evaluated exactly twice, before and after training,
+through ``evaluate()`` in float32 (the trained adapter merged into the weights), as run
+directories ``vf-lite view`` shows, and compared paired over questions with ``vf.compare_runs``.
+Its size gives 80% power for a +0.10 gain (docs/guides/training.md, "How many held-out
+questions"; a test simulates it).
 
-After the run the benchmark times the loop: a few steps of the previous loop (every prompt
-prefilled and trained on its own, all weights trained, TRL's gradient checkpointing, the ratio
-check every step) beside the current one (a group's prompt prefilled once in sampling and run
-once in the trainer's forward/backward, a LoRA adapter through TRL's ``peft_config``, the ratio
-check every 4th step), same questions, same batch, with the per-phase breakdown
-(``vf.train.StepProfiler``). bfloat16 autocast only on CPUs with AMX (``bf16_is_fast``). Per
-step it keeps the reward with its interval, TRL's entropy, and every few steps the importance
-ratios and the KL to the base model; PNGs of the curves are written beside ``summary.json``.
-Needs torch, transformers, trl and peft (``.venv-vllm``):
+The whole command fits ``--total-minutes`` (30) of wall time: training ends when the time left
+is what the second evaluation needs. Torch uses every CPU this process may run on
+(``os.sched_getaffinity``; ``--threads N`` overrides). ``--timing`` first times a few steps of
+the previous loop (every prompt prefilled and trained on its own, all weights trained, TRL's
+gradient checkpointing, the ratio check every step) beside the current one (a group's prompt
+prefilled once, a LoRA adapter, the ratio check every 4th step), with the per-phase breakdown
+(``vf.train.StepProfiler``); that time counts in the budget. ``--cpu-isa avx2`` makes torch use
+AVX2 kernels only (``ATEN_CPU_CAPABILITY``, ``ONEDNN_MAX_CPU_ISA``): a CPU without AVX-512,
+emulated. bfloat16 autocast only on CPUs with AMX (``bf16_is_fast``). Per step it keeps the
+reward with its interval, TRL's entropy (and KL when ``beta`` > 0), and every few steps the
+importance ratios and the KL to the base model; PNGs of the curves are written beside
+``summary.json``. Needs torch, transformers, trl and peft (``.venv-vllm``):
     .venv-vllm/bin/python benchmarks/train_grpo.py [--total-minutes 30] [--out outputs/train_grpo]
 A finished run is not redone: ``run()`` reads ``summary.json`` back (delete the directory to
 train again). ``notebooks/06_train_grpo.ipynb`` shows the figures; docs: guides/training.md.
@@ -36,33 +45,40 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-ENV_ARGS = {"digits": 1, "operations": "-"}
+ENV_ARGS = {"digits": 2, "operations": "+"}
 SEEDS = {"train": 0, "validation": 99, "held_out": 1234}
 ENV_SPLITS = {"train": "train", "validation": "validation", "held_out": "test"}
 EVAL_SEED = 7
-MARGIN_S = 60.0  # of the run's total, for building the trainer and merging the adapter
+MARGIN_S = 60.0  # of the run's total, for merging the adapter and writing the figures
+MAX_STEPS = 800  # at most; 800 x 4 questions fit the train split's ~3,300 without a repeat
+HELD_OUT_QUESTIONS = 240  # x EVAL_ROLLOUTS: 80% power for +0.10 (docs, a test simulates it)
+EVAL_ROLLOUTS = 4
+PROBE_QUESTIONS = 48  # the validation probe: the first 48 of the validation split
 
 
 @dataclass
 class Settings:
     """One training configuration (``loop="before"``: the previous loop, for the timing)."""
 
-    steps: int = 1000  # at most; the run stops when train_minutes are spent
+    steps: int = MAX_STEPS  # at most; the run stops when its time is spent or the probe stalls
     train_minutes: float = 60.0  # at most; the run's training ends early enough for total_minutes
-    total_minutes: float = 30.0  # the whole run: both evaluations and the training
+    total_minutes: float = 30.0  # the whole command: timing, both evaluations and the training
     questions_per_step: int = 4
     num_generations: int = 8
     learning_rate: float = 5e-4
     lora_rank: int = 16  # 0: all weights
     beta: float = 0.0  # no KL term: no reference forward pass; the KL to the base is measured
-    max_tokens: int = 12  # "a - b = c" and the end of turn need 8-9
+    max_tokens: int = 16  # "ab + cd = efg" and the end of turn need 12-13
     ratio_every: int = 4  # the ratio check and the KL to the base, every 4th step
     share_prefill: bool = True
     share_prompt: bool = True  # the trainer's passes run a group's prompt once
     sampler_batch: int = 64
     bf16: bool | None = None  # bfloat16 autocast of the trainer's passes; None: bf16_is_fast()
     gradient_checkpointing: bool = False  # TRL's default (True) runs each forward twice
-    threads: int = 1
+    threads: int = 0  # torch threads; 0: the CPUs this process may run on
+    probe_every: int = 10  # steps between validation probes (0: no probe, no early stop)
+    probe_rollouts: int = 2
+    patience: int = 5  # probes without a new best before training stops (0: never)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -75,16 +91,45 @@ BEFORE = dict(
     sampler_batch=16,
     bf16=False,
     gradient_checkpointing=True,
+    probe_every=0,
 )
+
+
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask: ``taskset``, cgroups' cpusets)."""
+    return len(os.sched_getaffinity(0))
+
+
+def machine() -> dict[str, Any]:
+    """The CPU's flags that decide the kernels: AVX-512, AMX, and the ISA torch dispatches to."""
+    import torch
+
+    flags: set[str] = set()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("flags"):
+                flags = set(line.split(":", 1)[1].split())
+                break
+    except OSError:
+        pass
+    return {
+        "avx512": "avx512f" in flags,
+        "amx": "amx_tile" in flags,
+        "torch_cpu_capability": torch.backends.cpu.get_cpu_capability(),
+        "onednn_max_cpu_isa": os.environ.get("ONEDNN_MAX_CPU_ISA", ""),
+        "cpus_available": available_cpus(),
+        "cpu_count": os.cpu_count(),
+    }
 
 
 def load_avg() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def environment(split: str, num_examples: int = 1000) -> Any:
-    """The distinct questions of ``split`` (the environment's ``train``/``validation``/``test``
-    thirds of all questions, which share none), in its seed's order."""
+def environment(split: str, num_examples: int, skip: int = 0) -> Any:
+    """``num_examples`` distinct questions of ``split`` (the environment's ``train``/
+    ``validation``/``test`` thirds of all questions, which share none), in its seed's order, the
+    first ``skip`` left out."""
     import verifiers_lite as vf
 
     return vf.load_environment(
@@ -92,8 +137,39 @@ def environment(split: str, num_examples: int = 1000) -> Any:
         num_examples=num_examples,
         seed=SEEDS[split],
         split=ENV_SPLITS[split],
+        skip=skip,
         **ENV_ARGS,
     )
+
+
+def training_env(steps: int = MAX_STEPS, questions_per_step: int = 4) -> Any:
+    """The training questions of a run of ``steps`` steps: step k trains on questions
+    ``k * questions_per_step`` to ``(k + 1) * questions_per_step - 1``, all distinct."""
+    env = environment("train", steps * questions_per_step)
+    have = len(env.get_dataset())
+    if have < steps * questions_per_step:
+        raise ValueError(
+            f"{steps} steps x {questions_per_step} questions need {steps * questions_per_step} "
+            f"distinct training questions; the train split has {have}: questions would repeat"
+        )
+    return env
+
+
+def probe_env() -> Any:
+    """The validation probe's fixed questions (never trained on)."""
+    return environment("validation", PROBE_QUESTIONS)
+
+
+def eval_env(split: str, num_examples: int = HELD_OUT_QUESTIONS) -> Any:
+    """The set evaluated before and after: ``test`` (held out), or the ``validation`` questions
+    after the probe's."""
+    skip = PROBE_QUESTIONS if split == "validation" else 0
+    return environment(split, num_examples, skip)
+
+
+def questions(env: Any) -> list[str]:
+    """The question texts of ``env``'s dataset, in order."""
+    return [row["prompt"][-1]["content"] for row in env.get_dataset()]
 
 
 def evaluate(
@@ -116,14 +192,16 @@ def evaluate(
 
 
 def trainer_for(
-    s: Settings, model: Any, template: Any, train_env: Any, out: Path
-) -> tuple[Any, Any]:
-    """A ``vf.train.grpo_trainer`` for ``s`` with a ``StepProfiler`` attached."""
+    s: Settings, model: Any, template: Any, out: Path, deadline: float | None = None
+) -> tuple[Any, Any, Any]:
+    """A ``vf.train.grpo_trainer`` for ``s`` with a ``StepProfiler`` and, when
+    ``s.probe_every``, a ``ValidationProbe`` attached; training stops before ``deadline``
+    (``time.perf_counter()``)."""
     import trl
 
     import verifiers_lite as vf
     from verifiers_lite.rollout import SamplingParams, TransformersSampler
-    from verifiers_lite.train import StepProfiler
+    from verifiers_lite.train import PlateauStop, StepProfiler, ValidationProbe
 
     batch = s.questions_per_step * s.num_generations
     args = trl.GRPOConfig(
@@ -145,6 +223,8 @@ def trainer_for(
         dataloader_num_workers=0,
         lr_scheduler_type="constant",
         gradient_checkpointing=s.gradient_checkpointing,
+        # The dataset is the run's question stream in order: fresh questions every step.
+        shuffle_dataset=False,
         **s.extra,
     )
     kwargs: dict[str, Any] = {}
@@ -159,7 +239,7 @@ def trainer_for(
             task_type="CAUSAL_LM",
         )
     trainer = vf.train.grpo_trainer(
-        train_env,
+        training_env(s.steps, s.questions_per_step),
         model,
         args,
         template=template,
@@ -174,20 +254,39 @@ def trainer_for(
         share_prefill=s.share_prefill,
         max_batch_size=s.sampler_batch,
     )
-    trainer.add_callback(_time_budget(60 * s.train_minutes))
-    return trainer, StepProfiler.attach(trainer)
+    probe = None
+    if s.probe_every:
+        probe = ValidationProbe(
+            probe_env(),
+            template,
+            every=s.probe_every,
+            rollouts_per_example=s.probe_rollouts,
+            rule=PlateauStop(patience=s.patience),
+            max_tokens=s.max_tokens,
+            seed=EVAL_SEED,
+            max_batch_size=s.sampler_batch,
+        )
+        trainer.add_callback(probe.callback())
+    budget_end = time.perf_counter() + 60 * s.train_minutes
+    trainer.add_callback(_time_budget(min(budget_end, deadline or budget_end)))
+    return trainer, StepProfiler.attach(trainer), probe
 
 
-def _time_budget(seconds: float) -> Any:
-    """A callback that ends training at the first step end past ``seconds`` of training."""
+def _time_budget(deadline: float) -> Any:
+    """A callback that ends training at a step end when the next step (as long as the longest
+    one so far, a probe included) would end past ``deadline`` (``time.perf_counter()``)."""
     from transformers import TrainerCallback
 
     class TimeBudget(TrainerCallback):  # type: ignore[misc]
         def on_train_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
-            self.start = time.perf_counter()
+            self.last = time.perf_counter()
+            self.longest = 0.0
 
         def on_step_end(self, args: Any, state: Any, control: Any, **_: Any) -> None:
-            if time.perf_counter() - self.start > seconds:
+            now = time.perf_counter()
+            self.longest = max(self.longest, now - self.last)
+            self.last = now
+            if now + self.longest > deadline:
                 control.should_training_stop = True
 
     return TimeBudget()
@@ -225,12 +324,10 @@ def time_loops(path: str, template: Any, steps: int, out: Path) -> dict[str, Any
     import torch
 
     result: dict[str, Any] = {}
-    for name, changes in (("before", BEFORE), ("after", {})):
-        s = Settings(steps=steps, train_minutes=60.0, **changes)
+    for name, changes in (("before", BEFORE), ("after", {"probe_every": 0})):
+        s = Settings(steps=steps, train_minutes=60.0, **changes)  # type: ignore[arg-type]
         torch.manual_seed(0)
-        trainer, profiler = trainer_for(
-            s, fresh_model(path), template, environment("train", 200), out / f"timing_{name}"
-        )
+        trainer, profiler, _ = trainer_for(s, fresh_model(path), template, out / f"timing_{name}")
         t0 = time.perf_counter()
         trainer.train()
         wall = time.perf_counter() - t0
@@ -250,6 +347,12 @@ def time_loops(path: str, template: Any, steps: int, out: Path) -> dict[str, Any
     return result
 
 
+def trained_questions(step_stats: list[dict[str, Any]], env: Any) -> list[str]:
+    """The questions the run trained on, step after step, as the rollout hook recorded them."""
+    texts = questions(env)
+    return [texts[eid] for st in step_stats for eid in st["example_ids"]]
+
+
 def train_and_evaluate(
     s: Settings,
     path: str,
@@ -258,20 +361,21 @@ def train_and_evaluate(
     split: str,
     eval_examples: int,
     eval_rollouts: int,
+    deadline: float,
 ) -> dict[str, Any]:
-    """Evaluate on ``split``, train with ``s``, evaluate again; the figures of the run."""
+    """Evaluate on ``split``, train with ``s`` until ``deadline`` leaves time for the second
+    evaluation, evaluate again; the figures of the run."""
     import verifiers_lite as vf
 
     t_start = time.perf_counter()
-    target = environment(split, eval_examples)
+    target = eval_env(split, eval_examples)
     model = fresh_model(path)
     t0 = time.perf_counter()
     evaluate(model, template, target, "base", out, eval_rollouts, s.max_tokens)
     eval_s = time.perf_counter() - t0
     # The second evaluation takes as long as the first: training gets what is left of the run.
-    left = 60 * s.total_minutes - (time.perf_counter() - t_start) - eval_s - MARGIN_S
-    s.train_minutes = min(s.train_minutes, left / 60)
-    trainer, profiler = trainer_for(s, model, template, environment("train", 400), out)
+    train_deadline = deadline - eval_s - MARGIN_S
+    trainer, profiler, probe = trainer_for(s, model, template, out, train_deadline)
     t0 = time.perf_counter()
     trainer.train()
     train_s = time.perf_counter() - t0
@@ -279,6 +383,16 @@ def train_and_evaluate(
     evaluate(trained_model(trainer), template, target, "grpo", out, eval_rollouts, s.max_tokens)
     eval_s += time.perf_counter() - t0
     cmp = vf.compare_runs(out / "eval_base", out / "eval_grpo", labels=("base", "grpo"))
+    stats = trainer.vf_rollouts.step_stats
+    trained = trained_questions(stats, trainer.vf_rollouts.env)
+    # What TRL handed the hook is the planned stream, none repeated, none evaluated on.
+    never_evaluated = set(questions(target)) | set(questions(probe_env()))
+    stream = questions(training_env(s.steps, s.questions_per_step))
+    fresh = (
+        trained == stream[: len(trained)]
+        and len(set(trained)) == len(trained)
+        and not never_evaluated & set(trained)
+    )
     return {
         "split": split,
         "settings": s.__dict__,
@@ -290,25 +404,33 @@ def train_and_evaluate(
         "wins_ties_losses": [cmp.wins, cmp.ties, cmp.losses],
         "eval_examples": len(target.get_dataset()),
         "eval_rollouts": eval_rollouts,
-        "step_stats": trainer.vf_rollouts.step_stats,
+        "step_stats": stats,
         "trl_log": [h for h in trainer.state.log_history if "reward" in h],
+        "probe": probe.history if probe else [],
+        "stopped_early_at": probe.stopped_at if probe else None,
+        "questions_trained": len(trained),
+        "fresh_questions_checked": fresh,
         "phases": profiler.mean(),
         "steps_done": trainer.state.global_step,
         "steps_per_min": 60 * trainer.state.global_step / train_s,
-        "wall_s": {"total": time.perf_counter() - t_start, "train": train_s, "eval": eval_s},
+        "wall_s": {"run": time.perf_counter() - t_start, "train": train_s, "eval": eval_s},
     }
 
 
 def run(
     out: str | Path = "outputs/train_grpo",
-    steps: int = 1000,
+    steps: int = MAX_STEPS,
     split: str = "held_out",
-    eval_examples: int = 1000,
-    eval_rollouts: int = 16,
-    timing_steps: int = 1,
+    eval_examples: int = HELD_OUT_QUESTIONS,
+    eval_rollouts: int = EVAL_ROLLOUTS,
+    timing_steps: int = 0,
+    started: float | None = None,
     **changes: Any,
 ) -> dict[str, Any]:
-    """Train and evaluate once, then time the loops; later calls read ``out/summary.json`` back."""
+    """Time the loops (``timing_steps`` > 0), then train and evaluate once, all within
+    ``total_minutes`` of ``started`` (a ``time.perf_counter()``; default: now); later calls read
+    ``out/summary.json`` back."""
+    started = time.perf_counter() if started is None else started
     out = Path(out)
     if (out / "summary.json").exists():
         return json.loads((out / "summary.json").read_text())
@@ -317,26 +439,28 @@ def run(
     from verifiers_lite.rollout import Template, smollm2_hf_checkpoint
 
     s = Settings(steps=steps, **changes)
-    torch.set_num_threads(s.threads)
+    torch.set_num_threads(s.threads or available_cpus())
+    deadline = started + 60 * s.total_minutes
     load_start = load_avg()
     path = str(smollm2_hf_checkpoint())
     template = Template.from_pretrained(path)
+    timing = time_loops(path, template, timing_steps, out) if timing_steps else {}
     torch.manual_seed(0)
-    summary = train_and_evaluate(s, path, template, out, split, eval_examples, eval_rollouts)
+    summary = train_and_evaluate(
+        s, path, template, out, split, eval_examples, eval_rollouts, deadline
+    )
     summary.update(
         env={"name": "arithmetic", **ENV_ARGS, "seeds": SEEDS},
         steps=summary["steps_done"],
-        timing={},
+        timing=timing,
         load_avg_start=load_start,
         load_avg_end=load_avg(),
-        cpu_count=os.cpu_count(),
+        machine=machine(),
         torch_threads=torch.get_num_threads(),
     )
-    _write(out, summary)  # the training run's figures are kept even if the timing fails
     plot(summary, out)
-    if timing_steps:
-        summary["timing"] = time_loops(path, template, timing_steps, out)
-        _write(out, summary)
+    summary["wall_s"]["total"] = time.perf_counter() - started
+    _write(out, summary)
     return summary
 
 
@@ -348,21 +472,43 @@ def _write(out: Path, summary: dict[str, Any]) -> None:
 
 
 def plot(s: dict[str, Any], out: Path) -> list[Path]:
-    """The run's curves as PNGs: reward per step with its interval, KL and entropy, ratios."""
+    """The run's curves as PNGs: training reward per step with its interval and the validation
+    probe; KL and entropy; importance ratios."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    out.mkdir(parents=True, exist_ok=True)
     steps = s["step_stats"]
     x = [st["step"] + 1 for st in steps]
-    fig, ax = plt.subplots(figsize=(6, 3.5))
-    ax.plot(x, [st["reward_mean"] for st in steps], marker="o", ms=3, label="training rollouts")
+    fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    ax.plot(
+        x, [st["reward_mean"] for st in steps], lw=1, label="training rollouts (fresh questions)"
+    )
     ci = [st.get("reward_ci95") or [st["reward_mean"]] * 2 for st in steps]
-    ax.fill_between(x, [c[0] for c in ci], [c[1] for c in ci], alpha=0.25, label="95% interval")
+    ax.fill_between(x, [c[0] for c in ci], [c[1] for c in ci], alpha=0.2, label="95% interval")
+    probe = s.get("probe") or []
+    if probe:
+        px = [p["step"] for p in probe]
+        ax.errorbar(
+            px,
+            [p["reward"] for p in probe],
+            yerr=[
+                [p["reward"] - p["reward_ci95"][0] for p in probe],
+                [p["reward_ci95"][1] - p["reward"] for p in probe],
+            ],
+            fmt="s-",
+            ms=4,
+            color="tab:green",
+            capsize=2,
+            label="validation probe",
+        )
+    if s.get("stopped_early_at") is not None:
+        ax.axvline(s["stopped_early_at"], color="tab:red", ls=":", lw=1, label="early stop")
     for y, label, style in (
-        (s["reward_before"], "held-out before", "--"),
-        (s["reward_after"], "held-out after", "-"),
+        (s["reward_before"], f"{s['split']} before", "--"),
+        (s["reward_after"], f"{s['split']} after", "-"),
     ):
         ax.axhline(y, color="k", ls=style, lw=1, label=label)
     ax.set(xlabel="step", ylabel="reward", ylim=(0, 1))
@@ -371,11 +517,15 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
     log = s["trl_log"]
     kl = [st for st in steps if "kl_to_base" in st]
     fig, (a, b) = plt.subplots(1, 2, figsize=(9, 3.2))
-    a.plot([st["step"] + 1 for st in kl], [st["kl_to_base"] for st in kl], marker="o", ms=3)
-    a.set(xlabel="step", ylabel="KL(policy || base), per token")
-    b.plot(
-        [h["step"] for h in log], [h.get("entropy", float("nan")) for h in log], marker="o", ms=3
+    a.plot(
+        [st["step"] + 1 for st in kl], [st["kl_to_base"] for st in kl], "o-", ms=3, label="re-score"
     )
+    trl_kl = [h for h in log if "kl" in h]
+    if trl_kl:
+        a.plot([h["step"] for h in trl_kl], [h["kl"] for h in trl_kl], lw=1, label="TRL (beta > 0)")
+    a.set(xlabel="step", ylabel="KL(policy || base), per token")
+    a.legend(fontsize=7)
+    b.plot([h["step"] for h in log], [h.get("entropy", float("nan")) for h in log], "o-", ms=3)
     b.set(xlabel="step", ylabel="mean token entropy (TRL)")
     paths.append(_save(fig, out / "kl_entropy.png"))
     rs = [st for st in steps if "ratio_mean" in st]
@@ -403,8 +553,11 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
 
 
 def _save(fig: Any, path: Path) -> Path:
+    import matplotlib.pyplot as plt
+
     fig.tight_layout()
     fig.savefig(path, dpi=110)
+    plt.close(fig)
     return path
 
 
@@ -417,67 +570,97 @@ def report(s: dict[str, Any]) -> list[str]:
             f"step {st['step'] + 1:3d} reward {st['reward_mean']:.3f} [{ci[0]:.3f}, {ci[1]:.3f}]"
             + (f" ratio mean {st['ratio_mean']:.5f}" if "ratio_mean" in st else "")
         )
+    for p in s.get("probe") or []:
+        lo, hi = p["reward_ci95"]
+        lines.append(f"probe at step {p['step']:3d}: {p['reward']:.3f} [{lo:.3f}, {hi:.3f}]")
     lo, hi = s["ci95"]
     w = s["wall_s"]
     t = s.get("timing") or {}
+    m = s["machine"]
     speed = (
         f"steps/min before {t['before']['steps_per_min']:.2f}, after {t['after']['steps_per_min']:.2f} "
         f"(side by side, {t['after']['settings']['steps']} steps each); "
         if t
         else ""
     )
+    stop = s.get("stopped_early_at")
     lines += [
         f"{s['split']} reward before {s['reward_before']:.3f}, after {s['reward_after']:.3f} "
         f"({s['eval_examples']} questions x {s['eval_rollouts']} rollouts)",
         f"paired difference {s['diff']:+.3f}, 95% interval [{lo:+.3f}, {hi:+.3f}], p={s['p_value']:.3g} "
         f"(wins/ties/losses {s['wins_ties_losses']})",
-        f"steps {s['steps']}, wall {w['total'] / 60:.1f} min (train {w['train'] / 60:.1f}, eval {w['eval'] / 60:.1f}); "
+        f"steps {s['steps']} ({s['questions_trained']} questions, each once, none evaluated: "
+        f"{'checked' if s['fresh_questions_checked'] else 'CHECK FAILED'}); "
+        + (
+            f"early stop at step {stop} (validation probe)" if stop is not None else "no early stop"
+        ),
+        f"wall {w['total'] / 60:.1f} min (train {w['train'] / 60:.1f}, eval {w['eval'] / 60:.1f}); "
         f"{speed}training run {s['steps_per_min']:.2f} steps/min",
-        f"load average start {s['load_avg_start']}, end {s['load_avg_end']}; {s['cpu_count']} cores, "
-        f"torch threads {s['torch_threads']}",
+        f"machine: AVX-512 {'yes' if m['avx512'] else 'no'}, AMX {'yes' if m['amx'] else 'no'}, "
+        f"torch kernels {m['torch_cpu_capability']}; {m['cpus_available']} of {m['cpu_count']} "
+        f"cores available, torch threads {s['torch_threads']}; load average start "
+        f"{s['load_avg_start']}, end {s['load_avg_end']}",
     ]
     return lines
 
 
 def main() -> None:
+    started = time.perf_counter()
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default="outputs/train_grpo")
     ap.add_argument(
-        "--steps", type=int, default=1000, help="at most (the time budget ends the run)"
+        "--steps", type=int, default=MAX_STEPS, help="at most (time or early stop end the run)"
     )
     ap.add_argument("--train-minutes", type=float, default=Settings.train_minutes, help="at most")
     ap.add_argument(
         "--total-minutes",
         type=float,
         default=Settings.total_minutes,
-        help="the whole run, both evaluations included",
+        help="the whole command: timing, both evaluations and training",
     )
     ap.add_argument("--split", choices=["validation", "held_out"], default="held_out")
+    ap.add_argument("--eval-examples", type=int, default=HELD_OUT_QUESTIONS)
+    ap.add_argument("--eval-rollouts", type=int, default=EVAL_ROLLOUTS)
     ap.add_argument(
-        "--eval-examples", type=int, default=1000, help="at most (the split's distinct questions)"
-    )
-    ap.add_argument("--eval-rollouts", type=int, default=16)
-    ap.add_argument(
-        "--timing-steps",
+        "--timing",
         type=int,
-        default=1,
-        help="steps of each loop timed side by side (0: none)",
+        default=0,
+        metavar="STEPS",
+        help="time STEPS steps of the previous and the current loop side by side first "
+        "(counted in --total-minutes; 0: not)",
     )
     ap.add_argument("--lr", type=float, default=Settings.learning_rate)
+    ap.add_argument("--lora-rank", type=int, default=Settings.lora_rank)
     ap.add_argument(
-        "--threads", type=int, default=1, help="torch threads (1: measured faster on shared cores)"
+        "--threads", type=int, default=0, help="torch threads (0: the CPUs of this process)"
+    )
+    ap.add_argument("--probe-every", type=int, default=Settings.probe_every)
+    ap.add_argument("--patience", type=int, default=Settings.patience)
+    ap.add_argument(
+        "--cpu-isa",
+        choices=["native", "avx2"],
+        default="native",
+        help="avx2: torch's AVX2 kernels only (a CPU without AVX-512, emulated)",
     )
     args = ap.parse_args()
-    print(f"load average at start: {load_avg()} ({os.cpu_count()} cores)", flush=True)
+    if args.cpu_isa == "avx2":
+        # Read when torch loads (imported below, in run): set before any import of torch.
+        os.environ["ATEN_CPU_CAPABILITY"] = "avx2"
+        os.environ["ONEDNN_MAX_CPU_ISA"] = "AVX2"
+    print(f"load average at start: {load_avg()} ({available_cpus()} CPUs)", flush=True)
     s = run(
         args.out,
         args.steps,
         args.split,
         args.eval_examples,
         args.eval_rollouts,
-        args.timing_steps,
+        args.timing,
+        started,
         learning_rate=args.lr,
+        lora_rank=args.lora_rank,
         threads=args.threads,
+        probe_every=args.probe_every,
+        patience=args.patience,
         train_minutes=args.train_minutes,
         total_minutes=args.total_minutes,
     )

@@ -2,9 +2,10 @@
 
 Measures whether a model computes ``a op b`` correctly. The data are generated offline by a
 seeded generator (same seed, same questions). The defaults (one-digit operands, ``+ - *``, two
-worked examples as few-shot turns) are sized so that the embedded SmolLM2-135M gets roughly half
-right (measured: ~0.58; one-digit additions alone ~0.95, two-digit additions ~0.17): real,
-varied rewards. The answer is the number the model states after
+worked examples as few-shot turns, their operands as long as the questions') are sized so that
+the embedded SmolLM2-135M gets roughly half right (measured: ~0.58; one-digit additions alone
+~0.95, two-digit additions 0.275 on 50 validation questions x 4 rollouts, 0.155 with one-digit
+worked examples): real, varied rewards. The answer is the number the model states after
 ``=``/``is`` (or in ``\\boxed{}``), else its last number.
 
 Reward: ``correct`` (1/0). Metric (weight 0): ``answered`` (a number could be read at all).
@@ -32,10 +33,16 @@ SPLITS = ("train", "validation", "test")
 ENUMERATE_UP_TO = 100_000  # question spaces this small are listed; larger ones are sampled
 
 
-def few_shot(operations: str) -> list[dict[str, str]]:
-    """Two worked examples, in the format the parser reads."""
+def few_shot(operations: str, digits: int = 1) -> list[dict[str, str]]:
+    """Two worked examples, in the format the parser reads, with ``digits``-digit operands (a
+    carry in the second from two digits on: the model copies the examples' length)."""
+    if digits == 1:
+        pairs = [(2, 3), (7, 1)]
+    else:
+        pairs = [(int("2" + "4" * (digits - 1)), int("1" + "3" * (digits - 1)))]
+        pairs.append((int("5" + "8" * (digits - 1)), int("3" + "7" * (digits - 1))))
     shots = []
-    for a, op, b in [(2, operations[0], 3), (7, operations[-1], 1)]:
+    for (a, b), op in zip(pairs, (operations[0], operations[-1]), strict=True):
         shots += [
             {"role": "user", "content": f"What is {a} {op} {b}?"},
             {"role": "assistant", "content": f"{a} {op} {b} = {OPERATIONS[op](a, b)}"},
@@ -74,18 +81,25 @@ def _split_questions(
 
 
 def make_rows(
-    num_examples: int, seed: int, digits: int, operations: str, split: str | None = None
+    num_examples: int,
+    seed: int,
+    digits: int,
+    operations: str,
+    split: str | None = None,
+    skip: int = 0,
 ) -> list[dict[str, Any]]:
-    """Deterministic questions for ``seed`` (``split``: distinct questions of that split)."""
+    """Deterministic questions for ``seed`` (``split``: distinct questions of that split), the
+    first ``skip`` of the draw left out."""
     rng = random.Random(seed)
     hi = 10**digits - 1
     if split is None:
         questions = []
-        for _ in range(num_examples):
+        for _ in range(skip + num_examples):
             a, b, op = rng.randint(0, hi), rng.randint(0, hi), rng.choice(operations)
             questions.append((a, op, b))
     else:
-        questions = _split_questions(rng, num_examples, hi, operations, split)
+        questions = _split_questions(rng, skip + num_examples, hi, operations, split)
+    questions = questions[skip:]
     rows = []
     for i, (a, op, b) in enumerate(questions):
         rows.append(
@@ -115,6 +129,7 @@ def load_environment(
     max_tokens: int = 16,
     scorer: str = "exact",
     split: str | None = None,
+    skip: int = 0,
 ) -> vf.SingleTurnEnv:
     """Build the arithmetic environment.
 
@@ -130,9 +145,13 @@ def load_environment(
         split: None (any question, repeats possible) or ``"train"``, ``"validation"``,
             ``"test"``: distinct questions of that third only (fewer than ``num_examples`` when
             the third has fewer).
+        skip: leave out the first ``skip`` questions of the draw (the same seed and split with
+            ``skip=n`` continues where ``num_examples=n`` stopped: disjoint sets of one split).
     """
     if num_examples < 1:
         raise ValueError(f"num_examples must be >= 1, got {num_examples}")
+    if skip < 0:
+        raise ValueError(f"skip must be >= 0, got {skip}")
     if digits < 1:
         raise ValueError(f"digits must be >= 1, got {digits}")
     bad = set(operations) - set(OPERATIONS)
@@ -148,9 +167,9 @@ def load_environment(
     else:
         rubric = vf.Rubric([correct, answered], weights=[1.0, 0.0], parser=parser)
     return vf.SingleTurnEnv(
-        dataset=lambda: make_rows(num_examples, seed, digits, operations, split),
+        dataset=lambda: make_rows(num_examples, seed, digits, operations, split, skip),
         system_prompt=system_prompt,
-        few_shot=few_shot(operations) if use_few_shot else None,
+        few_shot=few_shot(operations, digits) if use_few_shot else None,
         parser=parser,
         rubric=rubric,
         sampling_args={"max_tokens": max_tokens},

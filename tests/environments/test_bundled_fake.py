@@ -79,6 +79,22 @@ def test_arithmetic_splits_share_no_question_and_repeat_none():
         vf.load_environment("arithmetic", split="held_out")
 
 
+def test_arithmetic_skip_continues_the_draw_and_worked_examples_match_the_operands():
+    def texts(**kw):
+        env = vf.load_environment("arithmetic", digits=2, operations="+", split="test", **kw)
+        return [r["prompt"][-1]["content"] for r in env.get_eval_dataset()]
+
+    whole = texts(num_examples=30, seed=4)
+    assert texts(num_examples=20, seed=4, skip=10) == whole[10:]  # disjoint parts of one draw
+    env = vf.load_environment("arithmetic", digits=2, operations="+")
+    shots = [m["content"] for m in env.few_shot if m["role"] == "assistant"]
+    for shot in shots:  # two-digit operands, and each worked answer is right
+        a, b, c = (int(x) for x in shot.replace("+", " ").replace("=", " ").split())
+        assert 10 <= a <= 99 and 10 <= b <= 99 and a + b == c
+    with pytest.raises(ValueError, match="skip"):
+        vf.load_environment("arithmetic", skip=-1)
+
+
 def test_calculator_tool_env_against_fake_model(fake_server):
     env = vf.load_environment("calculator", num_examples=6)
     out = env.evaluate_sync(vf.ChatClient(fake_server.base_url), "fake-tool", progress=False)

@@ -18,6 +18,7 @@ __getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
 if TYPE_CHECKING:  # pragma: no cover - the list of public names (see _LAZY above)
     from verifiers_lite.train.formats import to_prime_rl, to_skyrl, to_verl, trainable_rows
     from verifiers_lite.train.grpo import EnvironmentRollouts, grpo_trainer
+    from verifiers_lite.train.probe import PlateauStop, ValidationProbe
     from verifiers_lite.train.profile import StepProfiler, StepTimes
     from verifiers_lite.train.shared_prompt import share_prompt_pass
     from verifiers_lite.train.token_files import read_token_rows, write_token_rows

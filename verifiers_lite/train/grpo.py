@@ -53,7 +53,8 @@ class EnvironmentRollouts:
     ``sampler`` draws the completions (None: a :class:`TransformersSampler` over the model being
     trained, bound on the first call: on-policy); ``template`` renders the chats (the trained
     model's). Per call, ``last_rows`` keeps the environment's rows (in TRL's order) and
-    ``step_stats`` gets one entry: the trainer step, the mean reward and its 95% interval
+    ``step_stats`` gets one entry: the trainer step, the step's questions (``example_ids``, in
+    TRL's order, each once), the mean reward and its 95% interval
     (``reward_ci95``, clustered by question), the seconds spent in the sampler,
     in the whole rollout and in the ratio check (``sampling_s``, ``rollout_s``, ``ratio_s``),
     and, every ``ratio_every`` steps (0: never), the importance-ratio statistics of the
@@ -187,6 +188,7 @@ class EnvironmentRollouts:
         scored = [float(reward) for r in rows if (reward := r.get("reward")) is not None]
         entry: dict[str, Any] = {
             "step": step,
+            "example_ids": list(dict.fromkeys(r.get("example_id") for r in rows)),
             "rollouts": len(rows),
             "errors": sum(1 for r in rows if r.get("error")),
             "reward_mean": sum(scored) / len(scored) if scored else None,
