@@ -307,6 +307,8 @@ def bf16_is_fast() -> bool:
     float32 sampler (TRL's importance-sampling correction: one more forward pass a step)."""
     import torch
 
+    if not torch.backends.cpu.get_cpu_capability().startswith("AVX512"):
+        return False  # AVX2 kernels (a CPU without AVX-512, or --cpu-isa avx2): no AMX path
     probe = getattr(torch.cpu, "_is_amx_tile_supported", None)
     return bool(probe and probe())
 
