@@ -112,6 +112,10 @@ class RunMetadata(TypedDict, total=False):
     #: ``reward_range``), the examples fed to its interval, their ``mean``, the anytime-valid
     #: ``interval`` and why it ``stopped`` (``precision``, ``sign``, ``examples ran out``)
     until: dict[str, Any]
+    #: a run with a budget (``max_cost_usd``, ``max_tokens_total``, ``max_wall_s``): each,
+    #: what was spent (``spent``: ``cost_usd``, ``tokens``, ``wall_s``) and ``stopped``
+    #: (``"budget (cost 4.98 of 5.00 USD)"``, None when no budget stopped it)
+    budget: dict[str, Any]
     rescored_from: RescoredFrom  #: a re-scored run's source
     #: the task the rows are, in a part of a run split by task (``GenerateOutputs.by_task``)
     task: str
@@ -155,6 +159,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "timing_ms",
             "pricing",
             "until",
+            "budget",
         ),
         (dict,),
     ),

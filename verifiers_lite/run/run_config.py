@@ -13,6 +13,7 @@ from verifiers_lite.core.limits import Limits
 from verifiers_lite.core.not_given import NOT_GIVEN, NotGiven
 from verifiers_lite.core.pricing import PriceTable, check_prices
 from verifiers_lite.core.seeding import check_run_seed
+from verifiers_lite.run.budget import check_budget
 from verifiers_lite.run.until import Precision
 
 if TYPE_CHECKING:
@@ -32,6 +33,10 @@ def _positive(name: str, value: Any) -> None:
 def _concurrency(name: str, value: Any) -> None:
     if value is not NOT_GIVEN:
         check_max_concurrent(value, f"RunConfig.{name}")
+
+
+def _budget(name: str, value: Any) -> None:
+    check_budget(name, value)
 
 
 def _kind(kinds: tuple[type, ...], what: str) -> Callable[[str, Any], None]:
@@ -132,6 +137,14 @@ class RunConfig:
     limits: Limits | None = _option(None, _kind((Limits,), "a vf.Limits"))
     """Per-rollout :class:`~verifiers_lite.core.limits.Limits` (tokens, turns, time, cost, tool
     calls), over the environment's field by field."""
+    max_cost_usd: float | None = _option(None, _budget)
+    """The run's budget in US dollars (its rows' ``cost_usd``, earlier sessions' included): no
+    new unit starts once it would take the run past it (:mod:`~verifiers_lite.run.budget`);
+    needs a price for the model."""
+    max_tokens_total: int | None = _option(None, _budget)
+    """The run's budget in tokens (prompt and completion, earlier sessions' included)."""
+    max_wall_s: float | None = _option(None, _budget)
+    """The run's budget in seconds of wall time (its sessions' together)."""
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -166,6 +179,9 @@ class EvaluationOptions(TypedDict, total=False):
     prices: PriceTable | None
     until: Precision | None
     limits: Limits | None
+    max_cost_usd: float | None
+    max_tokens_total: int | None
+    max_wall_s: float | None
 
 
 class RunOptions(EvaluationOptions, total=False):

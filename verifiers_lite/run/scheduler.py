@@ -16,6 +16,7 @@ from verifiers_lite.core.content import text_only
 from verifiers_lite.core.limits import RolloutBudget, run_budget
 from verifiers_lite.core.model_client import ModelClientLike, text_only_model
 from verifiers_lite.core.not_given import given
+from verifiers_lite.core.pricing import ModelPrice
 from verifiers_lite.core.progress import CallbackSet, FunctionCallbacks, default_progress
 from verifiers_lite.core.records import RolloutInput, Row
 from verifiers_lite.core.seeding import seeded_input
@@ -24,6 +25,7 @@ from verifiers_lite.executors.local import LocalExecutor
 from verifiers_lite.ledger.opening import RunFacts
 from verifiers_lite.ledger.run_ledger import RunLedger
 from verifiers_lite.results.fingerprint import input_hash
+from verifiers_lite.run.budget import BudgetGate, RunBudget
 from verifiers_lite.run.input_plan import InputPlan
 from verifiers_lite.run.run_config import RunConfig
 from verifiers_lite.run.until import UntilGate
@@ -179,6 +181,10 @@ class _Run:
         self.gate = UntilGate(config.until, list(self.plan), self.plan) if config.until else None
         if self.gate is not None:
             self.ledger.observers.append(self.gate.add)
+        # With a budget: no new unit once it would take the run past one.
+        self.budget = _budget_gate(config, model, self.ledger.price)
+        if self.budget is not None:
+            self.ledger.observers.append(self.budget.add)
 
     def input_hash_of(self, eid: Any) -> str:
         return input_hash(self.plan.first_input(eid))
@@ -192,6 +198,9 @@ class _Run:
             self.config.rerun_errors,
             self.config.allow_client_change,
         )
+        if self.budget is not None:  # the wall clock counts the run's earlier sessions
+            earlier = self.ledger.metadata["sessions"][:-1]
+            self.budget.earlier_wall_s = sum(float(x.get("duration_s") or 0.0) for x in earlier)
 
     async def start(self) -> None:
         """Start the executor and the live display."""
@@ -211,6 +220,9 @@ class _Run:
         self.units = iter_units(self.plan, self.saved.is_done, independent, self.run_seed)
         if self.gate is not None:
             self.units = self.gate.units(self.units)
+        if self.budget is not None:
+            self.budget.started_at = self.budget.clock()
+            self.units = self.budget.units(self.units)
         self.ledger.start_live()
 
     async def run_units(self) -> None:
@@ -227,7 +239,12 @@ class _Run:
             raise
 
     async def _worker(self) -> None:
-        for unit in self.units:  # one shared iterator: each unit is taken by one worker
+        while True:
+            if self.budget is not None:
+                await self.budget.ready()  # the first unit alone, when a budget needs its cost
+            unit = next(self.units, None)  # one shared iterator: each unit taken by one worker
+            if unit is None:
+                return
             try:
                 out = await self.executor.run(unit)
             except asyncio.CancelledError:
@@ -241,6 +258,11 @@ class _Run:
         summaries = [self.executor.summary()]
         if self.gate is not None:
             summaries.append({"until": self.gate.record()})
+        if self.budget is not None:
+            record = self.budget.record()
+            summaries.append({"budget": record})
+            if record["stopped"]:
+                self.ledger.events.on_log(f"stopped: {record['stopped']}")
         await self.ledger.finish(status, interrupted, summaries, self.plan)
         await self.executor.close()
         self.ledger.events.on_end(self.ledger.stats)
@@ -295,6 +317,19 @@ def _with_cache(
             )
         return client, None
     return attach_cache(client, cache)
+
+
+def _budget_gate(config: RunConfig, model: str, price: ModelPrice | None) -> BudgetGate | None:
+    """The run's budget gate (None without a budget); a cost budget needs a price."""
+    budget = RunBudget(config.max_cost_usd, config.max_tokens_total, config.max_wall_s)
+    if not budget:
+        return None
+    if budget.max_cost_usd is not None and price is None:
+        raise ValueError(
+            f"max_cost_usd needs a price for {model!r}, which is unpriced: give "
+            f"prices={{{model!r}: vf.ModelPrice(input=..., output=...)}}"
+        )
+    return BudgetGate(budget)
 
 
 def _count_units(plan: InputPlan, saved: SavedRows, independent: bool) -> int:
