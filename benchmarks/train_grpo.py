@@ -497,8 +497,8 @@ def plot(s: dict[str, Any], out: Path) -> list[Path]:
             px,
             [p["reward"] for p in probe],
             yerr=[
-                [p["reward"] - p["reward_ci95"][0] for p in probe],
-                [p["reward_ci95"][1] - p["reward"] for p in probe],
+                [max(0.0, p["reward"] - p["reward_ci95"][0]) for p in probe],
+                [max(0.0, p["reward_ci95"][1] - p["reward"]) for p in probe],
             ],
             fmt="s-",
             ms=4,
@@ -578,7 +578,15 @@ def report(s: dict[str, Any]) -> list[str]:
     lo, hi = s["ci95"]
     w = s["wall_s"]
     t = s.get("timing") or {}
-    m = s["machine"]
+    m = s.get("machine")  # None in a summary written before it was recorded
+    flags = (
+        f"AVX-512 {'yes' if m['avx512'] else 'no'}, AMX {'yes' if m['amx'] else 'no'}, "
+        f"torch kernels {m['torch_cpu_capability']}; {m['cpus_available']} of "
+        f"{m['cpu_count']} cores available"
+        if m
+        else f"not recorded, {s.get('cpu_count')} cores"
+    )
+    wall = w.get("total", w.get("run", 0.0))
     speed = (
         f"steps/min before {t['before']['steps_per_min']:.2f}, after {t['after']['steps_per_min']:.2f} "
         f"(side by side, {t['after']['settings']['steps']} steps each); "
@@ -591,16 +599,14 @@ def report(s: dict[str, Any]) -> list[str]:
         f"({s['eval_examples']} questions x {s['eval_rollouts']} rollouts)",
         f"paired difference {s['diff']:+.3f}, 95% interval [{lo:+.3f}, {hi:+.3f}], p={s['p_value']:.3g} "
         f"(wins/ties/losses {s['wins_ties_losses']})",
-        f"steps {s['steps']} ({s['questions_trained']} questions, each once, none evaluated: "
-        f"{'checked' if s['fresh_questions_checked'] else 'CHECK FAILED'}); "
+        f"steps {s['steps']} ({s.get('questions_trained', '?')} questions, each once, none "
+        f"evaluated: {'checked' if s.get('fresh_questions_checked') else 'NOT CHECKED'}); "
         + (
             f"early stop at step {stop} (validation probe)" if stop is not None else "no early stop"
         ),
-        f"wall {w['total'] / 60:.1f} min (train {w['train'] / 60:.1f}, eval {w['eval'] / 60:.1f}); "
+        f"wall {wall / 60:.1f} min (train {w['train'] / 60:.1f}, eval {w['eval'] / 60:.1f}); "
         f"{speed}training run {s['steps_per_min']:.2f} steps/min",
-        f"machine: AVX-512 {'yes' if m['avx512'] else 'no'}, AMX {'yes' if m['amx'] else 'no'}, "
-        f"torch kernels {m['torch_cpu_capability']}; {m['cpus_available']} of {m['cpu_count']} "
-        f"cores available, torch threads {s['torch_threads']}; load average start "
+        f"machine: {flags}, torch threads {s['torch_threads']}; load average start "
         f"{s['load_avg_start']}, end {s['load_avg_end']}",
     ]
     return lines

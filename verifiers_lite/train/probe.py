@@ -30,11 +30,17 @@ class PlateauStop:
     """Stop when ``patience`` probes in a row did not beat the best probe by more than
     ``min_delta`` (and at least ``min_probes`` probes were taken); ``patience=0`` never stops."""
 
+    #: probes in a row without a new best that stop training (0: never stop)
     patience: int = 4
+    #: how much a probe must beat the best so far by to count as one
     min_delta: float = 0.0
+    #: probes taken before the rule may stop training
     min_probes: int = 1
+    #: every probe's reward, in order (kept by :meth:`update`)
     values: list[float] = field(default_factory=list)
+    #: the best reward so far
     best: float = float("-inf")
+    #: probes since the best one
     since_best: int = 0
 
     def __post_init__(self) -> None:
@@ -61,7 +67,19 @@ class ValidationProbe:
     """Score ``env``'s questions with the trained model every ``every`` steps (and before the
     first, step 0); stop training by ``rule``. ``history`` holds one dict per probe: ``step``,
     ``reward`` (mean over all rollouts), ``reward_ci95`` (clustered by question), ``seconds``;
-    ``stopped_at`` is the step the rule stopped training at (None: it did not)."""
+    ``stopped_at`` is the step the rule stopped training at (None: it did not).
+
+    Args:
+        env: the probe's environment; all its questions are scored each time (keep it small and
+            disjoint from the training questions).
+        template: the trained model's chat template.
+        every: optimizer steps between probes.
+        rollouts_per_example: rollouts per question each probe.
+        rule: the early-stop rule (default ``PlateauStop()``).
+        max_tokens: completion budget of the probe's rollouts.
+        seed: the rollouts' seed, the same at every probe: only the weights change.
+        max_batch_size: the sampler's batch size.
+    """
 
     def __init__(
         self,
