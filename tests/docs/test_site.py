@@ -266,12 +266,14 @@ def test_every_fake_model_is_documented_with_what_it_answers(built_site: Path):
 
 
 def test_pictures_are_made_by_the_build_and_shown(built_site: Path):
-    """The reward plot, pass@k and a transcript's timeline: PNGs the build drew from real runs
-    (none is in docs/), each shown on a page."""
+    """The reward plot, pass@k, a transcript's timeline, the compare page and the live widget
+    mid-run: PNGs the build drew from real runs (none is in docs/), each shown on a page."""
     shown = {
         "reward-plot.png": "tutorial/03-dataframe-and-plot",
         "pass-at-k.png": "tutorial/03-dataframe-and-plot",
         "transcript-timeline.png": "guides/viewer",
+        "compare-page.png": "guides/viewer",
+        "live-widget.png": "guides/notebooks",
     }
     root = Path(__file__).resolve().parents[2]
     for name, page in shown.items():
