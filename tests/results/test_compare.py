@@ -96,9 +96,10 @@ def test_the_default_view_is_compact_and_details_are_on_request():
         "pass@1",
         "pass@2",
         "errors",
+        "cost_per_reward",  # USD per unit of reward; None: unpriced
     ]
     assert (
         len(full.columns) > 15
     )  # everything else: env, model, metrics, every error and stop kind...
     assert compact.equals(full[compact.columns])  # the same figures, fewer columns
-    assert list(vf.compare([a, b], ks=[1]))[-2:] == ["pass@1", "errors"]
+    assert list(vf.compare([a, b], ks=[1]))[-3:] == ["pass@1", "errors", "cost_per_reward"]

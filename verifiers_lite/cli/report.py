@@ -11,7 +11,7 @@ from verifiers_lite._util.extras import require
 from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.progress import format_stop_reasons, format_timing, length_warning
 from verifiers_lite.core.records import Row
-from verifiers_lite.core.summary import RunSummary
+from verifiers_lite.core.summary import RunSummary, cost_line
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 
 
@@ -129,6 +129,7 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
     if warning:
         row("warning", warning)
     row("tokens", _tokens_value(summary))
+    row("cost", cost_line(summary))
     if summary.get("timing_ms"):
         row("time / rollout", format_timing(summary["timing_ms"]) + "  (mean)")
     rate = summary.get("rollouts_per_s")

@@ -9,7 +9,10 @@ they agree figure by figure. One rule for what a row counts as:
 - failed when it has an ``error``, counted under its category, ``unknown`` for an error without
   one (:func:`~verifiers_lite.core.columns.error_category`);
 - a metric, a timing part and a token count count where the row has a number for them (NaN and
-  non-numbers left out); stop reasons under their name, ``none`` for a row without one.
+  non-numbers left out); stop reasons under their name, ``none`` for a row without one;
+- priced when its ``cost_usd`` is a number (the embedded model's rows: 0), else unpriced
+  (``None``: a model without a price, or a run older than pricing): cost figures are over the
+  priced rows, and a run with none is "unpriced", never 0.
 
 Per example it keeps a few numbers (:class:`~verifiers_lite.stats.cluster_totals.ClusterTotals`),
 so a million rows cost a few MB, and clustered error bars and pass@k come from the same pass.
@@ -72,6 +75,9 @@ class RunSummary:
         self._passed = ClusterTotals()
         self._metrics: dict[str, ClusterTotals] = {}
         self._timing: dict[str, list[float]] = {}  # timing key -> [sum, rollouts that have it]
+        self.cost_total = 0.0  # over the priced rows
+        self.num_unpriced = 0
+        self._cost = ClusterTotals()  # per example: the priced rows' cost (its interval)
 
     def add_all(self, rows: Iterable[Mapping[str, Any]]) -> RunSummary:
         for row in rows:
@@ -97,6 +103,12 @@ class RunSummary:
         if timing.__class__ is dict:
             self._add_timing(timing)
         eid = row.get("example_id")
+        cost = _number(row.get("cost_usd"))
+        if cost is None or not math.isfinite(cost):
+            self.num_unpriced += 1
+        else:
+            self.cost_total += cost
+            self._cost.add(eid, cost)
         reward = _reward(row)
         if reward is None:
             self.example_rewards.add(eid, count=0)  # the example is known, with no score
@@ -157,6 +169,15 @@ class RunSummary:
         half = (e.ci[1] - e.ci[0]) / 2
         return replace(e, mean=mean, ci=(mean - half, mean + half))
 
+    def cost_estimate(self) -> Estimate | None:
+        """Mean cost in USD per priced rollout, with its standard error clustered by example and
+        95% interval; None when no row is priced ("unpriced")."""
+        from verifiers_lite.stats.error_bars import estimate_from_totals
+
+        if self.num_rollouts == self.num_unpriced:
+            return None
+        return estimate_from_totals(*self._cost.sums_and_counts())
+
     def metric_estimates(self) -> dict[str, Estimate]:
         """Each metric's mean over the scored rollouts that have it, with its clustered error bar."""
         from verifiers_lite.stats.error_bars import estimate_from_totals
@@ -190,8 +211,11 @@ class RunSummary:
         error counts by category beside them; counts by stop reason, token totals and the mean
         time per rollout of each part (``timing_ms``: ``queue_ms`` waiting for a request slot,
         ``generation_ms`` in the model request, ``env_ms`` in the environment,
-        ``group_wait_ms``, ``scoring_ms``, and ``rollout_ms``, ``total_ms``)."""
+        ``group_wait_ms``, ``scoring_ms``, and ``rollout_ms``, ``total_ms``); the cost in USD
+        over the priced rollouts (``cost_usd_total``, ``cost_usd_mean`` with ``_stderr`` and
+        ``_ci``; None when none is priced) and how many are unpriced (``num_unpriced``)."""
         reward, metrics = self.reward_estimate(), self.metric_estimates()
+        cost = self.cost_estimate()
         return {
             "num_rollouts": self.num_rollouts,
             "num_scored": self.num_scored,
@@ -208,6 +232,11 @@ class RunSummary:
             "stop_reasons": dict(self.stop_reasons.most_common()),
             **self.tokens,
             "timing_ms": self.timing_means(),
+            "cost_usd_total": self.cost_total if cost is not None else None,
+            "cost_usd_mean": cost.mean if cost is not None else None,
+            "cost_usd_stderr": cost.stderr if cost is not None else None,
+            "cost_usd_ci": cost.ci if cost is not None else None,
+            "num_unpriced": self.num_unpriced,
         }
 
 
@@ -217,3 +246,40 @@ def token_line(summary: Mapping[str, Any]) -> str:
     line = f"{summary['prompt_tokens']} prompt / {summary['completion_tokens']} completion"
     reasoning = summary.get("reasoning_tokens") or 0
     return f"{line} ({reasoning} reasoning)" if reasoning else line
+
+
+def cost_per_reward(summary: Mapping[str, Any]) -> float | None:
+    """USD spent per unit of reward earned: the priced rows' cost over the scored rows' reward
+    sum; None when unpriced or when no reward was earned."""
+    total, mean = summary.get("cost_usd_total"), summary.get("reward_mean")
+    if total is None or mean is None or not math.isfinite(mean):
+        return None
+    earned = float(mean) * int(summary.get("num_scored") or 0)
+    return float(total) / earned if earned > 0 else None
+
+
+def cost_line(summary: Mapping[str, Any], per_reward: bool = False) -> str:
+    """A summary's cost in one line: ``$0.0123 total, $0.00041 a rollout [0.00038, 0.00044]``
+    (with ``per_reward``: and ``, $0.00082 per unit of reward``), ``unpriced`` when no rollout
+    is priced (never $0), with how many are unpriced when some are."""
+    total = summary.get("cost_usd_total")
+    unpriced = int(summary.get("num_unpriced") or 0)
+    if total is None:
+        return "unpriced"
+    mean, ci = summary.get("cost_usd_mean"), summary.get("cost_usd_ci")
+    line = f"${_money(total)} total"
+    if mean is not None:
+        line += f", ${_money(mean)} a rollout"
+        if ci is not None and all(isinstance(x, float) and math.isfinite(x) for x in ci):
+            line += f" [{_money(ci[0])}, {_money(ci[1])}]"
+    per = cost_per_reward(summary) if per_reward else None
+    if per is not None:
+        line += f", ${_money(per)} per unit of reward"
+    return line + (f" ({unpriced} rollouts unpriced)" if unpriced else "")
+
+
+def _money(usd: float) -> str:
+    """Dollars with the digits that matter: 2 decimals from $1, 4 significant digits below."""
+    if usd == 0 or abs(usd) >= 1:
+        return f"{usd:,.2f}"
+    return f"{usd:.4g}" if abs(usd) >= 1e-4 else f"{usd:.2e}"

@@ -6,6 +6,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite.core.pass_criterion import PassCriterion
+from verifiers_lite.core.summary import cost_per_reward
 from verifiers_lite.results.labels import run_facts, run_labels
 from verifiers_lite.results.metrics import pass_at_k_curve_from_counts
 from verifiers_lite.results.run_metadata import RunMetadata
@@ -25,6 +26,8 @@ _DETAIL_COLUMNS = (
     "scored",
     "completion_tokens_per_rollout",
     "wall_time_s",
+    "cost_usd_total",
+    "cost_usd_mean",
 )
 _DETAIL_PREFIXES = ("metric:", "error:", "stop:")
 
@@ -138,5 +141,9 @@ def _row(label: str, outputs: GenerateOutputs, ks: list[int] | None) -> dict[str
     row.update({f"error:{k}": v for k, v in sorted(s["errors"].items())})
     row.update({f"stop:{k}": v for k, v in s["stop_reasons"].items()})
     row["completion_tokens_per_rollout"] = s["completion_tokens"] / n
+    # None: unpriced (never 0); the embedded model's runs cost 0
+    row["cost_usd_total"] = s["cost_usd_total"]
+    row["cost_usd_mean"] = s["cost_usd_mean"]
+    row["cost_per_reward"] = cost_per_reward(s)
     row["wall_time_s"] = run_duration(md)  # summed over sessions when the run was resumed
     return row

@@ -15,11 +15,12 @@ import html
 import json
 import math
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from verifiers_lite._util.errors import VerifiersError
 from verifiers_lite.core.records import Row
+from verifiers_lite.core.summary import RunSummary, cost_line, cost_per_reward
 from verifiers_lite.results.compare import as_outputs, outputs_facts
 from verifiers_lite.results.labels import run_labels, varying_keys
 from verifiers_lite.results.metrics import scored_reward
@@ -150,6 +151,9 @@ class RunComparison:
     unscored: tuple[Any, ...]
     rows: tuple[ExampleRow, ...] = field(repr=False)
     sources: tuple[str | None, str | None] = (None, None)
+    #: each run's cost figures (``cost_usd_total``, ``cost_usd_mean``, ``cost_per_reward``:
+    #: USD per unit of reward; None: unpriced), when the comparison was made from whole runs
+    costs: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
 
     @property
     def diff(self) -> float:
@@ -226,8 +230,9 @@ class RunComparison:
                     "reward_ci_undefined": e.undefined,
                     "num_examples": e.clusters,
                     "num_scored": e.n,
+                    **(cost or {}),
                 }
-                for lab, e in zip(self.labels, self.estimates, strict=True)
+                for lab, e, cost in zip(self.labels, self.estimates, self.costs, strict=True)
             ],
             "mean_a": self.mean_a,
             "mean_b": self.mean_b,
@@ -331,6 +336,9 @@ def _report_lines(c: RunComparison, deltas: list[float]) -> list[str]:
         f"{c.shared} shared, {len(c.only_a)} only in a{_ids(c.only_a)}, "
         f"{len(c.only_b)} only in b{_ids(c.only_b)}, {len(c.unscored)} unscored in a run{_ids(c.unscored)}",
     )
+    for tag, cost in zip("ab", c.costs, strict=True):
+        if cost is not None:
+            row(f"cost {tag}", cost["line"])
     row(
         "detectable",
         undefined
@@ -477,7 +485,19 @@ def compare_runs(
         str(x) if isinstance(x, (str, bytes)) or hasattr(x, "__fspath__") else None for x in (a, b)
     )
     scores = [example_scores(o.rows, run_few_shot(o.metadata)) for o in outs]
-    return compare_scores(scores[0], scores[1], lab, check_inputs, (sources[0], sources[1]))
+    c = compare_scores(scores[0], scores[1], lab, check_inputs, (sources[0], sources[1]))
+    return replace(c, costs=(_run_cost(outs[0]), _run_cost(outs[1])))
+
+
+def _run_cost(outputs: GenerateOutputs) -> dict[str, Any]:
+    """A run's cost figures for the comparison (over all its rows)."""
+    s = RunSummary().add_all(outputs.rows).summary()
+    return {
+        "cost_usd_total": s["cost_usd_total"],
+        "cost_usd_mean": s["cost_usd_mean"],
+        "cost_per_reward": cost_per_reward(s),
+        "line": cost_line(s, per_reward=True),
+    }
 
 
 def examples_needed(

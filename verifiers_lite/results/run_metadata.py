@@ -104,6 +104,11 @@ class RunMetadata(TypedDict, total=False):
     completion_tokens: int  #: completion tokens over all rows
     reasoning_tokens: int  #: of those, tokens spent reasoning
     timing_ms: dict[str, float | None]  #: per part of a rollout's time: its mean (ms)
+    cost_usd_total: float | None  #: USD over the priced rows (None: none priced, "unpriced")
+    cost_usd_mean: float | None  #: USD per priced row
+    cost_usd_stderr: float | None  #: its standard error, clustered by example
+    cost_usd_ci: list[float] | None  #: its 95% interval
+    num_unpriced: int  #: rows without a price (their cost unknown, never 0)
     #: how rows were priced: ``model``, ``price`` (USD per million tokens of each kind; None:
     #: unpriced) and ``source`` (``prices``: the caller's table, ``endpoint``: what the endpoint
     #: declares, ``bundled <date>``: the bundled table)
@@ -174,13 +179,24 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "prompt_tokens",
             "completion_tokens",
             "reasoning_tokens",
+            "num_unpriced",
             "rerun_units",
             "format_version",
         ),
         (int,),
     ),
     **dict.fromkeys(
-        ("start_time", "end_time", "duration_s", "reward_mean", "reward_stderr"), _NUMBER
+        (
+            "start_time",
+            "end_time",
+            "duration_s",
+            "reward_mean",
+            "reward_stderr",
+            "cost_usd_total",
+            "cost_usd_mean",
+            "cost_usd_stderr",
+        ),
+        _NUMBER,
     ),
     "max_concurrent": (int, str),  # "auto": an adaptive limit per endpoint
     **dict.fromkeys(("independent_scoring", "score_rollouts", "resumed"), (bool,)),
@@ -189,6 +205,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "sessions",
             "endpoints",
             "reward_ci",
+            "cost_usd_ci",
             "workers",
             "worker_failures",
             "servers",

@@ -11,7 +11,7 @@ from verifiers_lite.core.content import part_kind
 from verifiers_lite.core.progress import format_timing, length_warning
 from verifiers_lite.core.reasoning import reasoning_of
 from verifiers_lite.core.records import Row
-from verifiers_lite.core.summary import token_line
+from verifiers_lite.core.summary import cost_line, token_line
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats.error_bars import format_estimate
 from verifiers_lite.ui.notebook.cells import shown_in_this_cell
@@ -127,6 +127,7 @@ def _run_facts(outputs: SummarizedRun) -> list[tuple[str, str]]:
         facts.append(("duration", duration))
     if s["completion_tokens"]:
         facts.append(("tokens", token_line(s)))
+    facts.append(("cost", _e(cost_line(s))))
     if s.get("timing_ms"):
         facts.append(
             ("time / rollout", _e(format_timing(s["timing_ms"])) + f" <span {_MUTED}>(mean)</span>")

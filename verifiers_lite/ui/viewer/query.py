@@ -12,6 +12,7 @@ from verifiers_lite.core import columns
 from verifiers_lite.core.errors import ERROR_CATEGORIES
 from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.state import STOP_REASONS
+from verifiers_lite.core.summary import cost_line
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 from verifiers_lite.results.paired import ExampleScore, example_key
 from verifiers_lite.results.row_index import RowIndex
@@ -210,6 +211,7 @@ def run_stats(index: RowIndex, criterion: PassCriterion) -> dict[str, Any]:
         "pass_at_k": _pass_at_k(index, scored, criterion),
         "pass_criterion": criterion.describe(),
         "mean_rollout_ms": summary["timing_ms"].get("rollout_ms"),
+        "cost": cost_line(summary, per_reward=True),  # "unpriced" when no row is priced
         "metric_names": list(cols.metrics),
         "error_categories": [n for n in index.error_names if n],
         "stop_reason_names": [n for n in index.stop_names if n],

@@ -18,6 +18,7 @@ from typing import Any
 from verifiers_lite.core import columns
 from verifiers_lite.core.errors import RunFormatError
 from verifiers_lite.core.pass_criterion import PassCriterion
+from verifiers_lite.core.summary import cost_line
 from verifiers_lite.results.row_index import RowIndex, StaleRowsError
 from verifiers_lite.results.run_metadata import RunMetadata, read_run_metadata
 from verifiers_lite.results.sessions import run_duration
@@ -142,12 +143,18 @@ class Run:
             "reward_ci",
             "reward_ci_undefined",
             "errors",
+            "cost_usd_total",
+            "cost_usd_mean",
+            "cost_usd_ci",
+            "num_unpriced",
         )
-        if status in _FINISHED and "reward_ci" in meta:
+        # metadata written before the cost figures (no num_unpriced) is read from the rows
+        if status in _FINISHED and "reward_ci" in meta and "num_unpriced" in meta:
             s = {k: meta.get(k) for k in keys}
         else:
             st = self.stats(meta, budget_s)
             s = {k: st[k] for k in keys}
+        s["cost"] = cost_line(s, per_reward=True)
         planned = meta.get("num_rollouts")
         return {
             "run_id": self.run_id,

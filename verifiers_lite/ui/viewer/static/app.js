@@ -291,6 +291,7 @@
             s.num_scored !== s.num_rollouts ? " over " + s.num_scored + " scored" : "")],
           ["errors", s.num_errors ? h("span", { class: "error-text" }, s.num_errors) : "0"],
           ["tokens", s.prompt_tokens + " prompt / " + s.completion_tokens + " completion"],
+          ["cost", h("span", { id: "run-cost" }, s.cost || "unpriced")],
           ["mean time / rollout", h("span", { id: "mean-timing" }, s.mean_rollout_ms === null || s.mean_rollout_ms === undefined ? "—" : "rollout " + num(s.mean_rollout_ms, 0) + " ms",
             Object.keys(s.timing_ms || {}).length ? h("div", { class: "muted" }, timingParts(s.timing_ms)) : "")],
         ])),
@@ -716,9 +717,10 @@
         h("td", { class: "num " + (e.diff > 0 ? "diff-pos" : e.diff < 0 ? "diff-neg" : "") }, e.diff === null ? "—" : (e.diff > 0 ? "+" : "") + num(e.diff)));
     });
     const nodes = [h("h2", {}, "Compare · ", c.runs[0].env_id || ""),
-      h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "label"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr [95% CI]"), h("th", { class: "num" }, "errors")),
+      h("table", { id: "compare-runs" }, h("tr", {}, h("th", {}, "run"), h("th", {}, "label"), h("th", {}, "model"), h("th", { class: "num" }, "mean reward ± stderr [95% CI]"), h("th", { class: "num" }, "errors"), h("th", { class: "num" }, "cost")),
         c.runs.map(r => h("tr", {}, h("td", {}, h("a", { href: "#/runs/" + enc(r.run_id) }, r.run_id)), h("td", {}, r.label), h("td", {}, r.model || "—"),
-          h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)), h("td", { class: "num" }, r.num_errors)))),
+          h("td", { class: "num" }, est(r.reward_mean, r.reward_stderr, r.reward_ci, 3, r.reward_ci_undefined)), h("td", { class: "num" }, r.num_errors),
+          h("td", { class: "num compare-cost" }, r.cost || "unpriced")))),
       c.paired_error ? h("div", { class: "errbox", id: "compare-paired-error" }, c.paired_error) : pairedTable(c.paired),
       h("h3", {}, "Per-example mean reward, largest difference first (", c.num_examples, " examples)"),
       h("div", { class: "grid" }, h("table", { id: "compare-examples" }, head, rows))];
