@@ -162,6 +162,38 @@ def test_eval_uses_and_prints_the_one_listed_model_and_resumes_with_it(fake_serv
     )
 
 
+def test_eval_with_adaptive_concurrency_and_a_token_budget(fake_server, tmp_path):
+    r = vf_lite(
+        "eval",
+        "arithmetic",
+        "-b",
+        fake_server.base_url,
+        "-m",
+        "fake-arith",
+        "-n",
+        "30",
+        "-r",
+        "1",
+        "-c",
+        "auto",
+        "--max-tokens-total",
+        "300",
+        "-q",
+        "-s",
+        str(tmp_path / "out"),
+        cwd=tmp_path,
+    )
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((run_dir(tmp_path / "out") / "metadata.json").read_text())
+    assert meta["max_concurrent"] == "auto" and meta["endpoints"][0]["adaptive"]["limit"] >= 1
+    stopped = meta["budget"]["stopped"]
+    assert stopped.startswith("budget (tokens ")
+    rows = (run_dir(tmp_path / "out") / "results.jsonl").read_text().splitlines()
+    assert 0 < len(rows) < 30
+    for needle in (stopped, "concurrency", "auto; ", "cost", "unpriced"):
+        assert needle in r.stdout, (needle, r.stdout)
+
+
 def test_eval_with_two_endpoints_spreads_groups(fake_server, tmp_path):
     from verifiers_lite.testing.fake_server import FakeServerProcess
 
@@ -253,6 +285,8 @@ def test_all_rollouts_failing_exits_non_zero(tmp_path):
         (["eval", "arithmetic", "-n", "0"], "--num-examples must be >= 1"),
         (["eval", "arithmetic", "-r", "0"], "--rollouts-per-example must be >= 1"),
         (["eval", "arithmetic", "-c", "0"], "--max-concurrent must be >= 1"),
+        (["eval", "arithmetic", "--max-wall-s", "0"], "--max-wall-s must be a positive number"),
+        (["eval", "arithmetic", "--max-cost-usd", "-1"], "--max-cost-usd must be a positive"),
         (["eval", "arithmetic", "-b", "localhost:8000"], "--base-url must be an http(s) URL"),
         (["eval", "arithmetic", "--parallel", "0"], "--parallel must be >= 1"),
         (["eval", "arithmetic", "--gguf", "/nonexistent/model.gguf"], "GGUF model not found"),
@@ -280,6 +314,10 @@ def test_argparse_errors_and_list(capsys):
     with pytest.raises(SystemExit) as info:
         main(["eval", "arithmetic", "-n", "three"])
     assert info.value.code == 2 and "invalid int value" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["eval", "arithmetic", "-c", "fast"])
+    assert info.value.code == 2
+    assert "expected a number or 'auto', got 'fast'" in capsys.readouterr().err
     assert main(["list"]) == 0
     listed = capsys.readouterr().out.split()
     assert {"arithmetic", "calculator", "guess_number", "reasoning_gym"} <= set(listed)

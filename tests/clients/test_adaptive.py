@@ -244,3 +244,27 @@ def test_auto_backs_off_on_429s_where_a_fixed_setting_keeps_hitting_them(fake_se
     assert adaptive is not None and adaptive.refusals == auto_429s > 0
     assert adaptive.current <= 6  # below the load that was refused
     assert auto_429s * 10 < fixed_429s, (auto_429s, fixed_429s)
+
+
+def test_the_live_displays_show_the_adaptive_limit(fake_server):
+    from verifiers_lite.core.progress import RunStats
+    from verifiers_lite.ui.notebook.summary_html import stats_line
+    from verifiers_lite.ui.terminal_progress import postfix
+
+    stats = RunStats(total=10)
+    stats.in_flight = 3
+    assert "limit" not in postfix(stats) and "limit" not in stats_line(stats)
+    stats.limit_source = lambda: 7
+    assert "running=3 limit=7 " in postfix(stats)
+    assert "3 running (limit 7, auto)" in stats_line(stats)
+
+    seen: list[int | None] = []
+    rows = [{"question": f"What is {i} + 1?", "answer": str(i + 1)} for i in range(40)]
+    vf.SingleTurnEnv(dataset=rows).evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-arith",
+        max_concurrent="auto",
+        progress=False,
+        on_progress=lambda s, _rows: seen.append(s.in_flight_limit),
+    )
+    assert seen and all(isinstance(x, int) and x >= 1 for x in seen)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import re
 import sys
 import time
@@ -114,6 +115,9 @@ def _evaluate(
         rerun_errors=not args.keep_errors,
         cache=args.cache,
         allow_client_change=args.allow_client_change,
+        max_cost_usd=args.max_cost_usd,
+        max_tokens_total=args.max_tokens_total,
+        max_wall_s=args.max_wall_s,
     )
 
 
@@ -150,8 +154,12 @@ def _check_numbers(args: argparse.Namespace) -> None:
         raise CLIError("--keep-errors only applies with --resume")
     if args.allow_client_change and args.resume is None:
         raise CLIError("--allow-client-change only applies with --resume")
-    if args.max_concurrent < 1:
-        raise CLIError(f"--max-concurrent must be >= 1, got {args.max_concurrent}")
+    if args.max_concurrent != "auto" and args.max_concurrent < 1:
+        raise CLIError(f"--max-concurrent must be >= 1 or 'auto', got {args.max_concurrent}")
+    for flag in ("max_cost_usd", "max_tokens_total", "max_wall_s"):
+        value = getattr(args, flag)
+        if value is not None and not (value > 0 and math.isfinite(value)):
+            raise CLIError(f"--{flag.replace('_', '-')} must be a positive number, got {value}")
     if args.max_tokens is not None and args.max_tokens < 1:
         raise CLIError(f"--max-tokens must be >= 1, got {args.max_tokens}")
     if args.temperature is not None and args.temperature < 0:
@@ -256,6 +264,10 @@ def _executor(args: argparse.Namespace) -> Any:
         return None
     if args.ray_workers < 1:
         raise CLIError(f"--ray-workers must be >= 1, got {args.ray_workers}")
+    if args.max_concurrent == "auto":
+        raise CLIError(
+            "--max-concurrent auto adapts this process's requests; with --ray-workers give a number"
+        )
     from verifiers_lite._util.cpus import usable_cpus
     from verifiers_lite.executors.ray import RayExecutor
 
@@ -300,6 +312,7 @@ def _report(
         )
     if out.metadata.get("cache"):
         summary["cache"] = out.metadata["cache"]
+    summary.update(_run_notes(out.metadata))
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     plot_path = (
         None
@@ -320,6 +333,24 @@ def _report(
         print(f"response cache: {c['hits']} hits / {c['misses']} misses ({c['path']})")
     sys.stdout.flush()
     return summary
+
+
+def _run_notes(metadata: Any) -> dict[str, str]:
+    """What the table says beyond the rows: a budget that stopped the run (``stopped``), and
+    each endpoint's adaptive concurrency limit (``concurrency``)."""
+    notes: dict[str, str] = {}
+    stopped = (metadata.get("budget") or {}).get("stopped")
+    if stopped:
+        notes["stopped"] = stopped
+    adaptive = [
+        f"{e.get('name')}: {a['limit']} at the end (peak {a['peak_limit']}, "
+        f"{a['refusals']} refused)"
+        for e in metadata.get("endpoints") or []
+        if isinstance(a := e.get("adaptive"), dict)
+    ]
+    if adaptive:
+        notes["concurrency"] = "auto; " + "; ".join(adaptive)
+    return notes
 
 
 def _reward_plot(

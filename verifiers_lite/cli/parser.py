@@ -54,6 +54,7 @@ def _add_eval_parser(sub: argparse._SubParsersAction) -> None:  # type: ignore[t
     )
     _add_model_options(ev)
     _add_run_options(ev)
+    _add_budget_options(ev)
     _add_resume_options(ev)
     _add_embedded_model_options(ev)
     _add_scale_and_output_options(ev)
@@ -84,6 +85,16 @@ def _add_model_options(ev: argparse.ArgumentParser) -> None:
     )
 
 
+def _concurrency(text: str) -> int | str:
+    """``-c``: a number, or ``auto``."""
+    if text.strip().lower() == "auto":
+        return "auto"
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number or 'auto', got {text!r}") from None
+
+
 def _add_run_options(ev: argparse.ArgumentParser) -> None:
     """How much to run and how: examples, rollouts, concurrency, sampling, where to save."""
     ev.add_argument(
@@ -103,9 +114,11 @@ def _add_run_options(ev: argparse.ArgumentParser) -> None:
     ev.add_argument(
         "-c",
         "--max-concurrent",
-        type=int,
+        type=_concurrency,
         default=DEFAULT_CONCURRENCY,
-        help=f"model requests in flight (default: {DEFAULT_CONCURRENCY})",
+        metavar="N|auto",
+        help=f"model requests in flight, or 'auto': each endpoint's own limit, adapted to its "
+        f"throughput, 429s and latency (default: {DEFAULT_CONCURRENCY})",
     )
     ev.add_argument(
         "-t",
@@ -133,6 +146,32 @@ def _add_run_options(ev: argparse.ArgumentParser) -> None:
         "--save-dir",
         default=DEFAULT_SAVE_DIR,
         help=f"root directory of results (default: {DEFAULT_SAVE_DIR})",
+    )
+
+
+def _add_budget_options(ev: argparse.ArgumentParser) -> None:
+    """The run's budgets: money, tokens, wall time."""
+    ev.add_argument(
+        "--max-cost-usd",
+        type=float,
+        default=None,
+        metavar="USD",
+        help="run budget in US dollars: no new rollout starts once it would be passed "
+        "(needs a priced model); a resume with a larger one goes on",
+    )
+    ev.add_argument(
+        "--max-tokens-total",
+        type=int,
+        default=None,
+        metavar="N",
+        help="run budget in tokens (prompt and completion, every session of the run)",
+    )
+    ev.add_argument(
+        "--max-wall-s",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="run budget in seconds of wall time (every session of the run)",
     )
 
 

@@ -130,6 +130,9 @@ def format_table(summary: dict[str, Any], header: str, paths: dict[str, str | No
         row("warning", warning)
     row("tokens", _tokens_value(summary))
     row("cost", cost_line(summary))
+    for note in ("concurrency", "stopped"):
+        if summary.get(note):
+            row(note, str(summary[note]))
     if summary.get("timing_ms"):
         row("time / rollout", format_timing(summary["timing_ms"]) + "  (mean)")
     rate = summary.get("rollouts_per_s")

@@ -41,6 +41,14 @@ class RunStats:
     cache_misses: int = 0
     in_flight: int = 0
     awaiting: set[tuple[Any, int]] = field(default_factory=set)  # ended, group not yet recorded
+    #: the run's adaptive bound on model requests in flight now (``max_concurrent="auto"``),
+    #: read when a display draws; None: a fixed bound
+    limit_source: Callable[[], int | None] | None = None
+
+    @property
+    def in_flight_limit(self) -> int | None:
+        """The adaptive bound on requests in flight now, None when the run's bound is fixed."""
+        return self.limit_source() if self.limit_source is not None else None
 
     def rollout_started(self) -> None:
         self.in_flight += 1

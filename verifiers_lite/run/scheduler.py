@@ -223,6 +223,8 @@ class _Run:
         if self.budget is not None:
             self.budget.started_at = self.budget.clock()
             self.units = self.budget.units(self.units)
+        # max_concurrent="auto": the displays show the endpoints' adaptive limit as it moves
+        self.ledger.stats.limit_source = getattr(self.executor, "in_flight_limit", None)
         self.ledger.start_live()
 
     async def run_units(self) -> None:

@@ -73,7 +73,8 @@ class TqdmProgress:
 
 def postfix(stats: RunStats, final: bool = False) -> str:
     """The figures beside a text bar: in flight, reward ± clustered stderr, errors, stop reasons."""
-    running = "" if final else f"running={stats.in_flight} "
+    limit = stats.in_flight_limit
+    running = "" if final else f"running={stats.in_flight} " + (f"limit={limit} " if limit else "")
     reward = "—"
     if stats.scored:
         se = stats.stderr

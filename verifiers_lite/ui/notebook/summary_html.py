@@ -29,7 +29,12 @@ def stats_line(stats: RunStats, final: bool = False) -> str:
     reward = f"mean reward {stats.reward_text()}"
     errors = ", ".join(f"{k} {v}" for k, v in sorted(stats.errors.items()))
     err = f"errors {stats.error_count}" + (f" ({errors})" if errors else "")
-    running = "" if final else f"{stats.in_flight} running · "
+    limit = stats.in_flight_limit
+    running = (
+        ""
+        if final
+        else f"{stats.in_flight} running" + (f" (limit {limit}, auto)" if limit else "") + " · "
+    )
     timing = f"elapsed {fmt_seconds(stats.elapsed)}"
     if not final:
         timing += f" · ETA {fmt_seconds(stats.eta)}"
