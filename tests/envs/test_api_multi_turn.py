@@ -4,6 +4,7 @@ llama.cpp server end to end."""
 from __future__ import annotations
 
 import copy
+import hashlib
 import importlib.util
 import inspect
 import json
@@ -212,7 +213,8 @@ def test_tool_that_raises_is_answered_and_listed() -> None:
     assert tool_msg["role"] == "tool" and tool_msg["tool_call_id"] == "b0"
     assert "tool exploded" in tool_msg["content"]
     (failed,) = t["tool_errors"]
-    where = failed.pop("traceback")
+    where, key = failed.pop("traceback"), failed.pop("traceback_id")
+    assert key == hashlib.sha256(where.encode()).hexdigest()[:16]  # the key a run stores it under
     assert failed == {"turn": 1, "tool_call_id": "b0", "name": "broken", "error": "exception"}
     # where the tool raised: this file, the raise's line (counted apart, with inspect)
     lines, first = inspect.getsourcelines(broken)

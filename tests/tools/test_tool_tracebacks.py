@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import json
 import sys
 from pathlib import Path
 from types import ModuleType
@@ -111,3 +112,40 @@ def test_a_tool_that_ran_or_was_called_wrong_keeps_no_traceback(fake_server, tmp
     ).rows
     (tool_call,) = model_calls(row)[0]["tool_calls"]
     assert tool_call["error"] == "bad_arguments" and "traceback" not in tool_call
+
+
+def test_a_runs_tool_traceback_is_stored_once_and_read_back_on_every_call(fake_server, tmp_path):
+    module = _author_module(tmp_path)
+    fn = module.async_calculator
+    fn.__name__ = "calculator"  # the fake model calls the tool by this name
+    questions = [
+        {"question": f"What is {a} + {a + 3}?", "answer": str(2 * a + 3)} for a in (1, 5, 9)
+    ]
+    env = vf.ToolEnv(tools=[fn], dataset=questions)
+    run = tmp_path / "run"
+    out = env.evaluate_sync(
+        vf.ChatClient(fake_server.base_url),
+        "fake-tool",
+        rollouts_per_example=2,
+        results_path=str(run),
+        progress=False,
+    )
+    calls = [c for row in out.rows for step in model_calls(row) for c in step.get("tool_calls", [])]
+    assert len(out.rows) == 6 and len(calls) == 6
+    assert all(c["error"] == "exception" for c in calls)
+    (text,) = {c["traceback"] for c in calls}  # six calls, one place they raised
+    assert "ValueError: not enough values to unpack" in text
+
+    # on disk: the text once, in tracebacks.jsonl, under its key; each saved call keeps the key
+    table = [json.loads(line) for line in (run / "tracebacks.jsonl").read_text().splitlines()]
+    assert [t["traceback"] for t in table] == [text]
+    assert (run / "results.jsonl").read_text().count(table[0]["id"]) == 6
+    on_disk = b"".join(p.read_bytes() for p in run.iterdir() if p.is_file())
+    assert on_disk.count(json.dumps(text)[1:-1].encode()) == 1
+    assert on_disk.count(b"in async_calculator") == 1  # the author's frame, once in the run
+
+    # read back, every tool call has its full text again: the rows equal the ones in memory
+    loaded = vf.load_results(str(run)).rows
+    assert [model_calls(r) for r in loaded] == [model_calls(r) for r in out.rows]
+    read_back = [c for r in loaded for step in model_calls(r) for c in step.get("tool_calls", [])]
+    assert [c["traceback"] for c in read_back] == [text] * 6

@@ -203,6 +203,8 @@ class ToolCallRecord(TypedDict, total=False):
     error: str | None
     #: where the tool's own code raised (the author's frames, as an error's ``traceback``)
     traceback: str
+    #: the key a saved run stores that text under once, as an error's ``traceback_id``
+    traceback_id: str
     start_ms: float  #: when the call began, after the rollout's start
     duration_ms: float  #: how long the tool took
 
@@ -331,6 +333,8 @@ class FailedToolCall(TypedDict):
     error: str  #: what went wrong
     #: where the tool's own code raised (the author's frames, as an error's ``traceback``)
     traceback: NotRequired[str]
+    #: the key a saved run stores that text under once, as an error's ``traceback_id``
+    traceback_id: NotRequired[str]
 
 
 class Trajectory(TypedDict, total=False):

@@ -5,8 +5,9 @@ line per run of them. ``VF_DEBUG=1`` keeps every frame.
 A row keeps the text in ``error["traceback"]`` and its key (:func:`traceback_key`) in
 ``error["traceback_id"]``; a saved run stores each distinct text once (``tracebacks.jsonl``
 beside ``results.jsonl``) and its rows only the key. A tool call whose function raised keeps
-its text on its record (``tool_calls`` of the trajectory step that asked for it); the model is
-told the error's message, the rollout goes on.
+its text and key the same way on its record (``tool_calls`` of the trajectory step that asked
+for it; a token-level rollout's ``tool_errors``); the model is told the error's message, the
+rollout goes on.
 """
 
 from __future__ import annotations

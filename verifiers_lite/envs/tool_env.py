@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from verifiers_lite.core.messages import Messages
 from verifiers_lite.core.records import ToolCallRecord
 from verifiers_lite.core.state import State, elapsed_ms
+from verifiers_lite.core.tracebacks import traceback_key
 from verifiers_lite.envs.multi_turn_env import MultiTurnEnv
 from verifiers_lite.tools.functions import answer_tool_call, tool_name, tool_schema
 
@@ -109,4 +110,5 @@ class ToolEnv(MultiTurnEnv):
         }
         if answer.traceback is not None:
             record["traceback"] = answer.traceback
+            record["traceback_id"] = traceback_key(answer.traceback)
         return {"role": "tool", "tool_call_id": call_id, "content": answer.content}, record

@@ -20,8 +20,9 @@ from verifiers_lite.core.records import Row
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
-#: each distinct traceback of the run's errors once (``{"id", "traceback"}`` per line); a row
-#: keeps only its key, ``error["traceback_id"]``, and gets the text back when read
+#: each distinct traceback of the run once (``{"id", "traceback"}`` per line): its errors' and
+#: its tools'; a row keeps only the key (``traceback_id`` of its error, of a step's tool call)
+#: and gets the text back when read
 TRACEBACKS_FILE = "tracebacks.jsonl"
 _WRITE_ID, _WRITE_SIZE = "_write_id", "_write_size"  # the tags on each line of a write
 
@@ -30,7 +31,7 @@ Item = TypeVar("Item")
 
 def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]) -> list[bytes]:
     """One write's lines, each tagged with the write's id and size (a reader's proof of a whole
-    write); an error's traceback text is left to :data:`TRACEBACKS_FILE` (its key stays)."""
+    write); traceback texts are left to :data:`TRACEBACKS_FILE` (their keys stay)."""
     size = len(rows)
     return [
         (dumps({**_without_traceback(r), _WRITE_ID: write_id, _WRITE_SIZE: size}) + "\n").encode(
@@ -40,25 +41,63 @@ def encode_write(rows: Sequence[Row], write_id: str, dumps: Callable[[Any], str]
     ]
 
 
-def _without_traceback(row: Row) -> Row:
+def _traced(row: Row) -> Iterator[dict[str, Any]]:
+    """The records of ``row`` that may keep a traceback under a key: its error, and each tool
+    call of its trajectory's steps (a tool that raised; the rollout went on)."""
     error = row.get("error")
-    if not error or "traceback" not in error or "traceback_id" not in error:
-        return row
-    kept = cast(Any, {k: v for k, v in error.items() if k != "traceback"})
-    return {**row, "error": kept}
+    if isinstance(error, dict):
+        yield cast(dict[str, Any], error)
+    for step in row.get("trajectory") or ():
+        calls = step.get("tool_calls") if isinstance(step, dict) else None
+        for call in calls if isinstance(calls, list) else ():
+            if isinstance(call, dict):
+                yield call
+
+
+def _stored_apart(record: Any) -> bool:
+    """Whether ``record``'s traceback text goes to :data:`TRACEBACKS_FILE` (it has a key)."""
+    return isinstance(record, dict) and "traceback" in record and "traceback_id" in record
+
+
+def _text_dropped(record: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "traceback"}
+
+
+def _without_traceback(row: Row) -> Row:
+    """``row`` as written: each keyed traceback's text left out (copies; ``row`` is the
+    caller's, still in use)."""
+    out: dict[str, Any] = dict(row)
+    if _stored_apart(out.get("error")):
+        out["error"] = _text_dropped(out["error"])
+    steps = out.get("trajectory")
+    if isinstance(steps, list) and any(
+        isinstance(s, dict)
+        and isinstance(s.get("tool_calls"), list)
+        and any(_stored_apart(c) for c in s["tool_calls"])
+        for s in steps
+    ):
+        out["trajectory"] = [_step_without_traceback(s) for s in steps]
+    return cast(Row, out)
+
+
+def _step_without_traceback(step: Any) -> Any:
+    calls = step.get("tool_calls") if isinstance(step, dict) else None
+    if not isinstance(calls, list) or not any(_stored_apart(c) for c in calls):
+        return step
+    return {**step, "tool_calls": [_text_dropped(c) if _stored_apart(c) else c for c in calls]}
 
 
 def new_tracebacks(rows: Sequence[Row], known: set[str]) -> list[bytes]:
-    """The :data:`TRACEBACKS_FILE` lines of the tracebacks in ``rows`` not in ``known`` (which
-    gets their keys)."""
+    """The :data:`TRACEBACKS_FILE` lines of the tracebacks in ``rows`` (errors' and tool
+    calls') not in ``known`` (which gets their keys)."""
     lines: list[bytes] = []
     for r in rows:
-        error = r.get("error")
-        key = error.get("traceback_id") if error else None
-        if error and key and key not in known and "traceback" in error:
-            known.add(key)
-            entry = {"id": key, "traceback": error["traceback"]}
-            lines.append((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
+        for record in _traced(r):
+            key = record.get("traceback_id")
+            if key and key not in known and "traceback" in record:
+                known.add(key)
+                entry = {"id": key, "traceback": record["traceback"]}
+                lines.append((json.dumps(entry, ensure_ascii=False) + "\n").encode("utf-8"))
     return lines
 
 
@@ -81,11 +120,12 @@ def read_tracebacks(directory: Path) -> dict[str, str]:
 
 
 def restore_traceback(row: Row, table: dict[str, str]) -> Row:
-    """``row`` with its error's traceback text back from ``table`` (the run's), when it has a key."""
-    error = row.get("error")
-    key = error.get("traceback_id") if error else None
-    if error and key and "traceback" not in error and key in table:
-        error["traceback"] = table[key]
+    """``row`` with the traceback texts of its error and tool calls back from ``table`` (the
+    run's), where they have a key."""
+    for record in _traced(row):
+        key = record.get("traceback_id")
+        if key and "traceback" not in record and key in table:
+            record["traceback"] = table[key]
     return row
 
 

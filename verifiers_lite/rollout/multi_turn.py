@@ -20,6 +20,7 @@ from verifiers_lite._util.sync import run_sync
 from verifiers_lite.core.content import text_only
 from verifiers_lite.core.errors import ModelAPIError, categorize
 from verifiers_lite.core.records import ErrorRecord, FailedToolCall, TokenFields
+from verifiers_lite.core.tracebacks import traceback_key
 
 from .sampling import Sampler, SampleResult, SamplingParams, sample_isolated
 from .template import TEXT_ONLY, Template
@@ -52,7 +53,7 @@ def split_tool_errors(
                 "error": err,
             }
             if where is not None:
-                failed["traceback"] = where
+                failed["traceback"], failed["traceback_id"] = where, traceback_key(where)
             errors.append(failed)
         clean.append(m)
     return clean, errors
