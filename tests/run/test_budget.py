@@ -11,6 +11,7 @@ import pytest
 
 import verifiers_lite as vf
 from verifiers_lite.run.budget import BudgetGate, RunBudget, row_tokens
+from verifiers_lite.ui.notebook.results_html import results_html
 
 
 @dataclass
@@ -179,6 +180,7 @@ def test_a_cost_budget_stops_the_run_and_a_larger_one_resumes_it(fake_server, tm
     assert _spent(second.rows) <= 2 * budget + 2 * per_rollout
     assert second.metadata["budget"]["stopped"].startswith("budget (cost ")
 
+    assert f"stopped: {second.metadata['budget']['stopped']}" in results_html(second)
     third = _evaluate(fake_server, path)  # no budget: the rest
     assert len(third) == 30 and "budget" not in third.metadata
 

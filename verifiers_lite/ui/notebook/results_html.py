@@ -122,7 +122,8 @@ def _run_facts(outputs: SummarizedRun) -> list[tuple[str, str]]:
         ),
     ]
     if meta.get("status"):
-        facts.append(("status", _e(meta["status"])))
+        stopped = (meta.get("budget") or {}).get("stopped")
+        facts.append(("status", _e(meta["status"] + (f" (stopped: {stopped})" if stopped else ""))))
     if duration:
         facts.append(("duration", duration))
     if s["completion_tokens"]:

@@ -282,7 +282,7 @@
       h("p", { class: "links" }, rlink("Rollouts (" + s.num_rollouts + ") →"), s.num_errors ? rlink("errored rollouts (" + s.num_errors + ") →", { error: "any" }) : ""),
       h("div", { class: "grid" },
         h("div", {}, h("h3", {}, "Summary"), kv([
-          ["run", d.run_id], ["path", d.path], ["status", badge(d.status)],
+          ["run", d.run_id], ["path", d.path], ["status", h("span", {}, badge(d.status), m.budget && m.budget.stopped ? h("span", { id: "budget-stop", class: "muted" }, " stopped: " + m.budget.stopped) : "")],
           ["started", when(m.start_time)], ["duration", dur],
           ["rollouts", s.num_rollouts + (m.num_rollouts ? " of " + m.num_rollouts + " planned" : "") + (s.complete === false ? " (indexing…)" : "")],
           ["examples × rollouts", s.num_examples + " × " + (m.rollouts_per_example || "?")],
