@@ -32,15 +32,19 @@ class RunStats:
     running now. Reward figures are over the scored rollouts (``scored``); errored rollouts have
     no reward and count in ``errors``."""
 
-    total: int
+    total: int  #: rollouts the run will have when done (resumed ones included)
+    #: the figures of the recorded rows, the run's final summary once every row is in
     summary: RunSummary = field(default_factory=RunSummary)
-    resumed: int = 0
+    resumed: int = 0  #: rows kept from an earlier session of the run (not run again)
+    #: when the run started (``time.monotonic()``): elapsed time, rate and ETA count from it
     started: float = field(default_factory=time.monotonic)
+    #: the last rewards recorded (up to 2000), for a live histogram
     recent_rewards: list[float] = field(default_factory=list)
-    cache_hits: int | None = None  # None: the run uses no response cache
-    cache_misses: int = 0
-    in_flight: int = 0
-    awaiting: set[tuple[Any, int]] = field(default_factory=set)  # ended, group not yet recorded
+    cache_hits: int | None = None  #: model calls the response cache answered; None: no cache
+    cache_misses: int = 0  #: model calls the response cache did not have
+    in_flight: int = 0  #: rollouts running now
+    #: ``(example_id, rollout_index)`` of rollouts that ended while their group is still running
+    awaiting: set[tuple[Any, int]] = field(default_factory=set)
     #: the run's adaptive bound on model requests in flight now (``max_concurrent="auto"``),
     #: read when a display draws; None: a fixed bound
     limit_source: Callable[[], int | None] | None = None

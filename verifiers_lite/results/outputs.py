@@ -33,6 +33,12 @@ class GenerateOutputs:
     :class:`DiskRows` (a run with one, or a loaded run: rows stay in ``results.jsonl`` and are
     read when asked for). Everything here streams the rows, so both behave the same and a
     million-row run costs a few numbers per row until its rows themselves are asked for.
+
+    Args:
+        rows: one row per rollout (:class:`~verifiers_lite.core.records.Row`), in memory or
+            on disk (:class:`DiskRows`); none: an empty run.
+        metadata: the run's ``metadata.json`` (model, environment, sampling, summary, ...);
+            none: empty.
     """
 
     def __init__(

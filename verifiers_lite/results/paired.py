@@ -138,21 +138,28 @@ class RunComparison:
     higher/equal/lower; ``only_a``, ``only_b`` and ``unscored`` list the examples left out of
     the pairing. :attr:`per_example` is the table, one row per example of either run."""
 
-    labels: tuple[str, str]
+    labels: tuple[str, str]  #: each run's name in the report: given, or what differs between them
+    #: the paired figures over the shared examples: mean difference b − a, its standard error,
+    #: interval, p-value, minimal detectable difference, the differences' spread
     test: PairedTest
+    #: each run's own mean reward over all the examples it scored, with its clustered interval
     estimates: tuple[Estimate, Estimate]
-    mean_a: float
-    mean_b: float
-    wins: int
-    ties: int
-    losses: int
-    only_a: tuple[Any, ...]
-    only_b: tuple[Any, ...]
+    mean_a: float  #: run a's mean reward over the shared examples only (NaN: none shared)
+    mean_b: float  #: run b's mean reward over the shared examples only (NaN: none shared)
+    wins: int  #: shared examples where b's mean reward is higher than a's
+    ties: int  #: shared examples where both runs' mean rewards are equal
+    losses: int  #: shared examples where b's mean reward is lower than a's
+    only_a: tuple[Any, ...]  #: ids of the examples only run a has
+    only_b: tuple[Any, ...]  #: ids of the examples only run b has
+    #: ids of the examples a run has but left unscored (every rollout errored)
     unscored: tuple[Any, ...]
+    #: one :class:`ExampleRow` per example of either run (:attr:`per_example` as a table)
     rows: tuple[ExampleRow, ...] = field(repr=False)
+    #: each run's directory, when the run was given by its path (None: given as outputs)
     sources: tuple[str | None, str | None] = (None, None)
     #: each run's cost figures (``cost_usd_total``, ``cost_usd_mean``, ``cost_per_reward``:
-    #: USD per unit of reward; None: unpriced), when the comparison was made from whole runs
+    #: USD per unit of reward; None: unpriced; ``line``: them as the report prints them), when
+    #: the comparison was made from whole runs
     costs: tuple[dict[str, Any] | None, dict[str, Any] | None] = (None, None)
 
     @property
