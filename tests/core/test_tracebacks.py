@@ -134,3 +134,34 @@ def test_old_runs_without_a_traceback_table_still_load(tmp_path):
     (run / "metadata.json").write_text(json.dumps({"env_id": "old", "model": "m"}))
     (loaded,) = vf.load_results(str(run)).rows
     assert loaded["error"] == row["error"]
+
+
+def test_tool_tracebacks_count_calls_rollouts_and_distinct_texts():
+    from verifiers_lite.core.tracebacks import ToolTracebacks, traceback_key
+
+    def call(text=None, error="exception"):
+        record = {"id": "c", "name": "calc", "error": error}
+        if text is not None:
+            record["traceback"], record["traceback_id"] = text, traceback_key(text)
+        return record
+
+    rows = [
+        # two calls raised at one place, a third was called wrong (no traceback: not counted)
+        {
+            "trajectory": [
+                {"tool_calls": [call("A"), call(None, "bad_arguments")]},
+                {"tool_calls": [call("A")]},
+            ]
+        },
+        {"trajectory": [{"tool_calls": [call("B")]}, {}]},
+        {"trajectory": [{"tool_calls": [call(None, None)]}]},  # a tool that ran
+        {"error": {"category": "env_error", "message": "x", "traceback": "C"}},  # not a tool's
+    ]
+    tools = ToolTracebacks().add_all(rows)
+    # by hand: 3 calls with a traceback (A, A, B) in 2 rollouts, 2 distinct texts
+    assert (tools.calls, tools.rollouts) == (3, 2)
+    assert list(tools.distinct.values()) == [("A", 2), ("B", 1)]
+    assert tools.line() == "tool errors: 3 calls in 2 rollouts, 2 distinct tracebacks"
+    assert ToolTracebacks().add_all(rows[1:2]).line() == (
+        "tool errors: 1 call in 1 rollout, 1 distinct traceback"
+    )

@@ -389,13 +389,13 @@ def _exit_code(args: argparse.Namespace, summary: dict[str, Any], rows: Any, run
             file=sys.stderr,
         )
         return 1
-    if not failed:
-        return 0
     from verifiers_lite.cli.report import traceback_report
 
-    where = traceback_report(rows)
+    where = traceback_report(rows)  # a tool that raised fails no rollout: said with no failures too
     if where is not None:
         print(where, file=sys.stderr)
+    if not failed:
+        return 0
     first = next(r["error"] for r in rows if r.get("error"))
     rerun = f"rerun the failed rollouts with: vf-lite eval {args.env_id} --resume {run_dir}"
     rate = failed / len(rows)

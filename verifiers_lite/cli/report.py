@@ -12,6 +12,7 @@ from verifiers_lite.core.pass_criterion import PassCriterion
 from verifiers_lite.core.progress import format_stop_reasons, format_timing, length_warning
 from verifiers_lite.core.records import Row
 from verifiers_lite.core.summary import RunSummary, cost_line
+from verifiers_lite.core.tracebacks import ToolTracebacks
 from verifiers_lite.results.metrics import pass_at_k_from_counts
 
 
@@ -180,11 +181,14 @@ def save_reward_histogram(rewards: list[float], path: str | Path, title: str = "
 
 def traceback_report(rows: Iterable[Row]) -> str | None:
     """Where the run's code failed: rollouts and distinct tracebacks per error category, then
-    the first traceback in full; None when no error kept one."""
+    the first traceback in full; the same for the tool calls whose tool raised (they do not
+    fail their rollouts); None when nothing kept a traceback."""
     first: tuple[str, str] | None = None
     rollouts: dict[str, int] = {}
     distinct: dict[str, set[str]] = {}
+    tools = ToolTracebacks()
     for r in rows:
+        tools.add_all((r,))
         error = r.get("error")
         text = error.get("traceback") if error else None
         if not error or not text:
@@ -194,13 +198,20 @@ def traceback_report(rows: Iterable[Row]) -> str | None:
         distinct.setdefault(kind, set()).add(error.get("traceback_id") or text)
         if first is None:
             first = (kind, text)
-    if first is None:
-        return None
-    counts = ", ".join(
-        f"{kind} {n} rollout{'s' if n > 1 else ''} ({len(distinct[kind])} distinct)"
-        for kind, n in sorted(rollouts.items())
-    )
-    return (
-        f"vf-lite: failures with a traceback: {counts}\n"
-        f"the first ({first[0]}; VF_DEBUG=1 keeps the library's frames too):\n{first[1]}"
-    )
+    parts: list[str] = []
+    if first is not None:
+        counts = ", ".join(
+            f"{kind} {n} rollout{'s' if n > 1 else ''} ({len(distinct[kind])} distinct)"
+            for kind, n in sorted(rollouts.items())
+        )
+        parts.append(
+            f"vf-lite: failures with a traceback: {counts}\n"
+            f"the first ({first[0]}; VF_DEBUG=1 keeps the library's frames too):\n{first[1]}"
+        )
+    if tools.calls:
+        text, _ = next(iter(tools.distinct.values()))
+        parts.append(
+            f"vf-lite: {tools.line()} (the model was told each error and went on)\n"
+            f"the first tool traceback:\n{text}"
+        )
+    return "\n".join(parts) or None

@@ -7,7 +7,7 @@ A row keeps the text in ``error["traceback"]`` and its key (:func:`traceback_key
 beside ``results.jsonl``) and its rows only the key. A tool call whose function raised keeps
 its text and key the same way on its record (``tool_calls`` of the trajectory step that asked
 for it; a token-level rollout's ``tool_errors``); the model is told the error's message, the
-rollout goes on.
+rollout goes on, and :class:`ToolTracebacks` counts such calls for the reports.
 """
 
 from __future__ import annotations
@@ -18,7 +18,12 @@ import functools
 import hashlib
 import os
 import traceback
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+
+from verifiers_lite.core.trajectory import tool_call_records
 
 _FOLDED_DIRS = (
     str(Path(__file__).resolve().parent.parent) + os.sep,  # the library's package
@@ -108,3 +113,36 @@ def _exception_line(exc: BaseException) -> str:
 def traceback_key(text: str) -> str:
     """The key a traceback's text is stored under once per run (16 hex digits of its sha256)."""
     return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+@dataclass
+class ToolTracebacks:
+    """The tool calls of some rows whose tool raised and kept a traceback (a tool that raises
+    does not fail its rollout, so the rows' errors do not count them): how many calls, in how
+    many rollouts, and each distinct traceback with its calls, first seen first."""
+
+    calls: int = 0  #: tool calls that raised, with a traceback
+    rollouts: int = 0  #: rollouts with at least one of them
+    #: each distinct traceback's text and how many calls raised there, by key, first seen first
+    distinct: dict[str, tuple[str, int]] = field(default_factory=dict)
+
+    def add_all(self, rows: Iterable[Mapping[str, Any]]) -> ToolTracebacks:
+        """Count these rows' failed tool calls; returns itself."""
+        for row in rows:
+            failed = [c for c in tool_call_records(row) if isinstance(c.get("traceback"), str)]
+            self.rollouts += bool(failed)
+            for call in failed:
+                self.calls += 1
+                text = call["traceback"]
+                key = call.get("traceback_id") or traceback_key(text)
+                seen = self.distinct.get(key, (text, 0))
+                self.distinct[key] = (seen[0], seen[1] + 1)
+        return self
+
+    def line(self) -> str:
+        """``tool errors: N calls in M rollouts, K distinct tracebacks``."""
+        k = len(self.distinct)
+        return (
+            f"tool errors: {self.calls} call{'s' if self.calls != 1 else ''} in {self.rollouts} "
+            f"rollout{'s' if self.rollouts != 1 else ''}, {k} distinct traceback{'s' if k != 1 else ''}"
+        )

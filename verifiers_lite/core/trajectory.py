@@ -25,6 +25,7 @@ __all__ = [
     "expand_calls",
     "expand_steps",
     "model_calls",
+    "tool_call_records",
 ]
 
 BRANCHED_CALLS = "program_calls"
@@ -200,3 +201,15 @@ def model_calls(row: Mapping[str, Any]) -> list[TrajectoryStep]:
         steps = [{"finish_reason": f} for f in reasons[: len(replies)]]
     expanded = expand_steps(row.get("prompt"), row.get("completion"), steps)
     return cast(list[TrajectoryStep], expanded)
+
+
+def tool_call_records(row: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Every tool call record (:class:`~verifiers_lite.core.records.ToolCallRecord`) of a row's
+    or a State's trajectory steps, in order: a stored step keeps its tool calls whole, so no
+    request is rebuilt. The records themselves, not copies (a reader may restore their text)."""
+    records: list[dict[str, Any]] = []
+    steps = row.get("trajectory")
+    for step in steps if isinstance(steps, list) else ():
+        calls = step.get("tool_calls") if isinstance(step, Mapping) else None
+        records.extend(c for c in (calls if isinstance(calls, list) else ()) if type(c) is dict)
+    return records

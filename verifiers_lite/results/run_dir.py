@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, BinaryIO, Generic, TypeVar, cast
 
 from verifiers_lite.core.records import Row
+from verifiers_lite.core.trajectory import tool_call_records
 
 RESULTS_FILE = "results.jsonl"
 METADATA_FILE = "metadata.json"
@@ -47,11 +48,7 @@ def _traced(row: Row) -> Iterator[dict[str, Any]]:
     error = row.get("error")
     if isinstance(error, dict):
         yield cast(dict[str, Any], error)
-    for step in row.get("trajectory") or ():
-        calls = step.get("tool_calls") if isinstance(step, dict) else None
-        for call in calls if isinstance(calls, list) else ():
-            if isinstance(call, dict):
-                yield call
+    yield from tool_call_records(row)
 
 
 def _stored_apart(record: Any) -> bool:

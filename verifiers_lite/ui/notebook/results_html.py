@@ -12,6 +12,7 @@ from verifiers_lite.core.progress import format_timing, length_warning
 from verifiers_lite.core.reasoning import reasoning_of
 from verifiers_lite.core.records import Row
 from verifiers_lite.core.summary import cost_line, token_line
+from verifiers_lite.core.tracebacks import ToolTracebacks
 from verifiers_lite.results.sessions import run_duration
 from verifiers_lite.stats.error_bars import format_estimate
 from verifiers_lite.ui.notebook.cells import shown_in_this_cell
@@ -176,6 +177,7 @@ def results_html(outputs: SummarizedRun, max_rows: int = MAX_ROWS) -> str:
         parts.append(_tracebacks_html(outputs.rows))
     else:
         parts.append(f"<div {_MUTED}>no errors</div>")
+    parts.append(_tool_tracebacks_html(outputs.rows))
     parts.append(_rows_table(outputs.rows, max_rows))
     return "".join(parts) + "</div>"
 
@@ -235,15 +237,36 @@ def _tracebacks_html(rows: Sequence[Row]) -> str:
         text = err.get("traceback") if isinstance(err, dict) else None
         if err and text:
             found.setdefault(text, [err.get("category", "error"), 0])[1] += 1
-    out = []
-    for i, (text, (category, n)) in enumerate(found.items()):
-        label = f"traceback · {category} · {n} rollout{'s' if n > 1 else ''}"
-        out.append(
-            f'<details{" open" if i == 0 else ""} class="vf-traceback"><summary {_ERR}>{_e(label)}'
-            f'</summary><pre style="margin:2px 0 6px;font-size:12px;white-space:pre-wrap">'
-            f"{_e(text)}</pre></details>"
+    return "".join(
+        _traceback_details(
+            f"traceback · {category} · {n} rollout{'s' if n > 1 else ''}", text, i == 0
         )
+        for i, (text, (category, n)) in enumerate(found.items())
+    )
+
+
+def _tool_tracebacks_html(rows: Sequence[Row]) -> str:
+    """The tool calls whose tool raised among the first rows (their rollouts went on, so the
+    errors above do not count them): how many, and each distinct traceback, the first open."""
+    tools = ToolTracebacks().add_all(rows[:TRACEBACK_SCAN])
+    if not tools.calls:
+        return ""
+    scanned = f" (in the first {TRACEBACK_SCAN:,} rows)" if len(rows) > TRACEBACK_SCAN else ""
+    out = [f"<h4 {_H}>Tool errors</h4><div {_ERR}>{_e(tools.line() + scanned)}</div>"]
+    out.extend(
+        _traceback_details(f"traceback · tool · {n} call{'s' if n > 1 else ''}", text, i == 0)
+        for i, (text, n) in enumerate(tools.distinct.values())
+    )
     return "".join(out)
+
+
+def _traceback_details(label: str, text: str, opened: bool) -> str:
+    """One traceback under its label, folded unless ``opened``."""
+    return (
+        f'<details{" open" if opened else ""} class="vf-traceback"><summary {_ERR}>{_e(label)}'
+        f'</summary><pre style="margin:2px 0 6px;font-size:12px;white-space:pre-wrap">'
+        f"{_e(text)}</pre></details>"
+    )
 
 
 def _explanations_html(row: Row) -> str:
