@@ -7,20 +7,32 @@ in the same invocation, so the ratio compares figures taken on one machine at on
     python benchmarks/cpu_per_rollout.py                      # figures and the ratio
     python benchmarks/cpu_per_rollout.py --rollouts 2000      # a smaller run
     python benchmarks/cpu_per_rollout.py --profile 25         # plus cProfile's top 25 entries
+    python benchmarks/cpu_per_rollout.py --baseline 1a15f54   # beside a git revision's code
+    python benchmarks/cpu_per_rollout.py --repeat 3           # 3 rounds, sides alternating
     python benchmarks/cpu_per_rollout.py --previous 0.636     # fail above a previous release's figure
 
+``--baseline REV`` checks REV out into a temporary git worktree and measures its code with this
+same workload in the same invocation, side by side (each round runs bare, this tree, REV); it
+fails when this tree's median is above REV's by more than ``--tolerance`` (default 5%: the
+rounds' spread on a shared machine).
+
 Goal: verifiers_lite's CPU per rollout at most 2x the bare loop's, and never above the previous
-release's figure (``--previous``, ms/rollout measured on the same machine).
+release's figure (``--baseline REV``, or ``--previous`` ms/rollout measured on the same machine).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
+import os
+import statistics
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -66,7 +78,7 @@ def _case_vf(base_url: str, n_examples: int, profile: int) -> dict:
         pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(profile)
         print(text.getvalue(), file=sys.stderr)
     assert len(out) == n_examples * PER_EXAMPLE and not out.summary["errors"], out.summary
-    return {"wall": wall, "cpu": cpu, "n": len(out)}
+    return {"wall": wall, "cpu": cpu, "n": len(out), "package": str(Path(vf.__file__).parent)}
 
 
 def _case_bare(base_url: str, n_examples: int, profile: int) -> dict:
@@ -100,16 +112,44 @@ def _case_bare(base_url: str, n_examples: int, profile: int) -> dict:
     return asyncio.run(main())
 
 
-def _run_child(impl: str, base_url: str, n_examples: int, profile: int) -> dict:
+def _run_child(
+    impl: str, base_url: str, n_examples: int, profile: int, tree: Path | None = None
+) -> dict:
+    """One side measured in its own process; ``tree``: import verifiers_lite from that checkout."""
     cmd = [sys.executable, __file__, "--child", impl, "--base-url", base_url]
     cmd += ["--examples", str(n_examples), "--profile", str(profile)]
-    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT)
+    tree = tree or ROOT
+    # the tree's package first on the path, ahead of an installed (or editable) one
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tree), str(tree / "environments")])}
+    proc = subprocess.run(cmd, capture_output=True, text=True, cwd=tree, env=env)
     if proc.returncode:
         print(proc.stderr[-3000:])
         raise SystemExit(1)
     if profile and impl == "vf":
         print(proc.stderr)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    # the code measured is the tree's own, not an installed copy found first
+    expected = tree / "verifiers_lite"
+    if impl == "vf" and Path(result["package"]).resolve() != expected.resolve():
+        raise SystemExit(f"measured {result['package']}, not {expected}")
+    return result
+
+
+@contextlib.contextmanager
+def _checkout(rev: str) -> Iterator[Path]:
+    """``rev`` checked out into a temporary git worktree, removed afterwards."""
+    with tempfile.TemporaryDirectory(prefix="vf-baseline-") as tmp:
+        tree = Path(tmp) / "tree"
+        git = ["git", "-C", str(ROOT)]
+        subprocess.run([*git, "worktree", "add", "--detach", str(tree), rev], check=True)
+        try:
+            yield tree
+        finally:
+            subprocess.run([*git, "worktree", "remove", "--force", str(tree)], check=False)
+
+
+def _ms(result: dict) -> float:
+    return result["cpu"] * 1000 / result["n"]
 
 
 def main() -> None:
@@ -119,6 +159,11 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=4000)
     parser.add_argument("--profile", type=int, default=0, help="print cProfile's top N entries")
     parser.add_argument("--previous", type=float, help="the previous release's ms/rollout")
+    parser.add_argument("--baseline", metavar="REV", help="also measure this git revision's code")
+    parser.add_argument("--repeat", type=int, default=1, help="rounds, the sides alternating")
+    parser.add_argument(
+        "--tolerance", type=float, default=0.05, help="how far above --baseline still passes"
+    )
     parser.add_argument("--child", choices=["vf", "bare"], help=argparse.SUPPRESS)
     parser.add_argument("--base-url", default="", help=argparse.SUPPRESS)
     parser.add_argument("--examples", type=int, default=0, help=argparse.SUPPRESS)
@@ -132,26 +177,47 @@ def main() -> None:
     from verifiers_lite.testing.fake_server import FakeServerProcess
 
     n_examples = max(1, args.rollouts // PER_EXAMPLE)
-    with FakeServerProcess(latency_ms=0) as server:
-        bare = _run_child("bare", server.base_url, n_examples, 0)
-        vf = _run_child("vf", server.base_url, n_examples, 0)
+    runs: dict[str, list[dict]] = {"bare": [], "vf": [], "baseline": []}
+    with contextlib.ExitStack() as stack:
+        tree = stack.enter_context(_checkout(args.baseline)) if args.baseline else None
+        server = stack.enter_context(FakeServerProcess(latency_ms=0))
+        for _ in range(max(1, args.repeat)):
+            runs["bare"].append(_run_child("bare", server.base_url, n_examples, 0))
+            runs["vf"].append(_run_child("vf", server.base_url, n_examples, 0))
+            if tree is not None:
+                runs["baseline"].append(_run_child("vf", server.base_url, n_examples, 0, tree))
         if args.profile:  # a separate run: the profiler's own cost stays out of the figures
             _run_child("vf", server.base_url, n_examples, args.profile)
-    vf_ms, bare_ms = vf["cpu"] * 1000 / vf["n"], bare["cpu"] * 1000 / bare["n"]
-    ratio = vf_ms / bare_ms
-    print(f"rollouts: {vf['n']}, in flight: {IN_FLIGHT}, single-turn, ChatClient, 0 ms stub")
-    print(f"verifiers_lite  CPU {vf_ms:.3f} ms/rollout  {vf['n'] / vf['wall']:.0f} rollouts/s")
-    print(
-        f"bare aiohttp    CPU {bare_ms:.3f} ms/rollout  {bare['n'] / bare['wall']:.0f} rollouts/s"
-    )
-    print(f"ratio           {ratio:.2f}x (goal <= {GOAL_RATIO:.1f}x)")
-    failed = False
+    ms = {side: [_ms(r) for r in rs] for side, rs in runs.items() if rs}
+    med = {side: statistics.median(v) for side, v in ms.items()}
+    rate = {side: statistics.median(r["n"] / r["wall"] for r in runs[side]) for side in ms}
+    ratio = med["vf"] / med["bare"]
+    n = runs["vf"][0]["n"]
+    print(f"rollouts: {n}, in flight: {IN_FLIGHT}, single-turn, ChatClient, 0 ms stub")
+    names = {"vf": "verifiers_lite", "bare": "bare aiohttp", "baseline": f"at {args.baseline}"}
+    for side in ("vf", "baseline", "bare"):
+        if side in ms:
+            each = " / ".join(f"{x:.3f}" for x in ms[side])
+            print(
+                f"{names[side]:<16}CPU {med[side]:.3f} ms/rollout (median; {each})  "
+                f"{rate[side]:.0f} rollouts/s"
+            )
+    print(f"ratio           {ratio:.2f}x the bare loop (goal <= {GOAL_RATIO:.1f}x)")
+    failed: list[str] = []
+    figures: dict[str, float] = {"vf_ms": med["vf"], "bare_ms": med["bare"], "ratio": ratio}
+    if "baseline" in med:
+        to_base = med["vf"] / med["baseline"]
+        figures.update(baseline_ms=med["baseline"], to_baseline=to_base)
+        print(f"vs {args.baseline:<12}{to_base:.2f}x its CPU per rollout")
+        if to_base > 1 + args.tolerance:
+            failed.append(f"above {args.baseline}'s figure by more than {args.tolerance:.0%}")
     if args.previous is not None:
         print(f"previous        {args.previous:.3f} ms/rollout")
-        failed = vf_ms > args.previous
-    print(json.dumps({"vf_ms": vf_ms, "bare_ms": bare_ms, "ratio": ratio}))
+        if med["vf"] > args.previous:
+            failed.append("above the previous release's figure")
+    print(json.dumps(figures))
     if failed:
-        raise SystemExit("CPU per rollout is above the previous release's figure")
+        raise SystemExit("CPU per rollout is " + "; ".join(failed))
 
 
 if __name__ == "__main__":

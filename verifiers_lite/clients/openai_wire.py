@@ -97,6 +97,9 @@ def _chat_usage(usage: TurnUsage) -> dict[str, Any]:
     return out
 
 
+_PLAIN_USAGE = frozenset({"prompt_tokens", "completion_tokens", "total_tokens"})
+
+
 def read_usage(usage: Any) -> TurnUsage:
     """Every count of a completion's ``usage``: prompt and completion tokens, the reasoning ones
     (``completion_tokens_details.reasoning_tokens``), the cached prompt ones
@@ -104,6 +107,9 @@ def read_usage(usage: Any) -> TurnUsage:
     kept in ``extra`` (nested ones named with dots)."""
     if not isinstance(usage, dict):
         return TurnUsage()
+    if usage.keys() <= _PLAIN_USAGE and all(type(v) is int for v in usage.values()):
+        # the common answer (counts only, no details): nothing to flatten or keep as extra
+        return TurnUsage(usage.get("prompt_tokens") or 0, usage.get("completion_tokens") or 0)
     flat = _numeric_fields(usage)
     taken = {
         "prompt_tokens",

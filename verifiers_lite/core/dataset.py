@@ -10,7 +10,7 @@ from typing import Any, TypeVar, cast, overload
 
 import numpy as np
 
-from verifiers_lite.core.messages import Messages, normalize_messages
+from verifiers_lite.core.messages import Messages, messages_in_form, normalize_messages
 from verifiers_lite.core.records import DatasetRow, RolloutInput
 
 DatasetLike = Any  # datasets.Dataset | list[dict] | Callable[[], Dataset | list[dict]]
@@ -173,10 +173,7 @@ def input_in_form(row: DatasetRow, index: int) -> bool:
     prompt, eid = row.get("prompt"), row.get("example_id")
     if prompt is None or isinstance(eid, bool) or not isinstance(eid, int):
         return False
-    return (
-        type(prompt) is list
-        and normalize_messages(prompt, f"inputs row {index}, field 'prompt'") == prompt
-    )
+    return messages_in_form(prompt, f"inputs row {index}, field 'prompt'")
 
 
 def complete_input(
@@ -286,7 +283,8 @@ class FormattedRows(IndexedSequence[RolloutInput]):
 
 class RepeatedInputs(IndexedSequence[RolloutInput]):
     """The inputs of an evaluation: ``examples`` in ``order`` (positions into it), each repeated
-    ``times`` in a row, read (and formatted) when asked for."""
+    ``times`` in a row, read (and formatted) when asked for. The example read last is kept, so
+    its ``times`` repeats are formatted once (the same input dict: a rollout copies its input)."""
 
     def __init__(self, examples: Sequence[RolloutInput], order: Sequence[int], times: int) -> None:
         self._examples, self._order, self._times = (
@@ -294,12 +292,16 @@ class RepeatedInputs(IndexedSequence[RolloutInput]):
             np.asarray(order, dtype=np.int64),
             times,
         )
+        self._last: tuple[int, RolloutInput] | None = None
 
     def __len__(self) -> int:
         return len(self._order) * self._times
 
     def _at(self, i: int) -> RolloutInput:
-        return self._examples[int(self._order[i // self._times])]
+        at = int(self._order[i // self._times])
+        if self._last is None or self._last[0] != at:
+            self._last = (at, self._examples[at])
+        return self._last[1]
 
 
 class LazyDataset:

@@ -260,10 +260,7 @@ class Rubric:
             if is_group_reward(func):
                 await self._score_group_func(func, name, scored, values)
             else:
-                results = await asyncio.gather(
-                    *(self._score_one(func, name, s) for s in scored), return_exceptions=False
-                )
-                for v, r in zip(values, results, strict=True):
+                for v, r in zip(values, await self._score_each(func, name, scored), strict=True):
                     v[name] = r
         for state, metrics in zip(scored, values, strict=True):
             state["metrics"] = {**(state.get("metrics") or {}), **metrics}
@@ -282,11 +279,32 @@ class Rubric:
             reward = s.get("reward")
             s["advantage"] = reward - mean if reward is not None else None
 
-    async def _score_one(self, func: RewardFunc, name: str, state: State) -> float | None:
+    async def _score_each(
+        self, func: RewardFunc, name: str, states: list[State]
+    ) -> list[float | None]:
+        """``func``'s score of each state (None where it failed, the error recorded there). A
+        plain function is called in turn; the awaitables an async one returns are awaited
+        together (a task each only for those: most reward functions never wait)."""
+        results: list[float | None] = [None] * len(states)
+        waiting: dict[int, Any] = {}
+        for k, state in enumerate(states):
+            try:
+                value = func(**self._kwargs_for(func, self._available(state)))
+                if inspect.isawaitable(value):
+                    waiting[k] = self._settle(value, name, state)
+                else:
+                    results[k] = _scored(state, name, value)
+            except Exception as exc:
+                _record_rubric_error(state, name, exc)
+        if waiting:
+            for k, r in zip(waiting, await asyncio.gather(*waiting.values()), strict=True):
+                results[k] = r
+        return results
+
+    @staticmethod
+    async def _settle(value: Any, name: str, state: State) -> float | None:
         try:
-            return _scored(
-                state, name, await _call(func, self._kwargs_for(func, self._available(state)))
-            )
+            return _scored(state, name, await value)
         except Exception as exc:
             _record_rubric_error(state, name, exc)
             return None
