@@ -268,3 +268,17 @@ def test_the_live_displays_show_the_adaptive_limit(fake_server):
         on_progress=lambda s, _rows: seen.append(s.in_flight_limit),
     )
     assert seen and all(isinstance(x, int) and x >= 1 for x in seen)
+
+
+def test_an_answer_from_the_response_cache_teaches_the_limit_nothing():
+    from verifiers_lite.clients.adaptive import report_answered_here
+
+    async def main() -> int:
+        limit, clock = _limit(initial=2)
+        for _ in range(4):
+            async with limit.slot():
+                report_answered_here()
+                clock.t += 0.001
+        return limit._window.done
+
+    assert asyncio.run(main()) == 0  # no latency sample counted

@@ -217,3 +217,16 @@ def test_plots_split_by_task(fake_server):
     ax = vf.plot_rewards(out, by="task")
     labels = " ".join(ax.get_legend_handles_labels()[1])
     assert "sums" in labels and "products" in labels
+
+
+def test_a_group_with_an_adaptive_member_adapts():
+    import verifiers_lite as vf
+
+    rows = [{"question": "q", "answer": "a"}]
+
+    def env(limit):
+        return vf.SingleTurnEnv(dataset=rows, max_concurrent=limit)
+
+    assert vf.EnvGroup([env(4), env("auto")], names=["a", "b"]).max_concurrent == "auto"
+    assert vf.EnvGroup([env(None), env("auto")], names=["a", "b"]).max_concurrent is None
+    assert vf.EnvGroup([env(4), env(16)], names=["a", "b"]).max_concurrent == 16

@@ -61,6 +61,7 @@ class _Call:
 
     limit: AdaptiveLimit
     refused: bool = False
+    answered_here: bool = False  # answered without a request (the response cache)
 
 
 _CALL: ContextVar[_Call | None] = ContextVar("vf_adaptive_call", default=None)
@@ -150,7 +151,8 @@ class AdaptiveLimit:
             raise
         finally:
             _CALL.reset(token)
-            self._release(self.clock() - started if ok and not call.refused else None)
+            sample = ok and not call.refused and not call.answered_here
+            self._release(self.clock() - started if sample else None)
 
     async def _acquire(self) -> None:
         while not self._free():
@@ -329,6 +331,14 @@ def report_refusal(status: int | None, category: str | None, retry_after: float 
     if status in OVERLOAD_STATUSES or category in OVERLOAD_CATEGORIES:
         call.refused = True
         call.limit.refused(retry_after)
+
+
+def report_answered_here() -> None:
+    """The call in progress was answered without a request (a response cache hit): its time
+    says nothing about the endpoint."""
+    call = _CALL.get()
+    if call is not None:
+        call.answered_here = True
 
 
 def report_headers(headers: Mapping[str, str]) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypedDict
 
+from verifiers_lite.clients.adaptive import report_answered_here
 from verifiers_lite.core.messages import Message
 from verifiers_lite.core.model_client import ChatResponse, ModelClient, ModelClientLike, TurnUsage
 
@@ -245,6 +246,7 @@ class CachedClient:
         cached = self.cache.get(key)
         if cached is not None:
             self.hits += 1
+            report_answered_here()  # an adaptive limit learns nothing from it
             return cached
         response: ChatResponse = await self._call(model, messages, sampling_args, tools)
         self.misses += 1

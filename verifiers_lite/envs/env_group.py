@@ -130,8 +130,7 @@ class EnvGroup(Environment):
         kwargs.setdefault(
             "rollout_timeout", None if None in timeouts else max(t for t in timeouts if t)
         )
-        limits = [e.max_concurrent for e in envs]  # None: no bound
-        kwargs.setdefault("max_concurrent", None if None in limits else max(x for x in limits if x))
+        kwargs.setdefault("max_concurrent", _widest_concurrency([e.max_concurrent for e in envs]))
         kwargs.setdefault("score_rollouts", all(e.score_rollouts for e in envs))
         kwargs.setdefault("env_id", "+".join(names))
         super().__init__(
@@ -268,3 +267,13 @@ class EnvGroup(Environment):
 
     def __repr__(self) -> str:
         return f"EnvGroup({', '.join(f'{n}={type(e).__name__}' for n, e in self.envs.items())})"
+
+
+def _widest_concurrency(limits: list[int | str | None]) -> int | str | None:
+    """The group's bound on requests in flight: none when a member has none, else ``"auto"``
+    when a member adapts, else the largest number."""
+    if None in limits:
+        return None
+    if "auto" in limits:
+        return "auto"
+    return max(x for x in limits if isinstance(x, int))
