@@ -18,8 +18,9 @@ one limit's worth of them, at least :attr:`AdaptiveLimit.min_window`):
   pays for a rate limit's refusal rarely instead of once per sawtooth;
 - **respect** what the server asked: ``x-ratelimit-*`` headers (read by
   :func:`~verifiers_lite.clients.retry.read_rate_limit`) saying how many requests are left until
-  a reset let that many more start before it (less those already in flight, which the server
-  may have counted), and none left holds every new request of the endpoint until the reset;
+  a reset let that many more start before it (the latest answer's count: the server counted
+  the requests it has received), and none left holds every new request of the endpoint until
+  the reset;
   so does a refusal's ``Retry-After`` once more refusals than the limit came with no answer
   between them (the endpoint refuses everything, not just the load past its limit);
   the refused request itself waits what it was told (the client's
@@ -232,8 +233,10 @@ class AdaptiveLimit:
 
     def allow(self, requests_left: int, reset_s: float) -> None:
         """A rate window has ``requests_left`` more requests for ``reset_s`` seconds: start no
-        more than that (less those in flight besides the caller's) before it resets."""
-        self._starts_left = max(0, requests_left - max(0, self.in_flight - 1))
+        more than that before it resets. Requests sent after the answered one may not be
+        counted yet (counting them all as spent instead cost 7% of the throughput against the
+        fake server's window); what that lets through past the window is refused and retried."""
+        self._starts_left = max(0, requests_left)
         self._starts_until = self.clock() + min(reset_s, self.retry.max_retry_after)
         if self._starts_left == 0:
             self.paused_until = max(self.paused_until, self._starts_until)
