@@ -9,9 +9,7 @@ is none.
 
 from __future__ import annotations
 
-import contextlib
 import contextvars
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 
@@ -33,12 +31,18 @@ def current_model_turn() -> ModelTurn | None:
     return _CURRENT.get()
 
 
-@contextlib.contextmanager
-def model_turn(index: int, max_turns: int | None) -> Iterator[None]:
+class model_turn:  # noqa: N801  (a context manager used like a function: ``with model_turn(...)``)
     """Mark the calls made inside the block as model turn ``index`` of the running rollout
-    (each rollout runs in its own task, so turns of concurrent rollouts never mix)."""
-    token = _CURRENT.set(ModelTurn(index, max_turns))
-    try:
-        yield
-    finally:
-        _CURRENT.reset(token)
+    (each rollout runs in its own task, so turns of concurrent rollouts never mix). A class, not
+    a generator: it is entered on every model call."""
+
+    __slots__ = ("_turn", "_token")
+
+    def __init__(self, index: int, max_turns: int | None) -> None:
+        self._turn = ModelTurn(index, max_turns)
+
+    def __enter__(self) -> None:
+        self._token = _CURRENT.set(self._turn)
+
+    def __exit__(self, *exc: object) -> None:
+        _CURRENT.reset(self._token)

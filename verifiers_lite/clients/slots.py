@@ -12,22 +12,25 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable
 from contextvars import ContextVar
 
 _WAITED: ContextVar[list[float] | None] = ContextVar("vf_slot_wait", default=None)
 
 
-@contextmanager
-def slot_wait() -> Iterator[list[float]]:
-    """Collect, for the requests made inside, the seconds they waited for a slot (``box[0]``)."""
-    box = [0.0]
-    token = _WAITED.set(box)
-    try:
-        yield box
-    finally:
-        _WAITED.reset(token)
+class slot_wait:  # noqa: N801  (a context manager used like a function: ``with slot_wait()``)
+    """Collect, for the requests made inside, the seconds they waited for a slot (``box[0]``,
+    the list ``with`` gives). A class, not a generator: it is entered on every model call."""
+
+    __slots__ = ("_box", "_token")
+
+    def __enter__(self) -> list[float]:
+        self._box = [0.0]
+        self._token = _WAITED.set(self._box)
+        return self._box
+
+    def __exit__(self, *exc: object) -> None:
+        _WAITED.reset(self._token)
 
 
 async def acquire(semaphore: asyncio.Semaphore) -> None:
