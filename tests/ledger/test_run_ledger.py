@@ -37,6 +37,7 @@ def _facts(path: Path, model: str = "m") -> RunFacts:
         score_rollouts=True,
         max_concurrent=None,
         seed=None,
+        limits=None,
         results_path=str(path),
         task_facts=None,
     )

@@ -43,6 +43,8 @@ class RunFacts:
     score_rollouts: bool
     max_concurrent: int | str | None  #: "auto": an adaptive limit per endpoint
     seed: int | None
+    #: the rollouts' limits, the run's over the environment's (``Limits.to_dict()``; None: none)
+    limits: dict[str, Any] | None
     results_path: str | None
     task_facts: dict[str, Any] | None
 
@@ -66,6 +68,8 @@ def run_metadata(env: RunnableEnvironment, facts: RunFacts) -> RunMetadata:
     if facts.task_facts is not None:
         metadata["tasks"] = facts.task_facts
     metadata["max_concurrent"], metadata["seed"] = facts.max_concurrent, facts.seed
+    if facts.limits:
+        metadata["limits"] = facts.limits
     if facts.results_path:
         metadata["results_path"] = facts.results_path
     metadata["library_version"] = _version()
@@ -80,6 +84,8 @@ def run_metadata(env: RunnableEnvironment, facts: RunFacts) -> RunMetadata:
     )
     if facts.seed is not None:  # the seed decides the samples: a resume must use the same one
         metadata[FINGERPRINT_KEY]["seed"] = facts.seed
+    if facts.limits:  # a limit decides where rollouts end: a resume must keep the same ones
+        metadata[FINGERPRINT_KEY]["limits"] = facts.limits
     return metadata
 
 

@@ -97,7 +97,8 @@ def fingerprint_diff(saved: dict[str, Any] | None, now: dict[str, Any]) -> list[
     if not saved:
         return ["fingerprint: the saved run has none (written by an older version)"]
     lines = []
-    for k in now:
+    # Fields a run records only when set: one saved but not given now differs too.
+    for k in [*now, *(k for k in _WHEN_SET if k in saved and k not in now)]:
         if saved.get(k) == now.get(k):
             continue
         if k == "rubric":
@@ -108,6 +109,7 @@ def fingerprint_diff(saved: dict[str, Any] | None, now: dict[str, Any]) -> list[
 
 
 REWARD_CODE_CHANGED = "reward code changed"
+_WHEN_SET = ("seed", "limits")
 
 
 def only_rubric_changed(lines: list[str]) -> bool:

@@ -70,6 +70,8 @@ class RunMetadata(TypedDict, total=False):
     tasks: dict[str, Any]  #: per task of an environment group: its facts (pass criterion, ...)
     max_concurrent: int | str | None  #: the bound on requests in flight (None: none; "auto")
     seed: int | None  #: the run's seed (None: unseeded)
+    #: the rollouts' limits (``vf.Limits`` fields set: the run's over the environment's)
+    limits: dict[str, Any]
     results_path: str  #: where the run was saved, as given
     library_version: str  #: the verifiers_lite version that wrote it
     #: what a resume must match (environment, model, sampling, rubric, ...)
@@ -165,6 +167,7 @@ _KINDS: dict[str, tuple[type, ...]] = {
             "pricing",
             "until",
             "budget",
+            "limits",
         ),
         (dict,),
     ),

@@ -13,7 +13,7 @@ from verifiers_lite.clients.adaptive import check_max_concurrent
 from verifiers_lite.clients.cache import CacheMeter
 from verifiers_lite.clients.resolve import as_model_clients, attach_cache
 from verifiers_lite.core.content import text_only
-from verifiers_lite.core.limits import RolloutBudget, run_budget
+from verifiers_lite.core.limits import Limits, RolloutBudget, run_budget
 from verifiers_lite.core.model_client import ModelClientLike, text_only_model
 from verifiers_lite.core.not_given import given
 from verifiers_lite.core.pricing import ModelPrice
@@ -162,6 +162,7 @@ class _Run:
             score_rollouts=self.score,
             max_concurrent=self.limit,
             seed=self.run_seed,
+            limits=_run_limits(env, config),
             results_path=str(config.results_path) if config.results_path else None,
             task_facts=env.task_metadata(self.plan.inputs()),
         )
@@ -290,7 +291,20 @@ def _check_run(
             f"functions {env.rubric.group_func_names} need whole groups; drop independent_scoring "
             "(or pass score_rollouts=False)"
         )
+    elsewhere = config.executor is not None and not config.executor.in_process
+    if config.limits is not None and config.limits.any and elsewhere:
+        raise ValueError(
+            "limits= for a run needs the in-process executor: rollouts run elsewhere do not see "
+            "it; give the environment its limits (vf.SingleTurnEnv(..., limits=vf.Limits(...)))"
+        )
     return limit, score
+
+
+def _run_limits(env: RunnableEnvironment, config: RunConfig) -> dict[str, Any] | None:
+    """The limits the run's rollouts get (the run's over the environment's), as recorded."""
+    env_limits = getattr(env, "rollout_limits", None)
+    limits = config.limits.over(env_limits) if config.limits is not None else env_limits
+    return limits.to_dict() if isinstance(limits, Limits) and limits.any else None
 
 
 def _content_check(client: ModelClientLike) -> Callable[[RolloutInput, str], None] | None:
