@@ -145,7 +145,8 @@ def test_a_gigabyte_of_output_is_cut_and_the_program_ends() -> None:
 def test_no_orphan_when_the_driver_is_killed_or_interrupted(tmp_path: Path, how: int) -> None:
     pids_file = tmp_path / "pids.json"
     driver = subprocess.Popen(
-        [sys.executable, "-m", "tests.programs.driver", str(pids_file)],
+        # faulthandler: a driver that does not end dumps every thread's stack on SIGABRT
+        [sys.executable, "-X", "faulthandler", "-m", "tests.programs.driver", str(pids_file)],
         cwd=ROOT,
         env=child_env(),
         stdout=subprocess.PIPE,
@@ -155,7 +156,14 @@ def test_no_orphan_when_the_driver_is_killed_or_interrupted(tmp_path: Path, how:
         pids = _pids(pids_file)
         assert alive(pids["child"])
         os.kill(driver.pid, how)
-        driver.wait(30)
+        try:
+            driver.wait(30)
+        except subprocess.TimeoutExpired:
+            os.kill(driver.pid, signal.SIGABRT)
+            _, err = driver.communicate(timeout=30)
+            pytest.fail(
+                f"the driver outlived {how!r} by 30 s; its threads:\n{err.decode()[-6000:]}"
+            )
         wait_until(
             lambda: group_members(pids["pgid"]) == [], "the program's group to be gone", timeout=20
         )
