@@ -291,7 +291,8 @@ def _check_run(
             f"functions {env.rubric.group_func_names} need whole groups; drop independent_scoring "
             "(or pass score_rollouts=False)"
         )
-    elsewhere = config.executor is not None and not config.executor.in_process
+    # an executor that does not declare in_process is taken to run rollouts elsewhere
+    elsewhere = config.executor is not None and not getattr(config.executor, "in_process", False)
     if config.limits is not None and config.limits.any and elsewhere:
         raise ValueError(
             "limits= for a run needs the in-process executor: rollouts run elsewhere do not see "
