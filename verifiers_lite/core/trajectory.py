@@ -50,6 +50,27 @@ def _shared(base: Sequence[Any], messages: Sequence[Any]) -> int:
     return n
 
 
+def _delta(part: Mapping[str, Any], key: str, base: Sequence[Any]) -> dict[str, Any]:
+    """``part`` with its list ``key`` stored against ``base``: how many leading items it shares
+    (``KEY_kept``) and the rest (``KEY_new``)."""
+    items = part[key]
+    kept = _shared(base, items)
+    return {
+        **{k: v for k, v in part.items() if k != key},
+        f"{key}_kept": kept,
+        f"{key}_new": list(items[kept:]),
+    }
+
+
+def _whole(part: Mapping[str, Any], key: str, base: Sequence[Any]) -> dict[str, Any]:
+    """``part`` with its list ``key`` rebuilt from ``base`` (the inverse of :func:`_delta`)."""
+    kept, new = f"{key}_kept", f"{key}_new"
+    return {
+        **{k: v for k, v in part.items() if k not in (kept, new)},
+        key: [*base[: int(part.get(kept) or 0)], *(part.get(new) or [])],
+    }
+
+
 def _compact_one(
     step: Mapping[str, Any], base: list[Any], base_ids: list[Any]
 ) -> tuple[dict[str, Any], list[Any], list[Any]]:
@@ -58,24 +79,12 @@ def _compact_one(
     stored = dict(step)
     request = step.get("request")
     if isinstance(request, Mapping) and isinstance(request.get("messages"), list):
-        sent = request["messages"]
-        kept = _shared(base, sent)
-        stored["request"] = {
-            **{k: v for k, v in request.items() if k != "messages"},
-            "messages_kept": kept,
-            "messages_new": list(sent[kept:]),
-        }
-        base = [*sent, step.get("message")]
+        stored["request"] = _delta(request, "messages", base)
+        base = [*request["messages"], step.get("message")]
     tokens = step.get("tokens")
     if isinstance(tokens, Mapping) and isinstance(tokens.get("prompt_ids"), list):
-        ids = tokens["prompt_ids"]
-        kept = _shared(base_ids, ids)
-        stored["tokens"] = {
-            **{k: v for k, v in tokens.items() if k != "prompt_ids"},
-            "prompt_ids_kept": kept,
-            "prompt_ids_new": list(ids[kept:]),
-        }
-        base_ids = [*ids, *(tokens.get("completion_ids") or [])]
+        stored["tokens"] = _delta(tokens, "prompt_ids", base_ids)
+        base_ids = [*tokens["prompt_ids"], *(tokens.get("completion_ids") or [])]
     return stored, base, base_ids
 
 
@@ -86,18 +95,10 @@ def _expand_one(
     step: dict[str, Any] = dict(raw) if isinstance(raw, Mapping) else {}
     request = step.get("request")
     if isinstance(request, Mapping) and "messages_new" in request:
-        kept = int(request.get("messages_kept") or 0)
-        step["request"] = {
-            **{k: v for k, v in request.items() if k not in ("messages_kept", "messages_new")},
-            "messages": [*base[:kept], *(request.get("messages_new") or [])],
-        }
+        step["request"] = _whole(request, "messages", base)
     tokens = step.get("tokens")
     if isinstance(tokens, Mapping) and "prompt_ids_new" in tokens:
-        kept = int(tokens.get("prompt_ids_kept") or 0)
-        step["tokens"] = {
-            **{k: v for k, v in tokens.items() if k not in ("prompt_ids_kept", "prompt_ids_new")},
-            "prompt_ids": [*base_ids[:kept], *(tokens.get("prompt_ids_new") or [])],
-        }
+        step["tokens"] = _whole(tokens, "prompt_ids", base_ids)
     return step, base, base_ids
 
 
