@@ -79,6 +79,7 @@ class Settings:
     probe_every: int = 10  # steps between validation probes (0: no probe, no early stop)
     probe_rollouts: int = 2
     patience: int = 5  # probes without a new best before training stops (0: never)
+    seed: int = 0  # the training questions' order, torch's sampling, TRL's seed (not the eval sets)
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -126,26 +127,27 @@ def load_avg() -> str:
     return " ".join(f"{x:.1f}" for x in os.getloadavg())
 
 
-def environment(split: str, num_examples: int, skip: int = 0) -> Any:
+def environment(split: str, num_examples: int, skip: int = 0, run_seed: int = 0) -> Any:
     """``num_examples`` distinct questions of ``split`` (the environment's ``train``/
-    ``validation``/``test`` thirds of all questions, which share none), in its seed's order, the
-    first ``skip`` left out."""
+    ``validation``/``test`` thirds of all questions, which share none), in the order of its seed
+    (``SEEDS[split] + run_seed``), the first ``skip`` left out."""
     import verifiers_lite as vf
 
     return vf.load_environment(
         "arithmetic",
         num_examples=num_examples,
-        seed=SEEDS[split],
+        seed=SEEDS[split] + run_seed,
         split=ENV_SPLITS[split],
         skip=skip,
         **ENV_ARGS,
     )
 
 
-def training_env(steps: int = MAX_STEPS, questions_per_step: int = 4) -> Any:
-    """The training questions of a run of ``steps`` steps: step k trains on questions
-    ``k * questions_per_step`` to ``(k + 1) * questions_per_step - 1``, all distinct."""
-    env = environment("train", steps * questions_per_step)
+def training_env(steps: int = MAX_STEPS, questions_per_step: int = 4, seed: int = 0) -> Any:
+    """The training questions of a run of ``steps`` steps with run seed ``seed``: step k trains
+    on questions ``k * questions_per_step`` to ``(k + 1) * questions_per_step - 1``, all
+    distinct; another seed draws them from the ``train`` split in another order."""
+    env = environment("train", steps * questions_per_step, run_seed=seed)
     have = len(env.get_dataset())
     if have < steps * questions_per_step:
         raise ValueError(
@@ -216,7 +218,7 @@ def trainer_for(
         use_cpu=True,
         bf16=bf16_is_fast() if s.bf16 is None else s.bf16,
         save_strategy="no",
-        seed=SEEDS["train"],
+        seed=SEEDS["train"] + s.seed,
         max_completion_length=s.max_tokens,
         beta=s.beta,
         temperature=1.0,
@@ -239,7 +241,7 @@ def trainer_for(
             task_type="CAUSAL_LM",
         )
     trainer = vf.train.grpo_trainer(
-        training_env(s.steps, s.questions_per_step),
+        training_env(s.steps, s.questions_per_step, s.seed),
         model,
         args,
         template=template,
@@ -389,7 +391,7 @@ def train_and_evaluate(
     trained = trained_questions(stats, trainer.vf_rollouts.env)
     # What TRL handed the hook is the planned stream, none repeated, none evaluated on.
     never_evaluated = set(questions(target)) | set(questions(probe_env()))
-    stream = questions(training_env(s.steps, s.questions_per_step))
+    stream = questions(training_env(s.steps, s.questions_per_step, s.seed))
     fresh = (
         trained == stream[: len(trained)]
         and len(set(trained)) == len(trained)
@@ -447,7 +449,7 @@ def run(
     path = str(smollm2_hf_checkpoint())
     template = Template.from_pretrained(path)
     timing = time_loops(path, template, timing_steps, out) if timing_steps else {}
-    torch.manual_seed(0)
+    torch.manual_seed(s.seed)
     summary = train_and_evaluate(
         s, path, template, out, split, eval_examples, eval_rollouts, deadline
     )
@@ -595,7 +597,8 @@ def report(s: dict[str, Any]) -> list[str]:
     )
     stop = s.get("stopped_early_at")
     lines += [
-        f"{s['split']} reward before {s['reward_before']:.3f}, after {s['reward_after']:.3f} "
+        f"seed {s.get('settings', {}).get('seed', 0)}: {s['split']} reward before "
+        f"{s['reward_before']:.3f}, after {s['reward_after']:.3f} "
         f"({s['eval_examples']} questions x {s['eval_rollouts']} rollouts)",
         f"paired difference {s['diff']:+.3f}, 95% interval [{lo:+.3f}, {hi:+.3f}], p={s['p_value']:.3g} "
         f"(wins/ties/losses {s['wins_ties_losses']})",
@@ -637,6 +640,12 @@ def main() -> None:
         help="time STEPS steps of the previous and the current loop side by side first "
         "(counted in --total-minutes; 0: not)",
     )
+    ap.add_argument(
+        "--seed",
+        type=int,
+        default=Settings.seed,
+        help="the run's seed: training questions' order, sampling, TRL (not the evaluated sets)",
+    )
     ap.add_argument("--lr", type=float, default=Settings.learning_rate)
     ap.add_argument("--lora-rank", type=int, default=Settings.lora_rank)
     ap.add_argument(
@@ -669,6 +678,7 @@ def main() -> None:
         threads=args.threads,
         probe_every=args.probe_every,
         patience=args.patience,
+        seed=args.seed,
         train_minutes=args.train_minutes,
         total_minutes=args.total_minutes,
     )

@@ -33,6 +33,7 @@ def _summary() -> dict[str, Any]:
     steps[3].update(kl_to_base=0.05, ratio_mean=1.0, ratio_min=0.99, ratio_max=1.01)
     return {
         "split": "held_out",
+        "settings": {"seed": 2},
         "reward_before": 0.275,
         "reward_after": 0.41,
         "diff": 0.135,
@@ -69,7 +70,7 @@ def _summary() -> dict[str, Any]:
 def test_the_last_lines_name_the_figures_and_the_machine() -> None:
     lines = _bench().report(_summary())
     tail = "\n".join(lines[-5:])
-    assert "held_out reward before 0.275, after 0.410 (240 questions x 4 rollouts)" in tail
+    assert "seed 2: held_out reward before 0.275, after 0.410 (240 questions x 4 rollouts)" in tail
     assert "paired difference +0.135, 95% interval [+0.050, +0.220]" in tail
     assert "steps 20 (80 questions, each once, none evaluated: checked)" in tail
     assert "early stop at step 20 (validation probe)" in tail

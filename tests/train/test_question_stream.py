@@ -36,9 +36,10 @@ def _pairs(texts: list[str]) -> list[tuple[int, str, int]]:
     return out
 
 
-def test_a_whole_default_run_trains_on_fresh_questions_never_evaluated(bench) -> None:
-    s = bench.Settings()
-    stream = bench.questions(bench.training_env(s.steps, s.questions_per_step))
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_whole_default_run_trains_on_fresh_questions_never_evaluated(bench, seed: int) -> None:
+    s = bench.Settings(seed=seed)
+    stream = bench.questions(bench.training_env(s.steps, s.questions_per_step, s.seed))
     assert s.steps == bench.MAX_STEPS and len(stream) == s.steps * s.questions_per_step
     steps = [stream[k : k + s.questions_per_step] for k in range(0, len(stream), 4)]
     assert len(steps) == s.steps
@@ -67,3 +68,10 @@ def test_what_the_run_records_is_checked_against_the_stream(bench) -> None:
 def test_more_steps_than_the_split_has_questions_for_is_refused(bench) -> None:
     with pytest.raises(ValueError, match="would repeat"):
         bench.training_env(2000, 4)  # 8,000 questions; the train third of 10,000 has ~3,300
+
+
+def test_each_seed_trains_on_its_own_order_of_the_train_split(bench) -> None:
+    streams = [bench.questions(bench.training_env(800, 4, seed)) for seed in (0, 1, 2)]
+    assert len({tuple(q[:20]) for q in streams}) == 3  # three runs start on different questions
+    whole = set(bench.questions(bench.environment("train", 4000)))  # the whole train split
+    assert all(set(q) <= whole for q in streams)
