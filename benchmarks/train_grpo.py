@@ -20,7 +20,8 @@ questions"; a test simulates it).
 
 The whole command fits ``--total-minutes`` (30) of wall time: training ends when the time left
 is what the second evaluation needs. Torch uses every CPU this process may run on
-(``os.sched_getaffinity``; ``--threads N`` overrides). ``--timing`` first times a few steps of
+(``os.sched_getaffinity``; ``--threads N`` overrides; ``--time-threads PAIRS`` first times
+steps alternating those threads and one, in one run). ``--timing`` first times a few steps of
 the previous loop (every prompt prefilled and trained on its own, all weights trained, TRL's
 gradient checkpointing, the ratio check every step) beside the current one (a group's prompt
 prefilled once, a LoRA adapter, the ratio check every 4th step), with the per-phase breakdown
@@ -351,6 +352,37 @@ def time_loops(path: str, template: Any, steps: int, out: Path) -> dict[str, Any
     return result
 
 
+def time_threads(path: str, template: Any, pairs: int, out: Path) -> dict[str, Any]:
+    """Seconds per step of the current loop with every CPU of the affinity as torch threads and
+    with one, alternating step by step in one run (drift and the questions' lengths fall on both
+    alike); the first pair, which warms caches, left out. Nothing of this run is kept."""
+    import torch
+    from transformers import TrainerCallback
+
+    counts = (available_cpus(), 1)
+    if counts[0] == 1:
+        return {"skipped": "one CPU available: nothing to compare"}
+
+    class Alternate(TrainerCallback):  # type: ignore[misc]
+        def on_step_begin(self, args: Any, state: Any, control: Any, **_: Any) -> None:
+            torch.set_num_threads(counts[state.global_step % 2])
+
+    s = Settings(steps=2 * pairs, train_minutes=60.0, probe_every=0)
+    torch.manual_seed(0)
+    trainer, profiler, _ = trainer_for(s, fresh_model(path), template, out / "timing_threads")
+    trainer.add_callback(Alternate())
+    trainer.train()
+    torch.set_num_threads(counts[0])
+    steps = profiler.steps[2:]
+    per_count = {
+        str(n): [t.total for i, t in enumerate(steps) if i % 2 == k] for k, n in enumerate(counts)
+    }
+    mean = {n: sum(v) / len(v) for n, v in per_count.items() if v}
+    result = {"threads": list(counts), "s_per_step": mean, "steps": per_count}
+    print(f"--- threads (alternating, {pairs - 1} steps each): {mean}", flush=True)
+    return result
+
+
 def trained_questions(step_stats: list[dict[str, Any]], env: Any) -> list[str]:
     """The questions the run trained on, step after step, as the rollout hook recorded them."""
     texts = questions(env)
@@ -429,11 +461,12 @@ def run(
     eval_rollouts: int = EVAL_ROLLOUTS,
     timing_steps: int = 0,
     started: float | None = None,
+    thread_pairs: int = 0,
     **changes: Any,
 ) -> dict[str, Any]:
-    """Time the loops (``timing_steps`` > 0), then train and evaluate once, all within
-    ``total_minutes`` of ``started`` (a ``time.perf_counter()``; default: now); later calls read
-    ``out/summary.json`` back."""
+    """Time the loops (``timing_steps`` > 0) and the threads (``thread_pairs`` > 0), then train
+    and evaluate once, all within ``total_minutes`` of ``started`` (a ``time.perf_counter()``;
+    default: now); later calls read ``out/summary.json`` back."""
     started = time.perf_counter() if started is None else started
     out = Path(out)
     if (out / "summary.json").exists():
@@ -449,6 +482,7 @@ def run(
     path = str(smollm2_hf_checkpoint())
     template = Template.from_pretrained(path)
     timing = time_loops(path, template, timing_steps, out) if timing_steps else {}
+    threads_timing = time_threads(path, template, thread_pairs, out) if thread_pairs else {}
     torch.manual_seed(s.seed)
     summary = train_and_evaluate(
         s, path, template, out, split, eval_examples, eval_rollouts, deadline
@@ -457,6 +491,7 @@ def run(
         env={"name": "arithmetic", **ENV_ARGS, "seeds": SEEDS},
         steps=summary["steps_done"],
         timing=timing,
+        threads_timing=threads_timing,
         load_avg_start=load_start,
         load_avg_end=load_avg(),
         machine=machine(),
@@ -595,6 +630,13 @@ def report(s: dict[str, Any]) -> list[str]:
         if t
         else ""
     )
+    tt = s.get("threads_timing") or {}
+    if tt.get("s_per_step"):
+        (n, many), (_, one) = tt["s_per_step"].items()
+        speed += (
+            f"threads {n}: {many:.1f} s/step, 1: {one:.1f} s/step ({one / many:.2f}x, "
+            f"alternating); "
+        )
     stop = s.get("stopped_early_at")
     lines += [
         f"seed {s.get('settings', {}).get('seed', 0)}: {s['split']} reward before "
@@ -641,6 +683,14 @@ def main() -> None:
         "(counted in --total-minutes; 0: not)",
     )
     ap.add_argument(
+        "--time-threads",
+        type=int,
+        default=0,
+        metavar="PAIRS",
+        help="first time PAIRS pairs of steps alternating all CPUs' threads and one "
+        "(counted in --total-minutes; 0: not)",
+    )
+    ap.add_argument(
         "--seed",
         type=int,
         default=Settings.seed,
@@ -673,6 +723,7 @@ def main() -> None:
         args.eval_rollouts,
         args.timing,
         started,
+        thread_pairs=args.time_threads,
         learning_rate=args.lr,
         lora_rank=args.lora_rank,
         threads=args.threads,

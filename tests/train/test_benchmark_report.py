@@ -62,6 +62,7 @@ def _summary() -> dict[str, Any]:
             "cpu_count": 2,
         },
         "torch_threads": 2,
+        "threads_timing": {"threads": [2, 1], "s_per_step": {"2": 8.0, "1": 12.0}},
         "load_avg_start": "1.0 1.0 1.0",
         "load_avg_end": "2.0 2.0 2.0",
     }
@@ -77,6 +78,7 @@ def test_the_last_lines_name_the_figures_and_the_machine() -> None:
     assert "wall 28.3 min" in tail and "6.50 steps/min" in tail
     assert "AVX-512 no" in tail and "torch kernels AVX2" in tail
     assert "2 of 2 cores available, torch threads 2" in tail
+    assert "threads 2: 8.0 s/step, 1: 12.0 s/step (1.50x, alternating)" in tail
     assert [ln for ln in lines if ln.startswith("probe at step")] == [
         "probe at step   0: 0.280 [0.200, 0.500]",
         "probe at step  10: 0.380 [0.200, 0.500]",
