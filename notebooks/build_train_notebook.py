@@ -21,21 +21,23 @@ CELLS = [
     new_markdown_cell(
         "# GRPO on a laptop CPU: TRL trained on the library's own rollouts\n\n"
         "SmolLM2-135M-Instruct (the embedded model, as a Hugging Face checkpoint) is trained with "
-        "TRL's `GRPOTrainer` on the bundled `arithmetic` environment with one-digit subtractions "
-        '(`operations="-"`: half the answers are negative; the base model gets about a third '
-        "right, so a group of 8 samples usually holds both right and wrong answers). "
+        "TRL's `GRPOTrainer` on the bundled `arithmetic` environment with two-digit additions "
+        '(`digits=2, operations="+"`, two two-digit worked examples; the base model gets about a '
+        "quarter right, so a group of 8 samples usually holds both right and wrong answers). "
         "`vf.train.grpo_trainer` hands TRL the environment's rollouts through TRL's `rollout_func`: "
         "token ids and sampler logprobs verbatim, the rubric as the reward. The policy (a LoRA "
         "adapter, TRL's `peft_config`) samples its own rollouts with its current weights "
         "(`TransformersSampler`, a group's prompt prefilled once), so the rollouts are on-policy "
         "and the importance ratios should sit at 1.\n\n"
-        "Three question sets, the environment's `train`, `validation` and `test` splits, share no "
-        "question (thirds of the 100, by a hash of the question): training, validation (where the "
-        "settings were chosen) and held-out, evaluated exactly twice, before and after training, "
-        "through `evaluate()` in float32 (the adapter merged into the weights for the second), "
-        "and compared paired over questions with `vf.compare_runs`. This notebook reads the "
-        "benchmark's finished run (`benchmarks/train_grpo.py`); with no run directory it trains "
-        "(30 minutes on 2 cores)."
+        "Learning must generalize: every step trains on 4 questions never seen before (the "
+        "environment's `train` split in the run seed's order, none repeated), and three fixed sets "
+        "are never trained on: a validation probe (48 questions, scored every 10 steps; training "
+        "stops when it stops improving), the validation set the settings were chosen on, and the "
+        "held-out set (240 `test` questions x 4 rollouts), evaluated exactly twice, before and "
+        "after training, through `evaluate()` in float32 (the adapter merged into the weights for "
+        "the second), and compared paired over questions with `vf.compare_runs`. This notebook "
+        "reads the benchmark's finished run (`benchmarks/train_grpo.py`, seed 0); with no run "
+        "directory it trains (30 minutes on 2 cores)."
     ),
     new_code_cell(
         "import sys\n"
@@ -45,7 +47,7 @@ CELLS = [
         "OUT = Path('../outputs/train_grpo')\n"
         "s = run(OUT)\n"
         "print('settings:', {k: v for k, v in s['settings'].items() if k != 'extra'})\n"
-        "print('\\n'.join(report(s)[-4:]))"
+        "print('\\n'.join(report(s)[-5:]))"
     ),
     new_markdown_cell("## Held-out reward, before vs after (paired over questions)"),
     new_code_cell(
@@ -60,8 +62,10 @@ CELLS = [
     ),
     new_markdown_cell(
         "## Per training step\n\n"
-        "The reward of the step's rollouts with its 95% interval (clustered by question), beside "
-        "the held-out means; TRL's mean token entropy; every 4th step the KL of the policy to the "
+        "The reward of the step's rollouts (each step on fresh questions) with its 95% interval "
+        "(clustered by question), the validation probe's reward every 10 steps (questions never "
+        "trained on; the early stop, if any, marked) and the held-out means; TRL's mean token "
+        "entropy; every 4th step the KL of the policy to the "
         "base model (the adapter switched off; no KL term in the loss, `beta=0`) and the "
         "importance ratios of sampler vs trainer logprobs (`vf.rollout.logprob_report`, re-scored with "
         "the weights about to be updated); with a bfloat16 trainer (CPUs with AMX) also TRL's own "
@@ -97,7 +101,7 @@ CELLS = [
         "    table.loc['steps/min'] = [t[name]['steps_per_min'] for name in ('before', 'after')]\n"
         "    display(table.round(2))\n"
         "else:\n"
-        "    print('no timing in this run (--timing-steps 0)')"
+        "    print('no timing in this run (the benchmark times the loops with --timing STEPS)')"
     ),
     new_markdown_cell(
         "The evaluations are ordinary run directories: `vf-lite view outputs/train_grpo/eval_base "
