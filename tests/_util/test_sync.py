@@ -98,3 +98,39 @@ def test_one_chat_client_across_several_asyncio_run_calls(fake_server):
         out = asyncio.run(env.evaluate(c, "fake-arith", progress=False))
         assert [r["error"] for r in out.rows] == [None, None]
     assert len(c._sessions) == 1  # sessions of closed loops were let go
+
+
+def test_ctrl_c_taken_by_another_thread_ends_a_script_run_waiting_on_a_far_timer():
+    """The kernel may hand SIGINT to any thread; the run's loop, asleep in select() until a timer
+    two minutes away, must still wake and raise in the main thread."""
+    code = textwrap.dedent("""
+        import asyncio, signal, sys, threading, time
+        from verifiers_lite._util.sync import run_sync
+
+        main = threading.main_thread().ident
+
+        def in_select():
+            frame = sys._current_frames().get(main)
+            while frame is not None:
+                if frame.f_code.co_name == "select":
+                    return True
+                frame = frame.f_back
+            return False
+
+        def interrupt_from_this_thread():
+            deadline = time.monotonic() + 30
+            while not in_select() and time.monotonic() < deadline:
+                time.sleep(0.01)  # polling the main thread's stack, with a deadline
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+
+        threading.Thread(target=interrupt_from_this_thread, daemon=True).start()
+        t0 = time.monotonic()
+        try:
+            run_sync(asyncio.sleep(120))
+        except KeyboardInterrupt as exc:
+            print(type(exc).__name__, round(time.monotonic() - t0, 1))
+    """)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=90)
+    name, seconds = done.stdout.split()
+    assert name in ("KeyboardInterrupt", "RunInterrupted"), done.stderr
+    assert float(seconds) < 60, "the loop slept through the interrupt until its timer"

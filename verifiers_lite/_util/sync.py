@@ -25,9 +25,11 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import signal
+import socket
 import threading
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Iterator
 from typing import Any, TypeVar
 
 from verifiers_lite._util import interrupt
@@ -71,10 +73,40 @@ def _run_on_private_loop(coro: Coroutine[Any, Any, T]) -> T:
     loop = _private_loop
     task = loop.create_task(coro)
     try:
-        return loop.run_until_complete(task)
+        with _woken_by_signals(loop):
+            return loop.run_until_complete(task)
     except KeyboardInterrupt:
         _cancel_and_drain(loop, task)
         raise
+
+
+@contextlib.contextmanager
+def _woken_by_signals(loop: asyncio.AbstractEventLoop) -> Iterator[None]:
+    """Make a signal wake ``loop``'s wait for I/O while it runs in the main thread.
+
+    The kernel may hand Ctrl-C to any thread (asyncio's child watcher blocks in ``waitpid`` in
+    one); Python then runs the handler only when the main thread next runs bytecode, and a loop
+    waiting on a timer minutes away would sleep through it. A wakeup fd written by the C-level
+    handler, whichever thread took the signal, ends that wait (as ``add_signal_handler`` does).
+    """
+    reader, writer = socket.socketpair()
+    reader.setblocking(False)
+    writer.setblocking(False)
+    loop.add_reader(reader.fileno(), _drain, reader)
+    previous = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+    try:
+        yield
+    finally:
+        signal.set_wakeup_fd(previous)
+        loop.remove_reader(reader.fileno())
+        reader.close()
+        writer.close()
+
+
+def _drain(sock: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while sock.recv(4096):
+            pass
 
 
 def _cancel_and_drain(loop: asyncio.AbstractEventLoop, task: asyncio.Task[Any]) -> None:
