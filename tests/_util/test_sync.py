@@ -107,6 +107,8 @@ def test_ctrl_c_taken_by_another_thread_ends_a_script_run_waiting_on_a_far_timer
         import asyncio, signal, sys, threading, time
         from verifiers_lite._util.sync import run_sync
 
+        # As at a terminal: a shell starts background jobs with SIGINT ignored, inherited here.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         main = threading.main_thread().ident
 
         def in_select():

@@ -6,6 +6,7 @@ pids written to PIDS_FILE) with a long time limit, so only the driver's death ca
 
 from __future__ import annotations
 
+import signal
 import sys
 
 import verifiers_lite as vf
@@ -13,6 +14,8 @@ from tests.programs.helpers import agent, program_env
 
 
 def main() -> None:
+    # As at a terminal: a shell starts background jobs with SIGINT ignored, and a child inherits it.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     env = program_env(agent("fork", sys.argv[1]), limits=vf.Limits(time_s=600))
     env.evaluate_sync(vf.ScriptedClient("x"), "m", progress=False)
 
